@@ -1,0 +1,28 @@
+# Two commands on a fresh machine: `make run` (install + start the app) and `make test`
+# (install + lint + the whole test suite, browser test included).
+PY ?= python3
+PORT ?= 8501
+
+.PHONY: install install-dev browser run test lint bench
+
+install:
+	$(PY) -m pip install -q -r requirements.txt
+
+install-dev:
+	$(PY) -m pip install -q -r requirements-dev.txt
+
+# Debian's Chromium for the browser tests (Playwright's own browser download is not used).
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+run: install
+	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.headless true
+
+lint:
+	$(PY) -m ruff check .
+
+test: install-dev browser lint
+	$(PY) -m pytest -q
+
+bench: install-dev
+	$(PY) benchmarks/run_all.py

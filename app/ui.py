@@ -1,0 +1,71 @@
+"""Shared UI helpers: session defaults, error display, figure export, URL-bound pickers.
+
+Pages stay thin: they read widgets, call a cached wrapper and hand the result to these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+
+import streamlit as st
+
+from explorer.errors import ExplorerError
+
+SESSION_DEFAULTS: dict[str, object] = {
+    "export_format": "png",  # what the camera button of every figure saves
+}
+
+
+def init_session_state() -> None:
+    """Set every session default once (called from the entry, before any page runs)."""
+    for key, value in SESSION_DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+    with st.sidebar:
+        st.radio(
+            "Figure export format", ["png", "svg"], key="export_format", horizontal=True,
+            help="The camera icon on every figure saves it in this format.",
+        )
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """Show an ``ExplorerError`` as a red box instead of a traceback; the page goes on."""
+    try:
+        yield
+    except ExplorerError as err:
+        st.error(str(err), icon=":material/error:")
+
+
+def figure(fig, name: str, *, height: int | None = None, key: str | None = None) -> None:
+    """Draw a plotly figure whose camera button exports ``name``.png/.svg (client side)."""
+    config = {
+        "displaylogo": False,
+        "toImageButtonOptions": {
+            "format": st.session_state.get("export_format", "png"),
+            "filename": name,
+            "scale": 2,
+        },
+    }
+    if height:
+        fig.update_layout(height=height)
+    st.plotly_chart(fig, config=config, key=key, width="stretch")
+
+
+def csv_download(df, name: str, label: str = "Download CSV", key: str | None = None) -> None:
+    """A download button for a pandas DataFrame as CSV."""
+    st.download_button(label, df.to_csv(index=False).encode(), f"{name}.csv", "text/csv", key=key)
+
+
+def query_list(param: str, default: Sequence[str], allowed: Sequence[str]) -> list[str]:
+    """Read a comma-separated selection from the URL, keeping only allowed values."""
+    raw = st.query_params.get(param)
+    if not raw:
+        return list(default)
+    picked = [v for v in raw.split(",") if v in allowed]
+    return picked or list(default)
+
+
+def set_query_list(param: str, values: Sequence[str]) -> None:
+    """Write a selection into the URL so the view can be shared as a link."""
+    st.query_params[param] = ",".join(values)

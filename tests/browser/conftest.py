@@ -1,0 +1,115 @@
+"""A real Streamlit server and a real headless Chromium (Debian's package) driven by Playwright.
+
+One server for the whole session; each test opens a fresh page. ``open_page(path)`` waits
+until the script has finished running; ``assert_clean(page)`` fails on any exception box.
+Screenshots land in tests/browser/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(__file__).resolve().parent / "screenshots"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError("streamlit server did not become healthy in time")
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+           "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.fail("Debian's chromium is not installed: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
+
+
+def wait_idle(page, timeout: float = 90_000) -> None:
+    """Wait until Streamlit has finished running the script (no 'Running...' status)."""
+    page.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector(\"[data-testid='stStatusWidget']\")", timeout=timeout
+    )
+    page.wait_for_timeout(200)
+
+
+def assert_clean(page, name: str) -> None:
+    """Fail if the page shows an exception box; save a screenshot either way."""
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    boxes = page.locator("[data-testid='stException']")
+    assert boxes.count() == 0, f"{name}: exception shown: {boxes.first.inner_text()[:500]}"
+
+
+@pytest.fixture()
+def open_page(browser, server_url) -> Iterator[Callable[[str], object]]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pages = []
+
+    def _open(path: str = ""):
+        page = context.new_page()
+        pages.append(page)
+        page.goto(f"{server_url}/{path.lstrip('/')}")
+        wait_idle(page)
+        return page
+
+    yield _open
+    context.close()

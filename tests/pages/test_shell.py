@@ -1,0 +1,24 @@
+"""The app shell: navigation builds and every registered page file exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_entry_renders_home_without_exception() -> None:
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+
+
+def test_every_navigation_entry_has_a_page_file() -> None:
+    import re
+
+    src = (ROOT / "app" / "main.py").read_text()
+    files = re.findall(r'\("(\w+\.py)",', src)
+    assert len(files) >= 10
+    for f in files:
+        assert (ROOT / "pages" / f).is_file(), f
