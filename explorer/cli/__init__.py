@@ -16,7 +16,7 @@ from typing import Any
 from explorer.errors import ExplorerError
 
 # One module per area; each defines ``register(subparsers) -> None``.
-AREAS = ("architecture", "objectives", "tokenization", "attention", "inference")
+AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity")
 
 
 class _Parser(argparse.ArgumentParser):
