@@ -14,10 +14,16 @@ published limit), and the cased vocabulary needs ``do_lower_case=False`` at cons
 
 from __future__ import annotations
 
+import bisect
+import json
+import re
+import threading
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
+from tokenizers.processors import RobertaProcessing
 from transformers import (
     BertTokenizer,
     BigBirdTokenizer,
@@ -167,3 +173,287 @@ def mask_token(name: str) -> str | None:
     (T5, whose objective replaces each span by the next sentinel) or None (GPT-2 is trained
     left to right and has no mask token; RoBERTa's ``<mask>`` is not in GPT-2's vocabulary)."""
     return special_tokens(name).mask
+
+
+# --------------------------------------------------------------------------- tokenizing text
+
+MAX_CHARS = 200_000  # far above any model limit; guards the page against a pasted book
+
+PRESETS: dict[str, str] = {
+    "Rare words & misspellings": "The soup was taaaaasty, but I still need to laern how to Transformerify my code.",
+    "New words": "Doomscrolling, rizz and ChatGPT were not words when BERT was trained in 2018.",
+    "Emoji": "I love pizza 🍕😂 and thumbs up 👍🏽 so much!!!",
+    "Numbers": "In 2024, 3.14159 × 1,000,000 = 3141590 and 12345678901234567890 is long.",
+    "Non-English": "Ich heiße Müller. 東京は大きい都市です。 Москва — столица России.",
+    "Right-to-left": "שלום עולם and مرحبا بالعالم mixed with English.",
+    "Code": "def square(x):\n    return x ** 2  # TODO: vectorize()",
+    "HTML tags": "<script>alert('hi')</script> <b>bold</b> &amp; more",
+}
+
+
+@dataclass(frozen=True)
+class Tokenization:
+    """How one tokenizer splits one text. All per-token tuples have length ``count`` (T).
+
+    ``offsets[i]`` is the character span of token i in the text ((0, 0) for added special
+    tokens); ``word_index[i]`` is the whitespace-separated word the token belongs to (None for
+    special tokens and pieces that are only whitespace); ``word_start[i]`` says it opens a word.
+    """
+
+    name: str
+    tokens: tuple[str, ...]  # (T,) vocabulary strings, e.g. "##ern", "Ġworld", "▁Hello"
+    pieces: tuple[str, ...]  # (T,) readable form (byte-level BPE decoded to text)
+    ids: tuple[int, ...]  # (T,)
+    offsets: tuple[tuple[int, int], ...]  # (T, 2)
+    special: tuple[bool, ...]  # (T,) added by the tokenizer ([CLS], </s>, ...)
+    word_index: tuple[int | None, ...]  # (T,)
+    word_start: tuple[bool, ...]  # (T,)
+    unknown: tuple[int, ...]  # positions whose id is the unknown token
+    words: tuple[str, ...]  # (W,) whitespace-separated words of the text
+    count: int  # T, special tokens included
+    max_length: int
+    truncated_at: int | None  # character where the model would cut the text, None if it fits
+
+    @property
+    def n_special(self) -> int:
+        return sum(self.special)
+
+    @property
+    def fertility(self) -> float:
+        """Tokens per word (special and whitespace-only tokens excluded); 0.0 without words."""
+        in_words = sum(w is not None for w in self.word_index)
+        return in_words / len(self.words) if self.words else 0.0
+
+    def word_pieces(self) -> list[list[str]]:
+        """(W,) the readable pieces of every word, in order."""
+        out: list[list[str]] = [[] for _ in self.words]
+        for piece, w in zip(self.pieces, self.word_index, strict=True):
+            if w is not None:
+                out[w].append(piece)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["offsets"] = [list(o) for o in self.offsets]
+        d.update(n_special=self.n_special, fertility=round(self.fertility, 4))
+        for key in ("tokens", "pieces", "ids", "special", "word_index", "word_start", "unknown", "words"):
+            d[key] = list(d[key])
+        return d
+
+
+def check_text(text: object) -> str:
+    """The text itself if it can be tokenized meaningfully, else an ExplorerError saying why."""
+    if not isinstance(text, str):
+        raise ExplorerError(f"Text must be a string, not {type(text).__name__}.")
+    if not text.strip():
+        raise ExplorerError("The text is empty: type or paste a sentence (or pick an example).")
+    if len(text) > MAX_CHARS:
+        raise ExplorerError(f"The text has {len(text):,} characters; paste at most {MAX_CHARS:,}.")
+    return text
+
+
+@lru_cache(maxsize=1)
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte-level alphabet back to bytes (the published ``bytes_to_unicode`` map).
+
+    GPT-2 maps every byte to a printable character so that BPE never sees control bytes:
+    printable Latin-1 bytes map to themselves, the other 68 to U+0100 onwards ("Ġ" = space).
+    """
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = list(keep)
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(keep, chars, strict=True)}
+
+
+def _visible(text: str) -> str:
+    """Whitespace made visible so that a piece of only spaces is not an empty chip."""
+    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+
+
+def readable_piece(name: str, token: str, special: bool) -> str:
+    """A vocabulary string as a learner can read it.
+
+    Byte-level BPE pieces are decoded to text ("Ġworld" -> "␣world"); a piece holding only
+    part of a multi-byte character (emoji are 4 bytes) is shown as its bytes, e.g. "<F0 9F 98>".
+    WordPiece and SentencePiece strings are already readable and are kept as they are.
+    """
+    if special or name != "gpt2":
+        return token
+    table = _byte_decoder()
+    return _bytes_to_text(bytes(table[c] for c in token if c in table))
+
+
+def _bytes_to_text(raw: bytes) -> str:
+    """Decode UTF-8 where whole characters are present; stray bytes become "<F0 9F 98>"."""
+    out: list[str] = []
+    stray: list[str] = []
+    i = 0
+    while i < len(raw):
+        # A UTF-8 character is 1-4 bytes: take the shortest prefix that decodes.
+        for n in (1, 2, 3, 4):
+            try:
+                char = raw[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if stray:
+                out.append("<" + " ".join(stray) + ">")
+                stray = []
+            out.append(_visible(char))
+            i += n
+            break
+        else:
+            stray.append(f"{raw[i]:02X}")
+            i += 1
+    if stray:
+        out.append("<" + " ".join(stray) + ">")
+    return "".join(out)
+
+
+_WORD = re.compile(r"\S+")
+# The Rust backend keeps truncation/padding state on the shared (cached) tokenizer object, so
+# two Streamlit sessions encoding at once could clash ("Already borrowed"): serialize calls.
+_ENCODE_LOCK = threading.Lock()
+
+
+def _word_of_tokens(text: str, offsets: list[tuple[int, int]], special: list[bool]) -> tuple[
+        tuple[str, ...], list[int | None]]:
+    """Whitespace words of ``text`` (W,) and, per token (T,), the word it belongs to.
+
+    Words are split on whitespace, the same for every tokenizer, so that counts compare
+    (each tokenizer's own notion of "word" differs: T5 keeps "Hello," together, BERT does not).
+    A token belongs to the word holding its first non-space character: GPT-2's "Ġworld" spans
+    the space before "world".
+    """
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    starts = [s for s, _ in spans]
+    owner: list[int | None] = []
+    for (s, e), sp in zip(offsets, special, strict=True):
+        pos = next((p for p in range(s, max(e, s + 1)) if p < len(text) and not text[p].isspace()), None)
+        w = bisect.bisect_right(starts, pos) - 1 if (pos is not None and not sp) else -1
+        owner.append(w if w >= 0 and pos < spans[w][1] else None)
+    return tuple(text[s:e] for s, e in spans), owner
+
+
+def _truncation_char(offsets: list[tuple[int, int]], special: list[bool], limit: int) -> int | None:
+    """Where the model's truncation (``truncation=True``) would cut the text, or None.
+
+    The model keeps ``limit`` tokens *including* the special tokens it adds, so BERT keeps
+    510 text tokens between [CLS] and [SEP]; the cut is at the first text token dropped.
+    """
+    if len(offsets) <= limit:
+        return None
+    content = [i for i, sp in enumerate(special) if not sp]
+    keep = limit - (len(special) - len(content))
+    return offsets[content[keep]][0] if 0 <= keep < len(content) else None
+
+
+def tokenize(name: str, text: str) -> Tokenization:
+    """Split ``text`` with tokenizer ``name`` exactly as the model would see it (T tokens).
+
+    Any string is accepted (empty text gives just the special tokens); nothing is truncated,
+    ``truncated_at`` says where the model would stop. Use ``check_text`` first for user input.
+    """
+    spec, tok = get_spec(name), load_tokenizer(name)
+    if not isinstance(text, str):
+        raise ExplorerError(f"Text must be a string, not {type(text).__name__}.")
+    with _ENCODE_LOCK:
+        enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True, truncation=False)
+    ids = [int(i) for i in enc["input_ids"]]
+    offsets = [(int(s), int(e)) for s, e in enc["offset_mapping"]]
+    special = [bool(m) for m in enc["special_tokens_mask"]]
+    tokens = tok.convert_ids_to_tokens(ids)
+    words, owner = _word_of_tokens(text, offsets, special)
+    starts = [w is not None and (i == 0 or owner[i - 1] != w) for i, w in enumerate(owner)]
+    return Tokenization(
+        name=name, tokens=tuple(tokens),
+        pieces=tuple(readable_piece(name, t, sp) for t, sp in zip(tokens, special, strict=True)),
+        ids=tuple(ids), offsets=tuple(offsets), special=tuple(special), word_index=tuple(owner),
+        word_start=tuple(starts), unknown=tuple(i for i, x in enumerate(ids) if x == tok.unk_token_id),
+        words=words, count=len(ids), max_length=spec.model_max_length,
+        truncated_at=_truncation_char(offsets, special, spec.model_max_length),
+    )
+
+
+def resolve_names(names: Iterable[str] | None) -> list[str]:
+    """Validated tokenizer names (all of them for None), duplicates dropped, order kept."""
+    picked = list(TOKENIZERS) if names is None else list(dict.fromkeys(n.strip() for n in names))
+    if not picked:
+        raise ExplorerError(f"Pick at least one tokenizer: {', '.join(TOKENIZERS)}.")
+    for n in picked:
+        get_spec(n)
+    return picked
+
+
+def compare(text: str, names: Iterable[str] | None = None) -> list[Tokenization]:
+    """The same text through several tokenizers (all five by default), in the order given."""
+    check_text(text)
+    return [tokenize(n, text) for n in resolve_names(names)]
+
+
+# ------------------------------------------------------------ special tokens per model family
+
+# Which shipped tokenizer gives each family's pieces. RoBERTa, BART and Longformer use GPT-2's
+# byte-level BPE merges unchanged; only their special tokens (and the id order) differ.
+FAMILIES: dict[str, str] = {
+    "BERT / DistilBERT / ELECTRA": "bert-base-uncased",
+    "RoBERTa / BART / Longformer": "gpt2",
+    "GPT-2": "gpt2",
+    "T5": "t5",
+    "BigBird": "bigbird",
+}
+ROBERTA_FAMILY = "RoBERTa / BART / Longformer"
+
+
+@lru_cache(maxsize=1)
+def _roberta_processor() -> RobertaProcessing:
+    """RoBERTa's published post-processor: ``<s> A </s>`` and ``<s> A </s></s> B </s>``.
+
+    The ids of <s> and </s> are read from the shipped roberta-base config (bos/eos).
+    """
+    cfg = json.loads((ASSETS / "configs" / "roberta-base.json").read_text(encoding="utf-8"))
+    return RobertaProcessing(("</s>", int(cfg["eos_token_id"])), ("<s>", int(cfg["bos_token_id"])))
+
+
+def family_tokens(family: str, text: str, pair: str | None = None) -> tuple[str, ...]:
+    """The tokens a model family sees for ``text`` (and an optional second segment ``pair``).
+
+    Uses each family's own post-processor, so the special tokens come from the tokenizer
+    itself: [CLS]/[SEP] (BERT, BigBird), <s>/</s> (RoBERTa), </s> only (T5), nothing (GPT-2).
+    """
+    if family not in FAMILIES:
+        raise ExplorerError(f"Unknown model family {family!r}. Choose one of: {', '.join(FAMILIES)}.")
+    backend = load_tokenizer(FAMILIES[family]).backend_tokenizer
+    with _ENCODE_LOCK:
+        a = backend.encode(text, add_special_tokens=False)
+        b = backend.encode(pair, add_special_tokens=False) if pair is not None else None
+    processor = _roberta_processor() if family == ROBERTA_FAMILY else backend.post_processor
+    return tuple(processor.process(a, b, add_special_tokens=True).tokens)
+
+
+@dataclass(frozen=True)
+class VariantTokenizer:
+    """Which shipped tokenizer the app uses for one catalog variant, and why."""
+
+    key: str
+    name: str
+    tokenizer: str  # the catalog's "tokenizer" field
+    shipped: bool  # True when that tokenizer's own files are in assets/tokenizers
+    note: str  # the catalog's "tokenizer_note" (e.g. which file stands in)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def variant_tokenizers() -> list[VariantTokenizer]:
+    """Every catalog variant with the tokenizer the app uses for it (catalog order)."""
+    from explorer.catalog import load_catalog  # the catalog is optional for this module
+
+    return [
+        VariantTokenizer(v.key, v.name, v.tokenizer, v.tokenizer in TOKENIZERS, v.tokenizer_note or "")
+        for v in load_catalog().values()
+    ]
