@@ -1,0 +1,195 @@
+"""Configurations and models: every catalog variant (or a user's config.json) -> an nn.Module.
+
+Models are built on the ``meta`` device by default: shapes and parameter counts without a
+single byte of weights, so GPT-3 175B is inspected as easily as BERT-base. Variants that are
+not a transformers ``model_type`` (Sentence-BERT, ColBERT, FastBERT, SpanBERT, StructBERT,
+ELECTRA's generator/discriminator pair, BERT2BERT) are small modules on top of transformers'
+classes, in :mod:`explorer.heads`, so their trees and counts are real too.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from explorer import catalog
+from explorer.errors import ExplorerError
+
+# Generic knob -> the config attributes that hold it (first one that exists wins; the
+# decoder twin of an encoder-decoder is set too, so "layers" changes both stacks).
+KNOBS: dict[str, tuple[str, ...]] = {
+    "num_hidden_layers": ("num_hidden_layers", "num_decoder_layers", "decoder_layers"),
+    "hidden_size": ("hidden_size",),
+    "num_attention_heads": ("num_attention_heads", "decoder_attention_heads"),
+    "intermediate_size": ("intermediate_size", "n_inner", "d_ff", "dff", "hidden_dim",
+                          "encoder_ffn_dim", "decoder_ffn_dim"),
+    "vocab_size": ("vocab_size",),
+    "embedding_size": ("embedding_size",),
+    "num_hidden_groups": ("num_hidden_groups",),
+}
+STANDARD_HEADS = ("base", "pretraining", "mlm", "causal-lm", "seq2seq")
+
+
+def _auto(head: str):
+    import transformers as tf
+
+    return {
+        "base": tf.AutoModel,
+        "pretraining": tf.AutoModelForPreTraining,
+        "mlm": tf.AutoModelForMaskedLM,
+        "causal-lm": tf.AutoModelForCausalLM,
+        "seq2seq": tf.AutoModelForSeq2SeqLM,
+    }[head]
+
+
+def config_from_dict(data: Mapping[str, Any]):
+    """A transformers config from a config.json dict (``model_type`` required)."""
+    from transformers import AutoConfig, EncoderDecoderConfig
+
+    data = dict(data)
+    model_type = data.pop("model_type", None)
+    if not model_type:
+        raise ExplorerError("The config has no 'model_type' field: add one (e.g. \"bert\", \"gpt2\", \"t5\").")
+    if model_type == "encoder-decoder" and "encoder" not in data:
+        enc = config_from_dict(data)
+        dec = config_from_dict({**data, "is_decoder": True, "add_cross_attention": True})
+        return EncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return AutoConfig.for_model(model_type, **data)
+    except ValueError as err:
+        if "Unrecognized model" in str(err) or "model_type" in str(err):
+            raise ExplorerError(f"Unknown model_type {model_type!r}: use one transformers knows.") from err
+        raise ExplorerError(f"Invalid config: {err}") from err
+    except (TypeError, Exception) as err:  # strict dataclass validation errors
+        raise ExplorerError(f"Invalid config value: {str(err).splitlines()[0]}. Use whole numbers for sizes.") from err
+
+
+def parse_config_json(text: str | bytes):
+    """A config from the text of an uploaded config.json; malformed JSON gets a clear message."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ExplorerError(f"That file is not valid JSON ({err}). Upload a Hugging Face config.json.") from err
+    if not isinstance(data, dict):
+        raise ExplorerError("A config.json must hold a JSON object ({...}), not a list or a value.")
+    return config_from_dict(data)
+
+
+def apply_overrides(config, overrides: Mapping[str, int] | None):
+    """Set generic knobs (see ``KNOBS``) on a copy of ``config``; values must be positive ints."""
+    config = config.__class__.from_dict(config.to_dict())
+    for knob, value in (overrides or {}).items():
+        if knob not in KNOBS:
+            raise ExplorerError(f"Unknown setting {knob!r}; choose from {', '.join(KNOBS)}.")
+        value = int(value)
+        if value < 1:
+            raise ExplorerError(f"{knob.replace('_', ' ')} must be at least 1 (got {value}).")
+        targets = [a for a in KNOBS[knob] if hasattr(config, a) and getattr(config, a) is not None]
+        if not targets and knob != "num_hidden_groups":
+            raise ExplorerError(f"This architecture has no {knob.replace('_', ' ')} setting.")
+        for attr in targets:
+            setattr(config, attr, value)
+    return config
+
+
+def validate(config) -> None:
+    """Catch the invalid combinations transformers would only report deep inside a build."""
+    hidden = getattr(config, "hidden_size", None)
+    heads = getattr(config, "num_attention_heads", None)
+    layers = getattr(config, "num_hidden_layers", None)
+    if isinstance(layers, int) and layers < 1:
+        raise ExplorerError("The model needs at least one layer.")
+    if isinstance(hidden, int) and isinstance(heads, int):
+        if heads < 1:
+            raise ExplorerError("The model needs at least one attention head.")
+        if config.model_type not in ("t5", "mt5") and hidden % heads:
+            raise ExplorerError(
+                f"Hidden size {hidden} is not divisible by {heads} heads: each head gets hidden/heads "
+                f"dimensions. Try {heads * max(1, round(hidden / heads))} or {_divisor_near(hidden, heads)} heads."
+            )
+    groups = getattr(config, "num_hidden_groups", None)
+    if isinstance(groups, int) and isinstance(layers, int) and layers % groups:
+        raise ExplorerError(f"{layers} layers cannot be split into {groups} shared groups: pick a divisor.")
+
+
+def _divisor_near(n: int, k: int) -> int:
+    divisors = [d for d in range(1, n + 1) if n % d == 0]
+    return min(divisors, key=lambda d: abs(d - k))
+
+
+def make_config(key: str, overrides: Mapping[str, int] | None = None):
+    """The variant's transformers config (with optional generic overrides), validated."""
+    config = config_from_dict(catalog.variant_config(key))
+    config = apply_overrides(config, overrides) if overrides else config
+    validate(config)
+    return config
+
+
+def default_head(config) -> str:
+    """The richest standard head transformers offers for this config."""
+    if config.model_type == "encoder-decoder" or getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    for head in ("pretraining", "mlm", "causal-lm"):
+        if type(config) in _auto(head)._model_mapping:
+            return head
+    return "base"
+
+
+def instantiate(config, head: str, device: str = "meta", extra: Mapping[str, Any] | None = None) -> nn.Module:
+    """Build ``config`` with a standard or custom head on ``device`` (meta: no memory)."""
+    from explorer import heads
+
+    validate(config)
+    try:
+        with torch.device(device), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if head in heads.CUSTOM:
+                return heads.CUSTOM[head](config, dict(extra or {}))
+            if head not in STANDARD_HEADS:
+                raise ExplorerError(f"Unknown head {head!r}; choose from {STANDARD_HEADS + tuple(heads.CUSTOM)}.")
+            return _auto(head).from_config(config)
+    except ExplorerError:
+        raise
+    except (ValueError, RuntimeError, TypeError, AttributeError, IndexError) as err:
+        msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ExplorerError(f"This configuration does not build: {msg}. Check the sizes you changed.") from err
+
+
+def build(key: str, head: str | None = None, overrides: Mapping[str, int] | None = None,
+          device: str = "meta", share_layers: bool = False) -> nn.Module:
+    """Build a catalog variant with its own head (``head=None``) or a chosen one."""
+    variant = catalog.get_variant(key)
+    config = make_config(key, overrides)
+    model = instantiate(config, head or variant.head, device, variant.extra)
+    return share_all_layers(model) if share_layers else model
+
+
+def block_list(model: nn.Module) -> tuple[str, nn.ModuleList] | None:
+    """The model's main stack of transformer blocks: the longest ModuleList (first on ties)."""
+    best: tuple[str, nn.ModuleList] | None = None
+    for name, module in model.named_modules():
+        if isinstance(module, nn.ModuleList) and len(module) > 1 and (best is None or len(module) > len(best[1])):
+            best = (name, module)
+    return best
+
+
+def share_all_layers(model: nn.Module) -> nn.Module:
+    """ALBERT-style cross-layer sharing for any model: every block becomes the first one.
+
+    The blocks are then one module called N times, so the unique parameter count drops by
+    (N - 1) blocks while the compute per token stays the same.
+    """
+    found = block_list(model)
+    if found is None:
+        raise ExplorerError("This model has no stack of repeated layers to share.")
+    _, blocks = found
+    for i in range(1, len(blocks)):
+        blocks[i] = blocks[0]
+    return model

@@ -1,0 +1,91 @@
+"""Side by side: the comparator table and the scaling curves for several variants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from explorer import analysis, build, catalog, cost
+from explorer.errors import ExplorerError
+
+LENGTHS = (512, 1024, 2048, 4096, 8192, 16384)
+MAX_COMPARE = 12  # beyond this the charts stop being readable
+
+
+def _first(config, *names: str) -> int | None:
+    for name in names:
+        value = getattr(config, name, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def config_summary(config) -> dict[str, Any]:
+    """Layers, hidden size, heads, FFN size, vocabulary, positions of any config."""
+    if config.model_type == "encoder-decoder":
+        enc = config_summary(config.encoder)
+        enc["layers"] = f"{enc['layers']}+{config.decoder.num_hidden_layers}"
+        return enc
+    layers = _first(config, "num_hidden_layers")
+    dec = _first(config, "num_decoder_layers", "decoder_layers") if getattr(config, "is_encoder_decoder", False) else None
+    return {
+        "layers": f"{layers}+{dec}" if dec is not None else layers,
+        "hidden": _first(config, "hidden_size"),
+        "heads": _first(config, "num_attention_heads"),
+        "ffn": _first(config, "intermediate_size", "n_inner", "d_ff", "dff", "hidden_dim", "encoder_ffn_dim")
+        or 4 * (_first(config, "hidden_size") or 0),
+        "vocab": _first(config, "vocab_size"),
+        "embedding": _first(config, "embedding_size") or _first(config, "hidden_size"),
+        "max_positions": _first(config, "max_position_embeddings", "n_positions", "n_ctx"),
+    }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Rows of the table, per-model component breakdowns, and cost against sequence length."""
+
+    rows: tuple[dict[str, Any], ...]
+    components: dict[str, dict[str, int]]  # model name -> category -> params
+    lengths: tuple[int, ...]
+    flops: dict[str, tuple[int, ...]]  # model name -> per-token FLOPs at each length
+    attention_memory: dict[str, tuple[int, ...]]  # model name -> fp32 score bytes per sequence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": list(self.rows), "components": self.components, "lengths": list(self.lengths),
+                "flops": {k: list(v) for k, v in self.flops.items()},
+                "attention_memory": {k: list(v) for k, v in self.attention_memory.items()}}
+
+
+def row(result: analysis.Analysis, variant: catalog.Variant, config) -> dict[str, Any]:
+    """One comparator row."""
+    return {
+        "key": variant.key, "name": variant.name, "family": variant.family, "year": variant.year,
+        **config_summary(config),
+        "params": result.base_params, "params_with_heads": result.params,
+        "fp32_bytes": result.memory["fp32"], "fp16_bytes": result.memory["fp16"],
+        "int8_bytes": result.memory["int8"], "flops_per_token": result.flops.total,
+        "objectives": ", ".join(variant.objectives), "attention": variant.attention,
+        "positions": variant.positions,
+    }
+
+
+def compare(keys: Sequence[str], seq_len: int = 512, lengths: Sequence[int] = LENGTHS) -> Comparison:
+    """Analyse each variant and tabulate them side by side."""
+    if not keys:
+        raise ExplorerError("Pick at least one variant to compare.")
+    if len(keys) > MAX_COMPARE:
+        raise ExplorerError(f"Compare at most {MAX_COMPARE} variants at once ({len(keys)} picked).")
+    rows, comps, flops, mem = [], {}, {}, {}
+    for key in dict.fromkeys(keys):  # keep order, drop duplicates
+        variant = catalog.get_variant(key)
+        config = build.make_config(key)
+        model = build.instantiate(config, variant.head, "meta", variant.extra)
+        result = analysis.analyse_model(model, config, key=key, name=variant.name, head=variant.head,
+                                        seq_len=seq_len, attention=variant.attention, shapes=False)
+        rows.append(row(result, variant, config))
+        comps[variant.name] = result.components
+        mm = result.flops.matmul_flops
+        flops[variant.name] = tuple(mm + cost.attention_flops(config, n, variant.attention) for n in lengths)
+        mem[variant.name] = tuple(cost.attention_memory(config, n, variant.attention) for n in lengths)
+    return Comparison(tuple(rows), comps, tuple(lengths), flops, mem)

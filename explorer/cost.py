@@ -1,0 +1,95 @@
+"""Compute and memory cost: FLOPs per token and attention-score memory against sequence length.
+
+FLOPs follow Kaplan et al. (2020): a forward pass costs about 2 FLOPs per weight used in a
+matrix multiply (embedding *lookups* are free, a tied output projection is not) plus
+4 * layers * d_model * context for the attention scores and their weighted sum, where the
+context is how many keys each query sees: all of them for full attention, about half on
+average for causal, the window plus global tokens for Longformer and BigBird.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from torch import nn
+
+from explorer import anatomy
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Per-token forward FLOPs at one sequence length, split into weights and attention."""
+
+    seq_len: int
+    matmul_flops: int
+    attention_flops: int
+    context: float  # keys each query attends to, on average
+
+    @property
+    def total(self) -> int:
+        return self.matmul_flops + self.attention_flops
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq_len": self.seq_len, "matmul_flops": self.matmul_flops,
+                "attention_flops": self.attention_flops, "context": self.context, "total": self.total}
+
+
+def matmul_flops(model: nn.Module, config) -> int:
+    """2 x every matrix weight used per token (aliases included: a tied LM head multiplies too)."""
+    uses = anatomy.module_uses(model, config)
+    modules = dict(model.named_modules(remove_duplicate=False))
+    total = 0
+    for name, p in model.named_parameters(remove_duplicate=False):
+        owner = modules.get(name.rpartition(".")[0])
+        if owner is None or isinstance(owner, nn.Embedding) or p.dim() < 2:
+            continue
+        total += 2 * p.numel() * uses.get(id(owner), 1)
+    return total
+
+
+def layer_counts(config) -> tuple[int, int, int]:
+    """(self-attention layers, cross-attention layers, d_model) of a config."""
+    if config.model_type == "encoder-decoder":
+        enc = config.encoder
+        return 2 * enc.num_hidden_layers, enc.num_hidden_layers, enc.hidden_size
+    layers = int(getattr(config, "num_hidden_layers", 0) or 0)
+    d_model = int(getattr(config, "hidden_size", 0) or 0)
+    if getattr(config, "is_encoder_decoder", False):
+        dec = int(getattr(config, "num_decoder_layers", None) or getattr(config, "decoder_layers", None) or layers)
+        return layers + dec, dec, d_model
+    return layers, 0, d_model
+
+
+def context(attention: str, seq_len: int, config) -> float:
+    """Average number of keys a query attends to, for the catalog's attention kinds."""
+    from explorer import patterns
+
+    spec = patterns.spec_for_config(attention, seq_len, config) if hasattr(patterns, "spec_for_config") else None
+    if spec is not None:
+        return patterns.nnz_closed_form(spec) / seq_len
+    if attention == "causal":
+        return (seq_len + 1) / 2
+    return float(seq_len)
+
+
+def attention_flops(config, seq_len: int, attention: str = "full") -> int:
+    """Per-token FLOPs of QK^T and the weighted sum of values (2 x 2 x d_model per key seen)."""
+    self_layers, cross_layers, d_model = layer_counts(config)
+    ctx = context(attention, seq_len, config)
+    return int(4 * d_model * (self_layers * ctx + cross_layers * seq_len))
+
+
+def per_token(model: nn.Module, config, seq_len: int, attention: str = "full") -> Cost:
+    """Forward FLOPs per token for sequences of ``seq_len`` tokens."""
+    ctx = context(attention, seq_len, config)
+    return Cost(seq_len, matmul_flops(model, config), attention_flops(config, seq_len, attention), ctx)
+
+
+def attention_memory(config, seq_len: int, attention: str = "full", bytes_per: int = 4) -> int:
+    """Bytes of attention scores for one sequence: layers x heads x queries x keys attended."""
+    self_layers, cross_layers, _ = layer_counts(config)
+    heads = int(getattr(config, "num_attention_heads", 0) or getattr(getattr(config, "encoder", None),
+                                                                       "num_attention_heads", 0) or 1)
+    ctx = context(attention, seq_len, config)
+    return int(bytes_per * heads * seq_len * (self_layers * ctx + cross_layers * seq_len))
