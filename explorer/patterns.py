@@ -428,3 +428,245 @@ def cost_curve(
 
     return CostCurve(label or specs[0].kind, tuple(lengths), mean("nnz"), mean("density"),
                      mean("score_memory_bytes"), mean("flops"), max_positions)
+
+
+# --- patterns of catalogued variants ---------------------------------------------------------
+
+PARTS = ("auto", "encoder", "decoder", "cross")
+_FULL_LABELS = ("full", "disentangled", "encoder-decoder")  # DeBERTa changes scores, not who attends
+
+
+def _first(cfg: dict[str, Any], *names: str) -> Any:
+    """The first of ``names`` present (and not None) in a config dict."""
+    return next((cfg[n] for n in names if cfg.get(n) is not None), None)
+
+
+def head_dim(cfg: dict[str, Any]) -> int:
+    """Per-head width d_head (T5 states it as d_kv; the others as hidden / heads)."""
+    if cfg.get("d_kv"):
+        return int(cfg["d_kv"])
+    hidden = _first(cfg, "hidden_size", "d_model", "n_embd", "dim")
+    heads = _first(cfg, "num_attention_heads", "encoder_attention_heads", "num_heads", "n_head", "n_heads")
+    return int(hidden) // int(heads) if hidden and heads else 64
+
+
+def num_layers(cfg: dict[str, Any], part: str = "encoder") -> int:
+    """Layers of the encoder (or only stack) or, with ``part="decoder"``, of the decoder."""
+    if part in ("decoder", "cross"):
+        n = _first(cfg, "num_decoder_layers", "decoder_layers", "num_layers", "n_layer")
+    else:
+        n = _first(cfg, "num_hidden_layers", "encoder_layers", "num_layers", "n_layer", "n_layers")
+    return int(n or 1)
+
+
+def alternating_layers(cfg: dict[str, Any]) -> list[str]:
+    """GPT-Neo style per-layer kinds: ``attention_layers`` or expanded ``attention_types``.
+
+    ``attention_types = [[["global", "local"], 12]]`` means that pair repeated 12 times.
+    """
+    if cfg.get("attention_layers"):
+        return [str(k) for k in cfg["attention_layers"]]
+    kinds = [str(k) for pair, times in cfg.get("attention_types") or [] for _ in range(int(times)) for k in pair]
+    if not kinds:
+        raise ExplorerError("This config has neither attention_layers nor attention_types: cannot tell "
+                            "which layers are local.")
+    return kinds
+
+
+# RoBERTa-style models count two reserved rows (padding offset) in max_position_embeddings.
+_PADDING_OFFSET_TYPES = {"roberta": 2, "longformer": 2, "xlm-roberta": 2, "camembert": 2}
+_LOCAL_NAMES = {"local", "sparse", "banded", "local-banded"}
+# Relative position schemes: the config's max/n_positions is not enforced by the model.
+_RELATIVE_TYPES = {"t5", "mt5", "umt5", "deberta", "deberta-v2"}
+
+
+def max_positions(variant: Any, cfg: dict[str, Any], part: str = "encoder") -> int | None:
+    """Longest input the published model takes (None: relative positions, no hard limit)."""
+    if variant.model_type in _RELATIVE_TYPES:
+        return None
+    names = ("max_decoder_position_embeddings",) if part in ("decoder", "cross") else (
+        "max_encoder_position_embeddings",)
+    limit = _first(cfg, *names, "max_position_embeddings", "n_positions", "n_ctx")
+    if limit is None:
+        return None
+    return int(limit) - _PADDING_OFFSET_TYPES.get(str(cfg.get("model_type")), 0)
+
+
+def _self_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len: int,
+               global_positions: tuple[int, ...], seed: int, dilation: int) -> tuple[str, PatternSpec]:
+    """Self-attention pattern of one layer of the encoder (or the only stack) and its label."""
+    d = head_dim(cfg)
+    if attention in _FULL_LABELS:
+        return "full", full(seq_len, d)
+    if attention == "causal":
+        return "causal", causal(seq_len, d)
+    if attention == "sliding-window+global":
+        win = cfg.get("attention_window", 512)
+        w = int(win[layer] if isinstance(win, list) else win)  # one window per layer
+        return f"window {w}", sliding_window(seq_len, w, (0, *global_positions), dilation, d)
+    if attention == "block-sparse":
+        if cfg.get("attention_type") == "original_full":
+            return "full (attention_type original_full)", full(seq_len, d)
+        b, r = int(cfg.get("block_size", 64)), int(cfg.get("num_random_blocks", 3))
+        return "block-sparse", block_sparse(seq_len, b, r, seed, d)
+    if attention == "local-global-alternating":
+        kind = alternating_layers(cfg)[layer]
+        if kind in _LOCAL_NAMES:
+            w = int(_first(cfg, "window_size", "local_window", "attention_window") or 256)
+            return f"{kind} (window {w})", local_causal(seq_len, w, d)
+        return f"{kind} (causal)", causal(seq_len, d)
+    raise ExplorerError(f"No pattern is known for attention {attention!r}: update explorer/patterns.py.")
+
+
+def _resolve_part(variant: Any, part: str) -> str:
+    """``self`` for single-stack models; encoder/decoder/cross for encoder-decoders."""
+    if part not in PARTS:
+        raise ExplorerError(f"Unknown part {part!r}; choose one of {', '.join(PARTS)}.")
+    if variant.family == "encoder-decoder":
+        return "encoder" if part == "auto" else part
+    if part in ("auto", variant.family):
+        return "self"
+    raise ExplorerError(f"{variant.name} is a {variant.family} model: it has no {part} attention.")
+
+
+def layer_count(variant: Any, cfg: dict[str, Any], part: str) -> int:
+    """Number of layers whose pattern can be picked for this part."""
+    if part in ("decoder", "cross"):
+        return num_layers(cfg, "decoder")
+    if variant.attention == "local-global-alternating":
+        return len(alternating_layers(cfg))
+    if variant.attention == "sliding-window+global" and isinstance(cfg.get("attention_window"), list):
+        return len(cfg["attention_window"])
+    return num_layers(cfg, "encoder")
+
+
+@dataclass(frozen=True)
+class VariantPattern:
+    """The pattern of one layer of one catalogued variant, with its closed-form costs."""
+
+    key: str
+    name: str
+    attention: str
+    part: str  # self | encoder | decoder | cross
+    layer: int
+    n_layers: int
+    layer_kind: str
+    max_positions: int | None
+    beyond_max_positions: bool
+    spec: PatternSpec
+    stats: PatternStats
+
+    def to_dict(self) -> dict[str, Any]:
+        """Flat JSON: the stats at top level (kind, nnz, density, score_memory_bytes ...)."""
+        head = {k: getattr(self, k) for k in ("key", "name", "attention", "part", "layer", "n_layers",
+                                                "layer_kind", "max_positions", "beyond_max_positions")}
+        return {**head, **self.stats.to_dict(), "spec": self.spec.to_dict()}
+
+
+def _variant_and_config(key: str) -> tuple[Any, dict[str, Any]]:
+    from explorer import catalog  # imported here: the pure mask functions need no catalog
+
+    return catalog.get_variant(key), catalog.variant_config(key)
+
+
+def _check_limit(variant: Any, limit: int | None, length: int, allow_beyond: bool) -> bool:
+    beyond = limit is not None and length > limit
+    if beyond and not allow_beyond:
+        raise ExplorerError(f"{variant.name} takes at most {limit:,} tokens (max position embeddings); "
+                            f"{length:,} is too long: pick a shorter --seq-len.")
+    return beyond
+
+
+def pattern_for_variant(
+    key: str, seq_len: int, layer: int = 0, *, part: str = "auto", global_positions: tuple[int, ...] = (),
+    seed: int = 0, dilation: int = 1, dec_len: int | None = None, allow_beyond_max: bool = False,
+) -> VariantPattern:
+    """The attention pattern of ``layer`` of variant ``key`` for ``seq_len`` tokens.
+
+    ``global_positions``: Longformer's extra global tokens ([CLS] = 0 is always global);
+    ``seed``: BigBird's random blocks; ``dec_len``: decoder length of encoder-decoders
+    (default ``seq_len``). Longer than the model's max positions raises unless ``allow_beyond_max``.
+    """
+    variant, cfg = _variant_and_config(key)
+    seq_len = _check_len("Sequence length", seq_len)
+    dec_len = seq_len if dec_len is None else _check_len("Decoder length", dec_len)
+    part = _resolve_part(variant, part)
+    n = layer_count(variant, cfg, part)
+    if not 0 <= layer < n:
+        raise ExplorerError(f"{variant.name} has layers 0..{n - 1} ({part}); layer {layer} does not exist.")
+    limit = max_positions(variant, cfg, part)
+    length = seq_len if part in ("self", "encoder") else dec_len
+    beyond = _check_limit(variant, limit, length, allow_beyond_max)
+    if part == "decoder":
+        label, spec = "causal", causal(dec_len, head_dim(cfg))
+    elif part == "cross":
+        label, spec = "cross", cross(dec_len, seq_len, head_dim(cfg))
+    else:
+        label, spec = _self_spec(variant.attention, cfg, layer, seq_len, tuple(global_positions), seed, dilation)
+    return VariantPattern(key, variant.name, variant.attention, part, layer, n, label, limit, beyond,
+                          spec, pattern_stats(spec))
+
+
+def variant_cost_curve(
+    key: str, lengths: tuple[int, ...] | None = None, layer: int | None = None, *, part: str = "auto",
+    global_positions: tuple[int, ...] = (), seed: int = 0, dilation: int = 1,
+) -> CostCurve:
+    """Cost against length for ``key``: one ``layer``, or the mean over all layers (None)."""
+    lengths = lengths or default_lengths()
+    variant, cfg = _variant_and_config(key)
+    part_ = _resolve_part(variant, part)
+    layers = range(layer_count(variant, cfg, part_)) if layer is None else [layer]
+    top = max(lengths)  # build at the longest length so every global position is valid
+    specs = [pattern_for_variant(key, top, i, part=part, global_positions=global_positions, seed=seed,
+                                 dilation=dilation, allow_beyond_max=True).spec for i in layers]
+    label = variant.name if part_ in ("self", "encoder") else f"{variant.name} ({part_})"
+    return cost_curve(specs, tuple(lengths), label, max_positions(variant, cfg, part_))
+
+
+KNOWN_ATTENTION = (*_FULL_LABELS, "causal", "sliding-window+global", "block-sparse", "local-global-alternating")
+MAX_GLOBALS = 64
+MAX_POSITIONS_TEXT = 1_000
+
+
+def supported_variants() -> dict[str, Any]:
+    """Catalogued variants whose attention pattern this module can draw, by key."""
+    from explorer import catalog
+
+    return {k: v for k, v in catalog.load_catalog().items() if v.attention in KNOWN_ATTENTION}
+
+
+def parse_positions(text: str, seq_len: int) -> tuple[int, ...]:
+    """Comma/space-separated token positions typed by a user -> sorted unique ints in [0, seq_len).
+
+    Anything else (words, emoji, markup, a novel pasted by mistake) is refused with a message
+    that quotes at most a short, plain piece of the input.
+    """
+    text = text or ""
+    if len(text) > MAX_POSITIONS_TEXT:
+        raise ExplorerError(f"That is {len(text):,} characters: type at most {MAX_GLOBALS} positions "
+                            f"such as 5, 17, 40.")
+    pieces = [p for p in text.replace(",", " ").replace(";", " ").split() if p]
+    bad = [p for p in pieces if not (p.isascii() and p.isdigit())]
+    if bad:
+        shown = bad[0] if len(bad[0]) <= 20 else bad[0][:20] + "..."
+        raise ExplorerError(f"{shown!r} is not a token position: type whole numbers such as 5, 17, 40.")
+    positions = sorted({int(p) for p in pieces})
+    if len(positions) > MAX_GLOBALS:
+        raise ExplorerError(f"{len(positions)} global positions: pick at most {MAX_GLOBALS}.")
+    if positions and positions[-1] >= seq_len:
+        raise ExplorerError(f"Position {positions[-1]} is past the end of a {seq_len}-token input "
+                            f"(positions are 0..{seq_len - 1}).")
+    return tuple(positions)
+
+
+def table_row(vp: VariantPattern) -> dict[str, Any]:
+    """One row of the comparison table (plain types, readable column names)."""
+    s = vp.stats
+    return {
+        "variant": vp.name, "key": vp.key, "part": vp.part, "layer": vp.layer, "layer kind": vp.layer_kind,
+        "kind": s.effective_kind, "queries": s.q_len, "keys": s.k_len, "non-zeros": s.nnz,
+        "density": round(s.density, 6), "score memory (MiB, sparse)": round(s.score_memory_bytes / 2**20, 3),
+        "score memory (MiB, dense)": round(s.dense_score_memory_bytes / 2**20, 3),
+        "GFLOPs": round(s.flops / 1e9, 4), "max positions": vp.max_positions,
+        "parameters": s.note,
+    }

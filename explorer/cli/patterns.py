@@ -1,9 +1,72 @@
-"""CLI commands of the patterns area (filled in by that area's work)."""
+"""CLI of the patterns area: ``python -m explorer pattern KEY --seq-len N [--json]``."""
 
 from __future__ import annotations
 
 import argparse
 
+from explorer.errors import ExplorerError
+
+
+def _positions(text: str) -> tuple[int, ...]:
+    """``"5,17"`` -> (5, 17); argparse turns the ValueError into a one-line error."""
+    try:
+        return tuple(int(p) for p in text.split(",") if p.strip())
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"--global takes comma-separated token positions, got {text!r}") from err
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
+    p = sub.add_parser("pattern", help="attention pattern of a variant: non-zeros, density, score memory")
+    p.add_argument("key", help="variant key (python -m explorer list)")
+    p.add_argument("--seq-len", type=int, required=True, help="sequence length in tokens")
+    p.add_argument("--layer", type=int, default=0, help="layer index (alternating / per-layer windows)")
+    p.add_argument("--part", default="auto", choices=["auto", "encoder", "decoder", "cross"],
+                   help="encoder-decoders: which attention (default: encoder)")
+    p.add_argument("--dec-len", type=int, default=None, help="decoder length (default: --seq-len)")
+    p.add_argument("--global", dest="global_positions", type=_positions, default=(),
+                   help="Longformer: extra global token positions, e.g. 5,17 ([CLS]=0 always is)")
+    p.add_argument("--seed", type=int, default=0, help="BigBird: seed of the random blocks")
+    p.add_argument("--dilation", type=int, default=1, help="Longformer: window dilation")
+    p.add_argument("--verify", action="store_true",
+                   help="also count the non-zeros by streaming the mask (nnz_from_mask)")
+    p.add_argument("--curve", action="store_true", help="add the cost curve for 512..16,384 tokens")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_pattern)
+
+
+def cmd_pattern(args: argparse.Namespace) -> int:
+    """Print the pattern's kind and closed-form costs (and optional checks / curve)."""
+    from explorer import patterns
+    from explorer.cli import print_json
+
+    if args.seq_len <= 0:
+        raise ExplorerError(f"--seq-len must be a positive number of tokens, got {args.seq_len}.")
+    vp = patterns.pattern_for_variant(
+        args.key, args.seq_len, args.layer, part=args.part, global_positions=args.global_positions,
+        seed=args.seed, dilation=args.dilation, dec_len=args.dec_len,
+    )
+    out = vp.to_dict()
+    if args.verify:
+        out["nnz_from_mask"] = patterns.nnz_from_mask(vp.spec)
+    if args.curve:
+        out["cost_curve"] = patterns.variant_cost_curve(
+            args.key, layer=None, part=args.part, global_positions=args.global_positions,
+            seed=args.seed, dilation=args.dilation,
+        ).to_dict()
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{vp.name} ({vp.key}), {vp.part} layer {vp.layer}/{vp.n_layers - 1}: {vp.layer_kind}")
+    print(f"  {vp.stats.note}")
+    for field in ("kind", "effective_kind", "nnz", "density", "score_memory_bytes",
+                  "dense_score_memory_bytes", "flops", "nnz_from_mask"):
+        if field in out:
+            print(f"  {field:<26} {_fmt(out[field])}")
+    return 0
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
