@@ -1,0 +1,367 @@
+"""Load a model + tokenizer once per process: device choice, safety checks, a shared LRU cache.
+
+``load_model(key_or_path, task)`` resolves weights with :func:`explorer.weights.locate`
+(never the network), refuses pickled weights unless ``allow_pickle=True``, never runs remote
+code, checks the architecture against the catalog, and returns a :class:`LoadedModel` in
+eval mode on the best device. The cache is process-wide (shared by all Streamlit sessions),
+bounded by memory (``EXPLORER_MODEL_CACHE_MB``, else half the available RAM), evicts the
+least recently used model, and loads a given model once even when sessions ask together.
+Cached models are shared: callers must never move or mutate them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from explorer import weights
+from explorer.errors import ExplorerError
+
+TASKS = ("base", "masked-lm", "causal-lm", "seq2seq", "question-answering", "electra-discriminator")
+RANDOM_SEED = 0  # random-weight mode is reproducible: same variant -> same untrained weights
+# Missing checkpoint keys that are harmless: buffers rebuilt at init, and BERT's pooler, which
+# MLM checkpoints often drop and which no demo uses (hidden states do not depend on it).
+HARMLESS_MISSING = ("position_ids", "token_type_ids", "masked_bias", ".attn.bias")
+HARMLESS_PARTS = ("pooler.",)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A ready model (eval mode, on ``device``) and its tokenizer. Shared: never mutate."""
+
+    key: str
+    name: str
+    model: torch.nn.Module
+    tokenizer: Any  # PreTrainedTokenizerBase
+    device: str
+    dtype: str
+    path: str | None
+    source: str | None
+    untrained: bool  # random-weight mode: every result must be labelled untrained
+    load_seconds: float
+    notice: str = ""  # e.g. "CUDA ran out of memory: fell back to CPU"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the model and tokenizer objects (JSON-able)."""
+        return {"key": self.key, "name": self.name, "device": self.device, "dtype": self.dtype,
+                "path": self.path, "source": self.source, "untrained": self.untrained,
+                "load_seconds": round(self.load_seconds, 3), "notice": self.notice,
+                "parameters": sum(p.numel() for p in self.model.parameters())}
+
+
+def best_device() -> str:
+    """"cuda" if present, else "mps" (Apple), else "cpu"."""
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else "cpu"
+
+
+def device_dtype(device: str) -> torch.dtype:
+    """Half precision on accelerators (bf16 where CUDA supports it), float32 on CPU."""
+    if device == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float16 if device == "mps" else torch.float32
+
+
+def _auto_class(task: str):
+    import transformers as tf
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # "Loading weights" bars would flood the CLI and server logs
+
+    return {
+        "base": tf.AutoModel, "masked-lm": tf.AutoModelForMaskedLM, "causal-lm": tf.AutoModelForCausalLM,
+        "seq2seq": tf.AutoModelForSeq2SeqLM, "question-answering": tf.AutoModelForQuestionAnswering,
+        "electra-discriminator": tf.ElectraForPreTraining,
+    }[task]
+
+
+def _catalog_variant(key: str):
+    from explorer import catalog
+
+    try:
+        return catalog.get_variant(key)
+    except ExplorerError:
+        return None
+
+
+# Byte-level BPE models that add RoBERTa's special tokens (<s>, </s>, <pad>, <mask>) to GPT-2's files.
+ROBERTA_STYLE = ("roberta", "bart", "longformer", "deberta", "camembert", "xlm-roberta", "mbart")
+
+
+@lru_cache(maxsize=1)
+def roberta_tokenizer():
+    """A RoBERTa-style tokenizer (<s>=0, <pad>=1, </s>=2, <unk>=3, <mask> last) from GPT-2's files.
+
+    RoBERTa reuses GPT-2's byte-level BPE with fairseq's special tokens in front; the ids of
+    ordinary tokens are GPT-2's shifted by 4 (the published RoBERTa order differs, which only
+    matters for random-weight models, the only ones that use this tokenizer). pad must be a
+    small id: RoBERTa's position embeddings use it as their padding index.
+    """
+    import json
+
+    from transformers import AddedToken, RobertaTokenizer
+
+    from explorer.tokenization import TOKENIZER_DIR
+
+    folder = TOKENIZER_DIR / "gpt2"
+    gpt2 = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for token in sorted(gpt2, key=gpt2.__getitem__):
+        if token not in vocab and token != "<|endoftext|>":
+            vocab[token] = len(vocab)
+    vocab["<mask>"] = len(vocab)
+    lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
+    merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
+    # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (cheat sheet §4).
+    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),
+                            model_max_length=512)
+
+
+def shipped_tokenizer(name: str, model_type: str | None = None):
+    """The tokenizer shipped in assets for a catalog tokenizer name (shared: never mutate).
+
+    GPT-2's files serve RoBERTa-family models too, with RoBERTa's special tokens added.
+    """
+    from explorer import tokenization
+
+    if name == "gpt2" and model_type in ROBERTA_STYLE:
+        return roberta_tokenizer()
+    return tokenization.load_tokenizer(name)
+
+
+def _dir_tokenizer(path: Path, variant) -> Any:
+    """The directory's own tokenizer, else the variant's shipped one (same vocabulary)."""
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
+    except Exception:  # no / broken tokenizer files: fall back below
+        tok = None
+    if tok is not None and len(tok) > 5:  # config-only dirs silently give a 5-token tokenizer
+        return tok
+    if variant is not None:
+        return shipped_tokenizer(variant.tokenizer, variant.model_type)
+    raise ExplorerError(f"{path} has no tokenizer files (tokenizer.json or vocab): save the tokenizer "
+                        "with tok.save_pretrained into the same directory.")
+
+
+def _resolve(key_or_path: str, models_dir: str | None) -> weights.WeightsStatus:
+    """Ready weights for a key or path, or an ExplorerError saying how to get them."""
+    status = weights.locate(key_or_path, models_dir)
+    if status.status != "ready" or status.path is None:
+        raise ExplorerError(status.message)
+    mismatch = weights.architecture_error(key_or_path, Path(status.path))
+    if mismatch:
+        raise ExplorerError(mismatch)
+    return status
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0][:240]
+
+
+def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
+    """Refuse a checkpoint whose task head would be silently random (e.g. MiniLM as masked-lm)."""
+    missing = [k for k in info.get("missing_keys", ())
+               if not k.endswith(HARMLESS_MISSING) and not any(p in k for p in HARMLESS_PARTS)]
+    if missing:
+        shown = ", ".join(sorted(missing)[:3]) + (" ..." if len(missing) > 3 else "")
+        raise ExplorerError(f"{path} has no trained weights for the {task} head (missing {shown}): this "
+                            f"checkpoint was saved without it. Pick another checkpoint, or random-weight mode.")
+
+
+def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None, allow_pickle: bool):
+    """The model of a ready directory, in eval mode on the CPU; safetensors unless opted in."""
+    use_safetensors = "safetensors" in status.formats
+    if not use_safetensors and not allow_pickle:
+        raise ExplorerError(f"{status.path} only has pickled .bin weights, which can run code when loaded: "
+                            "convert them to safetensors, or opt in with allow_pickle (only for files you trust).")
+    if not use_safetensors:
+        warnings.warn(f"Loading pickled weights from {status.path}: only do this for files you trust.",
+                      UserWarning, stacklevel=3)
+    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False,
+                              "use_safetensors": use_safetensors, "output_loading_info": True}
+    if attn:
+        kwargs["attn_implementation"] = attn
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model, info = _auto_class(task).from_pretrained(status.path, **kwargs)
+    except ValueError as err:
+        if "Unrecognized configuration class" in str(err) or "does not support" in str(err):
+            raise ExplorerError(f"{status.path} cannot be loaded for {task!r}: {_first_line(err)}") from err
+        raise ExplorerError(f"Cannot load {status.path}: {_first_line(err)}") from err
+    except Exception as err:  # safetensors / OSError / RuntimeError: corrupt, truncated, mismatched
+        raise ExplorerError(f"Cannot load the weights in {status.path} ({type(err).__name__}: {_first_line(err)}). "
+                            "The file may be corrupt or truncated: delete it and download or save it again.") from err
+    _check_missing(status.path, task, info)
+    return model.eval()
+
+
+def _random_model(key: str, task: str, attn: str | None):
+    """(untrained model from the variant's config, its shipped tokenizer); reproducible seed."""
+    from explorer.build import make_config
+
+    variant = _catalog_variant(key)
+    if variant is None:
+        raise ExplorerError(f"Random-weight mode needs a catalog key, not {key!r}: pick a variant.")
+    config = make_config(key)
+    tokenizer = shipped_tokenizer(variant.tokenizer, variant.model_type)
+    if getattr(config, "vocab_size", None) is not None and config.vocab_size < len(tokenizer):
+        config.vocab_size = int(len(tokenizer))  # every token id must have an embedding row
+    kwargs = {"attn_implementation": attn} if attn else {}
+    try:
+        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.manual_seed(RANDOM_SEED)
+            model = _auto_class(task).from_config(config, **kwargs)
+    except (ValueError, TypeError) as err:
+        raise ExplorerError(f"{key!r} ({config.model_type}) has no {task!r} model in transformers: "
+                            f"{_first_line(err)}") from err
+    return model.eval(), tokenizer
+
+
+def _place(model: torch.nn.Module, device: str, name: str) -> tuple[torch.nn.Module, str, str, str]:
+    """Move to ``device`` in its dtype; GPU out-of-memory falls back to CPU with a notice.
+
+    Returns (model, device, dtype name, notice).
+    """
+    if device == "cpu":
+        return model, "cpu", "float32", ""
+    dtype = device_dtype(device)
+    try:
+        return model.to(device=device, dtype=dtype), device, str(dtype).removeprefix("torch."), ""
+    except (torch.cuda.OutOfMemoryError, RuntimeError) as err:
+        if not isinstance(err, torch.cuda.OutOfMemoryError) and "out of memory" not in str(err).lower():
+            raise
+        model.to(device="cpu", dtype=torch.float32)  # bring back the half that made it
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        return model, "cpu", "float32", f"{device.upper()} ran out of memory: {name} runs on the CPU instead."
+
+
+def _check_device(device: str | None) -> str:
+    if device is None:
+        return best_device()
+    if device == "cpu" or (device == "cuda" and torch.cuda.is_available()) or (
+            device == "mps" and best_device() == "mps"):
+        return device
+    raise ExplorerError(f"Device {device!r} is not available here: use 'cpu' or leave it empty for the best one.")
+
+
+# ---- process-wide cache -------------------------------------------------------------
+_CACHE: OrderedDict[tuple, tuple[LoadedModel, int]] = OrderedDict()  # key -> (model, bytes); LRU order
+_CACHE_LOCK = threading.Lock()  # guards _CACHE and _KEY_LOCKS (held briefly, never while loading)
+_KEY_LOCKS: dict[tuple, threading.Lock] = {}  # one per cache key: a model is loaded once
+
+
+def cache_budget_bytes() -> int:
+    """Memory the cache may hold: ``EXPLORER_MODEL_CACHE_MB``, else half the available RAM."""
+    raw = os.environ.get("EXPLORER_MODEL_CACHE_MB", "").strip()
+    if raw.isdigit():
+        return int(raw) * 2**20
+    import psutil
+
+    return int(psutil.virtual_memory().available * 0.5)
+
+
+def model_bytes(model: torch.nn.Module) -> int:
+    """Bytes of a model's parameters and buffers (tied weights counted once)."""
+    tensors = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+    return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+def _store(ckey: tuple, loaded: LoadedModel) -> None:
+    """Insert and evict least recently used entries beyond the budget (never the new one)."""
+    with _CACHE_LOCK:
+        _CACHE[ckey] = (loaded, model_bytes(loaded.model))
+        budget = cache_budget_bytes()
+        while len(_CACHE) > 1 and sum(b for _, b in _CACHE.values()) > budget:
+            old, _ = _CACHE.popitem(last=False)
+            _KEY_LOCKS.pop(old, None)
+
+
+def _cached(ckey: tuple) -> LoadedModel | None:
+    with _CACHE_LOCK:
+        hit = _CACHE.get(ckey)
+        if hit is not None:
+            _CACHE.move_to_end(ckey)
+        return hit[0] if hit else None
+
+
+def cache_info() -> list[dict[str, Any]]:
+    """The models in memory, least recently used first (for the Models page)."""
+    with _CACHE_LOCK:
+        entries = list(_CACHE.items())
+    return [{**m.to_dict(), "task": k[1], "memory_mb": round(b / 2**20, 1)} for k, (m, b) in entries]
+
+
+def clear_cache() -> None:
+    """Forget every cached model (tests; the Models page's "free memory" button)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+        _KEY_LOCKS.clear()
+
+
+def _weights_stamp(path: str | None) -> float:
+    """Latest change time of a weights directory: a re-saved checkpoint is loaded afresh."""
+    if not path:
+        return 0.0
+    files = [p for p in Path(path).iterdir() if p.is_file()] if Path(path).is_dir() else []
+    return max((p.stat().st_mtime_ns for p in files), default=0) / 1e9
+
+
+def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool, allow_pickle: bool,
+                   status: weights.WeightsStatus | None, device: str) -> LoadedModel:
+    start = time.perf_counter()
+    variant = _catalog_variant(name)
+    if random_weights:
+        model, tokenizer = _random_model(name, task, attn)
+    else:
+        assert status is not None and status.path is not None
+        model = _from_pretrained(status, task, attn, allow_pickle)
+        tokenizer = _dir_tokenizer(Path(status.path), variant)
+    label = variant.name if variant else Path(name).name or name
+    model, device, dtype, notice = _place(model, device, label)
+    return LoadedModel(name, label, model, tokenizer, device, dtype, status.path if status else None,
+                       status.source if status else None, random_weights, time.perf_counter() - start, notice)
+
+
+def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str | None = None,
+               random_weights: bool = False, allow_pickle: bool = False, models_dir: str | None = None,
+               device: str | None = None) -> LoadedModel:
+    """A shared, eval-mode model + tokenizer for a catalog key or a save_pretrained directory.
+
+    Missing weights raise ExplorerError at once (no network) naming how to get them. Two
+    threads asking for the same model wait on one load; different models load in parallel.
+    """
+    name = (key_or_path or "").strip()
+    if task not in TASKS:
+        raise ExplorerError(f"Unknown task {task!r}: use one of {', '.join(TASKS)}.")
+    if not name:
+        raise ExplorerError("No model given: pick a catalog key or type a directory.")
+    device = _check_device(device)
+    status = None if random_weights else _resolve(name, models_dir)
+    ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
+            status.path if status else None, _weights_stamp(status.path if status else None))
+    if (hit := _cached(ckey)) is not None:
+        return hit
+    with _CACHE_LOCK:
+        lock = _KEY_LOCKS.setdefault(ckey, threading.Lock())
+    with lock:
+        if (hit := _cached(ckey)) is not None:  # another session loaded it while we waited
+            return hit
+        loaded = _load_uncached(name, task, attn_implementation, random_weights, allow_pickle, status, device)
+        _store(ckey, loaded)
+    return loaded

