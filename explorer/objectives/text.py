@@ -1,0 +1,107 @@
+"""From the user's text to the tokens (and vocabulary) a strategy works on.
+
+Each strategy names the tokenizer its original model used (``Strategy.tokenizer``) and how a
+sequence is framed with special tokens (``Strategy.frame``). The text itself can never produce
+a special token: typing "[SEP]" or "<mask>" gives ordinary pieces, so masks stay off the frame.
+Sequences are cut to ``MAX_TOKENS`` (the 512 positions of BERT/T5), and the result says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from explorer.errors import ExplorerError
+from explorer.objectives.base import Vocab, is_special
+from explorer.objectives.sentence import DISTRACTORS
+
+MAX_TOKENS = 512
+MAX_CHARS = 200_000  # far beyond 512 tokens; refuses a pasted book before tokenizing it
+# frame -> (tokenizer-independent specials): cls, sep, mask, word scheme
+FRAMES: dict[str, tuple[str, str, str, str]] = {
+    "bert": ("[CLS]", "[SEP]", "[MASK]", "wordpiece"),
+    "roberta": ("<s>", "</s>", "<mask>", "bpe"),
+    "gpt2": ("<|endoftext|>", "<|endoftext|>", "<mask>", "bpe"),
+    "t5": ("", "</s>", "<extra_id_0>", "sentencepiece"),
+    "albert": ("[CLS]", "[SEP]", "[MASK]", "sentencepiece"),
+}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Tokens ready for a strategy: ``tokens`` (T <= 512) framed with special tokens."""
+
+    tokens: tuple[str, ...]
+    vocab: Vocab
+    tokenizer: str
+    n_text_tokens: int  # pieces of the text(s) before truncation, specials excluded
+    truncated: bool
+
+    def to_dict(self) -> dict:
+        return {"tokens": list(self.tokens), "tokenizer": self.tokenizer,
+                "n_text_tokens": self.n_text_tokens, "truncated": self.truncated}
+
+
+def _tokenizer(name: str):
+    from explorer.tokenization import load_tokenizer  # imports transformers: only when needed
+
+    return load_tokenizer(name)
+
+
+def check_text(text: object, what: str = "text") -> str:
+    """The text if it can be used, else an ExplorerError saying what to do."""
+    if not isinstance(text, str):
+        raise ExplorerError(f"The {what} must be a string, not {type(text).__name__}.")
+    if not text.strip():
+        raise ExplorerError(f"The {what} is empty: type or paste a few sentences.")
+    if len(text) > MAX_CHARS:
+        raise ExplorerError(f"The {what} has {len(text):,} characters; paste at most {MAX_CHARS:,} (only {MAX_TOKENS} tokens are used anyway).")
+    return text
+
+
+def pieces(text: str, tokenizer: str) -> list[str]:
+    """The text's pieces without special tokens; a special-looking piece becomes the unknown token."""
+    tok = _tokenizer(tokenizer)
+    ids = tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    unk = tok.unk_token or "<unk>"
+    # T5 keeps typed "<extra_id_0>" whole even when asked to split: it must not pose as a sentinel.
+    return [unk if is_special(p) else p for p in tok.convert_ids_to_tokens(ids)]
+
+
+@lru_cache(maxsize=8)
+def vocab_for(tokenizer: str, frame: str) -> Vocab:
+    """Replacement vocabulary (specials excluded, sorted for reproducibility) and frame tokens."""
+    tok = _tokenizer(tokenizer)
+    specials = set(tok.all_special_tokens)
+    repl = tuple(sorted(t for t in tok.get_vocab() if t not in specials and not is_special(t)))
+    cls, sep, mask, scheme = FRAMES[frame]
+    corpus = tuple(tuple(pieces(s, tokenizer)) for s in DISTRACTORS)
+    return Vocab(repl, mask=mask, scheme=scheme, cls=cls or sep, sep=sep, corpus=corpus)
+
+
+def _wrap(frame: str, a: list[str], b: list[str] | None) -> list[str]:
+    cls, sep, _, _ = FRAMES[frame]
+    if frame == "gpt2":
+        return a + (b or [])
+    head = [cls] if cls else []
+    if b is None:
+        return head + a + [sep]
+    return head + a + [sep] + ([sep] if frame == "roberta" else []) + b + [sep]
+
+
+def prepare(text: str, tokenizer: str, frame: str, pair: str | None = None) -> Prepared:
+    """Tokenize ``text`` (and ``pair``, a second sentence) and frame it, cutting to 512 tokens.
+
+    With a pair the longer side is shortened first (like ``truncation="longest_first"``).
+    """
+    a = pieces(check_text(text), tokenizer)
+    b = pieces(check_text(pair, "second text"), tokenizer) if pair is not None else None
+    n_text = len(a) + len(b or [])
+    room = MAX_TOKENS - (len(_wrap(frame, [], [] if b is not None else None)))
+    while len(a) + len(b or []) > room:
+        if b is not None and len(b) > len(a):
+            b.pop()
+        else:
+            a.pop()
+    tokens = _wrap(frame, a, b)
+    return Prepared(tuple(tokens), vocab_for(tokenizer, frame), tokenizer, n_text, len(a) + len(b or []) < n_text)
