@@ -445,7 +445,7 @@ def head_dim(cfg: dict[str, Any]) -> int:
     """Per-head width d_head (T5 states it as d_kv; the others as hidden / heads)."""
     if cfg.get("d_kv"):
         return int(cfg["d_kv"])
-    hidden = _first(cfg, "hidden_size", "d_model", "n_embd", "dim")
+    hidden = _first(cfg, "hidden_size", "d_model", "n_embd", "dim", "emb_dim")
     heads = _first(cfg, "num_attention_heads", "encoder_attention_heads", "num_heads", "n_head", "n_heads")
     return int(hidden) // int(heads) if hidden and heads else 64
 
@@ -453,7 +453,8 @@ def head_dim(cfg: dict[str, Any]) -> int:
 def num_layers(cfg: dict[str, Any], part: str = "encoder") -> int:
     """Layers of the encoder (or only stack) or, with ``part="decoder"``, of the decoder."""
     if part in ("decoder", "cross"):
-        n = _first(cfg, "num_decoder_layers", "decoder_layers", "num_layers", "n_layer")
+        # BERT2BERT's decoder is a copy of its (BERT) encoder config: num_hidden_layers
+        n = _first(cfg, "num_decoder_layers", "decoder_layers", "num_layers", "n_layer", "num_hidden_layers")
     else:
         n = _first(cfg, "num_hidden_layers", "encoder_layers", "num_layers", "n_layer", "n_layers")
     return int(n or 1)

@@ -1,6 +1,114 @@
-"""Sparse patterns (placeholder until its issue lands)."""
+"""Sparse patterns: who may attend to whom in each variant, drawn from its config, and what it costs."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("Sparse patterns")
-st.info("This page is not built yet.")
+from app import cache_patterns as cache
+from app import ui
+from explorer import patterns
+from explorer.plots import patterns as plots
+
+DEFAULT_VARIANTS = ("bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base")
+ED_PARTS = ("encoder", "decoder", "cross")
+METRIC_LABELS = {"score_memory_bytes": "Score memory", "flops": "FLOPs", "nnz": "Non-zeros", "density": "Density"}
+
+
+def _query_int(name: str, default: int, lo: int, hi: int) -> int:
+    """An integer from the URL (shared views), clipped to the widget's range."""
+    try:
+        return min(max(int(st.query_params.get(name, default)), lo), hi)
+    except ValueError:
+        return default
+
+
+st.title("Sparse attention patterns")
+st.caption("Who may attend to whom, built from each variant's published config (no weights needed). "
+           "Blue = the query token (row) may attend to the key token (column).")
+
+names = cache.variant_names()
+families = cache.variant_families()
+default = [k for k in DEFAULT_VARIANTS if k in names] or list(names)[:4]
+picked = st.multiselect("Variants", list(names), default=ui.query_list("variants", default, list(names)),
+                        format_func=lambda k: names[k], key="patterns_variants")
+ui.set_query_list("variants", picked)
+
+c1, c2, c3, c4 = st.columns(4)
+seq_len = int(c1.number_input("Sequence length (tokens)", 1, 16_384, _query_int("len", 1024, 1, 16_384),
+                              step=64, key="patterns_len",
+                              help="Try 704 vs 705 for BigBird: at or below (5 + 2 x 3) x 64 it runs full attention."))
+max_layers = max([cache.layer_count(k) for k in picked] or [1])
+layer = int(c2.number_input("Layer (alternating / per-layer patterns)", 0, max_layers - 1,
+                            _query_int("layer", 0, 0, max_layers - 1), key="patterns_layer",
+                            help="GPT-Neo and GPT-3 alternate global (even) and local (odd) layers."))
+seed = int(c3.number_input("BigBird seed (random blocks)", 0, 2**31 - 1, _query_int("seed", 0, 0, 2**31 - 1),
+                           key="patterns_seed"))
+cells = int(c4.select_slider("Diagram resolution (cells per side)", [128, 256, 512], 256, key="patterns_cells",
+                             help="Longer inputs are max-pooled to this many cells; the figure says so."))
+
+g1, g2, g3 = st.columns([2, 1, 1])
+glob_text = g1.text_input("Longformer global tokens (positions, e.g. 5, 17)", st.query_params.get("globals", "")[: patterns.MAX_POSITIONS_TEXT],
+                          max_chars=patterns.MAX_POSITIONS_TEXT, key="patterns_globals",
+                          help="[CLS] (position 0) is always global; add question tokens here.")
+dilation = int(g2.number_input("Longformer dilation", 1, 8, 1, key="patterns_dilation"))
+ed_parts = g3.pills("Encoder-decoder parts", ED_PARTS, selection_mode="multi", default=list(ED_PARTS),
+                    key="patterns_parts") or ["encoder"]
+
+globals_: tuple[int, ...] = ()
+with ui.guard():
+    globals_ = patterns.parse_positions(glob_text, seq_len)
+if not glob_text.strip():
+    st.caption("Only [CLS] (position 0) is a global token in Longformer.")
+st.query_params.update({"len": str(seq_len), "layer": str(layer), "seed": str(seed),
+                        "globals": ",".join(map(str, globals_))})
+if not picked:
+    st.info("Pick at least one variant above.")
+    st.stop()
+
+# --- diagrams ---------------------------------------------------------------------------------
+views = [(k, p) for k in picked for p in (ed_parts if families[k] == "encoder-decoder" else ["auto"])]
+rows = []
+with st.spinner(f"Building {len(views)} masks of {seq_len:,} tokens..."):
+    cols = st.columns(min(3, len(views)))
+    for n, (key, part) in enumerate(views):
+        with cols[n % len(cols)], ui.guard():
+            lay = min(layer, cache.layer_count(key) - 1) if part in ("auto", "encoder") else 0
+            vp, mask, factor = cache.pattern_view(key, seq_len, lay, part, globals_, seed, dilation, seq_len, cells)
+            rows.append(patterns.table_row(vp))
+            title = f"{vp.name}: {vp.part}, layer {vp.layer} ({vp.layer_kind})"
+            q_label = "decoder query" if part == "cross" else "query token"
+            k_label = "encoder key" if part == "cross" else "key token"
+            ui.figure(plots.mask_heatmap(mask, factor, title, q_label=q_label, k_label=k_label),
+                      f"pattern_{key}_{vp.part}_{seq_len}", key=f"fig_{key}_{part}")
+            st.caption(f"{vp.stats.note}. Density {vp.stats.density:.2%}, "
+                       f"{vp.stats.nnz:,} of {vp.stats.q_len * vp.stats.k_len:,} pairs.")
+            if vp.beyond_max_positions:
+                st.warning(f"{vp.name} takes at most {vp.max_positions:,} tokens: drawn only for comparison.")
+            if lay != layer:
+                st.caption(f"{vp.name} has {vp.n_layers} layers: showing layer {lay}.")
+
+# --- table ------------------------------------------------------------------------------------
+st.subheader(f"Cost at {seq_len:,} tokens (one head, one layer, fp32 scores)")
+st.caption("Sparse memory = 4 bytes per attending pair (what a sparse kernel stores); dense = the full "
+           "query x key matrix a naive implementation fills before masking. FLOPs = 4 x d_head x pairs.")
+table = pd.DataFrame(rows)
+st.dataframe(table, hide_index=True, width="stretch")
+ui.csv_download(table, f"attention_patterns_{seq_len}", key="patterns_csv")
+
+# --- scaling ----------------------------------------------------------------------------------
+st.subheader("Scaling with sequence length (512 to 16,384 tokens)")
+m1, m2 = st.columns([2, 1])
+metric = m1.radio("Metric", list(METRIC_LABELS), format_func=METRIC_LABELS.get, horizontal=True,
+                  key="patterns_metric")
+one_layer = m2.toggle("Only the selected layer", False, key="patterns_one_layer",
+                      help="Off: mean over all layers (GPT-Neo's global layers keep it quadratic).")
+curves = []
+with st.spinner("Computing cost curves (closed form)..."):
+    for key in picked:
+        with ui.guard():
+            lay = min(layer, cache.layer_count(key) - 1) if one_layer else None
+            curves.append(cache.cost_curve(key, lay, globals_, seed, dilation))
+if curves:
+    ui.figure(plots.cost_chart(curves, metric), f"attention_cost_{metric}", key="fig_cost")
+    st.caption("Closed-form counts (no 16k x 16k mask is ever built). Encoder-decoders: encoder self-attention.")

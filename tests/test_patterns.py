@@ -193,3 +193,195 @@ def test_long_masks_are_counted_without_building_them() -> None:
 def test_bad_parameters_raise_explorer_error(build, match: str) -> None:
     with pytest.raises(ExplorerError, match=match):
         build()
+
+
+# --- catalogued variants ---------------------------------------------------------------------------
+
+
+def _cfg(key: str) -> dict:
+    from explorer import catalog
+
+    return catalog.variant_config(key)
+
+
+def test_longformer_uses_its_per_layer_window_and_cls_global() -> None:
+    cfg = _cfg("longformer")
+    vp = P.pattern_for_variant("longformer", 2048, layer=3, global_positions=(7,))
+    assert vp.spec.kind == "sliding-window"
+    assert vp.spec.window == cfg["attention_window"][3]
+    assert vp.spec.global_positions == (0, 7)  # [CLS] always, plus the user's pick
+    assert vp.n_layers == len(cfg["attention_window"])
+    assert vp.max_positions == cfg["max_position_embeddings"] - 2  # RoBERTa-style padding offset
+    assert vp.stats.nnz == P.nnz_from_mask(vp.spec)
+
+
+def test_bigbird_uses_its_config_and_falls_back_when_short() -> None:
+    cfg = _cfg("bigbird")
+    b, r = cfg["block_size"], cfg["num_random_blocks"]
+    limit = (5 + 2 * r) * b
+    short = P.pattern_for_variant("bigbird", limit)
+    long_ = P.pattern_for_variant("bigbird", limit + 1, seed=3)
+    assert short.stats.effective_kind == "full" and short.stats.density == 1.0
+    assert long_.stats.effective_kind == "block-sparse" and long_.spec.block_size == b
+    assert long_.spec.num_random_blocks == r and long_.spec.seed == 3
+    assert long_.stats.nnz == P.nnz_from_mask(long_.spec)
+
+
+def test_gpt_neo_and_gpt3_alternate_global_and_local_layers() -> None:
+    for key in ("gpt-neo", "gpt3"):
+        cfg = _cfg(key)
+        kinds = P.alternating_layers(cfg)
+        vps = [P.pattern_for_variant(key, 1024, layer) for layer in range(4)]
+        for layer, vp in enumerate(vps):
+            expected = "local-causal" if kinds[layer] == "local" else "causal"
+            assert vp.spec.kind == expected, (key, layer)
+        local = next(vp for vp in vps if vp.spec.kind == "local-causal")
+        assert local.spec.window == cfg["window_size"]
+        assert vps[0].n_layers == len(kinds)
+    assert {"global", "local"} <= set(P.alternating_layers(_cfg("gpt-neo")))
+
+
+def test_encoder_decoder_parts() -> None:
+    enc = P.pattern_for_variant("t5-base", 300, part="encoder")
+    dec = P.pattern_for_variant("t5-base", 300, part="decoder", dec_len=40)
+    crs = P.pattern_for_variant("t5-base", 300, part="cross", dec_len=40)
+    assert (enc.spec.kind, dec.spec.kind, crs.spec.kind) == ("full", "causal", "cross")
+    assert (crs.spec.q_len, crs.spec.k_len) == (40, 300) and crs.stats.nnz == 40 * 300
+    assert P.pattern_for_variant("t5-base", 300).part == "encoder"
+    peg = P.pattern_for_variant("bigbird-pegasus", 2048)
+    assert peg.spec.kind == "block-sparse" and peg.stats.effective_kind == "block-sparse"
+    assert P.pattern_for_variant("bigbird-pegasus", 2048, part="decoder").spec.kind == "causal"
+
+
+def test_variant_to_dict_has_the_cli_fields() -> None:
+    d = P.pattern_for_variant("bert-base", 512).to_dict()
+    assert d["kind"] == "full" and d["nnz"] == 512 * 512 and d["density"] == 1.0
+    assert d["score_memory_bytes"] == 4 * 512 * 512
+    assert d["spec"]["q_len"] == 512
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: P.pattern_for_variant("bert-base", 513), "at most 512 tokens"),
+        (lambda: P.pattern_for_variant("gpt2", 2000), "at most 1,024 tokens"),
+        (lambda: P.pattern_for_variant("bert-base", 0), "between 1 and"),
+        (lambda: P.pattern_for_variant("bert-bsae", 128), "Unknown variant"),
+        (lambda: P.pattern_for_variant("bert-base", 128, layer=12), "layer 12 does not exist"),
+        (lambda: P.pattern_for_variant("bert-base", 128, part="cross"), "no cross attention"),
+        (lambda: P.pattern_for_variant("t5-base", 128, part="middle"), "Unknown part"),
+        (lambda: P.pattern_for_variant("longformer", 128, global_positions=(200,)), "outside the sequence"),
+    ],
+)
+def test_variant_bad_arguments(call, match: str) -> None:
+    with pytest.raises(ExplorerError, match=match):
+        call()
+
+
+def test_beyond_max_positions_can_be_drawn_when_asked() -> None:
+    vp = P.pattern_for_variant("bert-base", 1024, allow_beyond_max=True)
+    assert vp.beyond_max_positions and vp.max_positions == 512
+
+
+def test_variant_cost_curves() -> None:
+    bert = P.variant_cost_curve("bert-base", (1024, 2048))
+    bird = P.variant_cost_curve("bigbird", (512, 1024, 2048))
+    neo_mean = P.variant_cost_curve("gpt-neo", (2048,))
+    neo_local = P.variant_cost_curve("gpt-neo", (2048,), layer=1)
+    assert bert.nnz[1] / bert.nnz[0] == 4.0 and bert.max_positions == 512
+    assert bird.density[0] == 1.0 and bird.density[2] < bird.density[1] < 1.0  # fallback, then sparse
+    assert neo_local.nnz[0] < neo_mean.nnz[0]  # the global layers dominate the mean
+    assert neo_mean.label == P.pattern_for_variant("gpt-neo", 8).name
+
+
+def test_every_supported_variant_has_a_pattern() -> None:
+    variants = P.supported_variants()
+    assert {"bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base"} <= set(variants)
+    for key in variants:
+        vp = P.pattern_for_variant(key, 256, allow_beyond_max=True)
+        assert vp.stats.nnz == P.nnz_from_mask(vp.spec), key
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("", ()), ("   ", ()), ("5, 17 3", (3, 5, 17)), ("9;9,9", (9,))],
+)
+def test_parse_positions_accepts(text: str, expected: tuple[int, ...]) -> None:
+    assert P.parse_positions(text, 100) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("x" * 50_000, "50,000 characters"),
+        ("5, 🙂", "not a token position"),
+        ("مرحبا", "not a token position"),
+        ("<script>alert(1)</script>", "not a token position"),
+        ("١٢", "not a token position"),  # Arabic-Indic digits: isdigit() but not a position we accept
+        ("-3", "not a token position"),
+        ("150", "past the end"),
+        (" ".join(str(i) for i in range(70)), "at most 64"),
+    ],
+)
+def test_parse_positions_refuses(text: str, match: str) -> None:
+    with pytest.raises(ExplorerError, match=match):
+        P.parse_positions(text, 100)
+
+
+def test_table_row_is_plain() -> None:
+    row = P.table_row(P.pattern_for_variant("longformer", 1024))
+    assert row["kind"] == "sliding-window" and row["non-zeros"] > 0 and "attention_window" in row["parameters"]
+
+
+# --- CLI -------------------------------------------------------------------------------------------
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from explorer.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_pattern_json(capsys) -> None:
+    import json
+
+    code, out, _ = _cli(capsys, "pattern", "bigbird", "--seq-len", "1024", "--json", "--verify", "--seed", "2")
+    assert code == 0
+    d = json.loads(out)
+    expected = P.pattern_stats(P.block_sparse(1024, 64, 3, seed=2))
+    assert d["kind"] == "block-sparse" and d["nnz"] == expected.nnz == d["nnz_from_mask"]
+    assert d["density"] == expected.density and d["score_memory_bytes"] == 4 * expected.nnz
+
+
+def test_cli_pattern_options_and_text_output(capsys) -> None:
+    import json
+
+    code, out, _ = _cli(capsys, "pattern", "longformer", "--seq-len", "2048", "--global", "5,17", "--json", "--curve")
+    d = json.loads(out)
+    assert code == 0 and d["spec"]["global_positions"] == [0, 5, 17]
+    assert d["cost_curve"]["lengths"][0] == 512 and d["cost_curve"]["lengths"][-1] == 16_384
+    code, out, _ = _cli(capsys, "pattern", "gpt-neo", "--seq-len", "1024", "--layer", "1")
+    assert code == 0 and "local-causal" in out and "score_memory_bytes" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["pattern", "nope", "--seq-len", "10"], "Unknown variant"),
+        (["pattern", "bert-base", "--seq-len", "0"], "positive"),
+        (["pattern", "bert-base", "--seq-len", "-5"], "positive"),
+        (["pattern", "t5-base", "--seq-len", "99999999999"], "between 1 and"),
+        (["pattern", "bert-base", "--seq-len", "4096"], "at most 512 tokens"),
+        (["pattern", "bert-base", "--seq-len", "ten"], "invalid int"),
+        (["pattern", "longformer", "--seq-len", "64", "--global", "a,b"], "comma-separated"),
+    ],
+)
+def test_cli_pattern_bad_arguments_one_line(capsys, argv: list[str], match: str) -> None:
+    code, out, err = _cli(capsys, *argv)
+    assert code == 2 and not out
+    assert match in err and len(err.strip().splitlines()) == 1, err

@@ -1,0 +1,54 @@
+"""Cached wrappers of the patterns area (the page calls these, never the library directly).
+
+Everything here is pure computation on configs (no model is loaded), so ``st.cache_data``
+with hashable arguments; returned objects are frozen dataclasses and numpy arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from explorer import patterns
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def variant_names() -> dict[str, str]:
+    """Key -> display name of every variant whose pattern can be drawn."""
+    return {k: v.name for k, v in patterns.supported_variants().items()}
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def variant_families() -> dict[str, str]:
+    """Key -> family (encoder / decoder / encoder-decoder)."""
+    return {k: v.family for k, v in patterns.supported_variants().items()}
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def pattern_view(
+    key: str, seq_len: int, layer: int, part: str, global_positions: tuple[int, ...], seed: int,
+    dilation: int, dec_len: int, max_cells: int,
+) -> tuple[patterns.VariantPattern, np.ndarray, int]:
+    """The variant's pattern, and its mask max-pooled to at most ``max_cells`` per side."""
+    vp = patterns.pattern_for_variant(
+        key, seq_len, layer, part=part, global_positions=global_positions, seed=seed, dilation=dilation,
+        dec_len=dec_len, allow_beyond_max=True,  # the page draws it and warns instead
+    )
+    mask, factor = patterns.pooled_mask(vp.spec, max_cells)
+    return vp, mask, factor
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def cost_curve(
+    key: str, layer: int | None, global_positions: tuple[int, ...], seed: int, dilation: int
+) -> patterns.CostCurve:
+    """Closed-form cost curve 512..16,384 tokens (mean over layers when ``layer`` is None)."""
+    return patterns.variant_cost_curve(
+        key, layer=layer, global_positions=global_positions, seed=seed, dilation=dilation
+    )
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def layer_count(key: str) -> int:
+    """Layers of the variant's encoder (or only stack)."""
+    return patterns.pattern_for_variant(key, 8, 0, allow_beyond_max=True).n_layers
