@@ -16,6 +16,15 @@ from explorer.objectives.base import Vocab, is_special
 from explorer.objectives.sentence import DISTRACTORS
 
 MAX_TOKENS = 512
+# The page's default text: realistic, three sentences, rare words and punctuation.
+EXAMPLE_TEXT = (
+    "The committee approved the new railway line after a long debate. Construction will start "
+    "next spring and should take about four years! Critics argue that the unbelievably high costs "
+    "could have funded hundreds of smaller projects instead."
+)
+EXAMPLE_TRANSLATION = (
+    "Le comité a approuvé la nouvelle ligne de chemin de fer après un long débat."
+)
 MAX_CHARS = 200_000  # far beyond 512 tokens; refuses a pasted book before tokenizing it
 # frame -> (tokenizer-independent specials): cls, sep, mask, word scheme
 FRAMES: dict[str, tuple[str, str, str, str]] = {
