@@ -28,7 +28,7 @@ METHODS = ("greedy", "sample", "top-k")
 
 def causal_lm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab) -> MaskedLMResult:
     """GPT CLM: the target at position t is token t+1 (None at the last position; rng unused)."""
-    targets = tuple(tokens[1:]) + (None,)
+    targets = (*tokens[1:], None) if tokens else ()
     kinds = tuple(SPECIAL if is_special(t) else ("predicts next" if i < len(tokens) - 1 else "last")
                   for i, t in enumerate(tokens))
     return MaskedLMResult("gpt-clm", tuple(tokens), tuple(tokens), targets, kinds)

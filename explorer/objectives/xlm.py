@@ -83,7 +83,7 @@ def xlm_tlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate:
 
 def xlm_clm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, language: str = "en") -> XLMResult:
     """XLM CLM: predict every next token from the ones before it (no masking; rng unused)."""
-    targets = tuple(tokens[1:]) + (None,)
+    targets = (*tokens[1:], None) if tokens else ()
     kinds = tuple(SPECIAL if is_special(t) else ("predicts next" if i < len(tokens) - 1 else "last")
                   for i, t in enumerate(tokens))
     n = len(tokens)
