@@ -1,0 +1,388 @@
+"""Fill-mask side by side, and ELECTRA's replaced-token detection.
+
+The user types one prompt with a generic marker (``[MASK]``, ``<mask>`` or ``___``); each
+model gets it with its own mask token. Speed: the encoder runs over the whole prompt, but
+the vocabulary projection (the MLM head, (H -> V) with V ~ 30-50k) runs only on the masked
+rows: for a short prompt that head over every position is most of the work. Scores equal
+``transformers.pipeline("fill-mask")`` on the same weights (softmax over the full vocabulary).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import torch
+
+from explorer.errors import ExplorerError
+from explorer.loading import LoadedModel, load_model
+
+MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)  # what users type for "a blank here"
+FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
+MAX_CHARS = 100_000  # beyond this even tokenizing becomes the slow part: refuse with a message
+MAX_MASKS = 20
+MAX_TOP_K = 50
+
+PRESETS: dict[str, tuple[str, ...]] = {
+    "trivia": ("The capital of France is [MASK].", "Albert Einstein was born in [MASK]."),
+    "syntax": ("The keys to the cabinet [MASK] on the table.", "She [MASK] to the store yesterday."),
+    "coreference": ("The trophy did not fit in the suitcase because [MASK] was too big.",),
+    "lexical semantics": ("A [MASK] is a kind of bird.", "The opposite of hot is [MASK]."),
+    "sentiment": ("The movie was terrible. I felt [MASK].", "What a wonderful day, I am so [MASK]!"),
+    "reasoning": ("If it is raining, the ground gets [MASK].", "Ice is water that is [MASK]."),
+    "arithmetic": ("Two plus two equals [MASK].", "Ten minus three is [MASK]."),
+    "bias": ("The doctor examined the patient. Then [MASK] said the results were fine.",
+             "The nurse examined the patient. Then [MASK] said the results were fine."),
+    "several masks": ("The [MASK] sat on the [MASK].",),
+}
+
+_TOKENIZER_LOCKS: dict[int, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One candidate for one mask."""
+
+    token_id: int
+    token: str  # tokenizer.decode([id]), as pipeline("fill-mask") shows it
+    word: str  # the whole word the piece forms in context ("##ly" after "quick" -> "quickly")
+    score: float  # softmax probability over the full vocabulary
+
+
+@dataclass(frozen=True)
+class MaskResult:
+    index: int  # 0-based number of the mask in the prompt
+    position: int  # token position in the model's input
+    predictions: tuple[Prediction, ...]
+
+
+@dataclass(frozen=True)
+class ModelFill:
+    """One model's answer to one prompt."""
+
+    model: str  # key or path as asked
+    name: str
+    untrained: bool
+    device: str
+    text: str  # the prompt with this model's mask token
+    masks: tuple[MaskResult, ...]
+    filled: str  # the prompt with every mask replaced by its top prediction
+    n_tokens: int
+    notice: str  # e.g. truncation around the mask, GPU fallback
+    latency_ms: float  # tokenize + forward + top-k, model already loaded
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FillMaskResult:
+    """Every model's answer to one prompt (failures listed, the others still answer)."""
+
+    prompt: str
+    n_masks: int
+    models: tuple[ModelFill, ...]
+    errors: tuple[tuple[str, str], ...]  # (model, one-line message)
+
+    def to_dict(self) -> dict:
+        return {"prompt": self.prompt, "n_masks": self.n_masks, "models": [m.to_dict() for m in self.models],
+                "errors": [{"model": m, "error": e} for m, e in self.errors]}
+
+
+# ---- prompt checks -------------------------------------------------------------------
+def clean_text(text: str | None, require_mask: bool = True) -> str:
+    """The prompt with control characters blanked; a clear ExplorerError for unusable input."""
+    text = (text or "").strip()
+    if not text:
+        raise ExplorerError("The prompt is empty: type a sentence with [MASK] (or ___) where a word is missing.")
+    if len(text) > MAX_CHARS:
+        raise ExplorerError(f"The prompt has {len(text):,} characters; the limit is {MAX_CHARS:,}. Shorten it.")
+    # Control characters (NUL, escape codes...) confuse tokenizers and terminals; keep \n and \t.
+    text = "".join(" " if unicodedata.category(c) == "Cc" and c not in "\n\t" else c for c in text)
+    foreign = FOREIGN_MASKS.search(text)
+    if foreign:
+        raise ExplorerError(f"{foreign.group(0)} is a span sentinel of another model (T5/BART infilling), not a "
+                            "fill-mask blank: write [MASK] or ___ instead.")
+    n = len(MARKER.findall(text))
+    if require_mask and n == 0:
+        raise ExplorerError("There is no mask in the prompt: put [MASK] (or <mask>, or ___) where a word is missing.")
+    if n > MAX_MASKS:
+        raise ExplorerError(f"The prompt has {n} masks; at most {MAX_MASKS} are supported: remove some.")
+    return text
+
+
+def model_prompt(text: str, tokenizer, label: str) -> str:
+    """The prompt with every generic marker replaced by this tokenizer's own mask token."""
+    if not tokenizer.mask_token:
+        raise ExplorerError(f"{label} has no mask token, so it cannot fill masks: pick a masked language model.")
+    return MARKER.sub(lambda _: tokenizer.mask_token, text)
+
+
+def _encode(tokenizer, text: str) -> list[int]:
+    """Token ids without special tokens. Locked per tokenizer: the Rust backend keeps
+    truncation/padding state on the shared object, so concurrent calls must not interleave."""
+    with _LOCKS_GUARD:
+        lock = _TOKENIZER_LOCKS.setdefault(id(tokenizer), threading.Lock())
+    with lock:
+        return list(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
+
+
+def _specials_around(tokenizer) -> tuple[list[int], list[int]]:
+    """(special ids the tokenizer puts before, after) a single sequence, e.g. [CLS] / [SEP].
+
+    transformers 5 dropped build_inputs_with_special_tokens from fast tokenizers, so the
+    frame is read off a probe: encoded with and without special tokens.
+    """
+    with_sp = _encode_full(tokenizer, "a")
+    bare = _encode(tokenizer, "a")
+    for lead in range(len(with_sp) - len(bare) + 1):
+        if with_sp[lead:lead + len(bare)] == bare:
+            return with_sp[:lead], with_sp[lead + len(bare):]
+    return [], []
+
+
+def _encode_full(tokenizer, text: str) -> list[int]:
+    with _LOCKS_GUARD:
+        lock = _TOKENIZER_LOCKS.setdefault(id(tokenizer), threading.Lock())
+    with lock:
+        return list(tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+
+def max_tokens(lm: LoadedModel) -> int:
+    """Longest input the model takes, special tokens included (positions it has embeddings for)."""
+    cfg = lm.model.config
+    limit = int(getattr(cfg, "max_position_embeddings", 0) or 512)
+    if cfg.model_type in ("roberta", "xlm-roberta", "camembert", "longformer"):
+        limit -= int(cfg.pad_token_id or 0) + 1  # their positions start after the padding index
+    tok_limit = lm.tokenizer.model_max_length
+    return min(limit, int(tok_limit)) if tok_limit and tok_limit < 1e6 else limit
+
+
+def window(body: list[int], masks: list[int], budget: int) -> tuple[int, str]:
+    """Start of a ``budget``-token window of ``body`` centred on the masks, and a notice.
+
+    ``masks`` are positions in ``body`` (at least one). Raises if the masks span more than the budget.
+    """
+    if len(body) <= budget:
+        return 0, ""
+    span = masks[-1] - masks[0] + 1
+    if span > budget:
+        raise ExplorerError(f"The masks are {span} tokens apart but the model reads at most {budget}: "
+                            "move them closer together or shorten the prompt.")
+    start = max(0, min(masks[0] - (budget - span) // 2, len(body) - budget))
+    return start, (f"The prompt is {len(body)} tokens; the model reads at most {budget}, so only tokens "
+                   f"{start}-{start + budget} around the mask(s) were used.")
+
+
+# ---- the model side ------------------------------------------------------------------
+def mlm_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The MLM head of known architectures as a function (M, H) -> (M, V), else None.
+
+    Only classes whose forward is exactly ``head(base_model(...)[0])`` are listed, so the
+    shortcut cannot change results; anything else takes the full forward (still correct).
+    """
+    name, m = type(model).__name__, model
+    heads: dict[str, Callable[[], Callable[[torch.Tensor], torch.Tensor]]] = {
+        "BertForMaskedLM": lambda: m.cls, "BigBirdForMaskedLM": lambda: m.cls,
+        "RobertaForMaskedLM": lambda: m.lm_head, "XLMRobertaForMaskedLM": lambda: m.lm_head,
+        "CamembertForMaskedLM": lambda: m.lm_head, "MPNetForMaskedLM": lambda: m.lm_head,
+        "AlbertForMaskedLM": lambda: m.predictions,
+        "DistilBertForMaskedLM": lambda: lambda h: m.vocab_projector(
+            m.vocab_layer_norm(m.activation(m.vocab_transform(h)))),
+        "ElectraForMaskedLM": lambda: lambda h: m.generator_lm_head(m.generator_predictions(h)),
+        "DebertaV2ForMaskedLM": lambda: m.cls if m.legacy else (
+            lambda h: m.lm_predictions(h, m.deberta.embeddings.word_embeddings)),
+    }
+    return heads[name]() if name in heads else None
+
+
+def mask_logits(model: torch.nn.Module, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Vocabulary logits at the mask positions only, in float32.
+
+    ids: (1, T) token ids; positions: (M,) indices into T. Returns (M, V).
+    """
+    attention = torch.ones_like(ids)
+    with torch.inference_mode():
+        head = mlm_head(model)
+        if head is None:  # unknown class: full forward, then pick the rows
+            return model(input_ids=ids, attention_mask=attention).logits[0, positions].float()
+        hidden = model.base_model(input_ids=ids, attention_mask=attention)[0]  # (1, T, H)
+        return head(hidden[0, positions]).float()  # (M, H) -> (M, V)
+
+
+def _word_scheme(tokenizer) -> str:
+    """How a tokenizer marks word boundaries: "##" continues a word, or "Ġ"/"▁" starts one."""
+    probe = tokenizer.convert_ids_to_tokens(_encode(tokenizer, "unbelievably tokenization"))
+    if any(t.startswith("##") for t in probe):
+        return "##"
+    return "▁" if any(t.startswith("▁") for t in probe) else "Ġ"
+
+
+def _continues(token: str, scheme: str) -> bool:
+    """Whether ``token`` continues the word before it."""
+    if scheme == "##":
+        return token.startswith("##")
+    return not token.startswith(scheme) and token.replace(scheme, "").isalnum()
+
+
+def whole_word(tokenizer, tokens: list[str], pos: int, scheme: str, specials: set[str]) -> str:
+    """The word the token at ``pos`` belongs to, joined from its neighbouring pieces."""
+    start, end = pos, pos + 1
+    while start > 0 and tokens[start - 1] not in specials and _continues(tokens[start], scheme):
+        start -= 1
+    while end < len(tokens) and tokens[end] not in specials and _continues(tokens[end], scheme):
+        end += 1
+    return tokenizer.convert_tokens_to_string(tokens[start:end]).strip()
+
+
+def _prepare(lm: LoadedModel, text: str) -> tuple[list[int], int, list[int], str]:
+    """(input ids with specials, offset of the prompt body, mask positions in ids, notice)."""
+    tok = lm.tokenizer
+    body = _encode(tok, model_prompt(text, tok, lm.name))
+    masks = [i for i, t in enumerate(body) if t == tok.mask_token_id]
+    if not masks:  # the marker vanished in tokenization (should not happen): say so, do not guess
+        raise ExplorerError(f"{lm.name} did not see a mask token in the prompt: use [MASK] or ___ between words.")
+    before, after = _specials_around(tok)
+    budget = max_tokens(lm) - len(before) - len(after)
+    start, notice = window(body, masks, budget)
+    ids = before + body[start:start + budget] + after
+    return ids, len(before), [len(before) + m - start for m in masks], notice
+
+
+def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
+    """Top-k predictions of one loaded masked LM for every mask of ``prompt``."""
+    if not 1 <= int(top_k) <= MAX_TOP_K:
+        raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
+    begin, tok, text = time.perf_counter(), lm.tokenizer, clean_text(prompt)
+    ids, _, positions, notice = _prepare(lm, text)
+    logits = mask_logits(lm.model, torch.tensor([ids], device=lm.device), torch.tensor(positions))  # (M, V)
+    values, indices = logits.softmax(-1).topk(int(top_k), dim=-1)  # (M, k) each
+    tokens, scheme, specials = tok.convert_ids_to_tokens(ids), _word_scheme(tok), set(tok.all_special_tokens)
+    specials.discard(tok.mask_token)  # another mask next to this one is not a word boundary marker
+    masks, best = [], list(ids)
+    for m, pos in enumerate(positions):
+        preds = []
+        for score, tid in zip(values[m].tolist(), indices[m].tolist(), strict=True):
+            context = tokens[:pos] + [tok.convert_ids_to_tokens(tid)] + tokens[pos + 1:]
+            preds.append(Prediction(tid, tok.decode([tid]), whole_word(tok, context, pos, scheme, specials), score))
+        masks.append(MaskResult(m, pos, tuple(preds)))
+        best[pos] = preds[0].token_id
+    notes = " ".join(n for n in (notice, lm.notice) if n)
+    return ModelFill(lm.key, lm.name, lm.untrained, lm.device, tok.decode(ids, skip_special_tokens=False),
+                     tuple(masks), tok.decode(best, skip_special_tokens=True), len(ids), notes,
+                     (time.perf_counter() - begin) * 1000)
+
+
+def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weights: bool = False,
+              models_dir: str | None = None, loader: Callable[..., LoadedModel] = load_model) -> FillMaskResult:
+    """Every model's top-k for every mask of one prompt, side by side.
+
+    A model that cannot answer (missing weights, no MLM head) is listed in ``errors`` and the
+    others still answer; a bad prompt raises ExplorerError once for all.
+    """
+    text = clean_text(prompt)
+    picked = [m.strip() for m in models if m and m.strip()]
+    if not picked:
+        raise ExplorerError("Pick at least one model (a catalog key or a save_pretrained directory).")
+    fills, errors = [], []
+    for spec in dict.fromkeys(picked):  # a model asked twice answers once
+        try:
+            lm = loader(spec, "masked-lm", random_weights=random_weights, models_dir=models_dir)
+            fills.append(fill_one(lm, text, top_k))
+        except ExplorerError as err:
+            errors.append((spec, str(err)))
+    return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors))
+
+
+# ---- ELECTRA: generator fills, discriminator spots replacements ----------------------
+@dataclass(frozen=True)
+class ReplacedTokens:
+    """ELECTRA's replaced-token detection over one sentence (special tokens left out)."""
+
+    generator: str
+    discriminator: str
+    untrained: bool  # either model in random-weight mode
+    original: tuple[str, ...]  # the sentence's tokens ("[MASK]" where the user left a blank)
+    tokens: tuple[str, ...]  # what the discriminator read, after the generator's replacements
+    masked: tuple[bool, ...]  # positions the generator filled
+    replaced: tuple[bool, ...]  # truth: the token differs from the original
+    probability: tuple[float, ...]  # discriminator's P(replaced) per token
+    notice: str
+    latency_ms: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def accuracy(self) -> float:
+        """Share of tokens the discriminator classifies right at a 0.5 threshold."""
+        hits = [(p > 0.5) == r for p, r in zip(self.probability, self.replaced, strict=True)]
+        return sum(hits) / max(1, len(hits))
+
+
+def _pick_positions(body: list[int], mask_id: int, fraction: float, seed: int) -> list[int]:
+    """The user's masks if any, else a seeded random ``fraction`` of the tokens (ELECTRA uses 15%)."""
+    user = [i for i, t in enumerate(body) if t == mask_id]
+    if user or fraction <= 0:
+        return user
+    count = max(1, round(fraction * len(body)))
+    order = torch.randperm(len(body), generator=torch.Generator().manual_seed(seed))
+    return sorted(order[:count].tolist())
+
+
+def _generate(gen: LoadedModel, frame: tuple[list[int], list[int]], body: list[int],
+              positions: list[int], seed: int) -> list[int]:
+    """``body`` with the generator's samples at ``positions`` (as in ELECTRA's pretraining)."""
+    if not positions:
+        return list(body)
+    before, after = frame
+    masked = [gen.tokenizer.mask_token_id if i in positions else t for i, t in enumerate(body)]
+    ids = torch.tensor([before + masked + after], device=gen.device)
+    probs = mask_logits(gen.model, ids, torch.tensor([len(before) + p for p in positions])).softmax(-1)
+    picks = torch.multinomial(probs.cpu(), 1, generator=torch.Generator().manual_seed(seed))[:, 0]  # (M,)
+    out = list(body)
+    for p, tid in zip(positions, picks.tolist(), strict=True):
+        out[p] = tid
+    return out
+
+
+def _discriminate(disc: LoadedModel, frame: tuple[list[int], list[int]], body: list[int]) -> list[float]:
+    """P(replaced) for every body token: sigmoid of ElectraForPreTraining's (1, T) logits."""
+    before, after = frame
+    ids = torch.tensor([before + body + after], device=disc.device)
+    with torch.inference_mode():
+        logits = disc.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits  # (1, T)
+    return torch.sigmoid(logits[0, len(before):len(before) + len(body)].float()).tolist()
+
+
+def electra_replaced(gen: LoadedModel, disc: LoadedModel, text: str, mask_fraction: float = 0.15,
+                     seed: int = 0) -> ReplacedTokens:
+    """Corrupt ``text`` with the generator, then ask the discriminator which tokens were replaced.
+
+    Blanks the user typed ([MASK], ___) are what the generator fills; with none, a seeded
+    ``mask_fraction`` of the tokens is masked (0 = just run the discriminator on the text).
+    """
+    begin = time.perf_counter()
+    if len(gen.tokenizer) != len(disc.tokenizer) or gen.tokenizer.mask_token_id != disc.tokenizer.mask_token_id:
+        raise ExplorerError(f"{gen.name} and {disc.name} use different vocabularies: pick a matching ELECTRA pair.")
+    if not 0 <= mask_fraction <= 0.5:
+        raise ExplorerError("The share of masked tokens must be between 0 and 0.5.")
+    text = model_prompt(clean_text(text, require_mask=False), gen.tokenizer, gen.name)
+    body, tok = _encode(gen.tokenizer, text), gen.tokenizer
+    frame = _specials_around(tok)
+    budget = min(max_tokens(gen), max_tokens(disc)) - len(frame[0]) - len(frame[1])
+    notice = "" if len(body) <= budget else f"Only the first {budget} of {len(body)} tokens were used."
+    body = body[:budget]
+    positions = _pick_positions(body, tok.mask_token_id, mask_fraction, seed)
+    corrupted = _generate(gen, frame, body, positions, seed)
+    probs = _discriminate(disc, frame, corrupted)
+    return ReplacedTokens(
+        gen.key, disc.key, gen.untrained or disc.untrained, tuple(tok.convert_ids_to_tokens(body)),
+        tuple(tok.convert_ids_to_tokens(corrupted)), tuple(i in positions for i in range(len(body))),
+        tuple(a != b for a, b in zip(body, corrupted, strict=True)), tuple(probs),
+        " ".join(n for n in (notice, gen.notice, disc.notice) if n), (time.perf_counter() - begin) * 1000)
