@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from explorer.errors import ExplorerError
 from explorer.objectives import STRATEGIES, run
 from explorer.objectives.bart import compose, text_infilling
 from explorer.objectives.mlm import epoch_rng
@@ -74,5 +75,5 @@ def test_composition_applies_each_noise_in_order() -> None:
     p = prep("bart-compose")
     r = compose(p.tokens, epoch_rng(0, 0), p.vocab)
     assert [name for name, _ in r.steps] == ["permute", "infill"] and r.input_tokens == r.steps[-1][1]
-    with pytest.raises(ValueError):
+    with pytest.raises(ExplorerError):
         compose(p.tokens, epoch_rng(0, 0), p.vocab, ("permute", "nope"))

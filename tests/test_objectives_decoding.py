@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from explorer.errors import ExplorerError
 from explorer.objectives.decoding import EXAMPLE_TABLE, adjust, bigram_table, causal_lm, decode, generate
 from explorer.objectives.distill import (
     EXAMPLE_STUDENT,
@@ -36,9 +37,9 @@ def test_greedy_temperature_top_k() -> None:
     assert top2 == pytest.approx([0.625, 0.375, 0, 0])
     assert adjust(P, "sample", 1e-3)[0] == pytest.approx(1.0)  # T -> 0 is greedy, no overflow
     for bad in ([], [-1, 2], [0, 0], [np.nan, 1]):
-        with pytest.raises(ValueError):
+        with pytest.raises(ExplorerError):
             adjust(np.array(bad, dtype=float), "sample")
-    with pytest.raises(ValueError):
+    with pytest.raises(ExplorerError):
         adjust(P, "sample", 0.0)
 
 
@@ -70,5 +71,5 @@ def test_distillation_loss_parts() -> None:
     assert max(distill_loss(EXAMPLE_TOKENS, EXAMPLE_TEACHER, EXAMPLE_STUDENT, EXAMPLE_TRUE, 5.0).teacher_soft) < max(r.teacher_soft)
     same = distill_loss(EXAMPLE_TOKENS, EXAMPLE_TEACHER, EXAMPLE_TEACHER, EXAMPLE_TRUE, 3.0, 0.0)
     assert same.loss == pytest.approx(0.0, abs=1e-12)
-    with pytest.raises(ValueError):
+    with pytest.raises(ExplorerError):
         distill_loss(EXAMPLE_TOKENS, EXAMPLE_TEACHER, EXAMPLE_STUDENT, "nope")

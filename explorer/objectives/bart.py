@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from explorer.errors import ExplorerError
 from explorer.objectives.base import (
     NOT_SELECTED,
     SENTENCE_END,
@@ -180,7 +181,7 @@ def compose(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
     current, steps, last = tuple(tokens), [], None
     for name in noises:
         if name not in NOISES:
-            raise ValueError(f"unknown BART noise {name!r}; choose from {', '.join(NOISES)}")
+            raise ExplorerError(f"unknown BART noise {name!r}; choose from {', '.join(NOISES)}")
         last = NOISES[name](current, rng, vocab)
         current = last.input_tokens
         steps.append((name, current))

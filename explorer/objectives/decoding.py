@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.errors import ExplorerError
 from explorer.objectives.base import SPECIAL, MaskedLMResult, Vocab, _lists, is_special
 
 # "The cat sat on the ..." : a small, realistic next-token table for the page.
@@ -42,14 +43,14 @@ def adjust(probs: np.ndarray, method: str, temperature: float = 1.0, top_k: int 
     """
     p = np.asarray(probs, dtype=float)
     if p.ndim != 1 or len(p) == 0 or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
-        raise ValueError("probabilities must be a non-empty vector of non-negative numbers with a positive sum")
+        raise ExplorerError("The probability table needs at least one row of non-negative numbers with a positive sum: fix the values.")
     p = p / p.sum()
     if method == "greedy":
         return np.eye(len(p))[int(np.argmax(p))]
     if method not in METHODS:
-        raise ValueError(f"unknown decoding method {method!r}; choose from {', '.join(METHODS)}")
+        raise ExplorerError(f"unknown decoding method {method!r}; choose from {', '.join(METHODS)}")
     if temperature <= 0:
-        raise ValueError("temperature must be > 0 (use greedy for the T -> 0 limit)")
+        raise ExplorerError("Temperature must be above 0: use greedy decoding for the T -> 0 limit.")
     if method == "top-k":
         k = max(1, min(int(top_k), len(p)))
         keep = np.zeros(len(p), dtype=bool)

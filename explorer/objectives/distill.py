@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.errors import ExplorerError
 from explorer.objectives.base import _lists
 
 # "Paris is the [MASK] of France." : teacher (large, confident) and student (small) logits.
@@ -52,13 +53,13 @@ class DistillResult:
 
 def distill_loss(tokens: tuple[str, ...], teacher_logits: tuple[float, ...], student_logits: tuple[float, ...],
                  true_token: str, temperature: float = 2.0, alpha: float = 0.5) -> DistillResult:
-    """The distillation loss and its parts; raises ValueError on inconsistent inputs."""
+    """The distillation loss and its parts; raises ExplorerError on inconsistent inputs."""
     if not (len(tokens) == len(teacher_logits) == len(student_logits)) or not tokens:
-        raise ValueError("tokens, teacher and student logits must be non-empty and of the same length")
+        raise ExplorerError("tokens, teacher and student logits must be non-empty and of the same length")
     if true_token not in tokens:
-        raise ValueError(f"the true token {true_token!r} must be one of the candidates")
+        raise ExplorerError(f"the true token {true_token!r} must be one of the candidates")
     if temperature <= 0 or not 0 <= alpha <= 1:
-        raise ValueError("temperature must be > 0 and alpha in [0, 1]")
+        raise ExplorerError("temperature must be > 0 and alpha in [0, 1]")
     t_soft, s_soft = softmax(teacher_logits, temperature), softmax(student_logits, temperature)
     s_hard = softmax(student_logits)
     ce = float(-np.log(s_hard[tokens.index(true_token)]))

@@ -1,0 +1,63 @@
+"""Cached wrappers of the objectives area (the only Streamlit caching for it).
+
+Arguments are plain hashable values (text, names, seeds); the tokenizers and replacement
+vocabularies are cached once per process by the library (lru_cache, never mutated).
+ExplorerErrors are not cached: they propagate to ``ui.guard``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer import objectives as obj
+from explorer.objectives import decoding, distill, mlm, stats
+from explorer.objectives.text import Prepared, prepare
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def prepared(name: str, text: str, pair: str | None) -> Prepared:
+    """``text`` tokenized and framed the way strategy ``name``'s model did it."""
+    s = obj.get_strategy(name)
+    return prepare(text, s.tokenizer, s.frame, pair if s.pair else None)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def result(name: str, text: str, pair: str | None, seed: int, epoch: int = 0):
+    """One draw of strategy ``name`` (a frozen result dataclass)."""
+    p = prepared(name, text, pair)
+    return obj.run(name, p.tokens, seed, p.vocab, epoch=epoch)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def draw_stats(name: str, text: str, pair: str | None, seed: int, n_draws: int) -> stats.DrawStats:
+    """The strategy's statistics over ``n_draws`` draws."""
+    p = prepared(name, text, pair)
+    return stats.draw_stats(name, p.tokens, p.vocab, seed, n_draws)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def epochs(text: str, seed: int, n_epochs: int) -> tuple[tuple, tuple]:
+    """(dynamic, static) RoBERTa masks over ``n_epochs`` epochs."""
+    p = prepared("roberta", text, None)
+    return (mlm.masking_over_epochs(p.tokens, p.vocab, seed, n_epochs, True),
+            mlm.masking_over_epochs(p.tokens, p.vocab, seed, n_epochs, False))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def decode(table: tuple[tuple[str, float], ...], method: str, temperature: float, top_k: int,
+           seed: int, n: int) -> decoding.DecodingResult:
+    return decoding.decode(dict(table), method, mlm.epoch_rng(seed, 0), temperature, top_k, n)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def generate(text: str, start: str, steps: int, method: str, temperature: float, top_k: int, seed: int) -> tuple[str, ...]:
+    """A continuation of ``start`` by the bigram model counted from the text's GPT-2 pieces."""
+    p = prepared("gpt-clm", text, None)
+    return decoding.generate(decoding.bigram_table(p.tokens), start, steps, method, mlm.epoch_rng(seed, 0),
+                             temperature, top_k)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def distillation(temperature: float, alpha: float, student: tuple[float, ...]) -> distill.DistillResult:
+    return distill.distill_loss(distill.EXAMPLE_TOKENS, distill.EXAMPLE_TEACHER, student, distill.EXAMPLE_TRUE,
+                                temperature, alpha)
