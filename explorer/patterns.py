@@ -509,7 +509,8 @@ def _self_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len: int,
         if cfg.get("attention_type") == "original_full":
             return "full (attention_type original_full)", full(seq_len, d)
         b, r = int(cfg.get("block_size", 64)), int(cfg.get("num_random_blocks", 3))
-        return "block-sparse", block_sparse(seq_len, b, r, seed, d)
+        spec = block_sparse(seq_len, b, r, seed, d)
+        return ("block-sparse" if effective_kind(spec) == "block-sparse" else "full (short-input fallback)"), spec
     if attention == "local-global-alternating":
         kind = alternating_layers(cfg)[layer]
         if kind in _LOCAL_NAMES:

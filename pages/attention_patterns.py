@@ -76,10 +76,10 @@ with st.spinner(f"Building {len(views)} masks of {seq_len:,} tokens..."):
             lay = min(layer, cache.layer_count(key) - 1) if part in ("auto", "encoder") else 0
             vp, mask, factor = cache.pattern_view(key, seq_len, lay, part, globals_, seed, dilation, seq_len, cells)
             rows.append(patterns.table_row(vp))
-            title = f"{vp.name}: {vp.part}, layer {vp.layer} ({vp.layer_kind})"
+            title = f"{vp.name}, layer {vp.layer}" + ("" if vp.part == "self" else f" ({vp.part})")
             q_label = "decoder query" if part == "cross" else "query token"
             k_label = "encoder key" if part == "cross" else "key token"
-            ui.figure(plots.mask_heatmap(mask, factor, title, q_label=q_label, k_label=k_label),
+            ui.figure(plots.mask_heatmap(mask, factor, title, kind=vp.layer_kind, q_label=q_label, k_label=k_label),
                       f"pattern_{key}_{vp.part}_{seq_len}", key=f"fig_{key}_{part}")
             st.caption(f"{vp.stats.note}. Density {vp.stats.density:.2%}, "
                        f"{vp.stats.nnz:,} of {vp.stats.q_len * vp.stats.k_len:,} pairs.")

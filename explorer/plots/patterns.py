@@ -20,7 +20,7 @@ METRICS = {
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
-def mask_heatmap(mask: np.ndarray, factor: int, title: str, *, q_label: str = "query token",
+def mask_heatmap(mask: np.ndarray, factor: int, title: str, *, kind: str = "", q_label: str = "query token",
                  k_label: str = "key token") -> go.Figure:
     """Heatmap of a (possibly max-pooled) boolean mask ``(rows, cols)``; row 0 at the top.
 
@@ -33,8 +33,9 @@ def mask_heatmap(mask: np.ndarray, factor: int, title: str, *, q_label: str = "q
         colorscale=MASK_COLORS, showscale=False,
         hovertemplate=f"{q_label} %{{y:.0f}}<br>{k_label} %{{x:.0f}}<br>attends: %{{z}}<extra></extra>",
     ))
-    sub = (f"max-pooled: 1 cell = {factor}x{factor} tokens, lit if any pair in it attends"
+    sub = (f"max-pooled: 1 cell = {factor}x{factor} tokens, lit if any pair attends"
            if factor > 1 else "exact: 1 cell = 1 query/key pair")
+    sub = f"{kind}; {sub}" if kind else sub
     fig.update_layout(
         title={"text": f"{title}<br><sup>{sub}</sup>", "font": {"size": 14}},
         margin={"l": 50, "r": 10, "t": 60, "b": 40}, height=380,
