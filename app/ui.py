@@ -69,3 +69,59 @@ def query_list(param: str, default: Sequence[str], allowed: Sequence[str]) -> li
 def set_query_list(param: str, values: Sequence[str]) -> None:
     """Write a selection into the URL so the view can be shared as a link."""
     st.query_params[param] = ",".join(values)
+
+
+def _variant_label(key: str) -> str:
+    from explorer import catalog
+
+    v = catalog.get_variant(key)
+    return f"{v.name} ({v.family}, {v.year})"
+
+
+def pick_variant(label: str, param: str = "model", default: str = "bert-base", key: str | None = None) -> str:
+    """A variant selectbox whose choice lives in the URL (``?model=KEY``)."""
+    from explorer import catalog
+
+    options = catalog.keys()
+    current = query_list(param, [default], options)[0]
+    choice = st.selectbox(label, options, index=options.index(current), format_func=_variant_label,
+                          key=key or f"pick_{param}")
+    st.query_params[param] = choice
+    return choice
+
+
+def pick_variants(label: str, param: str = "models", default: Sequence[str] = (), key: str | None = None,
+                  max_selections: int | None = None) -> list[str]:
+    """A multiselect of variants whose choice lives in the URL (``?models=a,b,c``)."""
+    from explorer import catalog
+
+    options = catalog.keys()
+    current = query_list(param, [d for d in default if d in options], options)
+    choice = st.multiselect(label, options, default=current, format_func=_variant_label,
+                            key=key or f"pick_{param}", max_selections=max_selections)
+    set_query_list(param, choice)
+    return choice
+
+
+def human(n: float, unit: str = "") -> str:
+    """12_345_678 -> '12.3M' (bytes with unit='B' -> '12.3 MB')."""
+    from explorer.plots.architecture import human as _human
+
+    text = _human(n)
+    return f"{text[:-1]} {text[-1]}{unit}" if unit and text[-1].isalpha() else f"{text} {unit}".strip()
+
+
+def variant_card(key: str) -> None:
+    """Name, paper, checkpoint, objectives, attention, key idea and headline figures."""
+    from explorer import catalog
+
+    v = catalog.get_variant(key)
+    st.markdown(f"**{v.name}** · {v.family} · {v.year} · [{v.paper_title}]({v.paper})")
+    st.caption(
+        f"Checkpoint: `{v.reference_checkpoint or 'configuration only'}` · model_type `{v.model_type}` · "
+        f"objectives: {', '.join(v.objectives)} · attention: {v.attention} · positions: {v.positions}"
+    )
+    st.write(v.idea)
+    for line in v.headline:
+        st.markdown(f"- {line}")
+    st.caption(f"Configuration source: {v.config_source}")

@@ -45,17 +45,16 @@ class Analysis:
 
 
 def base_params(config, head: str, model) -> int:
-    """Unique parameters of the bare model (AutoModel), the figure papers usually quote."""
-    if head in ("base",) or head not in build.STANDARD_HEADS:
-        return model.num_parameters() if head == "base" else _custom_base(config, model)
-    return build.instantiate(config, "base").num_parameters()
+    """Unique parameters of the bare model (no task heads), the figure papers usually quote.
 
+    Sentence-BERT, ColBERT, the ELECTRA pair and BERT2BERT *are* their whole module (pooling,
+    projection and both networks included); other heads are removed by building AutoModel.
+    """
+    from explorer.heads import WHOLE_IS_BASE
 
-def _custom_base(config, model) -> int:
-    try:
-        return build.instantiate(config, "base").num_parameters()
-    except Exception:  # e.g. an encoder-decoder wrapper: the whole model is its own base
-        return model.num_parameters()
+    if head == "base" or head in WHOLE_IS_BASE:
+        return anatomy.unique_params(model)
+    return anatomy.unique_params(build.instantiate(config, "base"))
 
 
 def analyse_model(model, config, *, key: str | None, name: str, head: str, seq_len: int = 128,
@@ -110,3 +109,11 @@ def analyse_config(config, *, name: str = "custom", seq_len: int = 128, head: st
     attention = "causal" if head == "causal-lm" else "full"
     return analyse_model(model, config, key=None, name=name, head=head, seq_len=seq_len,
                          attention=attention, shapes=shapes)
+
+
+def base_params_of_variant(key: str) -> int:
+    """The catalog's "params" column: :func:`base_params` of a variant, without a tree."""
+    variant = catalog.get_variant(key)
+    config = build.make_config(key)
+    model = build.instantiate(config, variant.head, "meta", variant.extra)
+    return base_params(config, variant.head, model)

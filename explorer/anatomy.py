@@ -12,6 +12,7 @@ Counting rules (they differ from torchinfo 1.8, which counts tied weights twice)
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -264,6 +265,34 @@ def dummy_inputs(model: nn.Module, config, seq_len: int) -> dict[str, Any]:
     return inputs
 
 
+@contextlib.contextmanager
+def _neutral_item(seq_len: int) -> Iterator[None]:
+    """Meta tensors hold no values, so ``.item()`` raises. Models call it only for sanity
+    checks and lengths (``lengths.max().item()``); answer those with True / seq_len / 0.0
+    while tracing shapes, and restore the real method afterwards."""
+    import torch
+
+    real = torch.Tensor.item
+
+    def item(self):
+        if self.device.type != "meta":
+            return real(self)
+        if self.dtype == torch.bool:
+            return True
+        return 0.0 if self.is_floating_point() else seq_len
+
+    torch.Tensor.item = item
+    try:
+        yield
+    finally:
+        torch.Tensor.item = real
+
+
+def unique_params(model: nn.Module) -> int:
+    """Parameters counted once each (``parameters()`` drops tied aliases)."""
+    return sum(p.numel() for p in model.parameters())
+
+
 def trace_shapes(model: nn.Module, config, seq_len: int) -> tuple[dict[str, tuple[int, ...]], str]:
     """Output shape of every module for one sequence, from a forward pass on the meta device.
 
@@ -281,7 +310,7 @@ def trace_shapes(model: nn.Module, config, seq_len: int) -> tuple[dict[str, tupl
                 shapes[name] = tuple(t.shape)
         hooks.append(module.register_forward_hook(hook))
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _neutral_item(seq_len):
             model(**dummy_inputs(model, config, seq_len))
         note = ""
     except Exception as err:  # shapes are a bonus: never fail the analysis for them

@@ -91,7 +91,7 @@ def apply_overrides(config, overrides: Mapping[str, int] | None):
         value = int(value)
         if value < 1:
             raise ExplorerError(f"{knob.replace('_', ' ')} must be at least 1 (got {value}).")
-        targets = [a for a in KNOBS[knob] if hasattr(config, a) and getattr(config, a) is not None]
+        targets = [a for a in KNOBS[knob] if hasattr(config, a)]
         if not targets and knob != "num_hidden_groups":
             raise ExplorerError(f"This architecture has no {knob.replace('_', ' ')} setting.")
         for attr in targets:

@@ -61,16 +61,27 @@ def layer_counts(config) -> tuple[int, int, int]:
     return layers, 0, d_model
 
 
-def context(attention: str, seq_len: int, config) -> float:
-    """Average number of keys a query attends to, for the catalog's attention kinds."""
+def context(attention: str, seq_len: int, config, average_causal: bool = True) -> float:
+    """Average number of keys a query attends to, averaged over layers (alternating patterns).
+
+    Sparse kinds use the closed-form non-zero counts of :mod:`explorer.patterns` with the
+    config's own window / block sizes. ``average_causal=False`` counts a causal layer as
+    dense: what a dense kernel stores before masking.
+    """
     from explorer import patterns
 
-    spec = patterns.spec_for_config(attention, seq_len, config) if hasattr(patterns, "spec_for_config") else None
-    if spec is not None:
-        return patterns.nnz_closed_form(spec) / seq_len
+    if attention in ("full", "encoder-decoder", "disentangled") or seq_len < 1:
+        return float(seq_len)
     if attention == "causal":
-        return (seq_len + 1) / 2
-    return float(seq_len)
+        return (seq_len + 1) / 2 if average_causal else float(seq_len)
+    cfg = config.to_dict()
+    layers = max(1, int(getattr(config, "num_hidden_layers", 1) or 1))
+    counts = []
+    for layer in range(layers):
+        _, spec = patterns._self_spec(attention, cfg, layer, seq_len, (), 0, 1)
+        dense_causal = not average_causal and spec.kind == "causal"
+        counts.append(seq_len * seq_len if dense_causal else patterns.nnz_closed_form(spec))
+    return sum(counts) / layers / seq_len
 
 
 def attention_flops(config, seq_len: int, attention: str = "full") -> int:
@@ -87,9 +98,13 @@ def per_token(model: nn.Module, config, seq_len: int, attention: str = "full") -
 
 
 def attention_memory(config, seq_len: int, attention: str = "full", bytes_per: int = 4) -> int:
-    """Bytes of attention scores for one sequence: layers x heads x queries x keys attended."""
+    """Bytes of attention scores for one sequence: layers x heads x queries x keys stored.
+
+    Full and causal layers store the whole (T, T) matrix; Longformer and BigBird store only
+    the keys their pattern allows, which is what makes them linear in T.
+    """
     self_layers, cross_layers, _ = layer_counts(config)
     heads = int(getattr(config, "num_attention_heads", 0) or getattr(getattr(config, "encoder", None),
                                                                        "num_attention_heads", 0) or 1)
-    ctx = context(attention, seq_len, config)
+    ctx = context(attention, seq_len, config, average_causal=False)
     return int(bytes_per * heads * seq_len * (self_layers * ctx + cross_layers * seq_len))

@@ -177,6 +177,9 @@ def _bert2bert(config, extra: dict | None = None):
     return EncoderDecoderModel(config=EncoderDecoderConfig.from_encoder_decoder_configs(enc, dec))
 
 
+# Custom variants whose whole module is the "base model" (their published counts include it).
+WHOLE_IS_BASE = frozenset({"sentence-bert", "colbert", "electra-pair", "bert2bert"})
+
 CUSTOM: dict[str, Callable[..., nn.Module]] = {
     "sentence-bert": SentenceBert,
     "colbert": ColBert,

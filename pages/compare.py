@@ -1,6 +1,52 @@
-"""Compare variants (placeholder until its issue lands)."""
+"""Comparator: several variants side by side (size, memory, FLOPs, scaling with length)."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
+from app import cache_architecture as cache
+from app import ui
+from explorer.compare import MAX_COMPARE
+from explorer.plots import architecture as plots
+
 st.title("Compare variants")
-st.info("This page is not built yet.")
+st.caption("Pick variants; the selection is in the URL, so the comparison can be shared as a link.")
+
+keys = ui.pick_variants("Variants", param="models", max_selections=MAX_COMPARE, key="cmp_models",
+                        default=["bert-base", "roberta-base", "albert-base", "distilbert", "gpt2", "t5-small",
+                                 "longformer", "bigbird"])
+seq_len = int(st.select_slider("Sequence length for FLOPs per token", [128, 256, 512, 1024, 2048, 4096],
+                               value=512, key="cmp_seq"))
+if not keys:
+    st.info("Pick at least one variant.")
+    st.stop()
+
+result = None
+with ui.guard():
+    result = cache.compare_variants(tuple(keys), seq_len)
+if result is None:
+    st.stop()
+
+frame = pd.DataFrame(result.rows)
+shown = frame.assign(
+    params=frame["params"].map(ui.human), params_with_heads=frame["params_with_heads"].map(ui.human),
+    fp32=frame["fp32_bytes"].map(lambda b: ui.human(b, "B")), fp16=frame["fp16_bytes"].map(lambda b: ui.human(b, "B")),
+    int8=frame["int8_bytes"].map(lambda b: ui.human(b, "B")), flops_per_token=frame["flops_per_token"].map(ui.human),
+).drop(columns=["fp32_bytes", "fp16_bytes", "int8_bytes", "key"])
+st.dataframe(shown, hide_index=True)
+ui.csv_download(frame, "comparison", key="dl_compare")
+
+left, right = st.columns(2)
+with left:
+    ui.figure(plots.stacked_components(result), "components", height=480)
+with right:
+    ui.figure(plots.params_log(result), "parameters", height=480)
+left, right = st.columns(2)
+with left:
+    ui.figure(plots.scaling(result, "flops"), "flops-vs-length", height=420)
+with right:
+    ui.figure(plots.scaling(result, "memory"), "attention-memory-vs-length", height=420)
+st.caption("Full attention grows quadratically with length (a straight line of slope 2 on the memory chart); "
+           "Longformer's window and BigBird's blocks grow linearly. FLOPs per token = 2 x weights used + "
+           "4 x layers x d_model x keys attended (Kaplan et al. 2020).")

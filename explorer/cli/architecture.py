@@ -1,9 +1,86 @@
-"""CLI commands of the architecture area: list, inspect, compare."""
+"""CLI commands of the architecture area: ``list``, ``inspect``, ``compare``."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from explorer import analysis, build, catalog, compare
+from explorer.cli import print_json
+from explorer.errors import ExplorerError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this area's sub-commands to the parser."""
+    """Add list / inspect / compare."""
+    p = sub.add_parser("list", help="every variant in the catalog")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("inspect", help="layer tree and parameter breakdown of a variant or config.json")
+    p.add_argument("target", help="catalog key or path to a config.json")
+    p.add_argument("--seq-len", type=int, default=128, help="sequence length for shapes and FLOPs")
+    p.add_argument("--share-layers", action="store_true", help="ALBERT-style cross-layer sharing")
+    p.add_argument("--depth", type=int, default=4, help="depth of the text tree")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_inspect)
+    p = sub.add_parser("compare", help="side-by-side table of several variants")
+    p.add_argument("keys", nargs="+", help="catalog keys")
+    p.add_argument("--seq-len", type=int, default=512)
+    p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    for v in catalog.load_catalog().values():
+        params = analysis.base_params_of_variant(v.key)
+        rows.append({"key": v.key, "name": v.name, "family": v.family, "year": v.year,
+                     "reference_checkpoint": v.reference_checkpoint, "model_type": v.model_type,
+                     "params": params, "objectives": list(v.objectives), "attention": v.attention})
+    if args.json:
+        print_json(rows)
+    else:
+        for r in rows:
+            print(f"{r['key']:<28} {r['name']:<30} {r['family']:<16} {r['params']:>15,}")
+    return 0
+
+
+def _analyse(target: str, seq_len: int, share: bool) -> analysis.Analysis:
+    if seq_len < 1 or seq_len > 1_000_000:
+        raise ExplorerError(f"--seq-len must be between 1 and 1,000,000 (got {seq_len}).")
+    path = Path(target)
+    if target.endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise ExplorerError(f"No such file: {target}. Give a catalog key or the path of a config.json.")
+        config = build.parse_config_json(path.read_bytes())
+        return analysis.analyse_config(config, name=path.stem, seq_len=seq_len, share_layers=share)
+    return analysis.analyse_variant(target, seq_len=seq_len, share_layers=share)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    result = _analyse(args.target, args.seq_len, args.share_layers)
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    from explorer.anatomy import text_tree
+
+    print(text_tree(result.tree, args.depth))
+    for category, n in result.components.items():
+        print(f"{category:<26} {n:>15,}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    result = compare.compare(args.keys, seq_len=args.seq_len)
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    import pandas as pd
+
+    frame = pd.DataFrame(result.rows)
+    if args.csv:
+        frame.to_csv(sys.stdout, index=False)
+    else:
+        print(frame.to_string(index=False))
+    return 0

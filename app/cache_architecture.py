@@ -1,0 +1,42 @@
+"""Cached wrappers for the architecture explorer, comparator and overview (hashable args only)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer import analysis, build, catalog, compare
+
+
+@st.cache_data(max_entries=64, show_spinner="Building the model on the meta device...")
+def analyse_variant(key: str, seq_len: int, overrides: tuple[tuple[str, int], ...] = (),
+                    share_layers: bool = False) -> analysis.Analysis:
+    return analysis.analyse_variant(key, seq_len=seq_len, overrides=dict(overrides), share_layers=share_layers)
+
+
+@st.cache_data(max_entries=16, show_spinner="Building your configuration...")
+def analyse_upload(data: bytes, name: str, seq_len: int, overrides: tuple[tuple[str, int], ...] = (),
+                   share_layers: bool = False) -> analysis.Analysis:
+    config = build.apply_overrides(build.parse_config_json(data), dict(overrides))
+    return analysis.analyse_config(config, name=name, seq_len=seq_len, share_layers=share_layers)
+
+
+@st.cache_data(max_entries=32, show_spinner="Analysing the variants...")
+def compare_variants(keys: tuple[str, ...], seq_len: int) -> compare.Comparison:
+    return compare.compare(keys, seq_len=seq_len)
+
+
+@st.cache_data(max_entries=1, show_spinner="Counting the parameters of every variant...")
+def catalog_frame() -> pd.DataFrame:
+    rows = []
+    for v in catalog.load_catalog().values():
+        rows.append({"key": v.key, "name": v.name, "family": v.family, "year": v.year,
+                     "params": analysis.base_params_of_variant(v.key), "objectives": ", ".join(v.objectives),
+                     "attention": v.attention, "positions": v.positions, "checkpoint": v.reference_checkpoint,
+                     "paper": v.paper})
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(max_entries=64)
+def config_summary(key: str) -> dict:
+    return compare.config_summary(build.make_config(key))

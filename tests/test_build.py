@@ -1,0 +1,137 @@
+"""explorer.build and explorer.heads: configs, overrides, validation, custom variants that run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import BertConfig, ElectraConfig
+
+from explorer import build, heads
+from explorer.errors import ExplorerError
+
+TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+            max_position_embeddings=64)
+
+
+def test_config_from_dict_needs_model_type() -> None:
+    with pytest.raises(ExplorerError, match="model_type"):
+        build.config_from_dict({"hidden_size": 8})
+
+
+def test_unknown_model_type_is_a_clear_error() -> None:
+    with pytest.raises(ExplorerError, match="Unknown model_type"):
+        build.config_from_dict({"model_type": "not-a-model"})
+
+
+@pytest.mark.parametrize("text", [b"{not json", b"[1, 2]", b"\xff\xfe", b""])
+def test_malformed_upload_is_a_clear_error(text: bytes) -> None:
+    with pytest.raises(ExplorerError):
+        build.parse_config_json(text)
+
+
+def test_hidden_not_divisible_by_heads_suggests_a_fix() -> None:
+    config = build.config_from_dict({"model_type": "bert", **TINY, "num_attention_heads": 5})
+    with pytest.raises(ExplorerError, match="not divisible by 5 heads"):
+        build.instantiate(config, "base")
+
+
+@pytest.mark.parametrize("knob", ["num_hidden_layers", "num_attention_heads", "hidden_size"])
+def test_zero_is_rejected(knob: str) -> None:
+    config = build.config_from_dict({"model_type": "bert", **TINY})
+    with pytest.raises(ExplorerError, match="at least 1"):
+        build.apply_overrides(config, {knob: 0})
+
+
+def test_overrides_change_both_stacks_of_an_encoder_decoder() -> None:
+    config = build.config_from_dict({"model_type": "t5", "d_model": 32, "d_ff": 64, "num_layers": 2,
+                                     "num_heads": 2, "d_kv": 16, "vocab_size": 100})
+    changed = build.apply_overrides(config, {"num_hidden_layers": 3, "intermediate_size": 48})
+    assert (changed.num_layers, changed.num_decoder_layers, changed.d_ff) == (3, 3, 48)
+    assert config.num_layers == 2  # the original is untouched
+
+
+def test_override_of_a_missing_knob_says_so() -> None:
+    config = build.config_from_dict({"model_type": "bert", **TINY})
+    with pytest.raises(ExplorerError, match="no embedding size"):
+        build.apply_overrides(config, {"embedding_size": 16})
+
+
+def test_numpy_and_float_sizes_are_cast() -> None:
+    import numpy as np
+
+    config = build.config_from_dict({"model_type": "bert", **TINY})
+    changed = build.apply_overrides(config, {"hidden_size": np.int64(64), "num_attention_heads": 4.0})
+    assert changed.hidden_size == 64 and isinstance(changed.hidden_size, int)
+
+
+def test_meta_build_allocates_nothing() -> None:
+    config = build.config_from_dict({"model_type": "bert", **TINY})
+    model = build.instantiate(config, "mlm")
+    assert all(p.device.type == "meta" for p in model.parameters())
+
+
+def test_share_all_layers_counts_one_block() -> None:
+    config = build.config_from_dict({"model_type": "bert", **TINY, "num_hidden_layers": 4})
+    plain = build.instantiate(config, "base").num_parameters()
+    shared = build.share_all_layers(build.instantiate(config, "base")).num_parameters()
+    block = (plain - shared) // 3
+    assert shared == plain - 3 * block and block > 0
+
+
+def _tiny_bert(**kw) -> BertConfig:
+    return BertConfig(**{**TINY, **kw})
+
+
+@pytest.mark.parametrize("head", ["sentence-bert", "colbert", "fastbert", "spanbert", "structbert", "bert2bert"])
+def test_custom_variants_run_on_cpu(head: str) -> None:
+    torch.manual_seed(0)
+    model = build.instantiate(_tiny_bert(), head, device="cpu", extra={"dim": 16}).eval()
+    ids = torch.randint(5, 99, (2, 7))
+    with torch.no_grad():
+        out = model(input_ids=ids, decoder_input_ids=ids) if head == "bert2bert" else model(input_ids=ids)
+    assert out is not None
+
+
+def test_sentence_bert_pools_and_normalises() -> None:
+    model = build.instantiate(_tiny_bert(), "sentence-bert", device="cpu").eval()
+    with torch.no_grad():
+        emb = model(torch.randint(5, 99, (3, 6)))
+    assert emb.shape == (3, 32)
+    assert torch.allclose(emb.norm(dim=-1), torch.ones(3), atol=1e-5)
+
+
+def test_colbert_projects_every_token_without_bias() -> None:
+    model = build.instantiate(_tiny_bert(), "colbert", device="cpu", extra={"dim": 16}).eval()
+    assert model.colbert_projection.bias is None
+    with torch.no_grad():
+        assert model(torch.randint(5, 99, (2, 9))).shape == (2, 9, 16)
+
+
+def test_fastbert_has_one_exit_per_layer() -> None:
+    model = build.instantiate(_tiny_bert(num_hidden_layers=3), "fastbert", device="cpu").eval()
+    with torch.no_grad():
+        assert model(torch.randint(5, 99, (2, 5))).shape == (2, 3, 2)
+
+
+def test_structbert_sentence_head_is_three_way() -> None:
+    model = build.instantiate(_tiny_bert(), "structbert")
+    assert model.bert.cls.seq_relationship.out_features == 3
+
+
+def test_electra_pair_shares_token_embeddings() -> None:
+    small = dict(vocab_size=99, embedding_size=16, max_position_embeddings=64)
+    gen = ElectraConfig(**small, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    disc = ElectraConfig(**small, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+    pair = heads.ElectraPair(gen, disc)
+    separate = sum(m.num_parameters() for m in (pair.generator, pair.discriminator))
+    shared = 99 * 16 + 64 * 16  # token + position tables counted once
+    assert pair.generator.electra.embeddings.word_embeddings is pair.discriminator.electra.embeddings.word_embeddings
+    assert sum(p.numel() for p in pair.parameters()) == separate - shared
+
+
+def test_upload_roundtrip_from_json_text() -> None:
+    text = json.dumps({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 4, "vocab_size": 50})
+    config = build.parse_config_json(text)
+    assert build.default_head(config) in ("pretraining", "causal-lm")
