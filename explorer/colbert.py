@@ -28,6 +28,8 @@ import torch.nn.functional as F
 from explorer.errors import ExplorerError
 
 QUERY_MARKER, DOC_MARKER = "[unused0]", "[unused1]"  # ColBERT's [Q] and [D] tokens
+# colbert-ir checkpoints call the projection ``linear``; this project's heads.ColBert ``colbert_projection``.
+PROJECTION_NAMES = frozenset({"linear.weight", "colbert_projection.weight", "model.linear.weight"})
 QUERY_MAXLEN, DOC_MAXLEN = 32, 180  # ColBERT defaults: queries are padded to 32 with [MASK]
 MAX_QUERY_CHARS = 2_000
 STAND_IN_NOTE = ("Stand-in: no ColBERT checkpoint is present, so these are all-MiniLM-L6-v2 token vectors "
@@ -75,7 +77,7 @@ def read_projection(path: str | None) -> torch.Tensor | None:
     for file in sorted(Path(path).glob("*.safetensors")):
         with safe_open(str(file), framework="pt") as f:
             for name in f.keys():  # noqa: SIM118 (safe_open has no __iter__)
-                if name == "linear.weight" or name.endswith(".linear.weight"):
+                if name in PROJECTION_NAMES:
                     return f.get_tensor(name).float()
     return None
 

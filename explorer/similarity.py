@@ -10,6 +10,7 @@ users paste lists: sentences are tokenized once, sorted by token count (batches 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class SimilarityResult:
     dim: int
     untrained: bool
     notices: tuple[str, ...] = ()
+    seconds: float = 0.0  # embedding time (the page shows each prediction's latency)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "sentences": list(self.sentences), "matrix": [list(r) for r in self.matrix],
@@ -66,10 +68,11 @@ class SearchResult:
     query: str
     hits: tuple[SearchHit, ...]
     untrained: bool
+    seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "query": self.query, "untrained": self.untrained,
-                "hits": [asdict(h) for h in self.hits]}
+                "seconds": self.seconds, "hits": [asdict(h) for h in self.hits]}
 
 
 def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) -> SentenceList:
@@ -153,6 +156,9 @@ def encode(loaded: Any, sentences: list[str] | tuple[str, ...], batch_size: int 
     if not sentences:
         raise ExplorerError("No sentences to embed.")
     tok, model = loaded.tokenizer, loaded.model
+    if getattr(model.config, "is_encoder_decoder", False):
+        raise ExplorerError(f"{_model_label(loaded)} is an encoder-decoder: sentence embeddings need an "
+                            "encoder such as sentence-bert (the bundled all-MiniLM-L6-v2).")
     ids = tok(list(sentences), truncation=True, max_length=max_length(loaded),
               add_special_tokens=True)["input_ids"]
     order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
@@ -181,11 +187,13 @@ def _model_label(loaded: Any) -> str:
 def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> SimilarityResult:
     """Clean the lines, embed them and return the full cosine matrix."""
     clean = clean_sentences(lines)
+    started = time.perf_counter()
     emb = encode(loaded, clean.sentences, batch_size)  # (N, D)
     mat = cosine_matrix(emb)
     rows = tuple(tuple(round(float(v), 6) for v in row) for row in mat.tolist())
     return SimilarityResult(_model_label(loaded), clean.sentences, rows, int(emb.shape[1]),
-                            bool(getattr(loaded, "untrained", False)), clean.notices)
+                            bool(getattr(loaded, "untrained", False)), clean.notices,
+                            round(time.perf_counter() - started, 4))
 
 
 def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = None) -> SearchResult:
@@ -196,8 +204,10 @@ def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = 
     if len(q) > MAX_CHARS:
         raise ExplorerError(f"The query is {len(q):,} characters long; the limit is {MAX_CHARS:,}.")
     clean = clean_sentences(lines)
+    started = time.perf_counter()
     emb = encode(loaded, [q, *clean.sentences])  # (1 + N, D)
     scores = cosine_matrix(emb[:1], emb[1:])[0]  # (N,)
     order = torch.argsort(scores, descending=True, stable=True).tolist()[: top_k or len(clean.sentences)]
     hits = tuple(SearchHit(r + 1, i, clean.sentences[i], round(float(scores[i]), 6)) for r, i in enumerate(order))
-    return SearchResult(_model_label(loaded), q, hits, bool(getattr(loaded, "untrained", False)))
+    return SearchResult(_model_label(loaded), q, hits, bool(getattr(loaded, "untrained", False)),
+                        round(time.perf_counter() - started, 4))

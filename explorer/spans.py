@@ -108,6 +108,9 @@ def parse_sentinels(text: str, n_blanks: int) -> tuple[list[str], list[str]]:
         if idx < n_blanks and idx not in spans:
             spans[idx] = body.replace("</s>", "").replace("<pad>", "").strip()
     missing = [i for i in range(n_blanks) if i not in spans]
+    if len(missing) == n_blanks:  # typical of an untrained model: say it once, point at the raw output
+        return [""] * n_blanks, ["The output contains no sentinel (<extra_id_0>, ...), so no span could be "
+                                 "placed back: see the raw output."]
     notices = [f"The model produced no text for blank {i + 1}." for i in missing]
     return [spans.get(i, "") for i in range(n_blanks)], notices
 
@@ -287,7 +290,7 @@ def best_span(start: torch.Tensor, end: torch.Tensor, allowed: torch.Tensor, max
     return i, j, float(cand[i, j])
 
 
-def _check_qa_text(question: str, context: str) -> tuple[str, str]:
+def check_qa_text(question: str, context: str) -> tuple[str, str]:
     """Refuse empty or oversized inputs with a message; the question's whitespace is tidied,
     the context is kept verbatim so character offsets point into what the user typed."""
     q = " ".join(str(question or "").split())
@@ -353,7 +356,7 @@ def answer(loaded: Any, question: str, context: str, max_answer_len: int = 30) -
     if not hasattr(loaded.model, "qa_outputs") and "QuestionAnswering" not in type(loaded.model).__name__:
         raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} has no question-answering head: load it "
                             "with task 'question-answering' (a SQuAD checkpoint, or random weights).")
-    q, ctx = _check_qa_text(question, context)
+    q, ctx = check_qa_text(question, context)
     started = time.perf_counter()
     enc = qa_windows(loaded.tokenizer, q, ctx, _qa_limit(loaded))
     start_logits, end_logits = _qa_logits(loaded, enc)  # (W, L) each

@@ -1,6 +1,90 @@
-"""Sentence similarity (placeholder until its issue lands)."""
+"""Sentence similarity: bi-encoder matrix and search, ColBERT late interaction, ColBERTv2 compression."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
+from app import cache_similarity as cache
+from app import ui
+from explorer.colbert import STAND_IN_NOTE
+from explorer.plots import similarity as plots
+
+EXAMPLE = "\n".join([
+    "A man is eating food.",
+    "A man is eating a piece of bread.",
+    "The girl is carrying a baby.",
+    "A man is riding a horse.",
+    "A woman is playing violin.",
+    "Two men pushed carts through the woods.",
+    "A man is riding a white horse on an enclosed ground.",
+    "A monkey is playing drums.",
+])
+
 st.title("Sentence similarity")
-st.info("This page is not built yet.")
+st.caption("Bi-encoder (Sentence-BERT): one mean-pooled, normalised vector per sentence, compared by cosine. "
+           "Late interaction (ColBERT): one vector per token, scored by MaxSim.")
+
+model = st.text_input("Bi-encoder model (catalog key or directory)", value=cache.BI_ENCODER, key="sim_model",
+                      help="The bundled all-MiniLM-L6-v2 is `sentence-bert`; a directory saved with "
+                           "save_pretrained also works.").strip() or cache.BI_ENCODER
+text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="sim_text",
+                    help="Empty lines and duplicates are dropped (you are told which).")
+query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
+
+lines = None
+with ui.guard():  # one message for a bad list, instead of one per tab
+    lines = cache.clean_lines(text)
+if lines is None:
+    st.stop()
+for note in lines.notices:  # dropped empty / duplicate lines
+    st.info(note, icon=":material/info:")
+
+t_matrix, t_search, t_late, t_comp = st.tabs(
+    ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)"])
+
+with t_matrix, ui.guard():
+    res = cache.matrix(model, text)
+    if res.untrained:
+        st.warning("Untrained weights: these similarities are meaningless.", icon=":material/warning:")
+    st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {res.seconds * 1000:.0f} ms")
+    ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
+    ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
+        names="sentence"), "similarity_matrix", key="sim_matrix_csv")
+
+with t_search, ui.guard():
+    hits = cache.search(model, query, text)
+    st.caption(f"{len(hits.hits)} sentences ranked · {hits.seconds * 1000:.0f} ms")
+    ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
+    table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.csv_download(table, "search", key="sim_search_csv")
+
+with t_late, ui.guard():
+    ranking = cache.late_ranking(query, text)
+    if ranking.stand_in:
+        st.warning(STAND_IN_NOTE, icon=":material/science:")
+    st.caption(f"Encoder: {ranking.encoder} · Kendall tau vs bi-encoder: {ranking.kendall_tau:.2f}")
+    docs = [d.text for d in ranking.docs]
+    pick = st.selectbox("Document to inspect token by token", docs, key="sim_late_doc")
+    m, label, _ = cache.maxsim(query, pick)
+    ui.figure(plots.maxsim_heatmap(m, f"MaxSim, {plots.safe_label(label)}"), "maxsim", key="sim_maxsim_fig")
+    ui.figure(plots.ranking_slope(ranking), "rankings", key="sim_rank_fig")
+    late = pd.DataFrame([d.__dict__ for d in ranking.docs])
+    st.dataframe(late, hide_index=True, width="stretch")
+    ui.csv_download(late, "late_interaction", key="sim_late_csv")
+
+with t_comp, ui.guard():
+    c1, c2 = st.columns(2)
+    k = c1.number_input("Centroids (0 = automatic)", min_value=0, max_value=512, value=0, step=1, key="sim_k")
+    seed = c2.number_input("k-means seed", min_value=0, max_value=10_000, value=0, step=1, key="sim_seed")
+    study = cache.compression(query, text, int(k), int(seed), 3)
+    if study.stand_in:
+        st.warning("Stand-in token vectors (no ColBERT checkpoint present): see the late interaction tab.",
+                   icon=":material/science:")
+    st.caption(f"{study.n_tokens} document token vectors · {study.dim}-d · {study.k} centroids "
+               f"(table: {study.centroid_table_bytes:,} bytes, paid once per index)")
+    ui.figure(plots.compression_figure(study), "compression", key="sim_comp_fig")
+    report = pd.DataFrame([{k: v for k, v in r.__dict__.items() if k != "scores"} for r in study.reports])
+    st.dataframe(report, hide_index=True, width="stretch")
+    ui.csv_download(report, "compression", key="sim_comp_csv")

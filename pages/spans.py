@@ -1,6 +1,89 @@
-"""Spans & QA (placeholder until its issue lands)."""
+"""Spans & QA: T5 / BART span infilling side by side, and extractive question answering."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
+from app import cache_spans as cache
+from app import ui
+from explorer.plots import spans as plots
+
+PROMPT = "Thank you ___ me to your party ___ week."
+QUESTION = "When was the Eiffel Tower built?"
+CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is "
+           "named after the engineer Gustave Eiffel, whose company designed and built the tower from 1887 "
+           "to 1889 as the centerpiece of the 1889 World's Fair.")
+MISSING_HINT = ("Tick **Untrained weights** to run the same code with random weights (results are "
+                "labelled untrained), or get the real weights as the message says.")
+
 st.title("Spans & QA")
-st.info("This page is not built yet.")
+random_weights = st.toggle("Untrained weights (random) instead of real ones", value=False, key="spans_random",
+                           help="Shows every code path without a download. Nothing a random model says "
+                                "is meaningful: its results are labelled UNTRAINED.")
+t_infill, t_qa = st.tabs(["Span infilling (T5, BART)", "Extractive question answering"])
+
+
+def show_infill(model: str, prompt: str, max_new: int) -> None:
+    """One model's column: weights status, filled-in text with highlighted spans, raw output."""
+    st.subheader(model)
+    ready, where = cache.status(model)
+    if not ready and not random_weights:
+        st.error(where, icon=":material/cloud_off:")
+        st.caption(MISSING_HINT)
+        return
+    with ui.guard():
+        res, device = cache.infill(model, prompt, max_new, random_weights)
+        if res.untrained:
+            st.warning("UNTRAINED weights: the text below is noise from a random model.", icon=":material/casino:")
+        st.markdown(plots.segments_markdown(res.segments))
+        for note in res.notices:
+            st.info(note, icon=":material/info:")
+        st.caption(f"{res.family.upper()} · {device} · {res.seconds * 1000:.0f} ms")
+        with st.expander("Model input and raw output"):
+            st.code(res.model_input, language=None, wrap_lines=True)
+            st.code(res.raw_output, language=None, wrap_lines=True)
+
+
+with t_infill:
+    st.caption("Mark each missing span with ___ . T5 gets sentinels (<extra_id_0>, ...) and answers with the "
+               "spans only; BART gets <mask> and rewrites the whole text, whose new words are then located.")
+    prompt = st.text_area("Prompt", value=PROMPT, key="spans_prompt", height=90)
+    keys = cache.infill_keys()
+    picked = st.multiselect("Models", keys, default=[k for k in ("t5-small", "bart-base") if k in keys],
+                            key="spans_models")
+    extra = st.text_input("Or a T5/BART directory saved with save_pretrained", key="spans_dir").strip()
+    max_new = st.slider("Max new tokens per blank", 4, 64, 20, key="spans_max_new")
+    models = picked + ([extra] if extra else [])
+    if not models:
+        st.info("Pick at least one model.", icon=":material/info:")
+    for col, model in zip(st.columns(max(1, len(models))), models, strict=False):
+        with col:
+            show_infill(model, prompt, max_new)
+
+with t_qa:
+    options = [*cache.QA_CHECKPOINTS, "other (type below)"]
+    choice = st.selectbox("SQuAD checkpoint", options, key="qa_model")
+    model = choice if choice in cache.QA_CHECKPOINTS else st.text_input(
+        "Hub id or directory of a question-answering checkpoint", key="qa_path").strip()
+    question = st.text_input("Question", value=QUESTION, key="qa_question")
+    context = st.text_area("Context", value=CONTEXT, key="qa_context", height=140)
+    max_len = st.slider("Longest answer (tokens)", 1, 64, 30, key="qa_max_len")
+    ready, where = cache.status(model) if model else (False, "Type a hub id or a directory.")
+    if not ready and not random_weights:
+        st.error(where, icon=":material/cloud_off:")
+        st.caption(MISSING_HINT)
+    else:
+        with ui.guard():
+            res, device = cache.answer(model, question, context, max_len, random_weights)
+            if res.untrained:
+                st.warning("UNTRAINED weights: the span below is picked by a random model.", icon=":material/casino:")
+            for note in res.notices:
+                st.info(note, icon=":material/info:")
+            st.markdown(f"**Answer:** {plots.escape_markdown(res.answer) or '∅'}")
+            st.caption(f"score {res.score:.4f} · no-answer score {res.null_score:.4f} · characters "
+                       f"{res.start_char}–{res.end_char} · {device} · {res.seconds * 1000:.0f} ms")
+            ui.figure(plots.qa_strip(res), "qa_probabilities", key="qa_strip")
+            table = pd.DataFrame({"token": res.tokens, "start_char": [o[0] for o in res.offsets],
+                                  "p_start": res.start_probs, "p_end": res.end_probs})
+            ui.csv_download(table, "qa_probabilities", key="qa_csv")

@@ -1,4 +1,4 @@
-"""CLI commands of the similarity area (filled in by that area's work)."""
+"""CLI of the similarity area: ``python -m explorer similarity --model KEY_OR_PATH [--json] SENT SENT ...``."""
 
 from __future__ import annotations
 
@@ -7,3 +7,38 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
+    p = sub.add_parser("similarity", help="cosine similarity matrix of sentences with a bi-encoder")
+    p.add_argument("sentences", nargs="+", metavar="SENT", help="sentences to compare (quote each one)")
+    p.add_argument("--model", default="sentence-bert",
+                   help="catalog key, hub id or save_pretrained directory (default: the bundled "
+                        "all-MiniLM-L6-v2, key sentence-bert)")
+    p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
+    p.add_argument("--batch-size", type=int, default=32, help="sentences per forward pass")
+    p.add_argument("--json", action="store_true", help='print {"model", "sentences", "matrix"} as JSON')
+    p.set_defaults(func=cmd_similarity)
+
+
+def cmd_similarity(args: argparse.Namespace) -> int:
+    """Embed the sentences (mean pooling, normalised) and print their cosine matrix."""
+    from explorer import similarity
+    from explorer.cli import print_json
+    from explorer.errors import ExplorerError
+    from explorer.loading import load_model
+
+    if args.batch_size < 1:
+        raise ExplorerError(f"--batch-size must be at least 1, got {args.batch_size}.")
+    clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
+    res = similarity.similarity(load_model(args.model, models_dir=args.models_dir), list(clean.sentences),
+                                args.batch_size)
+    if args.json:
+        print_json({"model": args.model, "sentences": list(res.sentences), "matrix": [list(r) for r in res.matrix],
+                    "dim": res.dim, "untrained": res.untrained, "notices": list(clean.notices)})
+        return 0
+    for note in clean.notices:
+        print(f"note: {note}")
+    width = len(res.sentences)
+    print(f"{res.model}: cosine similarity of {width} sentences ({res.dim}-d embeddings)")
+    for i, (sent, row) in enumerate(zip(res.sentences, res.matrix, strict=True)):
+        cells = " ".join(f"{v:6.3f}" for v in row)
+        print(f"[{i + 1:>2}] {cells}  {sent[:60]}")
+    return 0
