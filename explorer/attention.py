@@ -359,7 +359,7 @@ def _notices(n_input: int, n_kept: int, limit: int, fmt: str, untrained: bool) -
                    f"(limit {limit}: the model's maximum or the viewer's {MAX_TOKENS}).")
     if fmt == "longformer-window":
         out.append("Longformer's windowed output was mapped back onto the full matrix: cells outside "
-                   "the window and the global tokens are exactly 0.")
+                   "the sliding window are exactly 0, except to and from the global tokens.")
     elif fmt == "bigbird-block-sparse":
         out.append("BigBird block-sparse: blocks outside the window, global and random blocks are 0.")
     elif fmt == "bigbird-full":

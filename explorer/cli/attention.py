@@ -1,9 +1,98 @@
-"""CLI commands of the attention area (filled in by that area's work)."""
+"""CLI of the attention area: ``python -m explorer attention --model KEY_OR_PATH --text TEXT [--json]``.
+
+Prints the layers, heads, tokens and the shape of the attention tensor it extracted (always the
+full square, Longformer and BigBird included), plus one view's matrix with ``--layer``, and can
+save the whole tensor or the view as ``.npy``.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from explorer.errors import ExplorerError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
+    from explorer.attention import MAX_TOKENS, VIEWS
+
+    p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
+    p.add_argument("--model", required=True, help="catalog key (sentence-bert is bundled) or a model directory")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text", help="the text to run through the model")
+    src.add_argument("--text-file", type=Path, help="read the text from this UTF-8 file")
+    p.add_argument("--target", default=None, help="encoder-decoders: decoder text (default: the text)")
+    p.add_argument("--layer", type=int, default=None, help="print this layer's matrix (0-based)")
+    p.add_argument("--head", type=int, default=0, help="head of --layer (0-based, default 0)")
+    p.add_argument("--view", default="head", choices=VIEWS, help="which matrix --layer prints")
+    p.add_argument("--range", dest="token_range", type=_token_range, default=None,
+                   help="zoom the printed matrix to tokens START:END")
+    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help=f"truncate to this many (<= {MAX_TOKENS})")
+    p.add_argument("--random-weights", action="store_true", help="untrained model from the variant's config")
+    p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
+    p.add_argument("--npy", type=Path, default=None,
+                   help="save the attention tensor (or, with --layer, the printed matrix) as .npy")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_attention)
+
+
+def _token_range(text: str) -> tuple[int, int]:
+    try:
+        start, end = (int(x) for x in text.split(":"))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"--range takes START:END token positions, got {text!r}") from err
+    return start, end
+
+
+def _read_text(args: argparse.Namespace) -> str:
+    if args.text_file is None:
+        return args.text
+    try:
+        return args.text_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ExplorerError(f"Cannot read --text-file {args.text_file}: {err.__class__.__name__}: {err}") from err
+
+
+def cmd_attention(args: argparse.Namespace) -> int:
+    """Extract, then print the summary (and the selected matrix) as JSON or text."""
+    from explorer import attention
+    from explorer.cli import print_json
+
+    if not 2 <= args.max_tokens <= attention.MAX_TOKENS:
+        raise ExplorerError(f"--max-tokens must be between 2 and {attention.MAX_TOKENS}, got {args.max_tokens}.")
+    maps = attention.extract(args.model, _read_text(args), target=args.target, max_tokens=args.max_tokens,
+                             random_weights=args.random_weights, models_dir=args.models_dir)
+    view = None
+    if args.layer is not None:
+        view = attention.select_view(maps, args.view, args.layer, args.head, args.token_range)
+    if args.npy is not None:
+        _save(args.npy, attention.npy_bytes(view.matrix if view else maps.attentions))
+    out = maps.to_dict()
+    if view is not None:
+        out["selected"] = view.to_dict()
+    if args.json:
+        print_json(out)
+    else:
+        _print_text(out)
+    return 0
+
+
+def _save(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as err:
+        raise ExplorerError(f"Cannot write {path}: {err.strerror or err}.") from err
+
+
+def _print_text(out: dict) -> None:
+    print(f"{out['model']}: {out['family']}, {out['layers']} layers x {out['heads']} heads, "
+          f"{out['n_tokens']} tokens, tensor {tuple(out['shape'])} ({out['source_format']})")
+    for note in out["notices"]:
+        print(f"  note: {note}")
+    print("  tokens: " + " ".join(out["tokens"]))
+    sel = out.get("selected")
+    if sel:
+        print(f"  {sel['title']} {tuple(sel['shape'])}:")
+        for tok, row in zip(sel["row_tokens"], sel["matrix"], strict=True):
+            print(f"  {tok[:12]:>12} " + " ".join(f"{v:.2f}" for v in row))

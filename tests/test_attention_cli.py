@@ -1,0 +1,74 @@
+"""``python -m explorer attention``: JSON output, .npy export and one-line errors (bundled model)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from explorer.cli import main
+
+TEXT = "The trophy didn't fit in the suitcase because it was too big."
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    rc = main(["attention", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_json_lists_layers_heads_tokens_and_shape(capsys) -> None:
+    rc, out, _ = _run(capsys, "--model", "sentence-bert", "--text", TEXT, "--json")
+    d = json.loads(out)
+    n = len(d["tokens"])
+    assert rc == 0 and d["layers"] == 6 and d["heads"] == 12 and d["shape"] == [6, 12, n, n]
+    assert d["tokens"][0] == "[CLS]" and "trophy" in d["tokens"] and not d["truncated"]
+    assert "selected" not in d
+
+
+def test_layer_and_head_print_that_matrix_zoomed(capsys) -> None:
+    rc, out, _ = _run(capsys, "--model", "sentence-bert", "--text", TEXT, "--json",
+                      "--layer", "5", "--head", "11", "--range", "1:6")
+    sel = json.loads(out)["selected"]
+    assert rc == 0 and sel["shape"] == [5, 5] and sel["row_offset"] == 1
+    assert sel["row_tokens"][0] == "the" and sel["title"] == "Self-attention: layer 5, head 11"
+    assert all(0 <= v <= 1 for row in sel["matrix"] for v in row)
+
+
+def test_rollout_view_rows_sum_to_one(capsys) -> None:
+    rc, out, _ = _run(capsys, "--model", "sentence-bert", "--text", TEXT, "--json", "--layer", "5",
+                      "--view", "rollout")
+    m = np.array(json.loads(out)["selected"]["matrix"])
+    assert rc == 0 and np.allclose(m.sum(1), 1.0, atol=1e-3)
+
+
+def test_npy_export_and_text_file_truncation(capsys, tmp_path) -> None:
+    src = tmp_path / "long.txt"
+    src.write_text(" ".join(f"w{i}" for i in range(5000)), encoding="utf-8")
+    npy = tmp_path / "att.npy"
+    rc, out, _ = _run(capsys, "--model", "sentence-bert", "--text-file", str(src), "--max-tokens", "64",
+                      "--npy", str(npy))
+    assert rc == 0 and "only the first 64" in out
+    assert np.load(npy).shape == (6, 12, 64, 64)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", "sentence-bert", "--text", "   "],
+    ["--model", "no-such-model", "--text", TEXT],
+    ["--model", "sentence-bert", "--text", TEXT, "--layer", "6"],
+    ["--model", "sentence-bert", "--text", TEXT, "--layer", "0", "--view", "cross"],
+    ["--model", "sentence-bert", "--text", TEXT, "--max-tokens", "0"],
+    ["--model", "sentence-bert", "--text-file", "/no/such/file.txt"],
+])
+def test_bad_arguments_exit_2_with_one_line(capsys, argv) -> None:
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [["--model", "sentence-bert"], ["--model", "x", "--text", "a", "--range", "1-2"]])
+def test_argparse_errors_are_one_line_too(capsys, argv) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["attention", *argv])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
