@@ -47,32 +47,36 @@ def test_default_bert_view_shows_masks_and_exact_rate() -> None:
     assert at.dataframe  # per-token table
 
 
-@pytest.mark.parametrize("name", list(STRATEGIES))
-def test_every_strategy_renders(name: str) -> None:
-    at = _run(strategy=name)
-    assert not at.error, [e.value for e in at.error]
-    assert at.selectbox(key=f"obj_strategy_{STRATEGIES[name].group}").value == name
-    if name == "t5":
-        assert "&lt;extra_id_0&gt;" in _html(at)
-    if name == "roberta":
-        titles = [json.loads(el.proto.spec)["layout"]["title"]["text"] for el in at.get("plotly_chart")]
-        assert any("Red = [MASK]" in t for t in titles)  # dynamic vs static over epochs
+def test_every_strategy_renders_through_the_pickers() -> None:
+    at = _run()  # one AppTest for all: creating one costs more than running the page
+    for name, s in STRATEGIES.items():
+        at.selectbox(key="obj_group").set_value(s.group).run()
+        at.selectbox(key=f"obj_strategy_{s.group}").set_value(name).run()
+        assert not at.exception and not at.error, (name, at.exception, [e.value for e in at.error])
+        assert at.query_params["strategy"] == [name] or at.query_params["strategy"] == name
+        if name == "t5":
+            assert "&lt;extra_id_0&gt;" in _html(at)
+        if name == "roberta":
+            titles = [json.loads(el.proto.spec)["layout"]["title"]["text"] for el in at.get("plotly_chart")]
+            assert any("Red = [MASK]" in t for t in titles)  # dynamic vs static over epochs
 
 
-@pytest.mark.parametrize("text", [
-    "😀🎉🚀 emoji only 👍🏽", "שלום עולם. مرحبا بالعالم.", "<script>alert('x')</script> <b>bold</b>.", "x",
-])
-def test_hostile_text_is_shown_as_text(text: str) -> None:
-    at = _run(text)
-    assert not at.error, [e.value for e in at.error]
-    body = _html(at)
-    assert "<script>" not in body and "<b>" not in body
+def test_strategy_from_the_url() -> None:
+    at = _run(strategy="spanbert")
+    assert at.selectbox(key="obj_strategy_spans").value == "spanbert"
+    assert "boundary" in " ".join(str(m.value) for m in at.markdown)
 
 
-@pytest.mark.parametrize("text", ["", "   \n  "])
-def test_empty_text_gives_a_clear_message(text: str) -> None:
-    at = _run(text)
-    assert at.error and "empty" in at.error[0].value
+def test_hostile_text_is_shown_as_text() -> None:
+    at = _run()
+    for text in ["😀🎉🚀 emoji only 👍🏽", "שלום עולם. مرحبا بالعالم.", "<script>alert('x')</script> <b>bold</b>.", "x"]:
+        at.text_area(key="obj_text").input(text).run()
+        assert not at.exception and not at.error, (text, [e.value for e in at.error])
+        body = _html(at)
+        assert "<script>" not in body and "<b>" not in body
+    for text in ["", "   \n  "]:
+        at.text_area(key="obj_text").input(text).run()
+        assert not at.exception and at.error and "empty" in at.error[0].value
 
 
 def test_long_text_is_truncated_with_a_notice() -> None:
