@@ -70,9 +70,10 @@ if not picked:
 views = [(k, p) for k in picked for p in (ed_parts if families[k] == "encoder-decoder" else ["auto"])]
 rows = []
 with st.spinner(f"Building {len(views)} masks of {seq_len:,} tokens..."):
-    cols = st.columns(min(3, len(views)))
     for n, (key, part) in enumerate(views):
-        with cols[n % len(cols)], ui.guard():
+        if n % 3 == 0:  # a new row of three, so that rows stay aligned whatever the captions
+            cols = st.columns(3)
+        with cols[n % 3], ui.guard():
             lay = min(layer, cache.layer_count(key) - 1) if part in ("auto", "encoder") else 0
             vp, mask, factor = cache.pattern_view(key, seq_len, lay, part, globals_, seed, dilation, seq_len, cells)
             rows.append(patterns.table_row(vp))
