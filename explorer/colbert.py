@@ -117,7 +117,9 @@ def _keep(tok: Any, ids: list[int], kind: str) -> list[int]:
 
 def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> TokenEmbeddings:
     """Token vectors of one text: (T, D) unit rows, D = 128 for ColBERT, hidden size for the stand-in."""
-    clean = " ".join(str(text).split())
+    from explorer.similarity import tidy
+
+    clean = tidy(text)
     if not clean:
         raise ExplorerError(f"The {kind} is empty: type some text.")
     tok, model = enc.loaded.tokenizer, enc.loaded.model

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,13 @@ class SearchResult:
                 "seconds": self.seconds, "hits": [asdict(h) for h in self.hits]}
 
 
+def tidy(text: str) -> str:
+    """One line of user text: control characters dropped (they tokenize to nothing), runs of
+    whitespace collapsed to one space. Emoji, right-to-left text and markup are kept as typed."""
+    kept = "".join(c for c in str(text) if c.isspace() or unicodedata.category(c) != "Cc")
+    return " ".join(kept.split())
+
+
 def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) -> SentenceList:
     """Strip lines, drop empty ones and exact duplicates (keeping the first), refuse too many or too long.
 
@@ -90,7 +98,7 @@ def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) 
     notices: list[str] = []
     empty = 0
     for line in lines:
-        text = " ".join(str(line).split())  # control characters and runs of spaces become one space
+        text = tidy(line)
         if not text:
             empty += 1
         elif text in kept:
@@ -198,7 +206,7 @@ def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> Sim
 
 def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = None) -> SearchResult:
     """Rank the sentences of ``lines`` by cosine similarity to ``query`` (best first)."""
-    q = " ".join(str(query).split())
+    q = tidy(query)
     if not q:
         raise ExplorerError("The query is empty: type a sentence to search for.")
     if len(q) > MAX_CHARS:

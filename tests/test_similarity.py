@@ -1,0 +1,184 @@
+"""Bi-encoder similarity: line cleaning, mean pooling, equality with sentence-transformers, the CLI."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer import similarity as sim
+from explorer.errors import ExplorerError
+
+SENTENCES = [
+    "A man is eating food.",
+    "A man is eating a piece of bread.",
+    "The girl is carrying a baby.",
+    "Ein Mann isst Brot. 🙂",
+    "مرحبا بالعالم، هذا نص من اليمين إلى اليسار",
+    "<script>alert('x')</script>",
+    "x",
+    " ".join(["A very long sentence that goes past the 256-token limit of the bi-encoder."] * 30),
+]
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    from explorer.loading import load_model
+
+    torch.set_num_threads(2)
+    return load_model("sentence-bert")
+
+
+# ---------------------------------------------------------------- cleaning
+
+
+def test_clean_drops_empty_and_duplicate_lines_and_says_so() -> None:
+    out = sim.clean_sentences("a cat\n\n   \na  cat\nthe dog\n\ta cat ")
+    assert out.sentences == ("a cat", "the dog")
+    assert any("duplicate of line 1" in n for n in out.notices)
+    assert any("2 empty" in n for n in out.notices)
+
+
+@pytest.mark.parametrize("bad", ["", "   \n\t\n", "\x00\x01\x1b"])
+def test_clean_refuses_nothing_to_embed(bad: str) -> None:
+    with pytest.raises(ExplorerError, match="No sentences"):
+        sim.clean_sentences(bad)
+
+
+def test_tidy_keeps_emoji_rtl_and_markup() -> None:
+    for text in ["🙂 👩‍👩‍👧", "مرحبا بالعالم", "<b>x</b> & [y](z)"]:
+        assert sim.tidy(text) == text
+    assert sim.tidy("a\x00b\x07  c\n") == "ab c"
+
+
+def test_clean_refuses_50k_characters_and_too_many_lines() -> None:
+    with pytest.raises(ExplorerError, match="50,000 characters"):
+        sim.clean_sentences("x" * 50_000)
+    with pytest.raises(ExplorerError, match="limit is 3"):
+        sim.clean_sentences([f"s{i}" for i in range(4)], max_sentences=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=30))
+def test_clean_keeps_order_and_unique_nonempty_lines(lines: list[str]) -> None:
+    expected: list[str] = []
+    for line in lines:  # independent rule: drop control characters except whitespace, collapse spaces
+        t = " ".join("".join(c for c in line if c.isspace() or unicodedata.category(c) != "Cc").split())
+        if t and t not in expected:
+            expected.append(t)
+    if not expected:
+        with pytest.raises(ExplorerError):
+            sim.clean_sentences(lines)
+        return
+    assert list(sim.clean_sentences(lines).sentences) == expected
+
+
+# ---------------------------------------------------------------- pooling
+
+
+def test_mean_pool_ignores_padding_and_normalises() -> None:
+    hidden = torch.tensor([[[1.0, 0.0], [3.0, 4.0], [100.0, 100.0]],
+                           [[0.0, 2.0], [0.0, 0.0], [0.0, 0.0]]])  # (2, 3, 2)
+    mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
+    out = sim.mean_pool(hidden, mask)
+    torch.testing.assert_close(out[0], torch.tensor([2.0, 2.0]) / (8**0.5))  # mean of first two rows
+    torch.testing.assert_close(out[1], torch.tensor([0.0, 1.0]))
+    torch.testing.assert_close(out.norm(dim=1), torch.ones(2))
+
+
+def test_mean_pool_all_padding_row_is_zero_not_nan() -> None:
+    out = sim.mean_pool(torch.ones(1, 4, 3), torch.zeros(1, 4, dtype=torch.long))
+    assert torch.isfinite(out).all()
+
+
+# ---------------------------------------------------------------- against sentence-transformers
+
+
+def test_embeddings_equal_sentence_transformers(bundled) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    ours = sim.encode(bundled, SENTENCES, batch_size=3)  # small batches: the length sort matters
+    st_model = SentenceTransformer(bundled.path, device="cpu")
+    ref = st_model.encode(SENTENCES, batch_size=3, convert_to_tensor=True)
+    assert ours.shape == (len(SENTENCES), 384)
+    assert float((ours - ref.cpu()).abs().max()) < 1e-5
+    assert sim.max_length(bundled) == st_model.max_seq_length == 256
+
+
+def test_encode_keeps_input_order(bundled) -> None:
+    fwd = sim.encode(bundled, SENTENCES[:5], batch_size=2)
+    back = sim.encode(bundled, SENTENCES[:5][::-1], batch_size=4)
+    torch.testing.assert_close(fwd, back.flip(0), atol=1e-5, rtol=0)
+
+
+def test_matrix_and_search_agree(bundled) -> None:
+    res = sim.similarity(bundled, "\n".join(SENTENCES[:4]))
+    mat = torch.tensor(res.matrix)
+    torch.testing.assert_close(mat, mat.T)
+    torch.testing.assert_close(mat.diagonal(), torch.ones(4), atol=1e-5, rtol=0)
+    assert mat[0, 1] > mat[0, 2]  # eating food ~ eating bread, not carrying a baby
+    hits = sim.search(bundled, "Someone eats a sandwich", SENTENCES[:4]).hits
+    assert [h.rank for h in hits] == [1, 2, 3, 4]
+    assert hits[0].sentence in SENTENCES[:2]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert json.dumps(res.to_dict()) and json.dumps(sim.search(bundled, "a", ["b"]).to_dict())
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 50_000])
+def test_search_refuses_bad_query(bundled, query: str) -> None:
+    with pytest.raises(ExplorerError, match="query"):
+        sim.search(bundled, query, SENTENCES[:2])
+
+
+def test_encoder_decoder_is_refused(tmp_path) -> None:
+    from tiny_models import save_tiny
+
+    from explorer.loading import load_model
+
+    loaded = load_model(str(save_tiny("t5", tmp_path / "t5")), "base")
+    with pytest.raises(ExplorerError, match="encoder-decoder"):
+        sim.similarity(loaded, ["a", "b"])
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_json_matrix(capsys, bundled) -> None:
+    from explorer.cli import main
+
+    assert main(["similarity", "--json", "A cat sits.", "A dog runs.", "A cat sits.", ""]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "sentence-bert" and out["sentences"] == ["A cat sits.", "A dog runs."]
+    expected = sim.similarity(bundled, out["sentences"]).matrix
+    assert out["matrix"] == [list(r) for r in expected]
+    assert any("duplicate" in n for n in out["notices"])
+
+
+def test_cli_local_directory(capsys, tmp_path) -> None:
+    from tiny_models import save_tiny
+
+    from explorer.cli import main
+
+    path = save_tiny("bert-base", tmp_path / "tiny")
+    assert main(["similarity", "--model", str(path), "--json", "one", "two", "three"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["matrix"]) == 3 and out["dim"] == 32
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--model", "/does/not/exist", "a", "b"], "does not exist"),
+    (["--model", "bert-large", "a", "b"], "download bert-large"),
+    (["  ", ""], "No sentences"),
+])
+def test_cli_errors_are_one_line_exit_2(capsys, monkeypatch, tmp_path, argv, needle) -> None:
+    from explorer.cli import main
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # weights surely absent
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path))
+    assert main(["similarity", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err and "Traceback" not in err
