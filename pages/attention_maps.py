@@ -1,6 +1,143 @@
-"""Attention maps (placeholder until its issue lands)."""
+"""Attention maps: real attention weights of a model on your text, up to 512 tokens.
+
+Widgets -> app.cache_attention (cached extraction and views) -> explorer.plots.attention.
+"""
+
+from __future__ import annotations
+
+import functools
 
 import streamlit as st
 
+from app import cache_attention as cache
+from app import ui
+from explorer import attention
+from explorer.plots import attention as plots
+
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+VIEW_LABELS = {
+    "head": "Head", "grid": "Model view (all layers x heads)", "head-average": "Head average",
+    "rollout": "Rollout", "decoder": "Decoder self-attention", "cross": "Cross-attention",
+}
+ZOOM_FROM = 64  # longer texts get a token-range slider
+
 st.title("Attention maps")
-st.info("This page is not built yet.")
+st.caption("Who attends to whom, per layer and head, from a real forward pass (eager attention). "
+           "Rows are queries (the token attending), columns are keys (the token attended to). "
+           "Longformer's windowed and BigBird's block-sparse outputs are mapped back onto the full matrix.")
+
+
+def _pick_model() -> tuple[str, bool]:
+    """Model key or directory, and whether weights are random."""
+    c1, c2 = st.columns([3, 1])
+    random_weights = c2.toggle("Random weights", key="att_random",
+                               help="Untrained model built from the variant's config: shows the mechanics only.")
+    options = cache.model_options(random_weights)
+    labels = dict(options)
+    keys = [k for k, _ in options] + ([] if random_weights else ["__path__"])
+    key = c1.selectbox("Model", keys, key="att_model",
+                       format_func=lambda k: "Local directory..." if k == "__path__" else labels.get(k, k),
+                       help="The bundled all-MiniLM-L6-v2 works offline; other models appear here once "
+                            "their weights are downloaded (Models & weights page).")
+    if key == "__path__":
+        key = c1.text_input("Model directory (saved with save_pretrained)", key="att_path").strip()
+        if not key:
+            st.info("Type the path of a directory holding config.json, weights and tokenizer files.")
+            st.stop()
+    return key, random_weights
+
+
+def _request() -> cache.Req:
+    key, random_weights = _pick_model()
+    text = st.text_area("Text", DEFAULT_TEXT, key="att_text", height=100,
+                        help=f"Long texts are cut to the model's limit (at most {attention.MAX_TOKENS} tokens).")
+    c1, c2 = st.columns([3, 1])
+    target = c1.text_input("Decoder text (encoder-decoders only)", key="att_target",
+                           help="T5/BART decoders read this text (teacher-forced); empty: the text itself.")
+    max_tokens = c2.number_input("Max tokens", 2, attention.MAX_TOKENS, attention.MAX_TOKENS, key="att_max")
+    return cache.Req(key, text, target or None, int(max_tokens), random_weights)
+
+
+def _notices(info: dict) -> None:
+    if info["untrained"]:
+        st.warning("Untrained model (random weights): these maps show the mechanics, not language.",
+                   icon=":material/casino:")
+    for note in info["notices"]:
+        if info["truncated"] and note.startswith("The text has"):
+            st.warning(note, icon=":material/content_cut:")
+        elif not note.startswith("Untrained"):
+            st.info(note, icon=":material/info:")
+    st.caption(f"**{info['model']}**: {info['family']}, {info['layers']} layers x {info['heads']} heads, "
+               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])}.")
+
+
+def _index(label: str, count: int, key: str, disabled: bool = False) -> int:
+    """A 0-based slider (a fixed 0 when there is only one): its key carries ``count`` so a
+    smaller model never meets a remembered value above its range."""
+    if count <= 1:
+        return 0
+    return int(st.slider(label, 0, count - 1, 0, key=f"{key}_{count}", disabled=disabled))
+
+
+def _controls(info: dict) -> tuple[str, int, int, tuple[int, int]]:
+    views = ["head", "grid", "head-average", "rollout"] + (["decoder", "cross"] if "cross_shape" in info else [])
+    view = st.radio("View", views, format_func=VIEW_LABELS.get, horizontal=True, key="att_view")
+    shape = info["decoder_shape"] if view in ("decoder", "cross") else info["shape"]
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        layer = _index("Layer", shape[0], "att_layer", disabled=view == "grid")
+    with c2:
+        head = _index("Head", shape[1], "att_head", disabled=view not in ("head", "decoder", "cross"))
+    n = info["n_tokens"]
+    rng = (0, n)
+    if n > ZOOM_FROM and view != "decoder":
+        with c3:
+            rng = st.slider("Token range (zoom)", 0, n, (0, n), key=f"att_range_{n}",
+                            help="Show only these text tokens: rows and columns of the matrix.")
+    return view, layer, head if view in ("head", "decoder", "cross") else 0, (int(rng[0]), max(int(rng[1]), int(rng[0]) + 1))
+
+
+def _downloads(req: cache.Req, v: attention.ViewMatrix, name: str) -> None:
+    c1, c2 = st.columns(2)
+    with c1:
+        st.download_button("Download matrix (.npy)", attention.npy_bytes(v.matrix), f"{name}.npy",
+                           "application/octet-stream", key="att_npy")
+    with c2:
+        ui.csv_download(cache.view_frame(v), name, "Download matrix (CSV)", key="att_csv")
+
+
+def _show_view(req: cache.Req, info: dict, view: str, layer: int, head: int, rng: tuple[int, int]) -> None:
+    v = cache.view(req, view, layer, head, rng)
+    name = f"attention-{view}-L{layer}" + (f"-H{head}" if view in ("head", "decoder", "cross") else "")
+    short = max(v.matrix.shape) <= plots.LINK_MAX_TOKENS and view in ("head", "decoder", "head-average")
+    heat_tab, link_tab = st.tabs(["Heatmap", "Links"]) if short else (st.container(), None)
+    with heat_tab:
+        ui.figure(plots.head_heatmap(v, untrained=info["untrained"]), name, key="att_heatmap")
+    if link_tab is not None:
+        with link_tab:
+            k = st.slider("Links per token", 1, 5, 2, key="att_topk")
+            ui.figure(plots.link_view(v, top_k=k, untrained=info["untrained"]), f"{name}-links", key="att_links")
+    _downloads(req, v, name)
+
+
+def _show_grid(req: cache.Req, info: dict, rng: tuple[int, int]) -> None:
+    with st.spinner("Building the model view..."):
+        fig, size = cache.grid_figure(req, rng)
+    ui.figure(fig, "attention-model-view", key="att_grid")
+    per_cell = max(1, -(-(rng[1] - rng[0]) // 64))
+    st.caption(f"Each small map averages blocks of up to {per_cell} x {per_cell} tokens; sent to the browser: "
+               f"{size / 1e6:.2f} MB. Pick a layer and head in the Head view for the exact matrix.")
+    st.download_button("Download all layers x heads (.npy)", functools.partial(cache.tensor_npy, req),
+                       "attention-all.npy", "application/octet-stream", key="att_npy_all")
+
+
+with ui.guard():
+    req = _request()
+    with st.spinner("Running the model (first use loads it)..."):
+        info = cache.summary(req)
+    _notices(info)
+    view, layer, head, rng = _controls(info)
+    if view == "grid":
+        _show_grid(req, info, rng)
+    else:
+        _show_view(req, info, view, layer, head, rng)

@@ -1,0 +1,131 @@
+"""Attention maps page (AppTest): bundled model by default, views, sliders, bad input, random mode."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "attention_maps.py")
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=180)
+
+
+def _figures(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def _z(trace: dict) -> np.ndarray:
+    z = trace["z"]
+    data = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+    return data.reshape([int(s) for s in str(z["shape"]).split(",")])
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, at.exception[0].message if at.exception else ""
+
+
+@pytest.fixture(scope="module")
+def default_run() -> AppTest:
+    return _app().run()
+
+
+def test_default_shows_the_bundled_model_head_view(default_run) -> None:
+    at = default_run
+    _clean(at)
+    assert any("6 layers x 12 heads" in c.value for c in at.caption)
+    heat = _figures(at)[0]
+    tokens = heat["data"][0]["x"]
+    assert tokens[0] == "0 [CLS]" and "2 animal" in tokens
+    z = _z(heat["data"][0])
+    assert z.shape == (len(tokens), len(tokens)) and np.allclose(z.sum(1), 1.0, atol=1e-4)
+    assert [t.label for t in at.tabs] == ["Heatmap", "Links"]  # short text: the link view too
+    assert at.radio(key="att_view").options[:2] == ["Head", "Model view (all layers x heads)"]
+
+
+def test_changing_layer_and_head_changes_the_matrix(default_run) -> None:
+    at = default_run
+    before = _z(_figures(at)[0]["data"][0])
+    at.slider(key="att_layer_6").set_value(4)
+    at.slider(key="att_head_12").set_value(7).run()
+    _clean(at)
+    heat = _figures(at)[0]
+    assert heat["layout"]["title"]["text"] == "Self-attention: layer 4, head 7"
+    assert not np.allclose(_z(heat["data"][0]), before)
+
+
+def test_model_grid_and_rollout_views() -> None:
+    at = _app().run()
+    at.radio(key="att_view").set_value("grid").run()
+    _clean(at)
+    grid = _figures(at)[0]["data"][0]
+    assert grid["z"]["dtype"] == "u1" and _z(grid).shape == (6 * (16 + 1), 12 * (16 + 1))
+    assert any("sent to the browser" in c.value for c in at.caption)
+    at.radio(key="att_view").set_value("rollout").run()
+    _clean(at)
+    z = _z(_figures(at)[0]["data"][0])
+    assert np.allclose(z.sum(1), 1.0, atol=1e-4)  # rollout rows are distributions
+
+
+@pytest.mark.parametrize("text", ["", "   \n  "])
+def test_empty_text_is_a_clear_message(text) -> None:
+    at = _app().run()
+    at.text_area(key="att_text").set_value(text).run()
+    _clean(at)
+    assert any("empty" in e.value for e in at.error) and not at.get("plotly_chart")
+
+
+def test_fifty_thousand_characters_are_truncated_with_a_notice() -> None:
+    at = _app().run()
+    at.text_area(key="att_text").set_value(("word " * 10_000)[:50_000]).run()
+    _clean(at)
+    assert any("only the first 512" in w.value for w in at.warning)
+    assert at.slider(key="att_range_512").value == (0, 512)  # long text: the zoom slider appears
+    at.slider(key="att_range_512").set_value((100, 140)).run()
+    _clean(at)
+    heat = _figures(at)[0]["data"][0]
+    assert _z(heat).shape == (40, 40) and heat["x"][0].startswith("100 ")
+
+
+@pytest.mark.parametrize("text", ["I love it 😍🔥", "הכלב רץ כי הוא היה רעב", "<script>alert('x')</script><b>bold</b>"])
+def test_unusual_text_renders_as_text(text) -> None:
+    at = _app().run()
+    at.text_area(key="att_text").set_value(text).run()
+    _clean(at)
+    labels = _figures(at)[0]["data"][0]["x"]
+    assert not any("<script" in x for x in labels)  # escaped for plotly: drawn as text
+    if "script" in text:
+        assert any("&lt;" in x for x in labels)
+
+
+def test_missing_local_directory_is_a_clear_message() -> None:
+    at = _app().run()
+    at.selectbox(key="att_model").set_value("__path__").run()
+    _clean(at)
+    assert any("directory" in i.value for i in at.info)
+    at.text_input(key="att_path").set_value("/no/such/model").run()
+    _clean(at)
+    assert at.error and not at.get("plotly_chart")
+
+
+def test_random_weight_encoder_decoder_has_cross_attention() -> None:
+    at = _app().run()
+    at.toggle(key="att_random").set_value(True).run()
+    at.selectbox(key="att_model").set_value("t5-small").run()
+    at.text_input(key="att_target").set_value("Das Tier").run()
+    _clean(at)
+    assert any("Untrained" in w.value for w in at.warning)
+    assert "Cross-attention" in at.radio(key="att_view").options
+    at.radio(key="att_view").set_value("cross").run()
+    _clean(at)
+    heat = _figures(at)[0]
+    z = _z(heat["data"][0])
+    assert heat["layout"]["title"]["text"].startswith("Cross-attention") and "untrained" in heat["layout"]["title"]["text"]
+    assert z.shape[0] < z.shape[1] and np.allclose(z.sum(1), 1.0, atol=1e-4)  # decoder rows x text columns
