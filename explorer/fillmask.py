@@ -268,8 +268,10 @@ def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
     for m, pos in enumerate(positions):
         preds = []
         for score, tid in zip(values[m].tolist(), indices[m].tolist(), strict=True):
-            context = tokens[:pos] + [tok.convert_ids_to_tokens(tid)] + tokens[pos + 1:]
-            preds.append(Prediction(tid, tok.decode([tid]), whole_word(tok, context, pos, scheme, specials), score))
+            piece = tok.convert_ids_to_tokens(tid)  # None: a padding row of the embedding beyond the vocab
+            word = whole_word(tok, tokens[:pos] + [piece] + tokens[pos + 1:], pos, scheme, specials) \
+                if piece is not None else f"[id {tid}]"
+            preds.append(Prediction(tid, tok.decode([tid]), word, score))
         masks.append(MaskResult(m, pos, tuple(preds)))
         best[pos] = preds[0].token_id
     notes = " ".join(n for n in (notice, lm.notice) if n)
@@ -386,3 +388,23 @@ def electra_replaced(gen: LoadedModel, disc: LoadedModel, text: str, mask_fracti
         tuple(tok.convert_ids_to_tokens(corrupted)), tuple(i in positions for i in range(len(body))),
         tuple(a != b for a, b in zip(body, corrupted, strict=True)), tuple(probs),
         " ".join(n for n in (notice, gen.notice, disc.notice) if n), (time.perf_counter() - begin) * 1000)
+
+
+# ---- which catalog variants take part --------------------------------------------------
+def mlm_keys() -> list[str]:
+    """Catalog encoders with a masked-LM head (ELECTRA discriminators and pairs excluded)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    from explorer import catalog
+
+    return [v.key for v in catalog.load_catalog().values()
+            if v.family == "encoder" and v.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+            and v.head in ("mlm", "pretraining") and not (v.model_type == "electra" and v.head != "mlm")]
+
+
+def electra_pairs() -> dict[str, tuple[str, str]]:
+    """ELECTRA pair keys -> (generator key, discriminator key), from the catalog's ``extra``."""
+    from explorer import catalog
+
+    return {v.key: (v.extra["generator"], v.extra["discriminator"]) for v in catalog.load_catalog().values()
+            if v.model_type == "electra" and {"generator", "discriminator"} <= set(v.extra)}

@@ -140,6 +140,23 @@ def shipped_tokenizer(name: str, model_type: str | None = None):
     return tokenization.load_tokenizer(name)
 
 
+@lru_cache(maxsize=8)
+def tokenizer_with_mask(name: str, model_type: str | None = None):
+    """The shipped tokenizer, plus a ``[MASK]`` token when its files have none (a private copy).
+
+    DeBERTa-v3, XLM and XLM-R are catalogued with a stand-in tokenizer (T5's or GPT-2's files)
+    that has no mask token; random-weight masked LMs still need one to show their code path.
+    """
+    import copy
+
+    tok = shipped_tokenizer(name, model_type)
+    if tok.mask_token is not None:
+        return tok
+    tok = copy.deepcopy(tok)  # never mutate the shared, cached tokenizer
+    tok.add_special_tokens({"mask_token": "[MASK]"})
+    return tok
+
+
 def _dir_tokenizer(path: Path, variant) -> Any:
     """The directory's own tokenizer, else the variant's shipped one (same vocabulary)."""
     from transformers import AutoTokenizer
@@ -217,7 +234,8 @@ def _random_model(key: str, task: str, attn: str | None):
     if variant is None:
         raise ExplorerError(f"Random-weight mode needs a catalog key, not {key!r}: pick a variant.")
     config = make_config(key)
-    tokenizer = shipped_tokenizer(variant.tokenizer, variant.model_type)
+    tokenizer = (tokenizer_with_mask if task == "masked-lm" else shipped_tokenizer)(
+        variant.tokenizer, variant.model_type)
     if getattr(config, "vocab_size", None) is not None and config.vocab_size < len(tokenizer):
         config.vocab_size = int(len(tokenizer))  # every token id must have an embedding row
     kwargs = {"attn_implementation": attn} if attn else {}
@@ -225,7 +243,8 @@ def _random_model(key: str, task: str, attn: str | None):
         with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.manual_seed(RANDOM_SEED)
-            model = _auto_class(task).from_config(config, **kwargs)
+            cls = _auto_class(task)  # Auto classes have from_config, concrete ones _from_config
+            model = (cls.from_config if hasattr(cls, "from_config") else cls._from_config)(config, **kwargs)
     except (ValueError, TypeError) as err:
         raise ExplorerError(f"{key!r} ({config.model_type}) has no {task!r} model in transformers: "
                             f"{_first_line(err)}") from err
@@ -314,7 +333,7 @@ def clear_cache() -> None:
         _KEY_LOCKS.clear()
 
 
-def _weights_stamp(path: str | None) -> float:
+def weights_stamp(path: str | None) -> float:
     """Latest change time of a weights directory: a re-saved checkpoint is loaded afresh."""
     if not path:
         return 0.0
@@ -354,7 +373,7 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
     device = _check_device(device)
     status = None if random_weights else _resolve(name, models_dir)
     ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
-            status.path if status else None, _weights_stamp(status.path if status else None))
+            status.path if status else None, weights_stamp(status.path if status else None))
     if (hit := _cached(ckey)) is not None:
         return hit
     with _CACHE_LOCK:

@@ -161,8 +161,10 @@ def _variant_hub_id(key: str) -> tuple[bool, str | None]:
 
 def how_to_get(key: str, hub_id: str | None) -> str:
     """One sentence telling the user how to make these weights available."""
-    where = f"{hub_id} " if hub_id else ""
-    return (f"Weights {where}for {key!r} are not present: run `python -m explorer download {key}`, use the "
+    if not hub_id:
+        return (f"{key!r} has no published checkpoint: use random-weight mode, or put your own "
+                f"save_pretrained directory at EXPLORER_MODELS_DIR/{key}.")
+    return (f"Weights {hub_id} for {key!r} are not present: run `python -m explorer download {key}`, use the "
             "Download button on the Models page, or put a save_pretrained directory in EXPLORER_MODELS_DIR.")
 
 

@@ -1,6 +1,111 @@
-"""Fill-mask (placeholder until its issue lands)."""
+"""Fill-mask side by side, and ELECTRA's generator/discriminator at work."""
 
+from __future__ import annotations
+
+import time
+
+import pandas as pd
 import streamlit as st
 
-st.title("Fill-mask")
-st.info("This page is not built yet.")
+from app import cache_models as cache
+from app import ui
+from explorer.errors import ExplorerError
+from explorer.fillmask import PRESETS
+from explorer.plots import fillmask as plots
+
+DEFAULT_MODELS = ["bert-base", "roberta-base", "distilbert"]
+
+st.title("Fill-mask, side by side")
+st.caption("Type one prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
+           "its own mask token and answers in its column. Models without weights on disk can run with "
+           "untrained (random) weights, clearly labelled, so their code path is still visible.")
+
+
+def _use_preset() -> None:
+    st.session_state["fm_text"] = st.session_state["fm_preset"]
+
+
+presets = [p for group in PRESETS.values() for p in group]
+st.selectbox("Probing prompts (what does pretraining teach?)", presets, index=None, key="fm_preset",
+             on_change=_use_preset, placeholder="Pick a preset: trivia, syntax, coreference, bias…",
+             format_func=lambda p: f"{next(g for g, ps in PRESETS.items() if p in ps)}: {p}")
+st.session_state.setdefault("fm_text", presets[0])
+prompt = st.text_area("Prompt", key="fm_text", height=90, max_chars=100_000)
+
+keys = cache.mlm_keys()
+c1, c2, c3 = st.columns([3, 2, 1])
+picked = c1.multiselect("Models", keys, default=ui.query_list("models", DEFAULT_MODELS, keys), key="fm_models")
+paths = c2.text_input("Local model directories (comma-separated)", key="fm_paths",
+                      help="Any directory saved with save_pretrained (model + tokenizer).")
+top_k = c3.slider("Top-k", 1, 20, 5, key="fm_topk")
+allow_random = st.toggle("Untrained weights for models whose weights are not on disk", value=True,
+                         key="fm_random", help="Random weights built from the published config: the "
+                         "predictions are noise, but the code path is real. Labelled 'untrained'.")
+ui.set_query_list("models", picked)
+directory = cache.models_dir()
+specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
+
+fills, started = [], time.perf_counter()
+for spec in specs:
+    with ui.guard(), st.spinner(f"Running {spec}…"):
+        use_random, stamp = cache.plan(spec, directory, allow_random)
+        fills.append(cache.fill(spec, prompt, int(top_k), use_random, directory, stamp))
+wall_ms = (time.perf_counter() - started) * 1000
+
+if fills:
+    st.caption(f"{len(fills)} model(s) answered in {wall_ms:.0f} ms for this request "
+               "(repeated prompts come from the cache).")
+    columns = st.columns(len(fills))
+    for col, f in zip(columns, fills, strict=True):
+        with col:
+            st.subheader(f.name, divider="gray")
+            if f.untrained:
+                st.warning("Untrained weights: predictions are noise.", icon=":material/casino:")
+            st.caption(f"{f.device} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
+            if f.notice:
+                st.info(f.notice, icon=":material/content_cut:")
+            for m in f.masks:
+                st.markdown(f"**Mask {m.index + 1}**")
+                st.dataframe(pd.DataFrame([{"word": p.word, "token": p.token, "probability": p.score}
+                                           for p in m.predictions]), hide_index=True, width="stretch",
+                             column_config={"probability": st.column_config.ProgressColumn(
+                                 format="%.3f", min_value=0.0, max_value=1.0)})
+    n_masks = max(len(f.masks) for f in fills)
+    mask = st.radio("Chart for mask", range(n_masks), format_func=lambda i: f"mask {i + 1}", horizontal=True,
+                    key="fm_mask") if n_masks > 1 else 0
+    ui.figure(plots.topk_figure(fills, mask or 0), "fill_mask_topk", key="fm_fig")
+    rows = [{"model": f.name, "untrained": f.untrained, "mask": m.index + 1, "rank": r + 1, "word": p.word,
+             "token": p.token, "token_id": p.token_id, "probability": p.score}
+            for f in fills for m in f.masks for r, p in enumerate(m.predictions)]
+    ui.csv_download(pd.DataFrame(rows), "fill_mask", key="fm_csv")
+elif not specs:
+    st.info("Pick at least one model, or type a directory.", icon=":material/info:")
+
+st.header("ELECTRA: generator and discriminator", divider="gray")
+st.caption("The small generator fills the masks (by sampling, as in pretraining); the discriminator reads the "
+           "result and gives, for every token, the probability that it was replaced.")
+pairs = cache.electra_pairs()
+e1, e2, e3 = st.columns([2, 1, 1])
+pair = e1.selectbox("ELECTRA pair", list(pairs), key="el_pair")
+fraction = e2.slider("Share of tokens to mask (without [MASK] in the text)", 0.0, 0.5, 0.15, 0.05, key="el_frac")
+seed = int(e3.number_input("Seed", 0, 10_000, 0, key="el_seed"))
+sentence = st.text_input("Sentence", "The chef cooked the meal and everyone enjoyed it.", key="el_text")
+with ui.guard(), st.spinner("Generator and discriminator at work…"):
+    if pair is None:
+        raise ExplorerError("The catalog has no ELECTRA pair.")
+    gen, disc = pairs[pair]
+    use_random, stamp = cache.plan(gen, directory, allow_random)
+    disc_random, disc_stamp = cache.plan(disc, directory, allow_random)
+    res = cache.electra(gen, disc, sentence, float(fraction), seed, use_random or disc_random, directory,
+                        f"{stamp}|{disc_stamp}")
+    if res.untrained:
+        st.warning("Untrained weights: the discriminator's probabilities are noise.", icon=":material/casino:")
+    if res.notice:
+        st.info(res.notice)
+    st.caption(f"{sum(res.replaced)} of {len(res.tokens)} tokens replaced · accuracy at 0.5: {res.accuracy:.0%} "
+               f"· {res.latency_ms:.0f} ms")
+    ui.figure(plots.replaced_strip(res), "electra_replaced", key="el_fig")
+    table = pd.DataFrame({"original": res.original, "input": res.tokens, "replaced": res.replaced,
+                          "P(replaced)": res.probability})
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.csv_download(table, "electra_replaced", key="el_csv")

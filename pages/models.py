@@ -1,6 +1,65 @@
-"""Models & weights (placeholder until its issue lands)."""
+"""Models & weights: where every variant's weights are, downloads on request, what is in memory."""
 
+from __future__ import annotations
+
+import os
+
+import pandas as pd
 import streamlit as st
 
+from app import cache_models as cache
+from app import ui
+
 st.title("Models & weights")
-st.info("This page is not built yet.")
+st.caption("Weights are looked up, in order, in your models directory, the Hugging Face cache, and the "
+           "weights bundled with the app (all-MiniLM-L6-v2). Nothing is downloaded unless you press Download. "
+           "Layouts accepted in the models directory: DIR/KEY, DIR/owner--name, DIR/owner/name, DIR/name.")
+
+st.session_state.setdefault("models_dir", os.environ.get("EXPLORER_MODELS_DIR", ""))
+st.text_input("Models directory", key="models_dir", placeholder="/path/to/models (or set EXPLORER_MODELS_DIR)",
+              help="Used by every demo page of this session.")
+directory = cache.models_dir()
+st.caption(f"Device: **{cache.device()}** (CUDA, then Apple MPS, then CPU; half precision on a GPU).")
+
+rows = []
+with ui.guard():
+    rows = cache.statuses(directory)
+table = pd.DataFrame([{"key": r.key, "status": r.status, "size (MB)": round(r.disk_bytes / 2**20, 1),
+                       "found in": r.source or "", "where / how to get it": r.path or r.message} for r in rows])
+if rows:
+    ready = sum(r.status == "ready" for r in rows)
+    st.metric("Variants with weights on disk", f"{ready} / {len(rows)}")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "status": st.column_config.TextColumn(help="ready / not present / downloading / error")})
+    ui.csv_download(table, "model_weights", key="models_csv")
+
+st.subheader("Download from the Hugging Face hub", divider="gray")
+missing = [r.key for r in rows if r.status != "ready"]
+key = st.selectbox("Variant", missing, index=None, key="dl_key", placeholder="Pick a variant without weights")
+target = f"{directory}/{key}" if directory and key else "the Hugging Face cache"
+if st.button("Download", key="dl_button", disabled=key is None, help=f"Saves into {target}; safetensors only."):
+    bar = st.progress(0.0, text=f"Contacting the hub for {key}…")
+    with ui.guard():
+        status = cache.download(key, directory, lambda f, what: bar.progress(min(1.0, f), text=what))
+        st.success(status.message, icon=":material/check_circle:")
+
+st.subheader("Check a directory", divider="gray")
+path = st.text_input("Directory saved with save_pretrained", key="check_path")
+if path.strip():
+    with ui.guard():
+        found = cache.locate(path, directory)
+        show = st.success if found.status == "ready" else st.error
+        show(f"{found.status}: {found.message}")
+        if found.status == "ready":
+            st.caption(f"Formats: {', '.join(found.formats)} · {found.disk_bytes / 2**20:.1f} MB")
+
+st.subheader("In memory (shared by all sessions)", divider="gray")
+loaded = cache.in_memory()
+if loaded:
+    st.dataframe(pd.DataFrame(loaded)[["name", "task", "device", "dtype", "untrained", "memory_mb",
+                                       "load_seconds", "path", "notice"]], hide_index=True, width="stretch")
+else:
+    st.caption("No model loaded yet: the demo pages load them on first use.")
+if st.button("Free memory", key="free_memory", disabled=not loaded):
+    cache.free_memory()
+    st.rerun()

@@ -1,9 +1,103 @@
-"""CLI commands of the inference area (filled in by that area's work)."""
+"""CLI of the live-model area: ``fill-mask``, ``download`` and ``models``.
+
+    python -m explorer fill-mask --models bert-base,./my-model --text "Paris is the [MASK] of France." --json
+    python -m explorer download electra-small ...
+    python -m explorer models --json
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+
+def _fill_mask(args: argparse.Namespace) -> int:
+    from explorer.fillmask import fill_mask
+
+    specs = [s for s in (args.models or "").split(",") if s.strip()]
+    result = fill_mask(specs, args.text, args.top_k, random_weights=args.random_weights,
+                       models_dir=args.models_dir)
+    if result.models:
+        _print_fill(result, args.json)
+    for spec, message in result.errors:  # one line per model that could not answer
+        print(f"error: {spec}: {message}", file=sys.stderr)
+    return 2 if result.errors else 0
+
+
+def _print_fill(result, as_json: bool) -> None:
+    from explorer.cli import print_json
+
+    if as_json:
+        print_json(result.to_dict())
+        return
+    for fill in result.models:
+        label = " (untrained: random weights)" if fill.untrained else ""
+        print(f"== {fill.name}{label}  [{fill.device}, {fill.latency_ms:.0f} ms]")
+        if fill.notice:
+            print(f"   note: {fill.notice}")
+        for mask in fill.masks:
+            shown = ", ".join(f"{p.word} {p.score:.3g}" for p in mask.predictions)
+            print(f"   mask {mask.index + 1}: {shown}")
+
+
+def _download(args: argparse.Namespace) -> int:
+    from explorer import weights
+    from explorer.cli import print_json
+
+    def progress(fraction: float, what: str) -> None:
+        print(f"{fraction:6.1%}  {what}", file=sys.stderr)
+
+    done = [weights.download(key, args.models_dir, progress).to_dict() for key in args.keys]
+    print_json(done)
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from explorer import weights
+    from explorer.cli import print_json
+    from explorer.loading import best_device
+
+    rows = weights.status_all(args.models_dir)
+    if args.json:
+        print_json({"device": best_device(), "models": [r.to_dict() for r in rows]})
+        return 0
+    print(f"device: {best_device()}")
+    for r in rows:
+        size = f"{r.disk_bytes / 2**20:8.1f} MB" if r.disk_bytes else " " * 11
+        where = f"{r.source}: {r.path}" if r.status == "ready" else (r.message if r.status == "error" else "")
+        print(f"{r.key:28} {r.status:12} {size}  {where}")
+    print("Get missing weights with `python -m explorer download KEY`, the Models page, or EXPLORER_MODELS_DIR.")
+    return 0
+
+
+def _top_k(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"--top-k must be a whole number, not {text!r}") from err
+    if not 1 <= value <= 50:
+        raise argparse.ArgumentTypeError("--top-k must be between 1 and 50")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
+    p = sub.add_parser("fill-mask", help="top-k predictions for each [MASK], several models side by side")
+    p.add_argument("--models", required=True, help="comma-separated catalog keys or save_pretrained directories")
+    p.add_argument("--text", required=True, help="prompt with [MASK], <mask> or ___ where a word is missing")
+    p.add_argument("--top-k", type=_top_k, default=5)
+    p.add_argument("--random-weights", action="store_true", help="untrained weights built from the config")
+    p.add_argument("--models-dir", default=None, help="directory with downloaded models (else EXPLORER_MODELS_DIR)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_fill_mask)
+
+    d = sub.add_parser("download", help="fetch reference weights (safetensors) from the Hugging Face hub")
+    d.add_argument("keys", nargs="+", metavar="KEY")
+    d.add_argument("--models-dir", default=None, help="download into DIR/KEY instead of the HF cache")
+    d.set_defaults(func=_download)
+
+    m = sub.add_parser("models", help="where the weights of every variant are (ready / not present)")
+    m.add_argument("--models-dir", default=None)
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=_models)
+
