@@ -6,7 +6,6 @@ with hashable arguments; returned objects are frozen dataclasses and numpy array
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from explorer import patterns
@@ -28,14 +27,13 @@ def variant_families() -> dict[str, str]:
 def pattern_view(
     key: str, seq_len: int, layer: int, part: str, global_positions: tuple[int, ...], seed: int,
     dilation: int, dec_len: int, max_cells: int,
-) -> tuple[patterns.VariantPattern, np.ndarray, int]:
+) -> tuple[patterns.VariantPattern, patterns.MaskView]:
     """The variant's pattern, and its mask max-pooled to at most ``max_cells`` per side."""
     vp = patterns.pattern_for_variant(
         key, seq_len, layer, part=part, global_positions=global_positions, seed=seed, dilation=dilation,
         dec_len=dec_len, allow_beyond_max=True,  # the page draws it and warns instead
     )
-    mask, factor = patterns.pooled_mask(vp.spec, max_cells)
-    return vp, mask, factor
+    return vp, patterns.mask_view(vp.spec, max_cells)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

@@ -45,7 +45,11 @@ MAX_LEN = 1 << 20
 
 @dataclass(frozen=True)
 class PatternSpec:
-    """Parameters of one attention pattern (one layer, one head: every head shares it)."""
+    """Parameters of one attention pattern of one layer and head.
+
+    Every head of a layer has this pattern, except that BigBird draws random blocks per head
+    (same count, so the same costs); ``seed`` picks one such draw.
+    """
 
     kind: str
     q_len: int
@@ -168,8 +172,10 @@ def bigbird_random_blocks(n_blocks: int, num_random_blocks: int, seed: int) -> n
 
     Row ``i - 1`` holds the picks of query block ``i`` (1..n-2): ``r`` distinct blocks among the
     middle blocks, never the global blocks (0, n-1) nor the window ``i-1, i, i+1``, as in the
-    paper. (HF's training-mode sampler may overlap the window for the last two rows, and in
-    eval mode it always picks block 0; the diagram shows the intended rule.)
+    paper. (transformers' training-mode sampler may overlap the window for the last two rows;
+    in eval mode it fills every random slot with block 0, already global, so inference reaches
+    window + global pairs only while still computing the r extra blocks. The diagram shows
+    the paper's rule, which is what training sees.)
     """
     rng = np.random.default_rng(seed)
     picks = np.zeros((max(n_blocks - 2, 0), num_random_blocks), dtype=np.int64)
@@ -254,8 +260,18 @@ def nnz_from_mask(spec: PatternSpec) -> int:
     return int(sum(int(np.count_nonzero(rows)) for _, rows in iter_mask_chunks(spec)))
 
 
-def pooled_mask(spec: PatternSpec, max_cells: int = 512) -> tuple[np.ndarray, int]:
-    """Max-pooled mask for drawing: ``(ceil(q/f), ceil(k/f))`` bool and the factor ``f``.
+@dataclass(frozen=True)
+class MaskView:
+    """What a diagram needs: the max-pooled mask ``(ceil(q/f), ceil(k/f))`` bool, the pooling
+    factor ``f`` and the exact non-zero count of the full mask, counted in the same pass."""
+
+    pooled: np.ndarray
+    factor: int
+    nnz_counted: int
+
+
+def mask_view(spec: PatternSpec, max_cells: int = 512) -> MaskView:
+    """Stream the mask once: max-pool it for drawing and count its True entries.
 
     A cell is True when any query/key pair inside its ``f x f`` tile may attend, so thin
     bands stay visible; ``f = 1`` (exact) when both sides fit in ``max_cells``.
@@ -263,13 +279,20 @@ def pooled_mask(spec: PatternSpec, max_cells: int = 512) -> tuple[np.ndarray, in
     f = max(1, -(-max(spec.q_len, spec.k_len) // max_cells))
     n_rows, n_cols = -(-spec.q_len // f), -(-spec.k_len // f)
     out = np.zeros((n_rows, n_cols), dtype=bool)
-    pad_cols = n_cols * f - spec.k_len
+    pad_cols, nnz = n_cols * f - spec.k_len, 0
     for start, rows in iter_mask_chunks(spec, rows_multiple=f):
+        nnz += int(np.count_nonzero(rows))
         pad_rows = -(-rows.shape[0] // f) * f - rows.shape[0]
         tiles = np.pad(rows, ((0, pad_rows), (0, pad_cols)))  # pad with False: pooling ignores it
         tiles = tiles.reshape(-1, f, n_cols, f).any(axis=(1, 3))  # (rows/f, n_cols)
         out[start // f : start // f + tiles.shape[0]] = tiles
-    return out, f
+    return MaskView(out, f, nnz)
+
+
+def pooled_mask(spec: PatternSpec, max_cells: int = 512) -> tuple[np.ndarray, int]:
+    """Max-pooled mask for drawing and its factor ``f`` (see :func:`mask_view`)."""
+    view = mask_view(spec, max_cells)
+    return view.pooled, view.factor
 
 
 # --- closed forms ----------------------------------------------------------------------------
@@ -376,9 +399,9 @@ def describe(spec: PatternSpec) -> str:
             "cross": f"{spec.q_len} decoder tokens x {spec.k_len} encoder tokens"}[kind]
 
 
-def pattern_stats(spec: PatternSpec) -> PatternStats:
-    """Closed-form costs of ``spec`` (no mask is built)."""
-    nnz = nnz_closed_form(spec)
+def pattern_stats(spec: PatternSpec, nnz: int | None = None) -> PatternStats:
+    """Costs of ``spec``: closed form (no mask built), or from ``nnz`` counted on the mask."""
+    nnz = nnz_closed_form(spec) if nnz is None else int(nnz)
     cells = spec.q_len * spec.k_len
     return PatternStats(
         kind=spec.kind, effective_kind=effective_kind(spec), q_len=spec.q_len, k_len=spec.k_len,
@@ -661,12 +684,16 @@ def parse_positions(text: str, seq_len: int) -> tuple[int, ...]:
     return tuple(positions)
 
 
-def table_row(vp: VariantPattern) -> dict[str, Any]:
-    """One row of the comparison table (plain types, readable column names)."""
+def table_row(vp: VariantPattern, nnz_counted: int | None = None) -> dict[str, Any]:
+    """One row of the comparison table (plain types, readable column names).
+
+    ``nnz_counted``: the count taken on the mask itself, shown next to the closed form.
+    """
     s = vp.stats
+    counted = {} if nnz_counted is None else {"non-zeros counted on the mask": nnz_counted}
     return {
         "variant": vp.name, "key": vp.key, "part": vp.part, "layer": vp.layer, "layer kind": vp.layer_kind,
-        "kind": s.effective_kind, "queries": s.q_len, "keys": s.k_len, "non-zeros": s.nnz,
+        "kind": s.effective_kind, "queries": s.q_len, "keys": s.k_len, "non-zeros": s.nnz, **counted,
         "density": round(s.density, 6), "score memory (MiB, sparse)": round(s.score_memory_bytes / 2**20, 3),
         "score memory (MiB, dense)": round(s.dense_score_memory_bytes / 2**20, 3),
         "GFLOPs": round(s.flops / 1e9, 4), "max positions": vp.max_positions,

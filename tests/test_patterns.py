@@ -169,6 +169,15 @@ def test_pooled_mask_is_exact_when_small_and_max_pools_when_large() -> None:
     assert (pooled == padded.reshape(456, 9, 456, 9).any(axis=(1, 3))).all()
 
 
+def test_mask_view_counts_while_pooling_and_stats_follow_the_count() -> None:
+    spec = P.sliding_window(3000, 64, (0, 9), dilation=2)
+    view = P.mask_view(spec, 256)
+    assert view.nnz_counted == P.nnz_closed_form(spec) and view.factor == 12
+    counted = P.pattern_stats(spec, nnz=view.nnz_counted)
+    assert counted == P.pattern_stats(spec)  # memory and FLOPs from the mask == closed form
+    assert P.pattern_stats(spec, nnz=10).score_memory_bytes == 40
+
+
 def test_long_masks_are_counted_without_building_them() -> None:
     spec = P.block_sparse(16_384, 64, 3)
     with pytest.raises(ExplorerError, match="too large"):

@@ -49,6 +49,7 @@ def test_default_view() -> None:
     row = table[table["key"] == "gpt2"].iloc[0]
     assert row["non-zeros"] == 1024 * 1025 // 2  # the default length is 1,024 tokens
     assert any("BERT" in w.value and "512" in w.value for w in at.warning)  # 1,024 > BERT's 512 positions
+    assert (table["non-zeros counted on the mask"] == table["non-zeros"]).all()  # formula == mask
     figs = _figures(at)
     assert len(figs) == len(table) + 1  # one heatmap per row and the cost chart
     assert figs[-1]["layout"]["xaxis"]["type"] == "log" and figs[-1]["layout"]["yaxis"]["type"] == "log"
@@ -66,8 +67,10 @@ def test_long_input_is_max_pooled_and_says_so() -> None:
     figs = _figures(at)
     assert all("max-pooled" in f["layout"]["title"]["text"] for f in figs[:2])
     assert _heatmap_z(figs[0]).shape == (256, 256)
-    table = _table(at)
-    assert table.set_index("key").loc["bigbird", "non-zeros"] == P.nnz_closed_form(P.block_sparse(16_384, 64, 3))
+    table = _table(at).set_index("key")
+    assert table.loc["bigbird", "non-zeros"] == P.nnz_closed_form(P.block_sparse(16_384, 64, 3))
+    assert (table["non-zeros counted on the mask"] == table["non-zeros"]).all()
+    assert any("eval mode" in c.value for c in at.caption)  # BigBird's inference caveat is stated
 
 
 def test_bigbird_fallback_follows_the_length_widget() -> None:
