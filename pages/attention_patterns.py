@@ -51,7 +51,9 @@ g1, g2, g3 = st.columns([2, 1, 1])
 glob_text = g1.text_input("Longformer global tokens (positions, e.g. 5, 17)", st.query_params.get("globals", "")[: patterns.MAX_POSITIONS_TEXT],
                           max_chars=patterns.MAX_POSITIONS_TEXT, key="patterns_globals",
                           help="[CLS] (position 0) is always global; add question tokens here.")
-dilation = int(g2.number_input("Longformer dilation", 1, 8, 1, key="patterns_dilation"))
+dilation = int(g2.number_input("Longformer dilation", 1, 8, _query_int("dilation", 1, 1, 8), key="patterns_dilation",
+                               help="Dilated windows skip keys to reach further with the same cost (the paper "
+                                    "uses them in some heads; the released config has none)."))
 ed_parts = g3.pills("Encoder-decoder parts", ED_PARTS, selection_mode="multi", default=list(ED_PARTS),
                     key="patterns_parts") or ["encoder"]
 
@@ -60,7 +62,7 @@ with ui.guard():
     globals_ = patterns.parse_positions(glob_text, seq_len)
 if not glob_text.strip():
     st.caption("Only [CLS] (position 0) is a global token in Longformer.")
-st.query_params.update({"len": str(seq_len), "layer": str(layer), "seed": str(seed),
+st.query_params.update({"len": str(seq_len), "layer": str(layer), "seed": str(seed), "dilation": str(dilation),
                         "globals": ",".join(map(str, globals_))})
 if not picked:
     st.info("Pick at least one variant above.")

@@ -374,8 +374,9 @@ def test_cli_pattern_options_and_text_output(capsys) -> None:
     d = json.loads(out)
     assert code == 0 and d["spec"]["global_positions"] == [0, 5, 17]
     assert d["cost_curve"]["lengths"][0] == 512 and d["cost_curve"]["lengths"][-1] == 16_384
-    code, out, _ = _cli(capsys, "pattern", "gpt-neo", "--seq-len", "1024", "--layer", "1")
+    code, out, _ = _cli(capsys, "pattern", "gpt-neo", "--seq-len", "1024", "--layer", "1", "--curve")
     assert code == 0 and "local-causal" in out and "score_memory_bytes" in out
+    assert out.rstrip().splitlines()[-1].split()[0] == "16384"
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,11 @@ def cmd_pattern(args: argparse.Namespace) -> int:
                   "dense_score_memory_bytes", "flops", "nnz_from_mask"):
         if field in out:
             print(f"  {field:<26} {_fmt(out[field])}")
+    if args.curve:  # per head and layer, averaged over the model's layers
+        curve = out["cost_curve"]
+        print("  tokens      non-zeros (mean over layers)   score memory (MiB)")
+        for t, n, m in zip(curve["lengths"], curve["nnz"], curve["score_memory_bytes"], strict=True):
+            print(f"  {t:>6}  {n:>28,.0f}  {m / 2**20:>19,.2f}")
     return 0
 
 
