@@ -22,13 +22,20 @@ RULES = {"bert": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "wwm": {"masked": 
 COMPARE_DEFAULT = ["bert", "wwm", "spanbert", "t5", "bart-infill"]
 
 
-def show(tokens) -> list[str]:
+def show(tokens, tokenizer: str) -> list[str]:
     """Pieces as a learner reads them (GPT-2's byte alphabet decoded: "Ġworld" -> "␣world")."""
-    return [readable_piece("gpt2", t, is_special(t)) if t.startswith("Ġ") or not t.isascii() else t for t in tokens]
+    if tokenizer != "gpt2":
+        return list(tokens)
+    return [t if t.startswith("<mask") or is_special(t) else readable_piece("gpt2", t, False) for t in tokens]
 
 
-def chips(tokens, kinds, notes=None) -> None:
-    st.html(plots.chips_html(show(tokens), kinds, notes))
+def target_kinds(tokens) -> list[str]:
+    return ["sentinel" if t.startswith("<extra_id_") else ("special" if is_special(t) else
+            ("dropped span" if tokens[0].startswith("<extra_id_") else "unchanged")) for t in tokens]
+
+
+def chips(tokens, kinds, tokenizer: str, notes=None) -> None:
+    st.html(plots.chips_html(show(tokens, tokenizer), kinds, notes))
 
 
 def inputs() -> tuple[str, str, Strategy, int]:
@@ -61,7 +68,7 @@ def one_draw(s: Strategy, text: str, pair: str, seed: int) -> None:
     st.markdown(f"**{s.label}.** {s.description}")
     if s.kind == "sentence":
         st.markdown(f"Label to predict: **{r.label}** (classes: {', '.join(r.classes)})")
-        chips(r.input_tokens, r.input_kinds, [f"segment {g}" for g in r.segment_ids])
+        chips(r.input_tokens, r.input_kinds, s.tokenizer, [f"segment {g}" for g in r.segment_ids])
         st.html(plots.legend_html(r.input_kinds))
         return
     kinds = r.kinds if s.kind == "token" else r.input_kinds
@@ -69,16 +76,15 @@ def one_draw(s: Strategy, text: str, pair: str, seed: int) -> None:
     if notes:
         notes = [n if t is not None else "" for n, t in zip(notes, r.targets, strict=True)]
     st.markdown("**Model input** (hover a chip for its target)")
-    chips(r.input_tokens, kinds, notes)
+    chips(r.input_tokens, kinds, s.tokenizer, notes)
     st.html(plots.legend_html(kinds))
     if s.kind == "seq2seq":
         st.markdown("**Decoder target**")
-        chips(r.target_tokens, ["sentinel" if t.startswith("<extra_id_") else ("special" if is_special(t) else "kept")
-                                for t in r.target_tokens])
+        chips(r.target_tokens, target_kinds(r.target_tokens), s.tokenizer)
         if r.detail:
             st.caption(r.detail)
         for step, toks in r.steps:
-            st.caption(f"after {step}: {' '.join(show(toks))[:400]}")
+            st.caption(f"after {step}: {' '.join(show(toks, s.tokenizer))[:400]}")
     details(s, r)
 
 
@@ -86,16 +92,16 @@ def details(s: Strategy, r) -> None:
     """The per-token table (CSV) with what defines this strategy."""
     if s.kind != "token":
         return
-    df = pd.DataFrame({"position": range(len(r.original_tokens)), "original": show(r.original_tokens),
-                       "input": show(r.input_tokens), "target": [show([t])[0] if t else "" for t in r.targets],
+    df = pd.DataFrame({"position": range(len(r.original_tokens)), "original": show(r.original_tokens, s.tokenizer),
+                       "input": show(r.input_tokens, s.tokenizer), "target": [show([t], s.tokenizer)[0] if t else "" for t in r.targets],
                        "kind": r.kinds})
     for col in ("labels", "lang_ids", "positions", "span_positions"):
         if getattr(r, col, None):
             df[col.replace("positions", "position ids") if col == "positions" else col] = list(getattr(r, col))
     if getattr(r, "spans", None):
         st.markdown("**Spans** and their boundary tokens (SBO predicts each target from x(s-1), x(e+1) and its position)")
-        st.dataframe(pd.DataFrame([{"span": " ".join(show(r.original_tokens[a:b])), "left boundary": show([r.original_tokens[lb]])[0],
-                                    "right boundary": show([r.original_tokens[rb]])[0] if rb < len(r.original_tokens) else "",
+        st.dataframe(pd.DataFrame([{"span": " ".join(show(r.original_tokens[a:b], s.tokenizer)), "left boundary": show([r.original_tokens[lb]], s.tokenizer)[0],
+                                    "right boundary": show([r.original_tokens[rb]], s.tokenizer)[0] if rb < len(r.original_tokens) else "",
                                     "length (tokens)": b - a} for (a, b), (lb, rb) in zip(r.spans, r.boundaries, strict=True)]),
                      hide_index=True)
     with st.expander("Per-token table"):
@@ -112,10 +118,12 @@ def statistics(s: Strategy, text: str, pair: str, seed: int) -> None:
     if stats.expected_rate is not None:
         a, b, c = st.columns(3)
         a.metric("Realised selection rate", f"{stats.rate:.4f}", help="Mean fraction of non-special tokens selected per draw.")
-        b.metric("Built to realise", f"{stats.expected_rate:.4f}")
+        b.metric("Built to realise", f"{stats.expected_rate:.4f}",
+                 help="SpanBERT: the token budget; completing the last word of a span can overshoot it." if s.name == "spanbert" else
+                 "wwm: the budget; a word that would overshoot it is skipped, so the rate can fall short." if s.name == "wwm" else None)
         c.metric("Spread across draws (sd)", f"{stats.rate_std:.4f}")
     if stats.position_freq and s.kind != "sentence" and stats.rate > 0:
-        ui.figure(plots.position_figure(stats, show(p.tokens)), f"objective-{s.name}-positions")
+        ui.figure(plots.position_figure(stats, show(p.tokens, s.tokenizer)), f"objective-{s.name}-positions")
     if stats.kind_counts and s.name in RULES:
         ui.figure(plots.kinds_figure(stats, RULES[s.name]), f"objective-{s.name}-kinds")
     if stats.sampled_lengths or stats.span_lengths:
@@ -125,7 +133,7 @@ def statistics(s: Strategy, text: str, pair: str, seed: int) -> None:
         ui.figure(plots.labels_figure(stats, classes), f"objective-{s.name}-outcomes")
     if s.name == "roberta":
         dyn, sta = cache.epochs(text, seed, 6)
-        ui.figure(plots.epochs_figure(show(p.tokens), [r.kinds for r in dyn], [r.kinds for r in sta]), "objective-epochs")
+        ui.figure(plots.epochs_figure(show(p.tokens, s.tokenizer), [r.kinds for r in dyn], [r.kinds for r in sta]), "objective-epochs")
 
 
 def compare(text: str, pair: str, seed: int) -> None:
@@ -134,9 +142,9 @@ def compare(text: str, pair: str, seed: int) -> None:
     for name in names:
         s, r = STRATEGIES[name], cache.result(name, text, pair, seed)
         st.markdown(f"**{s.label}** · {s.tokenizer}")
-        chips(r.input_tokens, r.kinds if s.kind == "token" else r.input_kinds)
+        chips(r.input_tokens, r.kinds if s.kind == "token" else r.input_kinds, s.tokenizer)
         if s.kind == "seq2seq" and name == "t5":
-            chips(r.target_tokens, ["sentinel" if t.startswith("<extra_id_") else "kept" for t in r.target_tokens])
+            chips(r.target_tokens, target_kinds(r.target_tokens), s.tokenizer)
         if s.kind == "sentence":
             st.caption(f"label: {r.label}")
 
@@ -165,7 +173,7 @@ def decoding_tab(text: str, seed: int) -> None:
     with ui.guard():
         p = cache.prepared("gpt-clm", text, None)
         out = cache.generate(text, p.tokens[0], 25, method, float(temperature), int(top_k), seed)
-        chips(out, ["special"] + ["predicts next"] * (len(out) - 1))
+        chips(out, ["start"] + ["predicts next"] * (len(out) - 1), "gpt2")
 
 
 def distillation_tab() -> None:

@@ -45,7 +45,7 @@ def token_masking(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
     hit = _choose(tokens, rng, ratio)
     inp = tuple(vocab.mask if hit[i] else t for i, t in enumerate(tokens))
     kinds = _kinds(tokens, hit, "masked")
-    input_kinds = tuple("mask" if k == "masked" else ("kept" if k == NOT_SELECTED else k) for k in kinds)
+    input_kinds = tuple("mask" if k == "masked" else ("unchanged" if k == NOT_SELECTED else k) for k in kinds)
     return Seq2SeqResult("bart-mask", tuple(tokens), inp, tuple(tokens), kinds, input_kinds)
 
 
@@ -53,7 +53,7 @@ def token_deletion(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab
     """Token deletion: random tokens vanish, so the model must also decide *where* input is missing."""
     hit = _choose(tokens, rng, ratio)
     inp = tuple(t for i, t in enumerate(tokens) if not hit[i])
-    input_kinds = tuple(SPECIAL if is_special(t) else "kept" for t in inp)
+    input_kinds = tuple(SPECIAL if is_special(t) else "unchanged" for t in inp)
     return Seq2SeqResult("bart-delete", tuple(tokens), inp, tuple(tokens), _kinds(tokens, hit, "deleted"), input_kinds)
 
 
@@ -126,7 +126,7 @@ def text_infilling(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab
             spans[-1] = (spans[-1][0], i + 1)
         else:
             inp.append(tokens[i])
-            inp_kinds.append(SPECIAL if is_special(tokens[i]) else "kept")
+            inp_kinds.append(SPECIAL if is_special(tokens[i]) else "unchanged")
     return Seq2SeqResult("bart-infill", tuple(tokens), tuple(inp), tuple(tokens), _kinds(tokens, noisy, "masked"),
                          tuple(inp_kinds), tuple(spans), tuple(int(x) for x in drawn))
 
@@ -149,7 +149,7 @@ def sentence_permutation(tokens: Sequence[str], rng: np.random.Generator, vocab:
     moved = [tok for k in order for tok in sents[k]]
     inp_kinds = [SPECIAL] * len(head)
     for new, k in enumerate(order):
-        inp_kinds += ["kept" if k == new else f"sentence {k + 1}"] * len(sents[k])
+        inp_kinds += ["unchanged" if k == new else f"sentence {k + 1}"] * len(sents[k])
     inp_kinds += [SPECIAL] * len(tail)
     kinds = tuple(SPECIAL if is_special(t) else NOT_SELECTED for t in tokens)
     return Seq2SeqResult("bart-permute", tuple(tokens), tuple(head + moved + tail), tuple(tokens), kinds,
@@ -162,7 +162,7 @@ def document_rotation(tokens: Sequence[str], rng: np.random.Generator, vocab: Vo
     head, body, tail = frame(tokens)
     r = int(rng.integers(1, len(body))) if len(body) > 1 else 0
     rotated = body[r:] + body[:r]
-    inp_kinds = [SPECIAL] * len(head) + ["new start" if k == 0 and r else "kept" for k in range(len(body))] + [SPECIAL] * len(tail)
+    inp_kinds = [SPECIAL] * len(head) + ["new start" if k == 0 and r else "unchanged" for k in range(len(body))] + [SPECIAL] * len(tail)
     kinds = tuple(SPECIAL if is_special(t) else NOT_SELECTED for t in tokens)
     return Seq2SeqResult("bart-rotate", tuple(tokens), tuple(head + rotated + tail), tuple(tokens), kinds,
                          tuple(inp_kinds), detail=f"rotated by {r} tokens")
@@ -185,7 +185,7 @@ def compose(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
         last = NOISES[name](current, rng, vocab)
         current = last.input_tokens
         steps.append((name, current))
-    inp_kinds = last.input_kinds if last else tuple(SPECIAL if is_special(t) else "kept" for t in tokens)
+    inp_kinds = last.input_kinds if last else tuple(SPECIAL if is_special(t) else "unchanged" for t in tokens)
     kinds = tuple(SPECIAL if is_special(t) else NOT_SELECTED for t in tokens)
     return Seq2SeqResult("bart-compose", tuple(tokens), current, tuple(tokens), kinds, inp_kinds,
                          steps=tuple(steps), detail=" then ".join(noises))

@@ -93,9 +93,9 @@ class MaskedLMResult:
 class Seq2SeqResult:
     """An encoder-decoder objective: a corrupted input (length S) and a target sequence (U).
 
-    ``kinds`` (T,) says what happened to each original token ("masked", "deleted", "kept",
+    ``kinds`` (T,) says what happened to each original token ("masked", "deleted", "unchanged",
     "special", ...); ``input_kinds`` (S,) what each input token is ("sentinel", "mask",
-    "inserted mask", "kept", "special"). ``spans`` are (start, end) half-open ranges of the
+    "inserted mask", "unchanged", "special"). ``spans`` are (start, end) half-open ranges of the
     original that were removed (zero-length for BART insertions).
     """
 

@@ -160,7 +160,7 @@ def t5_span_corruption(tokens: Sequence[str], rng: np.random.Generator, vocab: V
     for i, tok in enumerate(tokens):
         if not noisy[i]:
             inp.append(tok)
-            inp_kinds.append(SPECIAL if is_special(tok) else "kept")
+            inp_kinds.append(SPECIAL if is_special(tok) else "unchanged")
             continue
         if i == 0 or not noisy[i - 1]:  # a run of noise (split by specials) = one span
             s = sentinel(len(spans))

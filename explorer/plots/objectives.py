@@ -23,7 +23,8 @@ KIND_COLORS: dict[str, str] = {
     "not selected": "#eeeeee", "special": "#b8a9e0", "replaced": "#e4572e", "sampled = original": "#29a3a3",
     "sentinel": "#e4572e", "inserted mask": "#9c27b0", "deleted": "#9e9e9e", "new start": "#f3a712",
     "sentence A": "#cfe8fc", "sentence B": "#fde2c8", "shuffled": "#f3a712", "predicts next": "#d6ecd2",
-    "last": "#eeeeee",
+    "last": "#eeeeee", "unchanged": "#f2f2f2", "dropped span": "#f3a712",
+    "start": "#b8a9e0",
 }
 KIND_HELP: dict[str, str] = {
     "masked": "replaced by the mask token; the model predicts the original",
@@ -40,6 +41,8 @@ KIND_HELP: dict[str, str] = {
     "new start": "the rotated document now starts here",
     "shuffled": "inside a shuffled trigram: predict the original token",
     "predicts next": "predicts the token after it",
+    "unchanged": "passed through as it is",
+    "dropped span": "a span removed from the input, to be generated after its sentinel",
 }
 _CHIP = ("display:inline-block;margin:2px 1px;padding:1px 5px;border-radius:4px;font-family:monospace;"
          "font-size:0.9em;background:{bg};color:#111;border:1px solid #ccc")
