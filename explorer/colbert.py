@@ -277,6 +277,26 @@ def default_k(n_tokens: int) -> int:
     return max(2, min(paper, cap))
 
 
+def _plus_plus_init(x: torch.Tensor, k: int, gen: torch.Generator) -> torch.Tensor:
+    """k-means++ seeding for cosine distance: x (N, D) -> k starting centroids (k, D).
+
+    Each new seed is drawn with probability proportional to its squared distance from the nearest
+    seed so far; plain random seeding often puts two seeds in one cluster and never recovers.
+    """
+    first = int(torch.randint(x.shape[0], (1,), generator=gen))
+    cent = [x[first]]
+    dist = (1 - x @ x[first]).clamp(min=0)  # (N,) cosine distance to the nearest seed
+    for _ in range(1, k):
+        weights = dist**2
+        if float(weights.sum()) <= 0:  # all remaining points coincide with a seed
+            nxt = int(torch.randint(x.shape[0], (1,), generator=gen))
+        else:
+            nxt = int(torch.multinomial(weights, 1, generator=gen))
+        cent.append(x[nxt])
+        dist = torch.minimum(dist, (1 - x @ x[nxt]).clamp(min=0))
+    return torch.stack(cent).clone()
+
+
 def kmeans(x: torch.Tensor, k: int, seed: int = 0, iters: int = 25) -> torch.Tensor:
     """Spherical k-means (cosine) of unit vectors x (N, D) -> unit centroids (k, D); seeded, deterministic.
 
@@ -286,7 +306,7 @@ def kmeans(x: torch.Tensor, k: int, seed: int = 0, iters: int = 25) -> torch.Ten
     if not 1 <= k <= n:
         raise ExplorerError(f"Cannot make {k} centroids from {n} token vectors: pick 1 to {n}.")
     gen = torch.Generator().manual_seed(seed)
-    cent = x[torch.randperm(n, generator=gen)[:k]].clone()  # k distinct tokens as the start
+    cent = _plus_plus_init(x, k, gen)
     assign = torch.full((n,), -1, dtype=torch.long)
     for _ in range(iters):
         sim = x @ cent.T  # (N, k)

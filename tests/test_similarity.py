@@ -135,9 +135,8 @@ def test_search_refuses_bad_query(bundled, query: str) -> None:
 
 
 def test_encoder_decoder_is_refused(tmp_path) -> None:
-    from tiny_models import save_tiny
-
     from explorer.loading import load_model
+    from tests.tiny_models import save_tiny
 
     loaded = load_model(str(save_tiny("t5", tmp_path / "t5")), "base")
     with pytest.raises(ExplorerError, match="encoder-decoder"):
@@ -159,9 +158,8 @@ def test_cli_json_matrix(capsys, bundled) -> None:
 
 
 def test_cli_local_directory(capsys, tmp_path) -> None:
-    from tiny_models import save_tiny
-
     from explorer.cli import main
+    from tests.tiny_models import save_tiny
 
     path = save_tiny("bert-base", tmp_path / "tiny")
     assert main(["similarity", "--model", str(path), "--json", "one", "two", "three"]) == 0
