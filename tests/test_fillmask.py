@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny_models import save_tiny
 
 from explorer import fillmask as fm
 from explorer.errors import ExplorerError
 from explorer.loading import load_model, roberta_tokenizer
 from explorer.tokenization import load_tokenizer
+from tests.tiny_models import save_tiny
 
 MLM_KINDS = ("bert", "roberta", "distilbert", "electra-generator", "albert")
 
@@ -167,3 +167,35 @@ def test_electra_generator_and_discriminator(dirs) -> None:
 def test_electra_pair_must_share_vocab(dirs) -> None:
     with pytest.raises(ExplorerError, match="different vocabularies"):
         fm.electra_replaced(_lm(dirs, "roberta"), _lm(dirs, "electra-discriminator"), "A sentence.")
+
+
+def test_cli_fill_mask_json_and_missing_weights(dirs, capsys, monkeypatch) -> None:
+    import json
+
+    from explorer.cli import main
+
+    rc = main(["fill-mask", "--models", f"{dirs['bert']},{dirs['roberta']}", "--text", "The [MASK] sat on the ___.",
+               "--top-k", "3", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and [len(m["masks"]) for m in out["models"]] == [2, 2]
+    assert all(len(k["predictions"]) == 3 and {"token", "score"} <= set(k["predictions"][0])
+               for m in out["models"] for k in m["masks"])
+    monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
+    rc = main(["fill-mask", "--models", "bert-base", "--text", "The [MASK] sat."])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "python -m explorer download bert-base" in err[0]
+    assert main(["fill-mask", "--models", str(dirs["bert"]), "--text", "no blank"]) == 2
+
+
+def test_figures_escape_user_text(dirs) -> None:
+    from explorer.plots import fillmask as plots
+
+    fills = [fm.fill_one(_lm(dirs, k), "<b>bold</b> [MASK] <script>x</script>", 4) for k in ("bert", "roberta")]
+    fig = plots.topk_figure(fills, 0)
+    assert len(fig.data) == 2 and all(len(t.y) == 4 for t in fig.data)
+    assert "<b>" not in str(fig.to_dict()) or "&lt;b&gt;" in str(fig.to_dict())
+    r = fm.electra_replaced(_lm(dirs, "electra-generator"), _lm(dirs, "electra-discriminator"),
+                            "<script>alert(1)</script> the cat", 0.2)
+    strip = plots.replaced_strip(r)
+    labels = strip.layout.xaxis.ticktext
+    assert len(labels) == len(r.tokens) and not any("<" in t for t in labels)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny_models import fake_variant, patch_catalog, save_tiny
 
 from explorer import loading
 from explorer.errors import ExplorerError
+from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tiny_models import fake_variant, patch_catalog, save_tiny
 
 from explorer import weights
 from explorer.errors import ExplorerError
+from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +148,20 @@ def test_download_success_reports_progress(catalog, monkeypatch, tmp_path: Path,
     assert "pytorch_model.bin" not in fetched and set(during) == {"downloading"}  # never pickles
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert (st.status, st.source, Path(st.path)) == ("ready", "models-dir", tmp_path / "tiny-bert")
+
+
+def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
+    import json
+
+    from explorer.cli import main
+
+    assert main(["models", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["device"] == "cpu" and [m["key"] for m in out["models"]][:2] == ["tiny-bert", "tiny-roberta"]
+    assert main(["models"]) == 0 and "sentence-bert" in capsys.readouterr().out
+    from huggingface_hub import HfApi
+
+    monkeypatch.setattr(HfApi, "model_info", lambda self, r, **kw: (_ for _ in ()).throw(ConnectionError("down")))
+    assert main(["download", "tiny-bert"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Download of org/tiny-bert failed" in err[0]
