@@ -103,25 +103,16 @@ def pick_variants(label: str, param: str = "models", default: Sequence[str] = ()
     return choice
 
 
-def human(n: float, unit: str = "") -> str:
-    """12_345_678 -> '12.3M' (bytes with unit='B' -> '12.3 MB')."""
+def human(n: float) -> str:
+    """12_345_678 -> '12.3M'."""
     from explorer.plots.architecture import human as _human
 
-    text = _human(n)
-    return f"{text[:-1]} {text[-1]}{unit}" if unit and text[-1].isalpha() else f"{text} {unit}".strip()
+    return _human(n)
 
 
-def variant_card(key: str) -> None:
-    """Name, paper, checkpoint, objectives, attention, key idea and headline figures."""
-    from explorer import catalog
-
-    v = catalog.get_variant(key)
-    st.markdown(f"**{v.name}** · {v.family} · {v.year} · [{v.paper_title}]({v.paper})")
-    st.caption(
-        f"Checkpoint: `{v.reference_checkpoint or 'configuration only'}` · model_type `{v.model_type}` · "
-        f"objectives: {', '.join(v.objectives)} · attention: {v.attention} · positions: {v.positions}"
-    )
-    st.write(v.idea)
-    for line in v.headline:
-        st.markdown(f"- {line}")
-    st.caption(f"Configuration source: {v.config_source}")
+def human_bytes(n: float) -> str:
+    """Bytes in decimal units: 440_000_000 -> '440 MB'."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"

@@ -113,7 +113,9 @@ def analyse_config(config, *, name: str = "custom", seq_len: int = 128, head: st
 
 def base_params_of_variant(key: str) -> int:
     """The catalog's "params" column: :func:`base_params` of a variant, without a tree."""
+    from explorer.heads import WHOLE_IS_BASE
+
     variant = catalog.get_variant(key)
     config = build.make_config(key)
-    model = build.instantiate(config, variant.head, "meta", variant.extra)
-    return base_params(config, variant.head, model)
+    head = variant.head if variant.head in WHOLE_IS_BASE else "base"
+    return anatomy.unique_params(build.instantiate(config, head, "meta", variant.extra))

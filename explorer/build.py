@@ -112,7 +112,7 @@ def validate(config) -> None:
         if config.model_type not in ("t5", "mt5") and hidden % heads:
             raise ExplorerError(
                 f"Hidden size {hidden} is not divisible by {heads} heads: each head gets hidden/heads "
-                f"dimensions. Try {heads * max(1, round(hidden / heads))} or {_divisor_near(hidden, heads)} heads."
+                f"dimensions. Try a hidden size of {heads * max(1, round(hidden / heads))}, or {_divisor_near(hidden, heads)} heads."
             )
     groups = getattr(config, "num_hidden_groups", None)
     if isinstance(groups, int) and isinstance(layers, int) and layers % groups:

@@ -60,17 +60,22 @@ if result is None:
 if key:
     with st.container(border=True):
         ui.variant_card(key)
-m = st.columns(5)
+m = st.columns(4)
 m[0].metric("Parameters (with heads)", ui.human(result.params), help=f"{result.params:,} unique, tied counted once")
-m[1].metric("Bare model", ui.human(result.base_params), help=f"{result.base_params:,}")
-m[2].metric("fp32 / fp16 / int8", ui.human(result.memory["fp32"], "B"),
-            help=f"fp16 {ui.human(result.memory['fp16'], 'B')}, int8 {ui.human(result.memory['int8'], 'B')}, "
-                 f"training with Adam ≈ {ui.human(result.memory['train_fp32_adam'], 'B')}")
+m[1].metric("Bare model", ui.human(result.base_params), help=f"{result.base_params:,} without task heads")
+m[2].metric("Weights fp32", ui.human_bytes(result.memory["fp32"]),
+            help=f"fp16 {ui.human_bytes(result.memory['fp16'])} · int8 {ui.human_bytes(result.memory['int8'])} · "
+                 f"training with Adam ≈ {ui.human_bytes(result.memory['train_fp32_adam'])}")
 m[3].metric(f"FLOPs/token @ {seq_len}", ui.human(result.flops.total),
             help=f"weights {result.flops.matmul_flops:,} + attention {result.flops.attention_flops:,}")
-m[4].metric("Class", result.model_class)
-for note in result.notes + tuple(f"Tied: {t}" for t in result.tied[:4]) + tuple(
-        f"Shared block: {s}" for s in result.shared_blocks):
+st.caption(f"`{result.model_class}` · fp16 {ui.human_bytes(result.memory['fp16'])} · "
+           f"int8 {ui.human_bytes(result.memory['int8'])} · training (fp32 + Adam) ≈ "
+           f"{ui.human_bytes(result.memory['train_fp32_adam'])}")
+if result.tied:
+    st.caption("Tied (counted once): " + "; ".join(result.tied[:6]) + (" ..." if len(result.tied) > 6 else ""))
+if result.shared_blocks:
+    st.caption("Shared blocks: " + "; ".join(result.shared_blocks))
+for note in result.notes:
     st.caption(note)
 
 tabs = st.tabs(["Layer tree", "Components", "Treemap", "Sunburst", "Module graph", "Text view", "Config"])

@@ -31,15 +31,16 @@ if result is None:
 frame = pd.DataFrame(result.rows)
 shown = frame.assign(
     params=frame["params"].map(ui.human), params_with_heads=frame["params_with_heads"].map(ui.human),
-    fp32=frame["fp32_bytes"].map(lambda b: ui.human(b, "B")), fp16=frame["fp16_bytes"].map(lambda b: ui.human(b, "B")),
-    int8=frame["int8_bytes"].map(lambda b: ui.human(b, "B")), flops_per_token=frame["flops_per_token"].map(ui.human),
+    fp32=frame["fp32_bytes"].map(ui.human_bytes), fp16=frame["fp16_bytes"].map(ui.human_bytes),
+    int8=frame["int8_bytes"].map(ui.human_bytes), flops_per_token=frame["flops_per_token"].map(ui.human),
 ).drop(columns=["fp32_bytes", "fp16_bytes", "int8_bytes", "key"])
 st.dataframe(shown, hide_index=True)
 ui.csv_download(frame, "comparison", key="dl_compare")
 
 left, right = st.columns(2)
 with left:
-    ui.figure(plots.stacked_components(result), "components", height=480)
+    share = st.toggle("Components as share of each model", value=True, key="cmp_share")
+    ui.figure(plots.stacked_components(result, share), "components", height=480)
 with right:
     ui.figure(plots.params_log(result), "parameters", height=480)
 left, right = st.columns(2)

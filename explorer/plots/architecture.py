@@ -124,18 +124,23 @@ def tree_html(root: TreeNode, open_depth: int = 1, max_depth: int = 8) -> str:
     return f"<div style='font-size:0.9em;line-height:1.5'>{render(root, 0)}</div>"
 
 
-def stacked_components(comp: Comparison) -> go.Figure:
-    """One stacked bar per model: parameters by component."""
+def stacked_components(comp: Comparison, share: bool = False) -> go.Figure:
+    """One stacked bar per model: parameters by component (or each component's share in %)."""
     categories: list[str] = []
     for parts in comp.components.values():
         categories += [c for c in parts if c not in categories]
     names = list(comp.components)
+    totals = {n: sum(comp.components[n].values()) or 1 for n in names}
+
+    def value(n: str, c: str) -> float:
+        v = comp.components[n].get(c, 0)
+        return 100 * v / totals[n] if share else v
+
     fig = go.Figure([
-        go.Bar(name=c, x=names, y=[comp.components[n].get(c, 0) for n in names], marker_color=colour(c))
-        for c in categories
+        go.Bar(name=c, x=names, y=[value(n, c) for n in names], marker_color=colour(c)) for c in categories
     ])
-    fig.update_layout(barmode="stack", title="Parameters by component", yaxis_title="parameters",
-                      legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(barmode="stack", title="Parameters by component" + (" (% of each model)" if share else ""),
+                      yaxis_title="% of parameters" if share else "parameters", legend=dict(orientation="h", y=-0.25))
     return fig
 
 

@@ -84,6 +84,8 @@ def browser() -> Iterator[object]:
 def wait_idle(page, timeout: float = 90_000) -> None:
     """Wait until Streamlit has finished running the script (no 'Running...' status)."""
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+    # the script has started once the main area holds an element (a title at least)
+    page.wait_for_selector("[data-testid='stMain'] [data-testid='stElementContainer']", timeout=timeout)
     page.wait_for_timeout(300)
     page.wait_for_function(
         "() => !document.querySelector(\"[data-testid='stStatusWidget']\")", timeout=timeout

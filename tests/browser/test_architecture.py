@@ -1,0 +1,50 @@
+"""Real browser: overview, architecture explorer and comparator in headless Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import assert_clean, wait_idle
+
+pytestmark = pytest.mark.browser
+
+
+def test_home_renders_the_catalog(open_page) -> None:
+    page = open_page("")
+    page.get_by_text("Transformer Explorer").first.wait_for()
+    page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=60_000)
+    assert_clean(page, "home")
+
+
+def test_architecture_explorer_variant_tabs_and_invalid_heads(open_page) -> None:
+    page = open_page("architecture?model=albert-base")
+    page.get_by_text("used 12x").first.wait_for()
+    page.get_by_role("tab", name="Treemap").click()
+    wait_idle(page)
+    page.get_by_role("tab", name="Text view").click()
+    page.get_by_text("Change the architecture").click()
+    heads = page.get_by_role("spinbutton", name="Heads", exact=True)
+    heads.fill("5")
+    heads.press("Enter")
+    wait_idle(page)
+    page.get_by_text("not divisible by 5 heads").first.wait_for()
+    assert_clean(page, "architecture")
+
+
+def test_architecture_explorer_picks_a_variant_from_the_list(open_page) -> None:
+    page = open_page("architecture")
+    page.locator("[data-testid='stSelectbox']").first.click()
+    page.keyboard.type("T5-11B")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    assert "model=t5-11b" in page.url
+    page.get_by_text("11.3B").first.wait_for()
+    assert_clean(page, "architecture-t5-11b")
+
+
+def test_comparator_from_a_shared_link(open_page) -> None:
+    page = open_page("compare?models=bert-base,longformer,gpt3")
+    page.locator("[data-testid='stPlotlyChart']").nth(3).wait_for(timeout=60_000)
+    page.get_by_text("GPT-3").first.wait_for()
+    page.get_by_text("Download CSV").first.wait_for()
+    assert_clean(page, "compare")

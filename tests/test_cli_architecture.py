@@ -1,0 +1,73 @@
+"""CLI: list / inspect / compare (in-process, plus one real subprocess for exit codes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _json(capsys, argv: list[str]):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_list_json_has_the_documented_fields(capsys) -> None:
+    rows = _json(capsys, ["list", "--json"])
+    assert len(rows) >= 40
+    for row in rows:
+        assert {"key", "name", "family", "reference_checkpoint", "params"} <= set(row)
+        assert isinstance(row["params"], int) and row["params"] > 0
+    assert {r["key"]: r["params"] for r in rows}["bert-base"] == 109_482_240
+
+
+def test_inspect_json_components_sum_and_tree_nodes(capsys) -> None:
+    out = _json(capsys, ["inspect", "albert-base", "--json"])
+    assert sum(out["components"].values()) == out["params"] == out["tree"]["params"]
+    node = out["tree"]
+    assert {"name", "type", "params", "children"} <= set(node)
+    assert any("used 12x" in s for s in out["shared_blocks"])
+
+
+def test_inspect_a_config_file(tmp_path, capsys) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2,
+                                "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 1000}))
+    out = _json(capsys, ["inspect", str(path), "--json"])
+    assert sum(out["components"].values()) == out["params"]
+
+
+def test_compare_csv(capsys) -> None:
+    assert main(["compare", "bert-base", "gpt2", "--csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("key,name,family") and len(lines) == 3
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["inspect", "no-such-model"], "Unknown variant"),
+    (["inspect", "missing/config.json"], "No such file"),
+    (["compare"], "required"),
+    (["inspect", "bert-base", "--seq-len", "0"], "--seq-len"),
+])
+def test_bad_arguments_exit_non_zero_with_one_line(argv: list[str], needle: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        raise SystemExit(main(argv))
+    assert exit_info.value.code != 0
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1
+
+
+def test_invalid_config_file_in_a_real_process(tmp_path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"model_type": "bert", "hidden_size": 100, "num_attention_heads": 3}')
+    proc = subprocess.run([sys.executable, "-m", "explorer", "inspect", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error:") and len(proc.stderr.strip().splitlines()) == 1
