@@ -59,7 +59,7 @@ def test_model_grid_places_each_head_in_its_cell() -> None:
     z = _decode(trace["z"])
     assert trace["z"]["dtype"] == "u1"  # one byte per cell on the wire
     gap = 1
-    codes, _ = A.quantize_uint8(att)
+    codes, _ = A.quantize_uint8(np.sqrt(att))  # colours follow sqrt(weight) by default
     for layer, head in [(0, 0), (2, 3), (1, 2)]:
         r0, c0 = layer * (10 + gap), head * (10 + gap)
         np.testing.assert_array_equal(z[r0:r0 + 10, c0:c0 + 10], np.maximum(codes[layer, head], 1))
@@ -74,3 +74,11 @@ def test_model_grid_of_12_layers_12_heads_512_tokens_stays_small() -> None:
     assert size < 1_500_000  # the budget is 5 MB; a float32 grid would be ~200 MB
     assert fig.data[0].y[0] == "layer 0 · queries 0–7"  # 512 tokens in 64 bins of 8
     assert fig.data[0].z.shape == (12 * (64 + 6), 12 * (64 + 6))
+
+
+def test_model_grid_colour_bar_is_labelled_in_real_weights() -> None:
+    att = np.zeros((1, 1, 4, 4), dtype=np.float32)
+    att[0, 0, 0, 0] = 0.64
+    fig = P.model_grid(att, gamma=0.5)
+    assert fig.data[0].colorbar.ticktext[-1] == "0.640"  # top of the bar: the largest weight
+    assert fig.data[0].z[0, 0] == 255 and fig.data[0].z[1, 1] == 1  # sqrt scale: 0.64 -> top code

@@ -41,10 +41,10 @@ def head_heatmap(view: ViewMatrix, *, untrained: bool = False, height: int | Non
         colorbar={"title": {"text": "weight"}},
         hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
     ))
-    fig.update_layout(
-        title=html.escape(view.title) + (UNTRAINED if untrained else ""),
-        height=height or int(min(900, max(380, 14 * n_rows + 160))),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    fig.update_layout(  # keys are labelled on top (like a matrix): the title sits above them
+        title={"text": html.escape(view.title) + (UNTRAINED if untrained else ""), "y": 0.995, "yanchor": "top"},
+        height=height or int(min(1000, max(420, 14 * n_rows + 220))),
+        margin={"l": 10, "r": 10, "t": 150, "b": 10},
     )
     tick = {"tickfont": {"size": 10 if max(n_rows, n_cols) <= 80 else 8}, "showgrid": False}
     fig.update_xaxes(title_text="key (attended to)", side="top", tickangle=-60, **tick)
@@ -126,7 +126,7 @@ def _grid_colorscale() -> list[list]:
     return stops + [[1 / 255 + (254 / 255) * i / (len(blues) - 1), c] for i, c in enumerate(blues)]
 
 
-def model_grid(att: np.ndarray, *, cell: int = 64, untrained: bool = False,
+def model_grid(att: np.ndarray, *, cell: int = 64, gamma: float = 0.5, untrained: bool = False,
                title: str = "Model view: every layer x head") -> go.Figure:
     """All ``(layers, H, Lq, Lk)`` maps as a layers x heads grid of small heatmaps.
 
@@ -134,9 +134,12 @@ def model_grid(att: np.ndarray, *, cell: int = 64, untrained: bool = False,
     (one byte a cell, base64 in the JSON) against the grid's maximum so heads stay comparable;
     code 0 marks the white gaps. The grid is one mosaic heatmap with a label per row and column
     ("layer 2 · queries 8-15"), so hovering tells where you are without per-cell hover data.
+    Colours follow ``weight ** gamma`` (square root by default): block means of long texts are
+    small and a linear scale would leave all but the strongest heads white; the colour bar
+    is labelled in real weights.
     """
     small = downsample(att, cell)  # (layers, H, q, k)
-    codes, vmax = quantize_uint8(small)
+    codes, vmax = quantize_uint8(np.power(small, gamma))
     codes = np.maximum(codes, 1)  # 0 is reserved for the gaps
     n_layers, n_heads, rows, cols = codes.shape
     gap = max(1, cols // 10)
@@ -152,7 +155,7 @@ def model_grid(att: np.ndarray, *, cell: int = 64, untrained: bool = False,
         z=mosaic, x=xs, y=ys, zmin=0, zmax=255, colorscale=_grid_colorscale(),
         hovertemplate="%{y}<br>%{x}<br>strength %{z}/255<extra></extra>",
         colorbar={"title": {"text": "weight"}, "tickvals": ticks.tolist(),
-                  "ticktext": [f"{v * vmax / 255:.3f}" for v in ticks]},
+                  "ticktext": [f"{(v * vmax / 255) ** (1 / gamma):.3f}" for v in ticks]},
     ))
     fig.update_layout(title=title + (UNTRAINED if untrained else ""), plot_bgcolor="white",
                       height=int(min(1400, max(400, 75 * n_layers + 120))),
