@@ -127,22 +127,23 @@ def align_spans(pieces: tuple[str, ...], output: str) -> list[str] | None:
     anchors = [" ".join(p.split()) for p in pieces]
     if not out.startswith(anchors[0]):
         return None
-    cursor, spans = len(anchors[0]), []
+    cursor, spans, run = len(anchors[0]), [], 0  # run: blanks waiting for the next non-empty piece
     for i, anchor in enumerate(anchors[1:], start=1):
+        run += 1
         if i == len(anchors) - 1:  # the last piece must end the output
             idx = len(out) - len(anchor)
             if idx < cursor or not out.endswith(anchor):
                 return None
-        elif not anchor:  # adjacent blanks: everything goes to the first, the next stays empty
-            idx = cursor
+        elif not anchor:  # adjacent blanks: the text goes to the first of them, the others stay empty
+            continue
         else:
             word = " " + anchor if pieces[i][:1].isspace() else anchor
             idx = out.find(word, cursor)
             if idx < 0:
                 return None
             idx += len(word) - len(anchor)
-        spans.append(out[cursor:idx].strip())
-        cursor = idx + len(anchor)
+        spans += [out[cursor:idx].strip()] + [""] * (run - 1)
+        cursor, run = idx + len(anchor), 0
     return spans
 
 
@@ -387,8 +388,8 @@ def _qa_result(loaded: Any, q: str, ctx: str, enc: Any, best: tuple, n_windows: 
     if null > score:
         notices.append(f"The model rates 'no answer' ({null:.3f}) above its best span ({score:.3f}).")
     name = str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
-    return QAResult(name, q, ctx, ctx[s_char:e_char], s_char, e_char, round(score, 6), round(null, 6), w,
+    return QAResult(name, q, ctx, ctx[s_char:e_char], s_char, e_char, float(score), float(null), w,
                     n_windows, tuple(ctx[a:b] for a, b in offsets), tuple(offsets),
-                    tuple(round(float(sp[t]), 6) for t in idx), tuple(round(float(ep[t]), 6) for t in idx),
+                    tuple(float(sp[t]) for t in idx), tuple(float(ep[t]) for t in idx),
                     (idx.index(i), idx.index(j)), bool(getattr(loaded, "untrained", False)),
                     round(seconds, 4), tuple(notices))
