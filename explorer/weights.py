@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -36,6 +37,7 @@ BUNDLED_KEYS = ("sentence-bert",)
 # Files worth downloading: configs, tokenizers and safetensors weights (never pickles).
 DOWNLOAD_PATTERNS = (".json", ".txt", ".model", ".safetensors")
 HUB_TIMEOUT_S = 5.0
+HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # owner/name, as the hub allows them
 
 _DOWNLOADING: dict[str, float] = {}  # key -> fraction done, for status "downloading"
 _DOWNLOAD_LOCK = threading.Lock()  # one download at a time: offline mode is process-wide
@@ -195,7 +197,7 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
         bundled = bundled_path()
         if bundled is not None:
             return _describe(name, bundled, "bundled")
-    if not is_key and not hub_id.count("/") == 1:
+    if not is_key and not HUB_ID.fullmatch(name):
         raise ExplorerError(f"{name!r} is neither a catalog key, a hub id nor an existing directory. "
                             "Run `python -m explorer models` for the keys.")
     return WeightsStatus(name, "not present", None, None, 0, (), how_to_get(name, hub_id))
@@ -278,7 +280,7 @@ def download(key: str, models_dir: str | None = None,
     Failure (no network, unknown repo) raises ExplorerError with one line, within seconds.
     """
     is_key, hub_id = _variant_hub_id(key)
-    hub_id = hub_id if is_key else (key if key.count("/") == 1 else None)
+    hub_id = hub_id if is_key else (key if HUB_ID.fullmatch(key) else None)
     if not hub_id:
         raise ExplorerError(f"{key!r} has no published checkpoint to download: use random-weight mode, "
                             "or a catalog key from `python -m explorer models`.")

@@ -1,0 +1,108 @@
+"""Fill-mask page (AppTest): side-by-side columns, local directories, bad input, cache, ELECTRA."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.tiny_models import save_tiny
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "fill_mask.py")
+SMALL = "electra-small-generator"  # the smallest catalog MLM: random weights build fast
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("fmpage")
+    return {k: save_tiny(k, root / k) for k in ("bert", "roberta")}
+
+
+def _app(models: str = SMALL) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.query_params["models"] = models
+    return at
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, at.exception[0].message if at.exception else ""
+
+
+@pytest.fixture(scope="module")
+def default_run() -> AppTest:
+    return _app().run()
+
+
+def test_default_answers_with_untrained_label_and_electra(default_run) -> None:
+    at = default_run
+    _clean(at)
+    assert [s.value for s in at.subheader] == ["ELECTRA-small generator"]
+    assert any("Untrained weights" in w.value for w in at.warning)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(spec["data"]) == 1 and spec["data"][0]["orientation"] == "h"
+    assert len(at.get("plotly_chart")) == 2  # top-k bars + ELECTRA strip
+    electra_table = at.dataframe[-1].value
+    assert list(electra_table.columns) == ["original", "input", "replaced", "P(replaced)"]
+
+
+def test_local_directories_side_by_side_with_two_masks(tiny) -> None:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value(f"{tiny['bert']}, {tiny['roberta']}")
+    at.text_area(key="fm_text").set_value("The [MASK] sat on the ___.").run()
+    _clean(at)
+    assert [s.value for s in at.subheader] == ["ELECTRA-small generator", "bert", "roberta"]
+    assert at.radio(key="fm_mask").options == ["mask 1", "mask 2"]
+    tables = [d.value for d in at.dataframe][:6]  # 3 models x 2 masks
+    assert all(len(t) == 5 and t["probability"].between(0, 1).all() for t in tables)
+    at.slider(key="fm_topk").set_value(3).run()
+    assert len(at.dataframe[0].value) == 3
+
+
+@pytest.mark.parametrize(("prompt", "message"), [
+    ("", "empty"), ("   ", "empty"), ("No blank at all.", "no mask"), ("The <extra_id_0> sat.", "sentinel"),
+])
+def test_bad_prompts_show_a_message(default_run, prompt: str, message: str) -> None:
+    at = default_run
+    at.text_area(key="fm_text").set_value(prompt).run()
+    _clean(at)
+    assert any(message in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("prompt", [
+    "Emoji 🤖 [MASK] 🎉", "هذا [MASK] جميل", "<script>alert(1)</script><b>[MASK]</b>", "a\x00b\x1b [MASK]",
+    "word " * 5_000 + "[MASK] " + "word " * 5_000,
+])
+def test_odd_prompts_answer(default_run, prompt: str) -> None:
+    at = default_run
+    at.text_area(key="fm_text").set_value(prompt).run()
+    _clean(at)
+    assert not at.error and len(at.subheader) == 1
+    if len(prompt) > 40_000:
+        assert any("reads at most" in i.value for i in at.info)  # truncated around the mask, visibly
+
+
+def test_missing_directory_does_not_stop_the_others(tiny) -> None:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value(f"/no/such/dir, {tiny['bert']}").run()
+    _clean(at)
+    assert any("does not exist" in e.value for e in at.error)
+    assert [s.value for s in at.subheader] == ["ELECTRA-small generator", "bert"]
+
+
+def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> None:
+    import explorer.fillmask
+
+    calls = []
+    real = explorer.fillmask.fill_one
+    monkeypatch.setattr(explorer.fillmask, "fill_one", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = _app(SMALL)
+    at.run()
+    at.text_input(key="fm_paths").set_value(str(tiny["bert"]))
+    at.text_area(key="fm_text").set_value("A unique prompt for the cache [MASK].").run()
+    first = len(calls)
+    at.run()
+    _clean(at)
+    assert first >= 1 and len(calls) == first
