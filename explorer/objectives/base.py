@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,11 @@ SENTENCE_END = frozenset({".", "!", "?"})
 MASKED, RANDOM, KEPT, NOT_SELECTED, SPECIAL = "masked", "random", "kept", "not selected", "special"
 
 
+@lru_cache(maxsize=1 << 16)
 def is_special(token: str) -> bool:
     """True for tokens a tokenizer adds (never masked, never counted in a budget)."""
-    return token in SPECIAL_TOKENS or bool(_SENTINEL.fullmatch(token))
+    # The prefix test first: a regex per token dominated the cost of a 512-token draw.
+    return token in SPECIAL_TOKENS or (token.startswith("<extra_id_") and bool(_SENTINEL.fullmatch(token)))
 
 
 def sentinel(i: int) -> str:
@@ -143,8 +146,16 @@ class SentencePairResult:
 
 
 def eligible(tokens: Sequence[str]) -> np.ndarray:
-    """(T,) bool: positions that may be selected (everything but special tokens)."""
-    return np.fromiter((not is_special(t) for t in tokens), dtype=bool, count=len(tokens))
+    """(T,) bool, read-only: positions that may be selected (everything but special tokens)."""
+    return _eligible(tuple(tokens))
+
+
+@lru_cache(maxsize=64)
+def _eligible(tokens: tuple[str, ...]) -> np.ndarray:
+    # Cached: statistics run a strategy hundreds of times on the same tokens.
+    out = np.fromiter((not is_special(t) for t in tokens), dtype=bool, count=len(tokens))
+    out.setflags(write=False)
+    return out
 
 
 def word_starts(tokens: Sequence[str], scheme: str) -> np.ndarray:
@@ -163,8 +174,13 @@ def word_starts(tokens: Sequence[str], scheme: str) -> np.ndarray:
     return out
 
 
-def words(tokens: Sequence[str], scheme: str) -> list[list[int]]:
-    """Non-special whole words, each as the list of its token positions."""
+def words(tokens: Sequence[str], scheme: str) -> tuple[tuple[int, ...], ...]:
+    """Non-special whole words, each as the tuple of its token positions (cached)."""
+    return _words(tuple(tokens), scheme)
+
+
+@lru_cache(maxsize=64)
+def _words(tokens: tuple[str, ...], scheme: str) -> tuple[tuple[int, ...], ...]:
     starts, ok = word_starts(tokens, scheme), eligible(tokens)
     out: list[list[int]] = []
     for i in range(len(tokens)):
@@ -174,7 +190,7 @@ def words(tokens: Sequence[str], scheme: str) -> list[list[int]]:
             out.append([i])
         else:
             out[-1].append(i)
-    return out
+    return tuple(tuple(g) for g in out)
 
 
 def bare(token: str) -> str:

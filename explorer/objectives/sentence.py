@@ -119,7 +119,7 @@ def structbert_word(tokens: Sequence[str], rng: np.random.Generator, vocab: Voca
     """StructBERT word structural objective: shuffle 5% of the (non-overlapping) trigrams of
     non-special tokens (at least one) and predict the original token at each shuffled position."""
     ok = eligible(tokens)
-    starts = [i for i in range(len(tokens) - 2) if ok[i : i + 3].all()]
+    starts = np.flatnonzero(ok[:-2] & ok[1:-1] & ok[2:]).tolist() if len(tokens) >= 3 else []
     want = max(1, int(round(rate * len(starts)))) if starts else 0
     chosen: list[int] = []
     for s in rng.permutation(starts).tolist() if starts else []:

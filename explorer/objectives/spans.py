@@ -53,44 +53,41 @@ class SpanMaskResult(MaskedLMResult):
     sampled_lengths: tuple[int, ...] = ()  # the lengths drawn from the geometric distribution
 
 
-def _grow_span(groups: list[list[int]], taken: np.ndarray, start: int, length: int, limit: int) -> list[int]:
+def _grow_span(sizes: np.ndarray, taken: np.ndarray, start: int, length: int, used: int, limit: int) -> list[int]:
     """Word indices of a span starting at word ``start``: up to ``length`` free words, stopping
-    at a taken word or when the token budget ``limit`` is reached (the current word is always
-    completed: masking stays whole-word)."""
+    at a taken word or when ``used`` tokens reach the budget ``limit`` (the current word is
+    always completed: masking stays whole-word)."""
     span: list[int] = []
-    used = int(taken.sum())
-    for w in range(start, min(start + length, len(groups))):
-        if taken[groups[w]].any() or used >= limit:
+    for w in range(start, min(start + length, len(sizes))):
+        if taken[w] or used >= limit:
             break
         span.append(w)
-        used += len(groups[w])
+        used += int(sizes[w])
     return span
 
 
 def _spanbert_select(tokens: Sequence[str], rng: np.random.Generator, scheme: str, rate: float):
-    """Choose SpanBERT's spans: returns (spans as word-index lists, sampled lengths, token mask)."""
+    """Choose SpanBERT's spans: returns (words, spans as word-index lists, sampled lengths)."""
     groups = words(tokens, scheme)
-    n = sum(len(g) for g in groups)
-    limit = math.ceil(n * rate)
-    taken, word_of = np.zeros(len(tokens), dtype=bool), {}
-    for w, g in enumerate(groups):
-        for i in g:
-            word_of[i] = w
-    pmf, spans, sampled = spanbert_length_pmf(), [], []
-    pool = [i for g in groups for i in g]
+    sizes = np.array([len(g) for g in groups], dtype=int)  # (W,) tokens per word
+    word_of = np.repeat(np.arange(len(groups)), sizes)  # (n,) word of each eligible token
+    limit = math.ceil(int(sizes.sum()) * rate)
+    cdf = np.cumsum(spanbert_length_pmf())
+    taken = np.zeros(len(groups), dtype=bool)
+    spans, sampled, used = [], [], 0
     for _ in range(50 * max(limit, 1)):  # rejection on taken anchors; bounded for safety
-        if taken.sum() >= limit or taken[pool].all():
+        if used >= limit or taken.all():
             break
-        length = int(rng.choice(SPANBERT_MAX, p=pmf)) + 1
-        anchor = word_of[pool[int(rng.integers(len(pool)))]]  # anchor ~ token, snapped to its word
-        if taken[groups[anchor]].any():
+        length = min(int(np.searchsorted(cdf, rng.random(), side="right")), SPANBERT_MAX - 1) + 1
+        anchor = int(word_of[rng.integers(len(word_of))])  # anchor ~ token, snapped to its word
+        if taken[anchor]:
             continue
-        span = _grow_span(groups, taken, anchor, length, limit)
-        for w in span:
-            taken[groups[w]] = True
+        span = _grow_span(sizes, taken, anchor, length, used, limit)
+        taken[span] = True
+        used += int(sizes[span].sum())
         spans.append(span)
         sampled.append(length)
-    return groups, spans, sampled, taken
+    return groups, spans, sampled
 
 
 def spanbert(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate: float = 0.15) -> SpanMaskResult:
@@ -99,7 +96,7 @@ def spanbert(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate
     The 80/10/10 rule is decided once per *span* (all its tokens masked, all random, or all
     kept), as in the paper; the anchor is a uniformly drawn token, moved to its word's start.
     """
-    groups, spans, sampled, _ = _spanbert_select(tokens, rng, vocab.scheme, rate)
+    groups, spans, sampled = _spanbert_select(tokens, rng, vocab.scheme, rate)
     inp = list(tokens)
     kinds = [SPECIAL if is_special(t) else NOT_SELECTED for t in tokens]
     targets: list[str | None] = [None] * len(tokens)
