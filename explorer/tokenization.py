@@ -18,7 +18,7 @@ import bisect
 import json
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -457,3 +457,60 @@ def variant_tokenizers() -> list[VariantTokenizer]:
         VariantTokenizer(v.key, v.name, v.tokenizer, v.tokenizer in TOKENIZERS, v.tokenizer_note or "")
         for v in load_catalog().values()
     ]
+
+
+# ----------------------------------------------------------------------------- tables
+
+def summary_rows(results: Sequence[Tokenization]) -> list[dict[str, Any]]:
+    """One row per tokenizer: counts, fertility, unknown pieces and where truncation cuts."""
+    rows = []
+    for t in results:
+        spec = TOKENIZERS[t.name]
+        rows.append({
+            "tokenizer": t.name, "algorithm": spec.algorithm, "tokens": t.count,
+            "text tokens": t.count - t.n_special, "special tokens": t.n_special,
+            "words": len(t.words), "tokens per word": round(t.fertility, 2),
+            "unknown": len(t.unknown), "limit": t.max_length,
+            "cut at character": t.truncated_at,
+        })
+    return rows
+
+
+def _short(word: str, limit: int = 40) -> str:
+    """A word cut to ``limit`` characters: one 50,000-character "word" must not be repeated
+    on each of its thousands of token rows (that made a 200 MB CSV)."""
+    return word if len(word) <= limit else word[: limit - 1] + "…"
+
+
+def join_pieces(pieces: Sequence[str], limit: int = 30, sep: str = " ") -> str:
+    """The pieces of one word for display, at most ``limit`` of them."""
+    shown = sep.join(pieces[:limit])
+    return shown if len(pieces) <= limit else f"{shown}{sep}… ({len(pieces):,} pieces)"
+
+
+def token_rows(results: Sequence[Tokenization], max_tokens: int | None = None) -> list[dict[str, Any]]:
+    """One row per token per tokenizer (the CSV export), at most ``max_tokens`` per tokenizer."""
+    rows = []
+    for t in results:
+        stop = t.count if max_tokens is None else min(t.count, max_tokens)
+        unknown = set(t.unknown)
+        for i in range(stop):
+            w = t.word_index[i]
+            rows.append({
+                "tokenizer": t.name, "position": i, "token": t.tokens[i], "piece": t.pieces[i],
+                "id": t.ids[i], "start": t.offsets[i][0], "end": t.offsets[i][1],
+                "special": t.special[i], "starts word": t.word_start[i],
+                "word #": w, "word": _short(t.words[w]) if w is not None else None,
+                "unknown": i in unknown,
+            })
+    return rows
+
+
+def word_split_rows(results: Sequence[Tokenization], max_words: int = 40) -> list[dict[str, Any]]:
+    """The first ``max_words`` words with their pieces under each tokenizer (the fertility view)."""
+    if not results:
+        return []
+    pieces = {t.name: t.word_pieces() for t in results}
+    words = results[0].words  # same whitespace words for every tokenizer
+    return [{"word": _short(words[w]), **{n: join_pieces(p[w]) for n, p in pieces.items()},
+             **{f"{n} pieces": len(p[w]) for n, p in pieces.items()}} for w in range(min(len(words), max_words))]

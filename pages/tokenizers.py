@@ -1,6 +1,142 @@
-"""Tokenizers (placeholder until its issue lands)."""
+"""Tokenizers: one text through WordPiece, byte-level BPE and SentencePiece, side by side."""
 
-import streamlit as st
+from __future__ import annotations
 
-st.title("Tokenizers")
-st.info("This page is not built yet.")
+import sys
+from pathlib import Path
+
+if __name__ == "tokenizers":
+    # This file shares its name with Hugging Face's `tokenizers` package. AppTest puts pages/
+    # first on sys.path while it runs *any* page, so the first `import tokenizers` (done by
+    # transformers) finds this file. Hand that import over to the real package; the page body
+    # below only runs when Streamlit executes the file as a page (__name__ == "__main__").
+    import importlib
+
+    _here = Path(__file__).resolve().parent
+    _saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    del sys.modules["tokenizers"]
+    try:
+        sys.modules["tokenizers"] = importlib.import_module("tokenizers")
+    finally:
+        sys.path[:] = _saved
+else:
+    import pandas as pd
+    import streamlit as st
+
+    from app import cache_tokenization as cache
+    from app import ui
+    from explorer import tokenization as tk
+    from explorer.errors import ExplorerError
+    from explorer.plots import tokenization as plots
+
+MAX_CHIPS = 300  # chips per tokenizer; longer texts are still counted in full
+MAX_ROWS = 2_000  # table rows per tokenizer on screen (the CSV has them all)
+
+
+def _load_preset() -> None:
+    st.session_state["tok_text"] = tk.PRESETS[st.session_state["tok_preset"]]
+
+
+def _inputs() -> tuple[str, list[str]]:
+    """The text box, the example picker and the tokenizer choice (kept in the URL)."""
+    st.session_state.setdefault("tok_text", tk.PRESETS["Rare words & misspellings"])
+    left, right = st.columns([3, 2])
+    with right:
+        st.selectbox("Example", list(tk.PRESETS), key="tok_preset", on_change=_load_preset,
+                     help="Rare words, misspellings, new words, emoji, numbers, other scripts, code.")
+        every = list(tk.TOKENIZERS)
+        names = st.multiselect("Tokenizers", every, default=ui.query_list("tokenizers", every, every),
+                               format_func=lambda n: tk.TOKENIZERS[n].label, key="tok_names")
+        ui.set_query_list("tokenizers", names)
+    with left:
+        text = st.text_area("Text", key="tok_text", height=130, max_chars=tk.MAX_CHARS)
+    return text, names
+
+
+def _notices(results: list[tk.Tokenization], n_chars: int) -> None:
+    """Long text: how much is drawn, and where each model would cut (numbers only, no user text)."""
+    if any(t.count > MAX_CHIPS for t in results):
+        st.info(f"Long text: every token is counted, but only the first {MAX_CHIPS} tokens of each "
+                "tokenizer are drawn as chips (the CSV export has them all).")
+    for t in results:
+        if t.truncated_at is not None:
+            st.warning(f"{tk.TOKENIZERS[t.name].label}: {t.count:,} tokens, but the model reads at most "
+                       f"{t.max_length:,}; it would cut the text at character {t.truncated_at:,} of "
+                       f"{n_chars:,} (marked ✂ in the chips).")
+    for col, t in zip(st.columns(max(len(results), 1)), results, strict=False):
+        col.metric(tk.TOKENIZERS[t.name].label, f"{t.count:,} tokens",
+                   help=f"{t.count - t.n_special} text + {t.n_special} special; "
+                        f"{t.fertility:.2f} tokens per word; {len(t.unknown)} unknown")
+
+
+def _chips(results: list[tk.Tokenization]) -> None:
+    st.caption("A gap starts a new word; pieces of the same word touch. Purple: special token the "
+               "tokenizer adds. Red: unknown piece. Hover a chip for its id and character span. "
+               "GPT-2 pieces are bytes: ␣ is a space, `<F0 9F>` are bytes of one character split apart.")
+    for t in results:
+        spec = tk.TOKENIZERS[t.name]
+        st.markdown(f"**{spec.label}**: {t.count:,} tokens, {t.fertility:.2f} per word, "
+                    f"{len(t.unknown)} unknown. {spec.continuation}.")
+        st.html(plots.chips_html(t, MAX_CHIPS))
+
+
+def _special_tokens(text: str) -> None:
+    st.caption("What each family wraps around one text, and around a pair of sentences. RoBERTa, "
+               "BART and Longformer split text exactly like GPT-2 (same merges) but add `<s>` … `</s>`; "
+               "their ids differ from GPT-2's because their vocabulary is renumbered.")
+    fam, pair = cache.family_tokens(text), cache.family_pairs()
+    rows = []
+    for family, toks in fam.items():
+        shown = toks if len(toks) <= 12 else (*toks[:8], "…", *toks[-3:])
+        rows.append({"family": family, "pieces from": tk.TOKENIZERS[tk.FAMILIES[family]].label,
+                     "your text": " ".join(shown), "sentence pair": " ".join(pair[family])})
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def _variants() -> None:
+    st.caption("The tokenizer each catalog variant is shown with. Where a variant's own vocabulary "
+               "file is not shipped, the note says which shipped tokenizer stands in.")
+    try:
+        rows = [v.to_dict() for v in cache.variant_tokenizers()]
+        st.dataframe(pd.DataFrame(rows).rename(columns={"shipped": "own files shipped"}), hide_index=True)
+    except ExplorerError as err:
+        st.info(f"The variant catalog is not available yet ({err}).")
+    st.dataframe(pd.DataFrame([{"tokenizer": s.label, "algorithm": s.algorithm, "limit": s.model_max_length,
+                                "same pieces as": ", ".join(s.shared_by)} for s in tk.TOKENIZERS.values()]),
+                 hide_index=True)
+
+
+def _page() -> None:
+    """The page, top to bottom: inputs, notices, then one tab per view."""
+    st.title("Tokenizers")
+    st.caption("Models never see characters: they see vocabulary pieces. Type a text and compare how "
+               "WordPiece (BERT), byte-level BPE (GPT-2, and the same merges in RoBERTa, BART, Longformer) "
+               "and SentencePiece (T5, BigBird) split it, using the published vocabulary files.")
+    text, names = _inputs()
+    with ui.guard():
+        with st.spinner("Tokenizing…"):
+            results = cache.compare(text, tuple(names))
+        _notices(results, len(text))
+        tabs = st.tabs(["Tokens", "Counts & fertility", "Word by word", "Special tokens",
+                        "Which model uses which", "Table & export"])
+        with tabs[0]:
+            _chips(results)
+        with tabs[1]:
+            ui.figure(plots.counts_figure(results), "token_counts")
+            ui.figure(plots.fertility_figure(results), "fertility")
+        with tabs[2]:
+            ui.figure(plots.word_split_figure(results), "word_splits")
+            st.dataframe(pd.DataFrame(tk.word_split_rows(results, max_words=200)), hide_index=True)
+        with tabs[3]:
+            _special_tokens(text)
+        with tabs[4]:
+            _variants()
+        with tabs[5]:
+            st.dataframe(pd.DataFrame(tk.summary_rows(results)), hide_index=True)
+            st.dataframe(pd.DataFrame(tk.token_rows(results, MAX_ROWS)), hide_index=True, height=320)
+            ui.csv_download(pd.DataFrame(tk.token_rows(results)), "tokens", "Download all tokens (CSV)")
+
+
+if __name__ != "tokenizers":
+    _page()
