@@ -1,0 +1,121 @@
+"""Sentence similarity page (AppTest): matrix, search, late interaction, compression, bad input."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "similarity.py")
+HOSTILE = "<script>alert('x')</script>\n**bold** [link](http://x) $x^2$\n🙂 👩‍👩‍👧 emoji\nمرحبا بالعالم\nשלום עולם"
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=180)
+
+
+def _figures(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def _array(z) -> np.ndarray:
+    if isinstance(z, dict):  # plotly 7 ships numpy arrays as base64 typed arrays
+        data = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        return data.reshape([int(s) for s in str(z.get("shape", len(data))).split(",")])
+    return np.asarray(z, dtype=float)
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, at.exception[0].message if at.exception else ""
+
+
+@pytest.fixture(scope="module")
+def default_run() -> AppTest:
+    return _app().run()
+
+
+def test_default_page_shows_every_view(default_run) -> None:
+    at = default_run
+    _clean(at)
+    assert not at.error
+    figs = _figures(at)
+    assert len(figs) == 5  # heatmap, search bars, MaxSim matrix, rankings, compression
+    assert any("Stand-in" in w.value for w in at.warning)  # no ColBERT checkpoint in the test env
+    assert any("8 sentences" in c.value for c in at.caption)
+
+
+def test_heatmap_is_the_library_matrix(default_run) -> None:
+    from explorer import similarity
+    from explorer.loading import load_model
+
+    text = default_run.text_area(key="sim_text").value
+    expected = np.array(similarity.similarity(load_model("sentence-bert"), text).matrix)
+    heat = _figures(default_run)[0]["data"][0]
+    np.testing.assert_allclose(_array(heat["z"]), expected, atol=1e-6)
+
+
+def test_search_ranks_the_eating_sentences_first(default_run) -> None:
+    table = default_run.dataframe[0].value
+    assert list(table["rank"]) == list(range(1, 9))
+    assert set(table["sentence"][:2]) == {"A man is eating food.", "A man is eating a piece of bread."}
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("", "No sentences"), ("   \n \t \n", "No sentences"), ("\x00\x07", "No sentences"),
+    ("x" * 50_000, "limit is 20,000"),
+], ids=["empty", "whitespace", "control", "50k"])
+def test_bad_lists_get_one_clear_message(text: str, needle: str) -> None:
+    at = _app().run()
+    at.text_area(key="sim_text").set_value(text).run()
+    _clean(at)
+    assert len(at.error) == 1 and needle in at.error[0].value  # shown once, not once per tab
+    assert not at.get("plotly_chart")
+
+
+def test_hostile_text_is_embedded_and_shown_as_text() -> None:
+    at = _app().run()
+    at.text_area(key="sim_text").set_value(HOSTILE + "\n" + HOSTILE.splitlines()[0]).run()
+    _clean(at)
+    assert not at.error
+    assert any("duplicate" in i.value for i in at.info)
+    labels = _figures(at)[0]["data"][0]["x"]
+    assert labels[0] == "1. &lt;script&gt;alert('x')&lt;/script&gt;"  # escaped: plotly draws it literally
+    assert len(labels) == 5
+
+
+def test_empty_query_is_an_error_in_search_tabs_only() -> None:
+    at = _app().run()
+    at.text_input(key="sim_query").set_value("   ").run()
+    _clean(at)
+    assert len(at.error) == 3 and all("query is empty" in e.value for e in at.error)  # search, late, compression
+    assert len(_figures(at)) == 1  # the matrix still shows
+
+
+def test_document_picker_and_centroids_update_the_views() -> None:
+    at = _app().run()
+    docs = at.selectbox(key="sim_late_doc").options
+    at.selectbox(key="sim_late_doc").set_value(docs[-1]).run()
+    _clean(at)
+    maxsim = _figures(at)[2]
+    assert "MaxSim" in maxsim["layout"]["title"]["text"]
+    at.number_input(key="sim_k").set_value(4).run()
+    _clean(at)
+    assert any("4 centroids" in c.value for c in at.caption)
+    report = at.dataframe[-1].value
+    assert list(report["bits"]) == [1, 2] and (report["ratio_vs_fp16"] > 1).all()
+
+
+def test_missing_model_is_a_clear_message(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    at = _app().run()
+    at.text_input(key="sim_model").set_value("bert-large").run()
+    _clean(at)
+    assert any("python -m explorer download bert-large" in e.value for e in at.error)
+    at.text_input(key="sim_model").set_value(str(tmp_path / "nope")).run()
+    _clean(at)
+    assert any("does not exist" in e.value for e in at.error)
