@@ -66,6 +66,14 @@ def electra_pairs() -> dict[str, tuple[str, str]]:
     return fillmask.electra_pairs()
 
 
+@st.cache_data(max_entries=2, show_spinner=False)
+def checkpoints() -> dict[str, str | None]:
+    """Catalog key -> the published checkpoint (hub id) the weights manager looks for."""
+    from explorer import catalog
+
+    return {v.key: v.reference_checkpoint for v in catalog.load_catalog().values()}
+
+
 def statuses(directory: str | None) -> list[weights.WeightsStatus]:
     """Status of every variant: not cached, the file system is the truth (downloads show at once)."""
     return weights.status_all(directory)

@@ -24,14 +24,19 @@ st.caption(f"Device: **{cache.device()}** (CUDA, then Apple MPS, then CPU; half 
 rows = []
 with ui.guard():
     rows = cache.statuses(directory)
+hub = cache.checkpoints()
 table = pd.DataFrame([{"key": r.key, "status": r.status, "size (MB)": round(r.disk_bytes / 2**20, 1),
-                       "found in": r.source or "", "where / how to get it": r.path or r.message} for r in rows])
+                       "found in": r.source or "", "checkpoint": hub.get(r.key) or "(none published)",
+                       "where": r.path if r.status == "ready" else (r.message if r.status == "error" else "")}
+                      for r in rows])
 if rows:
     ready = sum(r.status == "ready" for r in rows)
     st.metric("Variants with weights on disk", f"{ready} / {len(rows)}")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "status": st.column_config.TextColumn(help="ready / not present / downloading / error")})
     ui.csv_download(table, "model_weights", key="models_csv")
+    st.caption("Not present? Press Download below, run `python -m explorer download KEY`, or copy a "
+               "save_pretrained directory into your models directory.")
 
 st.subheader("Download from the Hugging Face hub", divider="gray")
 missing = [r.key for r in rows if r.status != "ready"]

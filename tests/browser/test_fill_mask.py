@@ -1,0 +1,33 @@
+"""Fill-mask in a real browser: a typed prompt with HTML, two masks, and an empty prompt."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import assert_clean, wait_idle
+
+pytestmark = pytest.mark.browser
+
+
+def _type_prompt(page, text: str) -> None:
+    box = page.locator("[data-testid='stTextArea'] textarea").first
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_idle(page)
+
+
+def test_fill_mask_typed_prompt_html_stays_text(open_page) -> None:
+    page = open_page("fill-mask?models=electra-small-generator")  # smallest catalog MLM, random weights
+    page.get_by_text("Untrained weights: predictions are noise.").first.wait_for(timeout=180_000)
+    page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=60_000)
+    assert_clean(page, "fill_mask_default")
+
+    _type_prompt(page, "<b id='inj'>bold</b><script>window.pwned=1</script> The [MASK] sat on the ___.")
+    page.get_by_text("Mask 2").first.wait_for(timeout=120_000)
+    assert page.locator("#inj").count() == 0 and page.evaluate("() => window.pwned === undefined")
+    assert page.get_by_text("Chart for mask").count() == 1
+    assert_clean(page, "fill_mask_two_masks")
+
+    _type_prompt(page, "   ")
+    page.get_by_text("The prompt is empty").first.wait_for(timeout=60_000)
+    assert_clean(page, "fill_mask_empty")
