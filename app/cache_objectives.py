@@ -22,17 +22,17 @@ def prepared(name: str, text: str, pair: str | None) -> Prepared:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def result(name: str, text: str, pair: str | None, seed: int, epoch: int = 0):
-    """One draw of strategy ``name`` (a frozen result dataclass)."""
+def result(name: str, text: str, pair: str | None, seed: int, epoch: int = 0, options: tuple = ()):
+    """One draw of strategy ``name`` (a frozen result dataclass); ``options``: (keyword, value) pairs."""
     p = prepared(name, text, pair)
-    return obj.run(name, p.tokens, seed, p.vocab, epoch=epoch)
+    return obj.run(name, p.tokens, seed, p.vocab, epoch=epoch, **dict(options))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def draw_stats(name: str, text: str, pair: str | None, seed: int, n_draws: int) -> stats.DrawStats:
+def draw_stats(name: str, text: str, pair: str | None, seed: int, n_draws: int, options: tuple = ()) -> stats.DrawStats:
     """The strategy's statistics over ``n_draws`` draws."""
     p = prepared(name, text, pair)
-    return stats.draw_stats(name, p.tokens, p.vocab, seed, n_draws)
+    return stats.draw_stats(name, p.tokens, p.vocab, seed, n_draws, **dict(options))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

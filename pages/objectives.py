@@ -10,6 +10,7 @@ from app import ui
 from explorer.objectives import GROUPS, STRATEGIES, Strategy
 from explorer.objectives import decoding as dec
 from explorer.objectives import distill as dist
+from explorer.objectives.bart import NOISES
 from explorer.objectives.base import is_special
 from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_CHARS, MAX_TOKENS
 from explorer.plots import objectives as plots
@@ -17,8 +18,7 @@ from explorer.tokenization import readable_piece
 
 RULES = {"bert": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "wwm": {"masked": 0.8, "random": 0.1, "kept": 0.1},
          "roberta": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "xlm-mlm": {"masked": 0.8, "random": 0.1, "kept": 0.1},
-         "xlm-tlm": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "spanbert": {"masked": 0.8, "random": 0.1, "kept": 0.1},
-         "electra": {"replaced": 0.75, "sampled = original": 0.25}}
+         "xlm-tlm": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "spanbert": {"masked": 0.8, "random": 0.1, "kept": 0.1}}
 COMPARE_DEFAULT = ["bert", "wwm", "spanbert", "t5", "bart-infill"]
 
 
@@ -54,7 +54,7 @@ def inputs() -> tuple[str, str, Strategy, int]:
     return text, pair, STRATEGIES[name], seed
 
 
-def notices(s: Strategy, text: str, pair: str) -> None:
+def notices(s: Strategy, text: str, pair: str | None) -> None:
     p = cache.prepared(s.name, text, pair)
     st.caption(f"Tokenizer: {s.tokenizer_note}")
     if p.truncated:
@@ -62,21 +62,44 @@ def notices(s: Strategy, text: str, pair: str) -> None:
                    f"(special tokens included) are used, as the model would.", icon=":material/content_cut:")
 
 
-def one_draw(s: Strategy, text: str, pair: str, seed: int) -> None:
+def options(s: Strategy) -> tuple[tuple[str, object], ...]:
+    """The strategy's own knobs (keyword options of its function), as a hashable tuple."""
+    if s.name == "electra":
+        p = st.slider("Generator proposes the original token", 0.0, 1.0, 0.25, 0.05, key="obj_p_original",
+                      help="A trained generator is often right; a correct guess is labelled original (0).")
+        return (("p_original", float(p)),)
+    if s.name == "bart-compose":
+        noises = st.multiselect("Noisings, in order", list(NOISES), ["permute", "infill"], key="obj_noises")
+        return (("noises", tuple(noises)),)
+    return ()
+
+
+def notes_for(r) -> list[str]:
+    """Hover text per input position: the target and what defines it (span position, language)."""
+    out = []
+    for i, t in enumerate(r.targets):
+        parts = [f"target: {t}"] if t is not None else []
+        if getattr(r, "span_positions", None) and r.span_positions[i]:
+            parts.append(f"position {r.span_positions[i]} in its span")
+        if getattr(r, "lang_ids", None):
+            parts.append(f"language {r.languages[min(r.lang_ids[i], len(r.languages) - 1)]}, position id {r.positions[i]}")
+        if getattr(r, "labels", None):
+            parts.append(f"discriminator label {r.labels[i]}")
+        out.append(", ".join(parts))
+    return out
+
+
+def one_draw(s: Strategy, text: str, pair: str | None, seed: int, opts) -> None:
     """The input with coloured tokens and a legend, then the targets and what defines the draw."""
-    r = cache.result(s.name, text, pair, seed)
-    st.markdown(f"**{s.label}.** {s.description}")
+    r = cache.result(s.name, text, pair, seed, 0, opts)
     if s.kind == "sentence":
         st.markdown(f"Label to predict: **{r.label}** (classes: {', '.join(r.classes)})")
         chips(r.input_tokens, r.input_kinds, s.tokenizer, [f"segment {g}" for g in r.segment_ids])
         st.html(plots.legend_html(r.input_kinds))
         return
     kinds = r.kinds if s.kind == "token" else r.input_kinds
-    notes = [f"target: {t}" for t in r.targets] if s.kind == "token" else None
-    if notes:
-        notes = [n if t is not None else "" for n, t in zip(notes, r.targets, strict=True)]
     st.markdown("**Model input** (hover a chip for its target)")
-    chips(r.input_tokens, kinds, s.tokenizer, notes)
+    chips(r.input_tokens, kinds, s.tokenizer, notes_for(r) if s.kind == "token" else None)
     st.html(plots.legend_html(kinds))
     if s.kind == "seq2seq":
         st.markdown("**Decoder target**")
@@ -85,6 +108,9 @@ def one_draw(s: Strategy, text: str, pair: str, seed: int) -> None:
             st.caption(r.detail)
         for step, toks in r.steps:
             st.caption(f"after {step}: {' '.join(show(toks, s.tokenizer))[:400]}")
+    if s.name == "electra":
+        st.markdown("**Generator input** (the discriminator above sees the generator's proposals)")
+        chips(r.generator_input, ["masked" if t is not None else k for t, k in zip(r.targets, r.kinds, strict=True)], s.tokenizer)
     details(s, r)
 
 
@@ -109,11 +135,11 @@ def details(s: Strategy, r) -> None:
         ui.csv_download(df, f"objective-{s.name}", key="obj_csv")
 
 
-def statistics(s: Strategy, text: str, pair: str, seed: int) -> None:
+def statistics(s: Strategy, text: str, pair: str | None, seed: int, opts) -> None:
     """The defining statistics over many draws, against the theory."""
     n = st.select_slider("Draws", [100, 200, 500, 1000, 2000], 500, key="obj_draws")
     with st.spinner(f"Running {s.label} {n:,} times..."):
-        stats = cache.draw_stats(s.name, text, pair, seed, n)
+        stats = cache.draw_stats(s.name, text, pair, seed, n, opts)
     p = cache.prepared(s.name, text, pair)
     if stats.expected_rate is not None:
         a, b, c = st.columns(3)
@@ -124,14 +150,18 @@ def statistics(s: Strategy, text: str, pair: str, seed: int) -> None:
         c.metric("Spread across draws (sd)", f"{stats.rate_std:.4f}")
     if stats.position_freq and s.kind != "sentence" and stats.rate > 0:
         ui.figure(plots.position_figure(stats, show(p.tokens, s.tokenizer)), f"objective-{s.name}-positions")
-    if stats.kind_counts and s.name in RULES:
-        ui.figure(plots.kinds_figure(stats, RULES[s.name]), f"objective-{s.name}-kinds")
+    rule = RULES.get(s.name)
+    if s.name == "electra":  # the generator's hit rate sets the split (a uniform pick is almost never right)
+        p = dict(opts).get("p_original", 0.25)
+        rule = {"replaced": 1 - p, "sampled = original": p}
+    if stats.kind_counts and rule:
+        ui.figure(plots.kinds_figure(stats, rule), f"objective-{s.name}-kinds")
     if stats.sampled_lengths or stats.span_lengths:
         ui.figure(plots.span_figure(stats), f"objective-{s.name}-spans")
     if stats.labels:
-        classes = cache.result(s.name, text, pair, seed).classes if s.kind == "sentence" else None
+        classes = cache.result(s.name, text, pair, seed, 0, opts).classes if s.kind == "sentence" else None
         ui.figure(plots.labels_figure(stats, classes), f"objective-{s.name}-outcomes")
-    if s.name == "roberta":
+    if s.name in ("roberta", "bert"):
         dyn, sta = cache.epochs(text, seed, 6)
         ui.figure(plots.epochs_figure(show(p.tokens, s.tokenizer), [r.kinds for r in dyn], [r.kinds for r in sta]), "objective-epochs")
 
@@ -140,7 +170,8 @@ def compare(text: str, pair: str, seed: int) -> None:
     names = st.multiselect("Strategies", list(STRATEGIES), default=COMPARE_DEFAULT, key="obj_compare",
                            format_func=lambda n: STRATEGIES[n].label)
     for name in names:
-        s, r = STRATEGIES[name], cache.result(name, text, pair, seed)
+        s = STRATEGIES[name]
+        r = cache.result(name, text, pair if s.pair else None, seed)
         st.markdown(f"**{s.label}** · {s.tokenizer}")
         chips(r.input_tokens, r.kinds if s.kind == "token" else r.input_kinds, s.tokenizer)
         if s.kind == "seq2seq" and name == "t5":
@@ -204,10 +235,13 @@ st.caption("What each model is trained to predict: type a text, pick an objectiv
 text, pair, strategy, seed = inputs()
 tab_one, tab_compare, tab_decode, tab_distill = st.tabs(["Objective", "Compare side by side", "Decoding", "Distillation"])
 with tab_one, ui.guard():
-    notices(strategy, text, pair)
-    one_draw(strategy, text, pair, seed)
+    pair_or_none = pair if strategy.pair else None  # other strategies ignore it: keep it out of cache keys
+    st.markdown(f"**{strategy.label}.** {strategy.description}")
+    notices(strategy, text, pair_or_none)
+    opts = options(strategy)
+    one_draw(strategy, text, pair_or_none, seed, opts)
     st.subheader("Over many draws")
-    statistics(strategy, text, pair, seed)
+    statistics(strategy, text, pair_or_none, seed, opts)
 with tab_compare, ui.guard():
     compare(text, pair, seed)
 with tab_decode:

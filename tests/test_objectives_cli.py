@@ -49,11 +49,14 @@ def test_list_and_epochs(capsys) -> None:
     assert e0["input_tokens"] != e1["input_tokens"]
     tlm = mask_json(capsys, "xlm-tlm", "--text", "The cat.", "--text2", "Le chat.")
     assert tlm["lang_ids"][-1] == 1
+    same = mask_json(capsys, "electra", "--text", TEXT, "--p-original", "1")
+    assert sum(same["labels"]) == 0 and any(t is not None for t in same["targets"])
 
 
 @pytest.mark.parametrize("argv", [
     ["mask", "nope", "--text", "x"], ["mask", "bert", "--text", "   "], ["mask", "bert"], ["mask"],
     ["mask", "bert", "--text", "x", "--seed", "-1"], ["mask", "xlm-tlm", "--text", "x"],
+    ["mask", "bert", "--text", "x", "--p-original", "0.5"], ["mask", "electra", "--text", "x", "--p-original", "2"],
 ])
 def test_bad_arguments_exit_non_zero_with_one_line(capsys, argv: list[str]) -> None:
     assert main(argv) == 2

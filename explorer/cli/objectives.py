@@ -53,7 +53,12 @@ def cmd_mask(args: argparse.Namespace) -> int:
     if strategy.pair and not pair.strip():
         raise ExplorerError(f"{strategy.name} needs a translation of --text: add --text2 'La traduction.'")
     prepared = prepare(args.text, strategy.tokenizer, strategy.frame, pair=pair)
-    result = run(strategy.name, prepared.tokens, args.seed, prepared.vocab, epoch=args.epoch).to_dict()
+    options = {}
+    if args.p_original is not None:
+        if strategy.name != "electra" or not 0 <= args.p_original <= 1:
+            raise ExplorerError("--p-original is ELECTRA's generator hit rate: use it with electra, between 0 and 1.")
+        options["p_original"] = args.p_original
+    result = run(strategy.name, prepared.tokens, args.seed, prepared.vocab, epoch=args.epoch, **options).to_dict()
     result.update(tokenizer=prepared.tokenizer, seed=args.seed, epoch=args.epoch, truncated=prepared.truncated)
     if args.json:
         print_json(result)
@@ -70,6 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text2", help="the translation of --text (xlm-tlm only)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--epoch", type=int, default=0, help="epoch: the generator is seeded with (seed, epoch)")
+    p.add_argument("--p-original", type=float, help="electra: how often the generator proposes the original token (0.25)")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.add_argument("--list", action="store_true", help="list the strategies and exit")
     p.set_defaults(func=cmd_mask)

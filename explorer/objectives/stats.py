@@ -115,15 +115,19 @@ def _lengths(result: Any) -> tuple[list[int], list[int]]:
     return realised, list(getattr(result, "sampled_lengths", ()))
 
 
-def draw_stats(name: str, tokens: Sequence[str], vocab: Vocab, seed: int, n_draws: int = 1000) -> DrawStats:
-    """Run strategy ``name`` ``n_draws`` times (draw d uses seed (seed, d)) and aggregate."""
+def draw_stats(name: str, tokens: Sequence[str], vocab: Vocab, seed: int, n_draws: int = 1000,
+               **options: Any) -> DrawStats:
+    """Run strategy ``name`` ``n_draws`` times (draw d uses seed (seed, d)) and aggregate.
+
+    ``options`` go to the strategy function (e.g. ELECTRA's ``p_original``).
+    """
     get_strategy(name)
     ok = eligible(tokens)
     n = int(ok.sum())
     hits = np.zeros((n_draws, len(tokens)), dtype=bool)  # (D, T)
     kinds, labels, realised, sampled = Counter(), Counter(), Counter(), Counter()
     for d in range(n_draws):
-        r = run(name, tokens, seed, vocab, epoch=d)
+        r = run(name, tokens, seed, vocab, epoch=d, **options)
         hits[d] = _hits(r)
         if not isinstance(r, SentencePairResult):
             kinds.update(k for k, h in zip(r.kinds, hits[d], strict=True) if h)

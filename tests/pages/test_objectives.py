@@ -67,6 +67,16 @@ def test_strategy_from_the_url() -> None:
     assert "boundary" in " ".join(str(m.value) for m in at.markdown)
 
 
+def test_electra_generator_option_and_labels() -> None:
+    at = _run(strategy="electra")
+    at.slider(key="obj_p_original").set_value(1.0).run()
+    assert not at.exception
+    assert "discriminator label 1" not in _html(at)  # every proposal is the original: all labels 0
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    kinds = next(f for f in figs if "Selected tokens by kind" in f["layout"]["title"]["text"])
+    assert list(kinds["data"][0]["x"]) == ["sampled = original"]
+
+
 def test_hostile_text_is_shown_as_text() -> None:
     at = _run()
     for text in ["😀🎉🚀 emoji only 👍🏽", "שלום עולם. مرحبا بالعالم.", "<script>alert('x')</script> <b>bold</b>.", "x"]:
