@@ -1,0 +1,118 @@
+"""Spans & QA page (AppTest): missing weights, tiny local T5/BART/QA models, hostile and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.tiny_models import save_tiny
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "spans.py")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spans-page")
+    return {kind: str(save_tiny(kind, root / kind)) for kind in ("t5", "bart", "distilbert-qa")}
+
+
+@pytest.fixture(autouse=True)
+def no_weights(tmp_path, monkeypatch):
+    """Real checkpoints may sit in a developer's HF cache: point every lookup at empty directories."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "models"))
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=180)
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, at.exception[0].message if at.exception else ""
+
+
+def _with_models(tiny, models: list[str], directory: str) -> AppTest:
+    at = _app().run()
+    at.multiselect(key="spans_models").set_value(models)
+    at.text_input(key="spans_dir").set_value(directory)
+    return at.run()
+
+
+def test_missing_weights_say_what_and_how() -> None:
+    at = _app().run()
+    _clean(at)
+    errors = [e.value for e in at.error]
+    assert any("t5-small" in e and "python -m explorer download t5-small" in e for e in errors)
+    assert any("bart-base" in e for e in errors)
+    assert any("distilbert-base-cased-distilled-squad" in e for e in errors)
+    assert any("Untrained weights" in c.value for c in at.caption)
+
+
+def test_local_t5_directory_fills_the_prompt(tiny) -> None:
+    at = _with_models(tiny, [], tiny["t5"])
+    _clean(at)
+    assert any("T5 · cpu ·" in c.value for c in at.caption)
+    filled = [m.value for m in at.markdown if "-background[" in m.value]
+    assert filled and filled[0].startswith("Thank you :orange-background[")
+    codes = [c.value for c in at.code]
+    assert "Thank you <extra_id_0> me to your party <extra_id_1> week." in codes
+
+
+def test_bart_directory_and_hostile_prompt_stay_text(tiny) -> None:
+    at = _with_models(tiny, [], tiny["bart"])
+    at.text_area(key="spans_prompt").set_value("<script>alert(1)</script> ___ **x** $y$ 🙂 مرحبا").run()
+    _clean(at)
+    assert any("BART · cpu ·" in c.value for c in at.caption)
+    codes = [c.value for c in at.code]
+    assert "<script>alert(1)</script> <mask> **x** $y$ 🙂 مرحبا" in codes
+    for m in at.markdown:  # any markdown built from the prompt is escaped
+        assert "<script>" not in m.value
+
+
+@pytest.mark.parametrize("prompt, needle", [
+    ("", "prompt is empty"), ("   ", "prompt is empty"), ("no blank at all", "No blank"),
+    ("x" * 50_000, "limit is 4,000"),
+], ids=["empty", "whitespace", "no-blank", "50k"])
+def test_bad_prompts_get_a_message(tiny, prompt: str, needle: str) -> None:
+    at = _with_models(tiny, [], tiny["t5"])
+    at.text_area(key="spans_prompt").set_value(prompt).run()
+    _clean(at)
+    assert any(needle in e.value for e in at.error)
+
+
+def test_qa_with_a_local_checkpoint_shows_answer_and_strip(tiny) -> None:
+    at = _app().run()
+    at.selectbox(key="qa_model").set_value("other (type below)").run()
+    at.text_input(key="qa_path").set_value(tiny["distilbert-qa"]).run()
+    _clean(at)
+    answer = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
+    assert answer and answer[0] != "**Answer:** ∅"
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert len(figs) == 1 and [t["name"] for t in figs[0]["data"]] == ["P(start)", "P(end)"]
+    assert any("no-answer score" in c.value and "cpu" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("question, context, needle", [
+    ("", "Some context.", "question is empty"),
+    ("Why?", "   ", "context is empty"),
+    ("Why?", "x" * 50_000, "limit is 20,000"),
+], ids=["no-question", "no-context", "50k"])
+def test_qa_bad_input_gets_a_message(tiny, question: str, context: str, needle: str) -> None:
+    at = _app().run()
+    at.selectbox(key="qa_model").set_value("other (type below)").run()
+    at.text_input(key="qa_path").set_value(tiny["distilbert-qa"])
+    at.text_input(key="qa_question").set_value(question)
+    at.text_area(key="qa_context").set_value(context).run()
+    _clean(at)
+    assert any(needle in e.value for e in at.error)
+
+
+def test_random_mode_needs_a_catalog_key_for_a_directory(tiny) -> None:
+    at = _with_models(tiny, [], tiny["t5"])
+    at.toggle(key="spans_random").set_value(True).run()
+    _clean(at)
+    assert any("Random-weight mode needs a catalog key" in e.value for e in at.error)
