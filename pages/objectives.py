@@ -158,6 +158,8 @@ def statistics(s: Strategy, text: str, pair: str | None, seed: int, opts) -> Non
         ui.figure(plots.kinds_figure(stats, rule), f"objective-{s.name}-kinds")
     if stats.sampled_lengths or stats.span_lengths:
         ui.figure(plots.span_figure(stats), f"objective-{s.name}-spans")
+        st.caption("Lengths as drawn. A realised span can be shorter: the budget runs out or a neighbouring "
+                   "span is in the way (T5 instead cuts the noise into spans directly, so drawn = realised).")
     if stats.labels:
         classes = cache.result(s.name, text, pair, seed, 0, opts).classes if s.kind == "sentence" else None
         ui.figure(plots.labels_figure(stats, classes), f"objective-{s.name}-outcomes")

@@ -24,7 +24,7 @@ def prep(name: str = "bart-infill"):
 @pytest.mark.parametrize("name", ["bart-mask", "bart-delete", "bart-infill"])
 def test_thirty_percent_of_tokens_corrupted(name: str) -> None:
     p = prep(name)
-    st = draw_stats(name, p.tokens, p.vocab, seed=0, n_draws=500)
+    st = draw_stats(name, p.tokens, p.vocab, seed=0, n_draws=200)  # the count is exact every draw
     assert st.rate == pytest.approx(math.ceil(0.3 * st.n_eligible) / st.n_eligible)
     freq = np.array(st.position_freq)
     assert freq[0] == 0 and freq[-1] == 0  # <s> and </s> are never touched
