@@ -260,6 +260,7 @@ def dummy_inputs(model: nn.Module, config, seq_len: int) -> dict[str, Any]:
 
     ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
     inputs: dict[str, Any] = {"input_ids": ids}
+    config = getattr(model, "config", config)  # BERT2BERT is built from a BERT config
     if config is not None and (getattr(config, "is_encoder_decoder", False) or config.model_type == "encoder-decoder"):
         inputs["decoder_input_ids"] = ids
     return inputs
@@ -267,9 +268,9 @@ def dummy_inputs(model: nn.Module, config, seq_len: int) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _neutral_item(seq_len: int) -> Iterator[None]:
-    """Meta tensors hold no values, so ``.item()`` raises. Models call it only for sanity
-    checks and lengths (``lengths.max().item()``); answer those with True / seq_len / 0.0
-    while tracing shapes, and restore the real method afterwards."""
+    """Meta tensors hold no values, so ``.item()`` and ``bool()`` raise. Models call them only
+    for sanity checks, mask shortcuts and lengths (``lengths.max().item()``); answer those with
+    True / seq_len / 0.0 while tracing shapes, and restore the real methods afterwards."""
     import torch
 
     real = torch.Tensor.item
@@ -281,11 +282,20 @@ def _neutral_item(seq_len: int) -> Iterator[None]:
             return True
         return 0.0 if self.is_floating_point() else seq_len
 
-    torch.Tensor.item = item
+    real_bool = torch.Tensor.__bool__
+
+    def as_bool(self):
+        return True if self.device.type == "meta" else real_bool(self)
+
+    from torch.fx.experimental import _config as fx_config
+
+    torch.Tensor.item, torch.Tensor.__bool__ = item, as_bool
     try:
-        yield
+        # Longformer finds its global tokens with nonzero(); on meta, assume every entry is set
+        with fx_config.patch(meta_nonzero_assume_all_nonzero=True):
+            yield
     finally:
-        torch.Tensor.item = real
+        torch.Tensor.item, torch.Tensor.__bool__ = real, real_bool
 
 
 def unique_params(model: nn.Module) -> int:

@@ -121,3 +121,16 @@ def test_shapes_on_meta_and_text_tree_golden() -> None:
     if not golden.exists():  # first run writes it; review it and commit it
         golden.write_text(text + "\n")
     assert text + "\n" == golden.read_text()
+
+
+def test_shape_tracing_restores_torch_and_covers_the_catalog() -> None:
+    import torch
+
+    from explorer import analysis, catalog
+
+    missing = [k for k in catalog.keys() if k.startswith(("bart", "t5-small", "bigbird", "xlm", "bert2bert"))
+               and analysis.analyse_variant(k, seq_len=8).notes]
+    assert missing == []
+    assert torch.tensor(3).item() == 3 and bool(torch.tensor(0)) is False
+    with pytest.raises(RuntimeError):
+        torch.zeros(1, device="meta").item()
