@@ -441,22 +441,28 @@ class VariantTokenizer:
 
     key: str
     name: str
-    tokenizer: str  # the catalog's "tokenizer" field
-    shipped: bool  # True when that tokenizer's own files are in assets/tokenizers
-    note: str  # the catalog's "tokenizer_note" (e.g. which file stands in)
+    tokenizer: str  # the catalog's "tokenizer" field: one of TOKENIZERS
+    own: bool  # True when it is the variant's own tokenizer (the catalog has no note)
+    note: str  # the catalog's "tokenizer_note": what differs, which file stands in
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def variant_tokenizers() -> list[VariantTokenizer]:
-    """Every catalog variant with the tokenizer the app uses for it (catalog order)."""
-    from explorer.catalog import load_catalog  # the catalog is optional for this module
+    """Every catalog variant with the tokenizer the app uses for it (catalog order).
 
-    return [
-        VariantTokenizer(v.key, v.name, v.tokenizer, v.tokenizer in TOKENIZERS, v.tokenizer_note or "")
-        for v in load_catalog().values()
-    ]
+    A catalog entry naming a tokenizer that is not shipped is an error in assets/catalog.json.
+    """
+    from explorer.catalog import load_catalog  # only this view needs the catalog
+
+    rows = []
+    for v in load_catalog().values():
+        if v.tokenizer not in TOKENIZERS:
+            raise ExplorerError(f"Catalog entry {v.key!r} names tokenizer {v.tokenizer!r}, which is not "
+                                f"shipped ({', '.join(TOKENIZERS)}): fix assets/catalog.json.")
+        rows.append(VariantTokenizer(v.key, v.name, v.tokenizer, not v.tokenizer_note, v.tokenizer_note or ""))
+    return rows
 
 
 # ----------------------------------------------------------------------------- tables

@@ -99,7 +99,7 @@ def _variants() -> None:
                "file is not shipped, the note says which shipped tokenizer stands in.")
     try:
         rows = [v.to_dict() for v in cache.variant_tokenizers()]
-        st.dataframe(pd.DataFrame(rows).rename(columns={"shipped": "own files shipped"}), hide_index=True)
+        st.dataframe(pd.DataFrame(rows).rename(columns={"own": "its own tokenizer"}), hide_index=True)
     except ExplorerError as err:
         st.info(f"The variant catalog is not available yet ({err}).")
     st.dataframe(pd.DataFrame([{"tokenizer": s.label, "algorithm": s.algorithm, "limit": s.model_max_length,

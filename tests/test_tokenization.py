@@ -218,13 +218,17 @@ def test_to_dict_is_json_and_complete() -> None:
     assert d["count"] == len(d["tokens"]) == len(d["ids"]) == 3
 
 
-def test_variant_tokenizers_name_a_shipped_tokenizer_or_explain() -> None:
+def test_every_catalog_variant_is_shown_with_a_shipped_tokenizer() -> None:
     if not (ASSETS / "catalog.json").is_file():
         pytest.skip("catalog.json not written yet")
-    rows = variant_tokenizers()
-    assert rows
-    for r in rows:
-        assert r.shipped or r.note, r.key
+    rows = {r.key: r for r in variant_tokenizers()}
+    assert all(r.tokenizer in TOKENIZERS for r in rows.values())
+    # Variants whose own vocabulary is not shipped say which tokenizer stands in.
+    for key in ("albert-base", "deberta-v3-base", "xlm-roberta"):
+        if key in rows:
+            assert not rows[key].own and rows[key].note, key
+    if "bert-base" in rows:
+        assert rows["bert-base"].own and rows["bert-base"].tokenizer == "bert-base-uncased"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -254,3 +258,44 @@ def test_decode_round_trips_plain_sentences(name: str) -> None:
     text = "The quick brown fox jumps over the lazy dog"
     t = tokenize(name, text)
     assert load_tokenizer(name).decode(list(t.ids), skip_special_tokens=True) == text
+
+
+# ------------------------------------------------------------------------------------- CLI
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from explorer.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse errors
+        code = int(exc.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_prints_every_tokenizers_tokens_and_ids_as_json(capsys) -> None:
+    code, out, _ = _cli(capsys, "tokenize", "--text", "Hello, world!", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert [d["name"] for d in data] == NAMES
+    for d in data:
+        assert d["count"] == len(d["tokens"]) == len(d["ids"])
+    assert data[0]["ids"] == PUBLISHED["bert-base-uncased"][1]
+
+
+def test_cli_picks_tokenizers_and_prints_a_readable_table(capsys) -> None:
+    code, out, _ = _cli(capsys, "tokenize", "--text", "Hello world", "--tokenizers", "gpt2,t5")
+    assert code == 0
+    assert out.startswith("gpt2: 2 tokens") and "15496 995" in out and "\nt5: " in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tokenize", "--text", "   "], "empty"),
+    (["tokenize", "--text", "hi", "--tokenizers", "roberta"], "Unknown tokenizer 'roberta'"),
+    (["tokenize", "--text", "hi", "--tokenizers", ","], "--tokenizers is empty"),
+    (["tokenize"], "required"),
+])
+def test_cli_bad_arguments_fail_with_one_line(capsys, argv: list[str], message: str) -> None:
+    code, out, err = _cli(capsys, *argv)
+    assert code != 0 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
