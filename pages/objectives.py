@@ -169,8 +169,9 @@ def statistics(s: Strategy, text: str, pair: str | None, seed: int, opts) -> Non
 
 
 def compare(text: str, pair: str, seed: int) -> None:
-    names = st.multiselect("Strategies", list(STRATEGIES), default=COMPARE_DEFAULT, key="obj_compare",
-                           format_func=lambda n: STRATEGIES[n].label)
+    names = st.multiselect("Strategies", list(STRATEGIES), default=ui.query_list("compare", COMPARE_DEFAULT, list(STRATEGIES)),
+                           key="obj_compare", format_func=lambda n: STRATEGIES[n].label)
+    ui.set_query_list("compare", names)
     for name in names:
         s = STRATEGIES[name]
         r = cache.result(name, text, pair if s.pair else None, seed)
@@ -189,15 +190,15 @@ def decoding_tab(text: str, seed: int) -> None:
     left, right = st.columns([2, 3])
     edited = left.data_editor(pd.DataFrame({"token": list(dec.EXAMPLE_TABLE), "probability": list(dec.EXAMPLE_TABLE.values())}),
                               num_rows="dynamic", key="obj_table", hide_index=True)
-    rows = edited.dropna()
-    table = tuple((str(t), float(p)) for t, p in zip(rows["token"], rows["probability"], strict=True) if str(t).strip())
+    table: tuple[tuple[str, float], ...] = ()
+    with ui.guard():  # an empty or inconsistent table: a red box, the rest of the page goes on
+        table = tuple(dec.table_from_rows(list(edited["token"]), list(edited["probability"])).items())
+    if not table:
+        return
     method = right.radio("Method", dec.METHODS, horizontal=True, key="obj_method")
     temperature = right.slider("Temperature", 0.1, 3.0, 1.0, 0.1, key="obj_temp", disabled=method == "greedy")
-    top_k = right.slider("k (top-k)", 1, max(len(table), 1), min(3, max(len(table), 1)), key="obj_topk",
-                         disabled=method != "top-k")
-    if len({t for t, _ in table}) != len(table):
-        st.error("Each token may appear only once in the table: merge the duplicate rows.")
-        return
+    top_k = right.number_input("k (top-k)", 1, len(table), min(3, len(table)), key="obj_topk",
+                               disabled=method != "top-k")
     with ui.guard():
         r = cache.decode(table, method, float(temperature), int(top_k), seed, 2000)
         right.metric("Chosen next token" if method == "greedy" else "First sample", r.choice)

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from explorer.errors import ExplorerError
-from explorer.objectives.decoding import EXAMPLE_TABLE, adjust, bigram_table, causal_lm, decode, generate
+from explorer.objectives.decoding import (
+    EXAMPLE_TABLE,
+    adjust,
+    bigram_table,
+    causal_lm,
+    decode,
+    generate,
+    table_from_rows,
+)
 from explorer.objectives.distill import (
     EXAMPLE_STUDENT,
     EXAMPLE_TEACHER,
@@ -41,6 +49,14 @@ def test_greedy_temperature_top_k() -> None:
             adjust(np.array(bad, dtype=float), "sample")
     with pytest.raises(ExplorerError):
         adjust(P, "sample", 0.0)
+
+
+def test_table_from_rows() -> None:
+    assert table_from_rows(["a", " b ", None, ""], [0.5, "0.5", 0.1, 0.2]) == {"a": 0.5, "b": 0.5}
+    assert table_from_rows(["a", "b"], [1.0, float("nan")]) == {"a": 1.0}
+    for tokens, probs in ([[], []], [["a", "a"], [0.1, 0.2]], [["a"], ["x"]], [[None], [0.3]]):
+        with pytest.raises(ExplorerError):
+            table_from_rows(tokens, probs)
 
 
 def test_decode_draws_follow_the_adjusted_distribution() -> None:

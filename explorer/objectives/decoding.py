@@ -27,6 +27,27 @@ EXAMPLE_TABLE: dict[str, float] = {
 METHODS = ("greedy", "sample", "top-k")
 
 
+def table_from_rows(tokens: Sequence[object], probs: Sequence[object]) -> dict[str, float]:
+    """An edited table (two columns) as token -> probability; blank rows are skipped.
+
+    Raises ExplorerError for no rows, repeated tokens or values that are not numbers.
+    """
+    table: dict[str, float] = {}
+    for tok, p in zip(tokens, probs, strict=True):
+        name = "" if tok is None else str(tok).strip()
+        if not name or p is None or (isinstance(p, float) and np.isnan(p)):
+            continue
+        if name in table:
+            raise ExplorerError(f"The token {name!r} appears twice in the table: merge the two rows.")
+        try:
+            table[name] = float(p)
+        except (TypeError, ValueError):
+            raise ExplorerError(f"The probability of {name!r} is not a number: type e.g. 0.25.") from None
+    if not table:
+        raise ExplorerError("The table is empty: add at least one token with a probability.")
+    return table
+
+
 def causal_lm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab) -> MaskedLMResult:
     """GPT CLM: the target at position t is token t+1 (None at the last position; rng unused)."""
     targets = (*tokens[1:], None) if tokens else ()

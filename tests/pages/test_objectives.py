@@ -98,7 +98,7 @@ def test_long_text_is_truncated_with_a_notice() -> None:
 def test_decoding_and_distillation_widgets() -> None:
     at = _run()
     at.radio(key="obj_method").set_value("top-k").run()
-    at.slider(key="obj_topk").set_value(1).run()
+    at.number_input(key="obj_topk").set_value(1).run()
     assert _metrics(at)["First sample"] == "mat"  # top-1 sampling is greedy
     at.slider(key="obj_dist_alpha").set_value(1.0).run()
     m = _metrics(at)
