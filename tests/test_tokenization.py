@@ -299,3 +299,40 @@ def test_cli_bad_arguments_fail_with_one_line(capsys, argv: list[str], message: 
     code, out, err = _cli(capsys, *argv)
     assert code != 0 and out == ""
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+# ----------------------------------------------------------------------- figures and chips
+
+def test_chips_escape_user_text_and_mark_words_specials_and_unknowns() -> None:
+    from explorer.plots.tokenization import chips_html
+
+    t = tokenize("bert-base-cased", '<img src=x onerror="alert(1)"> 😀 ok')
+    out = chips_html(t)
+    assert "<img" not in out and "&lt;" in out and "&quot;" in out
+    assert out.count("<bdi>") == t.count
+    assert out.count("#ede7f6") == 2  # [CLS] and [SEP] in the special-token colour
+    assert out.count("#fdecea") == len(t.unknown) == 1  # the emoji is [UNK]
+    assert out.count("margin:2px 0 2px 9px") == sum(t.word_start) + t.n_special
+
+
+def test_chips_draw_at_most_the_limit_and_mark_the_cut() -> None:
+    from explorer.plots.tokenization import chips_html
+
+    t = tokenize("gpt2", "word " * 1499 + "word")  # 1500 tokens > GPT-2's 1024
+    assert chips_html(t, 2000).count("<bdi>") == t.count == 1500
+    assert "✂ 1024" in chips_html(t, 2000)
+    short = chips_html(t, 100)
+    assert short.count("<bdi>") == 100 and "1,400 more" in short and "stops after token 1,024" in short
+
+
+def test_figures_plot_the_results() -> None:
+    from explorer.plots.tokenization import counts_figure, fertility_figure, word_split_figure
+
+    results = compare("The taaaaasty soup " * 300, ["bert-base-uncased", "bigbird"])
+    fig = counts_figure(results)
+    assert list(fig.data[0].y) == [t.count - t.n_special for t in results]
+    assert list(fig.data[1].y) == [t.n_special for t in results]
+    assert list(fig.data[2].x) == ["BERT uncased (WordPiece)"]  # only BERT's limit is exceeded
+    assert list(fertility_figure(results).data[0].y) == [round(t.fertility, 3) for t in results]
+    heat = word_split_figure(results, max_words=3)
+    assert [list(r) for r in heat.data[0].z] == [[len(p) for p in t.word_pieces()[:3]] for t in results]

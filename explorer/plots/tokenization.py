@@ -122,5 +122,7 @@ def chips_html(t: Tokenization, max_tokens: int = 300) -> str:
         parts.append(_chip(t, i, unknown))
     if t.count > max_tokens:
         parts.append(f'<span style="margin-left:8px;color:#78909c">… {t.count - max_tokens:,} more</span>')
+        if t.truncated_at is not None and t.max_length >= max_tokens:  # the cut is past the drawn chips
+            parts.append(_CUT.format(limit=f"the model stops after token {t.max_length:,}", title=""))
     return ('<div style="display:flex;flex-wrap:wrap;align-items:flex-end" '
             f'aria-label="{html.escape(_label(t.name), quote=True)} tokens">{"".join(parts)}</div>')
