@@ -31,12 +31,13 @@ class Req(NamedTuple):
     target: str | None = None
     max_tokens: int = attention.MAX_TOKENS
     random_weights: bool = False
+    global_positions: tuple[int, ...] = (0,)  # Longformer only: tokens with global attention
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
 def _maps(req: Req) -> attention.AttentionMaps:
     return attention.extract(req.model, req.text, target=req.target, max_tokens=req.max_tokens,
-                             random_weights=req.random_weights)
+                             random_weights=req.random_weights, global_positions=req.global_positions)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -370,7 +370,8 @@ def _notices(n_input: int, n_kept: int, limit: int, fmt: str, untrained: bool) -
 
 
 def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
-            random_weights: bool = False, models_dir: str | None = None) -> AttentionMaps:
+            random_weights: bool = False, models_dir: str | None = None,
+            global_positions: tuple[int, ...] = (0,)) -> AttentionMaps:
     """Load ``key_or_path`` with the eager kernel (see explorer.loading) and extract its attention."""
     from explorer.loading import load_model
 
@@ -378,7 +379,15 @@ def extract(key_or_path: str, text: str, *, target: str | None = None, max_token
     lm = load_model(key_or_path, "base", attn_implementation="eager",
                     random_weights=random_weights, models_dir=models_dir)
     return extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
-                             name=lm.key, untrained=lm.untrained)
+                             global_positions=global_positions, name=lm.key, untrained=lm.untrained)
+
+
+def parse_positions(text: str | None) -> tuple[int, ...]:
+    """``"5, 17"`` -> ``(5, 17)``: extra Longformer global tokens typed by a user."""
+    parts = [p.strip() for p in (text or "").replace(";", ",").split(",") if p.strip()]
+    if not all(p.isdigit() for p in parts):
+        raise ExplorerError(f"Global tokens are token positions separated by commas (e.g. 5, 17), got {text!r}.")
+    return tuple(sorted({int(p) for p in parts}))
 
 
 # --------------------------------------------------------------------------- views

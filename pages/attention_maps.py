@@ -12,6 +12,7 @@ import streamlit as st
 from app import cache_attention as cache
 from app import ui
 from explorer import attention
+from explorer.errors import ExplorerError
 from explorer.plots import attention as plots
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -55,7 +56,20 @@ def _request() -> cache.Req:
     target = c1.text_input("Decoder text (encoder-decoders only)", key="att_target",
                            help="T5/BART decoders read this text (teacher-forced); empty: the text itself.")
     max_tokens = c2.number_input("Max tokens", 2, attention.MAX_TOKENS, attention.MAX_TOKENS, key="att_max")
-    return cache.Req(key, text, target or None, int(max_tokens), random_weights)
+    # Longformer's global tokens: the field appears once the model is known (see _global_tokens)
+    try:
+        extra = attention.parse_positions(st.session_state.get("att_global", ""))
+    except ExplorerError as err:  # say so, and go on with [CLS] alone so the field stays editable
+        st.error(str(err), icon=":material/error:")
+        extra = ()
+    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})))
+
+
+def _global_tokens(info: dict) -> None:
+    if info["source_format"] == "longformer-window":
+        st.text_input("Extra global tokens (positions, e.g. 5, 17)", key="att_global",
+                      help="Longformer: these tokens attend to and are attended by every token; "
+                           f"[CLS] (0) always is. Now global: {info['global_positions']}.")
 
 
 def _notices(info: dict) -> None:
@@ -136,6 +150,7 @@ with ui.guard():
     with st.spinner("Running the model (first use loads it)..."):
         info = cache.summary(req)
     _notices(info)
+    _global_tokens(info)
     view, layer, head, rng = _controls(info)
     if view == "grid":
         _show_grid(req, info, rng)

