@@ -99,3 +99,14 @@ def test_targets_are_originals_and_mask_token_is_the_frames() -> None:
         if kind == MASKED:
             assert inp == "<mask>"
     assert r.original_tokens[0] == "<s>" and r.input_tokens[-1] == "</s>"
+
+
+def test_random_replacements_come_from_the_real_vocabulary() -> None:
+    p = prep("bert")
+    repl = set(p.vocab.replacements)
+    assert len(repl) > 29_000 and "[MASK]" not in repl and "[CLS]" not in repl and "[unused0]" not in repl
+    randoms = set()
+    for d in range(300):
+        r = run("bert", p.tokens, 0, p.vocab, epoch=d)
+        randoms |= {i for i, k in zip(r.input_tokens, r.kinds, strict=True) if k == "random"}
+    assert randoms and randoms <= repl and len(randoms) > 100  # spread over the vocabulary

@@ -8,6 +8,7 @@ Sequences are cut to ``MAX_TOKENS`` (the 512 positions of BERT/T5), and the resu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,6 +17,7 @@ from explorer.objectives.base import Vocab, is_special
 from explorer.objectives.sentence import DISTRACTORS
 
 MAX_TOKENS = 512
+_PLACEHOLDER = re.compile(r"\[unused\d+\]")
 # The page's default text: realistic, three sentences, rare words and punctuation.
 EXAMPLE_TEXT = (
     "The committee approved the new railway line after a long debate. Construction will start "
@@ -79,10 +81,13 @@ def pieces(text: str, tokenizer: str) -> list[str]:
 
 @lru_cache(maxsize=8)
 def vocab_for(tokenizer: str, frame: str) -> Vocab:
-    """Replacement vocabulary (specials excluded, sorted for reproducibility) and frame tokens."""
+    """Replacement vocabulary (specials and placeholders excluded, sorted for reproducibility)
+    and the frame's tokens."""
     tok = _tokenizer(tokenizer)
     specials = set(tok.all_special_tokens)
-    repl = tuple(sorted(t for t in tok.get_vocab() if t not in specials and not is_special(t)))
+    # BERT's [unused0..993] placeholders never occur in text: a learner would read them as bugs.
+    repl = tuple(sorted(t for t in tok.get_vocab()
+                        if t not in specials and not is_special(t) and not _PLACEHOLDER.fullmatch(t)))
     cls, sep, mask, scheme = FRAMES[frame]
     corpus = tuple(tuple(pieces(s, tokenizer)) for s in DISTRACTORS)
     return Vocab(repl, mask=mask, scheme=scheme, cls=cls or sep, sep=sep, corpus=corpus)

@@ -142,6 +142,7 @@ def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]], stati
                                  colorscale=scale, showscale=False, xgap=1, ygap=1,
                                  hovertemplate="%{y}, %{x}<extra></extra>"), row=1, col=col)
     fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(autorange="reversed")  # epoch 1 on top, time runs down
     return _layout(fig, "Red = [MASK], orange = random, teal = kept (selected), grey = not selected", "position", "", 300)
 
 
