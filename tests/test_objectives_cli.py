@@ -44,6 +44,8 @@ def test_list_and_epochs(capsys) -> None:
     assert main(["mask", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in STRATEGIES)
+    listed = mask_json(capsys, "--list")
+    assert [d["name"] for d in listed] == list(STRATEGIES) and all(d["description"] for d in listed)
     e0 = mask_json(capsys, "roberta", "--text", TEXT, "--epoch", "0")
     e1 = mask_json(capsys, "roberta", "--text", TEXT, "--epoch", "1")
     assert e0["input_tokens"] != e1["input_tokens"]

@@ -14,9 +14,12 @@ from explorer.cli import print_json
 from explorer.errors import ExplorerError
 
 
-def _list() -> int:
+def _list(as_json: bool) -> int:
     from explorer.objectives import STRATEGIES
 
+    if as_json:
+        print_json([s.to_dict() for s in STRATEGIES.values()])
+        return 0
     width = max(map(len, STRATEGIES))
     for s in STRATEGIES.values():
         print(f"{s.name:<{width}}  [{s.group}; {s.kind}; {s.tokenizer}] {s.label}")
@@ -38,7 +41,7 @@ def _text_output(result: dict) -> None:
 def cmd_mask(args: argparse.Namespace) -> int:
     """Run one strategy on --text with --seed (and --epoch) and print its result."""
     if args.list:
-        return _list()
+        return _list(args.json)
     if not args.strategy:
         raise ExplorerError("Name a strategy (python -m explorer mask --list shows them), e.g. mask bert --text 'Hello world.'")
     from explorer.objectives import get_strategy, run
