@@ -40,16 +40,24 @@ FRAMES: dict[str, tuple[str, str, str, str]] = {
 
 @dataclass(frozen=True)
 class Prepared:
-    """Tokens ready for a strategy: ``tokens`` (T <= 512) framed with special tokens."""
+    """Tokens ready for a strategy: ``tokens`` (T <= 512) framed with special tokens.
+
+    The vocabulary is looked up (cached per process) rather than stored, so that a cached
+    Prepared stays small: a 50k-token vocabulary would be copied on every cache hit.
+    """
 
     tokens: tuple[str, ...]
-    vocab: Vocab
     tokenizer: str
+    frame: str
     n_text_tokens: int  # pieces of the text(s) before truncation, specials excluded
     truncated: bool
 
+    @property
+    def vocab(self) -> Vocab:
+        return vocab_for(self.tokenizer, self.frame)
+
     def to_dict(self) -> dict:
-        return {"tokens": list(self.tokens), "tokenizer": self.tokenizer,
+        return {"tokens": list(self.tokens), "tokenizer": self.tokenizer, "frame": self.frame,
                 "n_text_tokens": self.n_text_tokens, "truncated": self.truncated}
 
 
@@ -118,4 +126,5 @@ def prepare(text: str, tokenizer: str, frame: str, pair: str | None = None) -> P
         else:
             a.pop()
     tokens = _wrap(frame, a, b)
-    return Prepared(tuple(tokens), vocab_for(tokenizer, frame), tokenizer, n_text, len(a) + len(b or []) < n_text)
+    vocab_for(tokenizer, frame)  # fail early (missing tokenizer files) and warm the cache
+    return Prepared(tuple(tokens), tokenizer, frame, n_text, len(a) + len(b or []) < n_text)
