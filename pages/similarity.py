@@ -9,6 +9,7 @@ from app import cache_similarity as cache
 from app import ui
 from explorer.colbert import STAND_IN_NOTE
 from explorer.plots import similarity as plots
+from explorer.plots.spans import escape_markdown
 
 EXAMPLE = "\n".join([
     "A man is eating food.",
@@ -37,8 +38,8 @@ with ui.guard():  # one message for a bad list, instead of one per tab
     lines = cache.clean_lines(text)
 if lines is None:
     st.stop()
-for note in lines.notices:  # dropped empty / duplicate lines
-    st.info(note, icon=":material/info:")
+for note in lines.notices:  # dropped empty / duplicate lines (they quote user text: escaped)
+    st.info(escape_markdown(note), icon=":material/info:")
 
 t_matrix, t_search, t_late, t_comp = st.tabs(
     ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)"])

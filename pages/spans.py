@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
@@ -26,7 +28,9 @@ t_infill, t_qa = st.tabs(["Span infilling (T5, BART)", "Extractive question answ
 
 def show_infill(model: str, prompt: str, max_new: int) -> None:
     """One model's column: weights status, filled-in text with highlighted spans, raw output."""
-    st.subheader(model)
+    st.subheader(plots.escape_markdown(Path(model).name if "/" in model else model))
+    if "/" in model:  # a directory: the full path under its short name
+        st.caption(plots.escape_markdown(model))
     ready, where = cache.status(model)
     if not ready and not random_weights:
         st.error(where, icon=":material/cloud_off:")

@@ -1,0 +1,32 @@
+"""Real browser: spans page with a tiny local T5, a typed hostile prompt, and missing-weights messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import assert_clean, wait_idle
+from tests.tiny_models import save_tiny
+
+pytestmark = pytest.mark.browser
+
+
+def test_typed_prompt_with_a_local_t5(open_page, tmp_path) -> None:
+    t5 = save_tiny("t5", tmp_path / "t5")
+    page = open_page("spans")
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.get_by_text("python -m explorer download t5-small").first.wait_for()  # no weights in the test env
+
+    folder = page.get_by_role("textbox", name="Or a T5/BART directory saved with save_pretrained")
+    folder.fill(str(t5))
+    folder.press("Enter")
+    wait_idle(page)
+    prompt = page.get_by_role("textbox", name="Prompt", exact=True)
+    prompt.fill("<b>tag</b> <img src=x onerror=alert(1)> ___ ends here.")
+    prompt.press("Control+Enter")
+    wait_idle(page)
+    page.get_by_text("T5 · cpu ·").first.wait_for(timeout=60_000)
+    md = page.locator("[data-testid='stMarkdownContainer']", has_text="ends here")
+    assert "<b>tag</b>" in md.first.inner_text()  # shown as typed, not rendered
+    assert md.first.locator("b, img").count() == 0 and not dialogs
+    assert_clean(page, "spans")
