@@ -123,7 +123,7 @@ def _downloads(req: cache.Req, v: attention.ViewMatrix, name: str) -> None:
 def _show_view(req: cache.Req, info: dict, view: str, layer: int, head: int, rng: tuple[int, int]) -> None:
     v = cache.view(req, view, layer, head, rng)
     name = f"attention-{view}-L{layer}" + (f"-H{head}" if view in ("head", "decoder", "cross") else "")
-    short = max(v.matrix.shape) <= plots.LINK_MAX_TOKENS and view in ("head", "decoder", "head-average")
+    short = max(v.matrix.shape) <= plots.LINK_MAX_TOKENS  # lines only when few tokens: else heatmap only
     heat_tab, link_tab = st.tabs(["Heatmap", "Links"]) if short else (st.container(), None)
     with heat_tab:
         ui.figure(plots.head_heatmap(v, untrained=info["untrained"]), name, key="att_heatmap")

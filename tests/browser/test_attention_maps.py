@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.browser.conftest import assert_clean, wait_idle
@@ -22,6 +23,13 @@ def _nudge_slider(page, label: str, presses: int) -> None:
     wait_idle(page)
 
 
+def _download_npy(page, label: str) -> np.ndarray:
+    """Click a download button and load the file the browser received."""
+    with page.expect_download(timeout=60_000) as info:
+        page.get_by_role("button", name=label).click()
+    return np.load(info.value.path())
+
+
 def test_attention_page_head_view_sliders_grid_and_long_text(open_page) -> None:
     page = open_page("attention")
     page.wait_for_selector("[data-testid='stPlotlyChart'] .gtitle", timeout=120_000)
@@ -33,12 +41,15 @@ def test_attention_page_head_view_sliders_grid_and_long_text(open_page) -> None:
     page.wait_for_function("() => document.querySelector(\"[data-testid='stPlotlyChart'] .gtitle\")"
                            ".textContent.includes('layer 3, head 2')", timeout=60_000)
     assert_clean(page, "attention_maps_head")
+    n = _download_npy(page, "Download matrix (.npy)").shape[0]
+    assert n == 16  # the default sentence's 16 tokens, exported as the exact matrix
 
     page.get_by_text("Model view (all layers x heads)").click()
     wait_idle(page)
     page.wait_for_function("() => [...document.querySelectorAll('.gtitle')].some(t => t.textContent.includes('Model view'))",
                            timeout=60_000)
     assert page.get_by_text("sent to the browser").count() == 1
+    assert _download_npy(page, "Download all layers x heads (.npy)").shape == (6, 12, n, n)
     assert_clean(page, "attention_maps_grid")
 
     box = page.locator("[data-testid='stTextArea'] textarea").first
