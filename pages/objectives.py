@@ -114,22 +114,31 @@ def one_draw(s: Strategy, text: str, pair: str | None, seed: int, opts) -> None:
     details(s, r)
 
 
+def span_table(s: Strategy, r) -> pd.DataFrame:
+    """SpanBERT: every span with the two boundary tokens SBO predicts it from."""
+    tokens = show(r.original_tokens, s.tokenizer)
+    rows = []
+    for (a, b), (left, right) in zip(r.spans, r.boundaries, strict=True):
+        rows.append({"span": " ".join(tokens[a:b]), "left boundary x(s-1)": tokens[left] if left >= 0 else "",
+                     "right boundary x(e+1)": tokens[right] if right < len(tokens) else "", "length (tokens)": b - a})
+    return pd.DataFrame(rows)
+
+
 def details(s: Strategy, r) -> None:
     """The per-token table (CSV) with what defines this strategy."""
     if s.kind != "token":
         return
     df = pd.DataFrame({"position": range(len(r.original_tokens)), "original": show(r.original_tokens, s.tokenizer),
-                       "input": show(r.input_tokens, s.tokenizer), "target": [show([t], s.tokenizer)[0] if t else "" for t in r.targets],
-                       "kind": r.kinds})
-    for col in ("labels", "lang_ids", "positions", "span_positions"):
-        if getattr(r, col, None):
-            df[col.replace("positions", "position ids") if col == "positions" else col] = list(getattr(r, col))
-    if getattr(r, "spans", None):
-        st.markdown("**Spans** and their boundary tokens (SBO predicts each target from x(s-1), x(e+1) and its position)")
-        st.dataframe(pd.DataFrame([{"span": " ".join(show(r.original_tokens[a:b], s.tokenizer)), "left boundary": show([r.original_tokens[lb]], s.tokenizer)[0],
-                                    "right boundary": show([r.original_tokens[rb]], s.tokenizer)[0] if rb < len(r.original_tokens) else "",
-                                    "length (tokens)": b - a} for (a, b), (lb, rb) in zip(r.spans, r.boundaries, strict=True)]),
-                     hide_index=True)
+                       "input": show(r.input_tokens, s.tokenizer),
+                       "target": [show([t], s.tokenizer)[0] if t else "" for t in r.targets], "kind": r.kinds})
+    extra = {"labels": "discriminator label", "lang_ids": "language id", "positions": "position id",
+             "span_positions": "position in span"}
+    for field, column in extra.items():
+        if getattr(r, field, None):
+            df[column] = list(getattr(r, field))
+    if getattr(r, "boundaries", None):
+        st.markdown("**Spans** and their boundary tokens: SBO predicts each target from x(s-1), x(e+1) and its position")
+        st.dataframe(span_table(s, r), hide_index=True)
     with st.expander("Per-token table"):
         st.dataframe(df, hide_index=True, height=260)
         ui.csv_download(df, f"objective-{s.name}", key="obj_csv")
