@@ -82,7 +82,7 @@ def pieces(text: str, tokenizer: str) -> list[str]:
     """The text's pieces without special tokens; a special-looking piece becomes the unknown token."""
     tok = _tokenizer(tokenizer)
     ids = tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
-    unk = tok.unk_token or "<unk>"
+    unk = tok.unk_token if tok.unk_token and not is_special(tok.unk_token) else "<unk>"  # GPT-2's is <|endoftext|>
     # T5 keeps typed "<extra_id_0>" whole even when asked to split: it must not pose as a sentinel.
     return [unk if is_special(p) else p for p in tok.convert_ids_to_tokens(ids)]
 
