@@ -129,6 +129,9 @@ def test_random_weight_encoder_decoder_has_cross_attention() -> None:
     z = _z(heat["data"][0])
     assert heat["layout"]["title"]["text"].startswith("Cross-attention") and "untrained" in heat["layout"]["title"]["text"]
     assert z.shape[0] < z.shape[1] and np.allclose(z.sum(1), 1.0, atol=1e-4)  # decoder rows x text columns
+    at.toggle(key="att_random").set_value(False).run()  # back to trained models: t5-small is not on disk
+    _clean(at)
+    assert at.selectbox(key="att_model").value == "sentence-bert" and not at.warning
 
 
 @pytest.fixture(scope="module")
