@@ -256,10 +256,14 @@ def _longformer_stack(out: Any, model: Any, global_idx: tuple[int, ...]) -> np.n
 
 def _run(model: Any, inputs: dict[str, Any]) -> Any:
     """One forward pass with attention outputs; model failures become ExplorerErrors."""
+    import inspect
+
     import torch
 
     device = next(model.parameters()).device
-    inputs = {k: v.to(device) for k, v in inputs.items()}
+    accepted = inspect.signature(model.forward).parameters
+    # a tokenizer may return fields its model does not take (token_type_ids for a BERT vocab on T5)
+    inputs = {k: v.to(device) for k, v in inputs.items() if k in accepted}
     try:
         with torch.inference_mode():
             return model(**inputs, output_attentions=True, return_dict=True)
@@ -285,7 +289,6 @@ def _prepare(model: Any, tokenizer: Any, text: str, target: str | None, limit: i
     elif model_type == "big_bird":
         model, fmt = _bigbird_runner(model, length)
     if _family(model) == "encoder-decoder":
-        inputs.pop("token_type_ids", None)
         inputs["decoder_input_ids"] = _decoder_inputs(model, tokenizer, target or text, limit)
     return model, inputs, n_input, fmt
 
