@@ -6,9 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from explorer import analysis, build, catalog, compare
 from explorer.cli import print_json
 from explorer.errors import ExplorerError
+
+# The library is imported inside each command: torch/transformers cost seconds to import,
+# and `python -m explorer mask ...` should not pay for them.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from explorer import analysis, catalog
+
     rows = []
     for v in catalog.load_catalog().values():
         params = analysis.base_params_of_variant(v.key)
@@ -46,7 +50,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analyse(target: str, seq_len: int, share: bool) -> analysis.Analysis:
+def _analyse(target: str, seq_len: int, share: bool):
+    from explorer import analysis, build
+
     if seq_len < 1 or seq_len > 1_000_000:
         raise ExplorerError(f"--seq-len must be between 1 and 1,000,000 (got {seq_len}).")
     path = Path(target)
@@ -72,6 +78,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from explorer import compare
+
     result = compare.compare(args.keys, seq_len=args.seq_len)
     if args.json:
         print_json(result.to_dict())
