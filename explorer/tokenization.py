@@ -69,7 +69,7 @@ TOKENIZERS: dict[str, TokenizerSpec] = {
     ),
     "gpt2": TokenizerSpec(
         "gpt2", "GPT-2 (byte-level BPE)", "byte-level BPE", "gpt2", ("vocab.json", "merges.txt"),
-        1024, False, "'Ġ' (an encoded space) marks a piece that starts a new word",
+        1024, False, "'Ġ' (an encoded space, drawn ␣ here) marks a piece that starts a new word",
         ("GPT-2", "RoBERTa", "BART", "Longformer", "DeBERTa (v1)", "GPT-Neo", "GPT-J"),
     ),
     "t5": TokenizerSpec(

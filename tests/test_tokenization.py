@@ -336,3 +336,5 @@ def test_figures_plot_the_results() -> None:
     assert list(fertility_figure(results).data[0].y) == [round(t.fertility, 3) for t in results]
     heat = word_split_figure(results, max_words=3)
     assert [list(r) for r in heat.data[0].z] == [[len(p) for p in t.word_pieces()[:3]] for t in results]
+    tags = word_split_figure(compare('<b>x</b> say "hi"', ["gpt2"]))
+    assert list(tags.layout.xaxis.ticktext) == ["&lt;b&gt;x&lt;/b&gt;", "say", '"hi"']

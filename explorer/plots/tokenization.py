@@ -65,12 +65,14 @@ def word_split_figure(results: Sequence[Tokenization], max_words: int = 30) -> g
     if not results or not results[0].words:
         return go.Figure().update_layout(title="No words to show", height=200)
     n = min(len(results[0].words), max_words)
-    words = [html.escape(w if len(w) <= 14 else w[:13] + "…") for w in results[0].words[:n]]
+    # Plotly reads a few tags in labels ("<b>"), so escape <, > and &; it would show "&quot;"
+    # literally, so quotes stay as they are.
+    words = [html.escape(w if len(w) <= 14 else w[:13] + "…", quote=False) for w in results[0].words[:n]]
     z, hover = [], []
     for t in results:
         pieces = t.word_pieces()[:n]
         z.append([len(p) for p in pieces])
-        hover.append([html.escape(join_pieces(p, sep=" · ")) or "(no piece)" for p in pieces])
+        hover.append([html.escape(join_pieces(p, sep=" · "), quote=False) or "(no piece)" for p in pieces])
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(n)), y=[_label(t.name) for t in results], customdata=hover,
         colorscale="Blues", zmin=0, colorbar={"title": "pieces"}, texttemplate="%{z}",
@@ -78,7 +80,7 @@ def word_split_figure(results: Sequence[Tokenization], max_words: int = 30) -> g
     fig.update_layout(
         title="How each word is split (pieces per word; hover for the pieces)", height=150 + 45 * len(results),
         xaxis={"tickmode": "array", "tickvals": list(range(n)), "ticktext": words, "tickangle": -45},
-        margin={"l": 10, "r": 10, "t": 50, "b": 90})
+        yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 50, "b": 90})
     return fig
 
 
