@@ -80,6 +80,8 @@ if fills:
     ui.csv_download(pd.DataFrame(rows), "fill_mask", key="fm_csv")
 elif not specs:
     st.info("Pick at least one model, or type a directory.", icon=":material/info:")
+st.caption("The bundled all-MiniLM-L6-v2 (`sentence-bert`) was trained for sentence embeddings and ships "
+           "without its masked-LM head, so it cannot fill masks; type `sentence-bert` above to see the check.")
 
 st.header("ELECTRA: generator and discriminator", divider="gray")
 st.caption("The small generator fills the masks (by sampling, as in pretraining); the discriminator reads the "

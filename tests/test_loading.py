@@ -161,3 +161,14 @@ def test_gpu_out_of_memory_falls_back_to_cpu(models, monkeypatch) -> None:
     lm = loading.load_model(str(models["bert"]), "masked-lm")
     assert (lm.device, lm.dtype) == ("cpu", "float32") and "ran out of memory" in lm.notice
     assert next(lm.model.parameters()).device.type == "cpu"
+
+
+def test_random_catalog_electra_pair_and_mask_added_to_copy() -> None:
+    from explorer.tokenization import load_tokenizer
+
+    gen = loading.load_model("electra-small-generator", "masked-lm", random_weights=True)
+    disc = loading.load_model("electra-small-discriminator", "electra-discriminator", random_weights=True)
+    assert type(gen.model).__name__ == "ElectraForMaskedLM" and gen.untrained
+    assert type(disc.model).__name__ == "ElectraForPreTraining" and disc.untrained and disc.path is None
+    patched = loading.tokenizer_with_mask("t5", "deberta-v2")
+    assert patched.mask_token == "[MASK]" and load_tokenizer("t5").mask_token is None  # shared one untouched

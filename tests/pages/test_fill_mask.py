@@ -106,3 +106,10 @@ def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> Non
     at.run()
     _clean(at)
     assert first >= 1 and len(calls) == first
+
+
+def test_bundled_minilm_says_it_has_no_mlm_head() -> None:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value("sentence-bert").run()
+    _clean(at)
+    assert any("no trained weights for the masked-lm head" in e.value for e in at.error)
