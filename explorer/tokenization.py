@@ -14,7 +14,6 @@ published limit), and the cased vocabulary needs ``do_lower_case=False`` at cons
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import threading
@@ -284,6 +283,12 @@ def readable_piece(name: str, token: str, special: bool) -> str:
     """
     if special or name != "gpt2":
         return token
+    return _byte_level_readable(token)
+
+
+@lru_cache(maxsize=65_536)
+def _byte_level_readable(token: str) -> str:
+    """Cached: a text repeats the same few thousand vocabulary pieces."""
     table = _byte_decoder()
     return _bytes_to_text(bytes(table[c] for c in token if c in table))
 
@@ -330,12 +335,17 @@ def _word_of_tokens(text: str, offsets: list[tuple[int, int]], special: list[boo
     the space before "world".
     """
     spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    starts = [s for s, _ in spans]
+    # Word index of every character (-1 for whitespace): one pass, then O(1) per token.
+    word_of_char = [-1] * len(text)
+    for w, (s, e) in enumerate(spans):
+        word_of_char[s:e] = [w] * (e - s)
     owner: list[int | None] = []
     for (s, e), sp in zip(offsets, special, strict=True):
-        pos = next((p for p in range(s, max(e, s + 1)) if p < len(text) and not text[p].isspace()), None)
-        w = bisect.bisect_right(starts, pos) - 1 if (pos is not None and not sp) else -1
-        owner.append(w if w >= 0 and pos < spans[w][1] else None)
+        pos = s
+        while pos < e - 1 and word_of_char[pos] < 0:  # skip a leading space ("Ġworld")
+            pos += 1
+        w = word_of_char[pos] if (not sp and pos < len(text)) else -1
+        owner.append(w if w >= 0 else None)
     return tuple(text[s:e] for s, e in spans), owner
 
 
@@ -369,11 +379,12 @@ def tokenize(name: str, text: str) -> Tokenization:
     tokens = tok.convert_ids_to_tokens(ids)
     words, owner = _word_of_tokens(text, offsets, special)
     starts = [w is not None and (i == 0 or owner[i - 1] != w) for i, w in enumerate(owner)]
+    unk = tok.unk_token_id  # read once: the attribute goes through a slow __getattr__
     return Tokenization(
         name=name, tokens=tuple(tokens),
         pieces=tuple(readable_piece(name, t, sp) for t, sp in zip(tokens, special, strict=True)),
         ids=tuple(ids), offsets=tuple(offsets), special=tuple(special), word_index=tuple(owner),
-        word_start=tuple(starts), unknown=tuple(i for i, x in enumerate(ids) if x == tok.unk_token_id),
+        word_start=tuple(starts), unknown=tuple(i for i, x in enumerate(ids) if x == unk),
         words=words, count=len(ids), max_length=spec.model_max_length,
         truncated_at=_truncation_char(offsets, special, spec.model_max_length),
     )
