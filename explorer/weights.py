@@ -182,6 +182,8 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
                                  f"Directory {path} does not exist: check the path.")
         return _describe(name, path.resolve(), "path")
     is_key, hub_id = _variant_hub_id(name)
+    if not is_key and Path(name).is_dir():  # a relative directory such as "my-model"
+        return _describe(name, Path(name).resolve(), "path")
     hub_id = hub_id if is_key else name  # an unknown name may still be a hub id in the cache
     if name in _DOWNLOADING:
         return WeightsStatus(name, "downloading", None, None, 0, (),

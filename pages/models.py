@@ -15,9 +15,12 @@ st.caption("Weights are looked up, in order, in your models directory, the Huggi
            "weights bundled with the app (all-MiniLM-L6-v2). Nothing is downloaded unless you press Download. "
            "Layouts accepted in the models directory: DIR/KEY, DIR/owner--name, DIR/owner/name, DIR/name.")
 
+# "models_dir" is a plain session key (widget keys are dropped when the user changes page), so the
+# directory typed here is still used by the demo pages.
 st.session_state.setdefault("models_dir", os.environ.get("EXPLORER_MODELS_DIR", ""))
-st.text_input("Models directory", key="models_dir", placeholder="/path/to/models (or set EXPLORER_MODELS_DIR)",
-              help="Used by every demo page of this session.")
+st.text_input("Models directory", value=st.session_state["models_dir"], key="models_dir_input",
+              placeholder="/path/to/models (or set EXPLORER_MODELS_DIR)", help="Used by every demo page.",
+              on_change=lambda: st.session_state.update(models_dir=st.session_state["models_dir_input"]))
 directory = cache.models_dir()
 st.caption(f"Device: **{cache.device()}** (CUDA, then Apple MPS, then CPU; half precision on a GPU).")
 

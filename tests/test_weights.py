@@ -165,3 +165,10 @@ def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
     assert main(["download", "tiny-bert"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Download of org/tiny-bert failed" in err[0]
+
+
+def test_relative_directory_name(catalog, monkeypatch, tmp_path: Path, tiny_bert: Path) -> None:
+    shutil.copytree(tiny_bert, tmp_path / "my-model")
+    monkeypatch.chdir(tmp_path)
+    st = weights.locate("my-model")
+    assert (st.status, st.source, Path(st.path)) == ("ready", "path", tmp_path / "my-model")

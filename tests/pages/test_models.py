@@ -43,7 +43,7 @@ def test_every_variant_listed_with_status(monkeypatch) -> None:
 def test_models_directory_makes_a_variant_ready(monkeypatch, tmp_path: Path, tiny_bert: Path) -> None:
     shutil.copytree(tiny_bert, tmp_path / "bert-base")
     at = _app(monkeypatch).run()
-    at.text_input(key="models_dir").set_value(str(tmp_path)).run()
+    at.text_input(key="models_dir_input").set_value(str(tmp_path)).run()
     _clean(at)
     row = at.dataframe[0].value.set_index("key").loc["bert-base"]
     assert (row["status"], row["found in"]) == ("ready", "models-dir")
