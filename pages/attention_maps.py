@@ -28,6 +28,13 @@ st.caption("Who attends to whom, per layer and head, from a real forward pass (e
            "Longformer's windowed and BigBird's block-sparse outputs are mapped back onto the full matrix.")
 
 
+def _from_url(state_key: str, param: str, allowed: list[str]) -> None:
+    """Seed a widget from the URL on the first run of a session (shared links)."""
+    value = st.query_params.get(param)
+    if state_key not in st.session_state and value in allowed:
+        st.session_state[state_key] = value
+
+
 def _pick_model() -> tuple[str, bool]:
     """Model key or directory, and whether weights are random."""
     c1, c2 = st.columns([3, 1])
@@ -36,10 +43,13 @@ def _pick_model() -> tuple[str, bool]:
     options = cache.model_options(random_weights)
     labels = dict(options)
     keys = [k for k, _ in options] + ([] if random_weights else ["__path__"])
+    _from_url("att_model", "model", keys)
     key = c1.selectbox("Model", keys, key="att_model",
                        format_func=lambda k: "Local directory..." if k == "__path__" else labels.get(k, k),
                        help="The bundled all-MiniLM-L6-v2 works offline; other models appear here once "
                             "their weights are downloaded (Models & weights page).")
+    if key != "__path__":
+        st.query_params["model"] = key  # the view can be shared as a link (not local paths)
     if key == "__path__":
         key = c1.text_input("Model directory (saved with save_pretrained)", key="att_path").strip()
         if not key:
@@ -95,7 +105,9 @@ def _index(label: str, count: int, key: str, disabled: bool = False) -> int:
 
 def _controls(info: dict) -> tuple[str, int, int, tuple[int, int]]:
     views = ["head", "grid", "head-average", "rollout"] + (["decoder", "cross"] if "cross_shape" in info else [])
+    _from_url("att_view", "view", views)
     view = st.radio("View", views, format_func=VIEW_LABELS.get, horizontal=True, key="att_view")
+    st.query_params["view"] = view
     shape = info["decoder_shape"] if view in ("decoder", "cross") else info["shape"]
     c1, c2, c3 = st.columns(3)
     with c1:

@@ -167,3 +167,15 @@ def test_local_longformer_is_drawn_square_with_user_global_tokens(tiny_longforme
     at.text_input(key="att_global").set_value("five").run()
     _clean(at)
     assert any("comma" in e.value for e in at.error) and at.get("plotly_chart")  # still drawn, [CLS] only
+
+
+def test_view_and_model_are_shared_through_the_url() -> None:
+    at = _app()
+    at.query_params["view"] = "rollout"
+    at.query_params["model"] = "sentence-bert"
+    at.run()
+    _clean(at)
+    assert at.radio(key="att_view").value == "rollout"
+    assert _figures(at)[0]["layout"]["title"]["text"].startswith("Attention rollout")
+    at.radio(key="att_view").set_value("head-average").run()
+    assert at.query_params["view"] == "head-average" and at.query_params["model"] == "sentence-bert"
