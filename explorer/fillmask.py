@@ -262,8 +262,8 @@ def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
     ids, _, positions, notice = _prepare(lm, text)
     logits = mask_logits(lm.model, torch.tensor([ids], device=lm.device), torch.tensor(positions))  # (M, V)
     values, indices = logits.softmax(-1).topk(int(top_k), dim=-1)  # (M, k) each
+    # Special tokens (including a neighbouring mask) end a word: "[MASK]##ly" is not one word.
     tokens, scheme, specials = tok.convert_ids_to_tokens(ids), _word_scheme(tok), set(tok.all_special_tokens)
-    specials.discard(tok.mask_token)  # another mask next to this one is not a word boundary marker
     masks, best = [], list(ids)
     for m, pos in enumerate(positions):
         preds = []

@@ -199,3 +199,9 @@ def test_figures_escape_user_text(dirs) -> None:
     strip = plots.replaced_strip(r)
     labels = strip.layout.xaxis.ticktext
     assert len(labels) == len(r.tokens) and not any("<" in t for t in labels)
+
+
+def test_whole_word_stops_at_neighbouring_mask() -> None:
+    tok = load_tokenizer("bert-base-uncased")
+    specials = set(tok.all_special_tokens)
+    assert fm.whole_word(tok, ["[CLS]", "[MASK]", "##ly", "[SEP]"], 2, "##", specials) == "##ly"
