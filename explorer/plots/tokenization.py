@@ -54,7 +54,8 @@ def fertility_figure(results: Sequence[Tokenization]) -> go.Figure:
         marker_color=[COLORS.get(t.name, "#888") for t in results],
         text=[f"{t.fertility:.2f}" for t in results], textposition="outside",
         hovertemplate="%{x}<br>%{y:.2f} tokens per word<extra></extra>"))
-    fig.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="1 token per word")
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#888", annotation_text="1 token per word",
+                  annotation_position="bottom left")
     fig.update_layout(title="Fertility: tokens per word", yaxis_title="tokens per word", height=340,
                       margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig
@@ -84,28 +85,45 @@ def word_split_figure(results: Sequence[Tokenization], max_words: int = 30) -> g
     return fig
 
 
-_CHIP = ("display:inline-flex;flex-direction:column;align-items:center;padding:1px 5px;"
-         "border:1px solid {border};border-radius:4px;background:{bg};margin:2px 0 2px {gap}px;"
-         "opacity:{opacity};font-family:monospace;font-size:0.9em;line-height:1.25")
-_KINDS = {  # (background, border) per kind of token
-    "special": ("#ede7f6", "#7e57c2"), "unknown": ("#fdecea", "#e53935"), "piece": ("#f4f6fa", "#b0bec5"),
-}
-_CUT = ('<span style="display:inline-block;margin:2px 6px;padding:1px 4px;color:#c62828;'
-        'border-left:3px solid #c62828;font-size:0.8em" title="{title}">✂ {limit}</span>')
+# One style sheet for all chips (class names prefixed "tkx-" so they cannot clash with the app's):
+# inline styles on every chip made the HTML of a long text four times larger.
+CHIP_CSS = """<style>
+.tkx-row{display:flex;flex-wrap:wrap;align-items:flex-end}
+.tkx-c{display:inline-flex;flex-direction:column;align-items:center;padding:1px 5px;margin:2px 0 2px 1px;
+  border:1px solid #b0bec5;border-radius:4px;background:#f4f6fa;font-family:monospace;font-size:.9em;
+  line-height:1.25}
+.tkx-c i{font-style:normal;font-size:.7em;color:#78909c}
+.tkx-w{margin-left:9px}
+.tkx-sp{background:#ede7f6;border-color:#7e57c2}
+.tkx-unk{background:#fdecea;border-color:#e53935}
+.tkx-out{opacity:.4}
+.tkx-cut{display:inline-block;margin:2px 6px;padding:1px 4px;color:#c62828;border-left:3px solid #c62828;
+  font-size:.8em}
+.tkx-more{margin-left:8px;color:#78909c}
+</style>"""
 
 
 def _chip(t: Tokenization, i: int, unknown: set[int]) -> str:
     """One token as an escaped HTML chip: piece on top, id below, offsets in the tooltip."""
-    kind = "special" if t.special[i] else "unknown" if i in unknown else "piece"
-    bg, border = _KINDS[kind]
+    classes = ["tkx-c"]
     # A gap before every word start (and special token); continuation pieces touch their word.
-    gap = 9 if (t.word_start[i] or t.special[i] or i == 0) else 1
+    if t.word_start[i] or t.special[i] or i == 0:
+        classes.append("tkx-w")
+    if t.special[i]:
+        classes.append("tkx-sp")
+    elif i in unknown:
+        classes.append("tkx-unk")
+    if i >= t.max_length:
+        classes.append("tkx-out")
     s, e = t.offsets[i]
     title = html.escape(f"#{i} · id {t.ids[i]} · vocabulary string {t.tokens[i]!r} · characters {s}–{e}"
                         + (" · added by the tokenizer" if t.special[i] else ""), quote=True)
-    style = _CHIP.format(border=border, bg=bg, gap=gap, opacity=0.4 if i >= t.max_length else 1)
-    return (f'<span style="{style}" title="{title}"><bdi>{html.escape(t.pieces[i])}</bdi>'
-            f'<span style="font-size:0.7em;color:#78909c">{t.ids[i]}</span></span>')
+    return (f'<span class="{" ".join(classes)}" title="{title}"><bdi>{html.escape(t.pieces[i])}</bdi>'
+            f"<i>{t.ids[i]}</i></span>")
+
+
+def _cut(text: str) -> str:
+    return f'<span class="tkx-cut">✂ {html.escape(text)}</span>'
 
 
 def chips_html(t: Tokenization, max_tokens: int = 300) -> str:
@@ -119,12 +137,11 @@ def chips_html(t: Tokenization, max_tokens: int = 300) -> str:
     parts = []
     for i in range(min(t.count, max_tokens)):
         if i == t.max_length:
-            parts.append(_CUT.format(limit=t.max_length, title=html.escape(
-                f"{_label(t.name)} reads at most {t.max_length} tokens; the rest is cut", quote=True)))
+            parts.append(_cut(f"{t.max_length} (the model reads no further)"))
         parts.append(_chip(t, i, unknown))
     if t.count > max_tokens:
-        parts.append(f'<span style="margin-left:8px;color:#78909c">… {t.count - max_tokens:,} more</span>')
+        parts.append(f'<span class="tkx-more">… {t.count - max_tokens:,} more</span>')
         if t.truncated_at is not None and t.max_length >= max_tokens:  # the cut is past the drawn chips
-            parts.append(_CUT.format(limit=f"the model stops after token {t.max_length:,}", title=""))
-    return ('<div style="display:flex;flex-wrap:wrap;align-items:flex-end" '
-            f'aria-label="{html.escape(_label(t.name), quote=True)} tokens">{"".join(parts)}</div>')
+            parts.append(_cut(f"the model stops after token {t.max_length:,}"))
+    label = html.escape(_label(t.name), quote=True)
+    return f'{CHIP_CSS}<div class="tkx-row" aria-label="{label} tokens">{"".join(parts)}</div>'

@@ -40,6 +40,9 @@ def test_typing_updates_the_chips_and_html_stays_text(open_page) -> None:
     _wait_chips(page, BERT, expected.count)
     assert _chip_pieces(page, BERT) == list(expected.pieces)  # [CLS] my goo ##oo ##ood cat [SEP]
     assert "##oo" in _chip_pieces(page, BERT)
+    # The chips' style sheet survives Streamlit's HTML sanitizer: special tokens are purple.
+    cls_border = page.locator(f"{BERT} .tkx-sp").first.evaluate("e => getComputedStyle(e).borderTopColor")
+    assert cls_border == "rgb(126, 87, 194)"
 
     html_text = '<img src=x onerror="document.title=1"> <b>bold</b>'
     _type(page, html_text)
