@@ -91,7 +91,8 @@ def _special_tokens(text: str) -> None:
         shown = toks if len(toks) <= 12 else (*toks[:8], "…", *toks[-3:])
         rows.append({"family": family, "pieces from": tk.TOKENIZERS[tk.FAMILIES[family]].label,
                      "your text": " ".join(shown), "sentence pair": " ".join(pair[family])})
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    wide = st.column_config.TextColumn(width="large")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={"your text": wide, "sentence pair": wide})
 
 
 def _variants() -> None:
@@ -99,7 +100,8 @@ def _variants() -> None:
                "file is not shipped, the note says which shipped tokenizer stands in.")
     try:
         rows = [v.to_dict() for v in cache.variant_tokenizers()]
-        st.dataframe(pd.DataFrame(rows).rename(columns={"own": "its own tokenizer"}), hide_index=True)
+        st.dataframe(pd.DataFrame(rows).rename(columns={"own": "its own tokenizer"}), hide_index=True,
+                     column_config={"note": st.column_config.TextColumn(width="large")})
     except ExplorerError as err:
         st.info(f"The variant catalog is not available yet ({err}).")
     st.dataframe(pd.DataFrame([{"tokenizer": s.label, "algorithm": s.algorithm, "limit": s.model_max_length,
@@ -134,6 +136,8 @@ def _page() -> None:
             _variants()
         with tabs[5]:
             st.dataframe(pd.DataFrame(tk.summary_rows(results)), hide_index=True)
+            if any(t.count > MAX_ROWS for t in results):
+                st.caption(f"The table shows the first {MAX_ROWS:,} tokens of each tokenizer; the CSV has all.")
             st.dataframe(pd.DataFrame(tk.token_rows(results, MAX_ROWS)), hide_index=True, height=320)
             ui.csv_download(pd.DataFrame(tk.token_rows(results)), "tokens", "Download all tokens (CSV)")
 
