@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pandas as pd
@@ -19,6 +20,11 @@ st.title("Fill-mask, side by side")
 st.caption("Type one prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
            "its own mask token and answers in its column. Models without weights on disk can run with "
            "untrained (random) weights, clearly labelled, so their code path is still visible.")
+
+
+def _plain(text: str) -> str:
+    """Markdown-escaped text (model names may be typed directory names)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!<>|~$])", r"\\\1", text)
 
 
 def _use_preset() -> None:
@@ -58,10 +64,11 @@ if fills:
     columns = st.columns(len(fills))
     for col, f in zip(columns, fills, strict=True):
         with col:
-            st.subheader(f.name, divider="gray")
+            st.subheader(_plain(f.name), divider="gray")
             if f.untrained:
                 st.warning("Untrained weights: predictions are noise.", icon=":material/casino:")
             st.caption(f"{f.device} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
+            st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
             if f.notice:
                 st.info(f.notice, icon=":material/content_cut:")
             for m in f.masks:
