@@ -6,7 +6,7 @@ Everything here works on any loaded model (``model``, ``tokenizer``) and returns
   :class:`AttentionMaps` whose ``attentions`` is always the full square ``(layers, H, L, L)``:
   Longformer's sliding-window rows ``(B, H, L, n_global + 2w + 1)`` and its separate global rows
   are scattered back onto it (:func:`longformer_to_square`), and BigBird's block-sparse output,
-  padded to a multiple of ``block_size``, is cropped (:func:`crop_square`).
+  padded to a multiple of ``block_size``, is cropped back to the text's tokens.
 - Views: :func:`head_average`, :func:`rollout` (Abnar & Zuidema 2020), :func:`select_view`.
 - Keeping the browser light: :func:`prune_links` (strongest keys per query), :func:`downsample`
   (block means for the model-view grid) and :func:`quantize_uint8`.
@@ -150,18 +150,6 @@ def longformer_to_square(local: np.ndarray, global_attn: np.ndarray | None,
         if global_attn is not None:  # global tokens -> everyone (their own rows)
             out[:, idx, :] = np.transpose(global_attn[:, :length, :], (0, 2, 1))
     return out
-
-
-def crop_square(att: np.ndarray, length: int) -> np.ndarray:
-    """Drop padding a model added itself (BigBird pads to a multiple of ``block_size``).
-
-    ``att``: ``(H, Lp, Lp)`` with ``Lp >= length`` -> ``(H, length, length)``. Padded keys were
-    masked, so the kept rows still sum to 1.
-    """
-    if att.ndim != 3 or att.shape[1] < length or att.shape[2] < length:
-        raise ExplorerError(f"Attention of shape {tuple(att.shape)} cannot hold {length} tokens: "
-                            "this model's attention output is not supported.")
-    return np.ascontiguousarray(att[:, :length, :length])
 
 
 # --------------------------------------------------------------------------- extraction
