@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from explorer import fillmask as fm
+from explorer import loading
 from explorer.errors import ExplorerError
 from explorer.loading import load_model, roberta_tokenizer
 from explorer.tokenization import load_tokenizer
@@ -133,17 +134,19 @@ def test_untrained_label_is_carried(dirs) -> None:
 def test_concurrent_predictions_are_unmixed(dirs) -> None:
     jobs = [(k, p) for k in ("bert", "roberta", "distilbert") for p in ("The [MASK] sat.", "I like [MASK] a lot.")]
     expected = {(k, p): fm.fill_one(_lm(dirs, k), p, 4).masks for k, p in jobs}
+    loading.clear_cache()  # the threads also race to load the same models (each must load once)
     got: dict = {}
 
     def run(k: str, p: str) -> None:
         for _ in range(3):
-            got.setdefault((k, p), []).append(fm.fill_one(_lm(dirs, k), p, 4).masks)
+            got.setdefault((k, p), []).append(fm.fill_mask([str(dirs[k])], p, 4).models[0].masks)
 
     threads = [threading.Thread(target=run, args=job) for job in jobs]
     [t.start() for t in threads]
     [t.join() for t in threads]
     for job in jobs:
         assert got[job] == [expected[job]] * 3
+    assert len(loading.cache_info()) == 3
 
 
 def test_electra_generator_and_discriminator(dirs) -> None:
