@@ -72,3 +72,23 @@ def test_argparse_errors_are_one_line_too(capsys, argv) -> None:
         main(["attention", *argv])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("kind", ["bart", "albert"])
+def test_saved_directories_through_the_real_loader(capsys, tmp_path, kind) -> None:
+    """A local save_pretrained directory: BART gives cross-attention, ALBERT (sdpa by default) works
+    because the loader is asked for the eager kernel."""
+    from tests.tiny_models import save_tiny
+
+    path = save_tiny(kind, tmp_path / kind)
+    argv = ["--model", str(path), "--text", TEXT, "--json", "--layer", "1"]
+    rc, out, _ = _run(capsys, *argv, *(["--view", "cross", "--target", "It was big."] if kind == "bart" else []))
+    d = json.loads(out)
+    n = len(d["tokens"])
+    assert rc == 0 and d["shape"] == [2, 2, n, n]
+    if kind == "bart":
+        t = len(d["decoder_tokens"])
+        assert d["family"] == "encoder-decoder" and d["cross_shape"] == [2, 2, t, n]
+        assert d["selected"]["shape"] == [t, n] and d["selected"]["title"].startswith("Cross-attention")
+    else:
+        assert np.allclose(np.array(d["selected"]["matrix"]).sum(1), 1.0, atol=1e-3)
