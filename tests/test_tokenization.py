@@ -309,7 +309,7 @@ def test_chips_escape_user_text_and_mark_words_specials_and_unknowns() -> None:
     t = tokenize("bert-base-cased", '<img src=x onerror="alert(1)"> 😀 ok')
     out = chips_html(t)
     assert "<img" not in out and "&lt;" in out and "&quot;" in out
-    assert out.count("<bdi>") == t.count
+    assert out.count("<bdi ") == t.count
     assert out.count("tkx-sp") - CHIP_CSS.count("tkx-sp") == 2  # [CLS] and [SEP]
     assert out.count("tkx-unk") - CHIP_CSS.count("tkx-unk") == len(t.unknown) == 1  # the emoji is [UNK]
     assert out.count('class="tkx-c tkx-w') == sum(t.word_start) + t.n_special
@@ -319,11 +319,11 @@ def test_chips_draw_at_most_the_limit_and_mark_the_cut() -> None:
     from explorer.plots.tokenization import chips_html
 
     t = tokenize("gpt2", "word " * 1499 + "word")  # 1500 tokens > GPT-2's 1024
-    assert chips_html(t, 2000).count("<bdi>") == t.count == 1500
+    assert chips_html(t, 2000).count("<bdi ") == t.count == 1500
     assert "✂ 1024 (the model reads no further)" in chips_html(t, 2000)
     assert chips_html(t, 2000).count("tkx-out") - 1 == 1500 - 1024  # chips past the limit are faded
     short = chips_html(t, 100)
-    assert short.count("<bdi>") == 100 and "1,400 more" in short and "stops after token 1,024" in short
+    assert short.count("<bdi ") == 100 and "1,400 more" in short and "stops after token 1,024" in short
 
 
 def test_figures_plot_the_results() -> None:

@@ -118,7 +118,10 @@ def _chip(t: Tokenization, i: int, unknown: set[int]) -> str:
     s, e = t.offsets[i]
     title = html.escape(f"#{i} · id {t.ids[i]} · vocabulary string {t.tokens[i]!r} · characters {s}–{e}"
                         + (" · added by the tokenizer" if t.special[i] else ""), quote=True)
-    return (f'<span class="{" ".join(classes)}" title="{title}"><bdi>{html.escape(t.pieces[i])}</bdi>'
+    # dir="ltr": a piece reads in vocabulary order ("##ל", not "ל##"); Hebrew letters inside still
+    # run right to left, and the isolate keeps one chip's direction from leaking into the next.
+    return (f'<span class="{" ".join(classes)}" title="{title}">'
+            f'<bdi dir="ltr">{html.escape(t.pieces[i])}</bdi>'
             f"<i>{t.ids[i]}</i></span>")
 
 
