@@ -57,7 +57,9 @@ def grid_figure(req: Req, token_range: tuple[int, int], cell: int = 64):
     """The model view (every layer x head) of the zoomed tokens, and its JSON size in bytes."""
     maps = _maps(req)
     start, end = attention.clamp_range(token_range, len(maps.tokens))
-    fig = plots.model_grid(maps.attentions[:, :, start:end, start:end], cell=cell, untrained=maps.untrained)
+    title = "Model view" + (" (encoder)" if maps.family == "encoder-decoder" else "") + ": every layer x head"
+    fig = plots.model_grid(maps.attentions[:, :, start:end, start:end], cell=cell, untrained=maps.untrained,
+                           title=title)
     return fig, plots.payload_bytes(fig)
 
 

@@ -20,6 +20,16 @@ VIEW_LABELS = {
     "head": "Head", "grid": "Model view (all layers x heads)", "head-average": "Head average",
     "rollout": "Rollout", "decoder": "Decoder self-attention", "cross": "Cross-attention",
 }
+VIEW_HELP = {
+    "head": "One head of one layer: row i shows how query token i spreads its attention over the keys.",
+    "grid": "Every layer x head at a glance (block-averaged for long texts, square-root colour scale).",
+    "head-average": "The mean of all heads of the layer: what the layer as a whole mixes in.",
+    "rollout": "Attention rollout (Abnar & Zuidema 2020): each layer's head average mixed 50/50 with the "
+               "identity (the residual path) and multiplied through the layers; row i = where position i's "
+               "content comes from.",
+    "decoder": "The decoder's causal self-attention over the decoder text (teacher-forced).",
+    "cross": "Cross-attention: each decoder token (rows) over the encoder's tokens (columns).",
+}
 ZOOM_FROM = 64  # longer texts get a token-range slider
 
 st.title("Attention maps")
@@ -108,6 +118,7 @@ def _controls(info: dict) -> tuple[str, int, int, tuple[int, int]]:
     _from_url("att_view", "view", views)
     view = st.radio("View", views, format_func=VIEW_LABELS.get, horizontal=True, key="att_view")
     st.query_params["view"] = view
+    st.caption(VIEW_HELP[view])
     shape = info["decoder_shape"] if view in ("decoder", "cross") else info["shape"]
     c1, c2, c3 = st.columns(3)
     with c1:
