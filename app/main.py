@@ -27,7 +27,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("compare.py", "Compare variants", ":material/compare_arrows:", "compare"),
     ],
     "Pretraining": [
-        ("tokenizers.py", "Tokenizers", ":material/text_fields:", "tokenizers"),
+        ("tokenization.py", "Tokenizers", ":material/text_fields:", "tokenizers"),
         ("objectives.py", "Objectives", ":material/school:", "objectives"),
     ],
     "Attention": [

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pandas as pd
+import streamlit as st
 
-if __name__ == "tokenizers":
-    # This file shares its name with Hugging Face's `tokenizers` package. AppTest puts pages/
-    # first on sys.path while it runs *any* page, so the first `import tokenizers` (done by
-    # transformers) finds this file. Hand that import over to the real package; the page body
-    # below only runs when Streamlit executes the file as a page (__name__ == "__main__").
-    import importlib
-
-    _here = Path(__file__).resolve().parent
-    _saved = list(sys.path)
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
-    del sys.modules["tokenizers"]
-    try:
-        sys.modules["tokenizers"] = importlib.import_module("tokenizers")
-    finally:
-        sys.path[:] = _saved
-else:
-    import pandas as pd
-    import streamlit as st
-
-    from app import cache_tokenization as cache
-    from app import ui
-    from explorer import tokenization as tk
-    from explorer.errors import ExplorerError
-    from explorer.plots import tokenization as plots
+from app import cache_tokenization as cache
+from app import ui
+from explorer import tokenization as tk
+from explorer.errors import ExplorerError
+from explorer.plots import tokenization as plots
 
 MAX_CHIPS = 300  # chips per tokenizer; longer texts are still counted in full
 MAX_ROWS = 2_000  # table rows per tokenizer on screen (the CSV has them all)
@@ -142,5 +123,4 @@ def _page() -> None:
             ui.csv_download(pd.DataFrame(tk.token_rows(results)), "tokens", "Download all tokens (CSV)")
 
 
-if __name__ != "tokenizers":
-    _page()
+_page()

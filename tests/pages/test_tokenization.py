@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import tokenization as tk
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "tokenizers.py")
+PAGE = str(ROOT / "pages" / "tokenization.py")
 
 
 def _values(arr) -> list:
