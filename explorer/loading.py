@@ -207,7 +207,9 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     if not use_safetensors:
         warnings.warn(f"Loading pickled weights from {status.path}: only do this for files you trust.",
                       UserWarning, stacklevel=3)
-    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False,
+    # float32 first (transformers 5 defaults to the checkpoint's dtype, and fp16 on a CPU is slow or
+    # unsupported); _place() halves it on a GPU.
+    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False, "dtype": torch.float32,
                               "use_safetensors": use_safetensors, "output_loading_info": True}
     if attn:
         kwargs["attn_implementation"] = attn

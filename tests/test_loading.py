@@ -172,3 +172,17 @@ def test_random_catalog_electra_pair_and_mask_added_to_copy() -> None:
     assert type(disc.model).__name__ == "ElectraForPreTraining" and disc.untrained and disc.path is None
     patched = loading.tokenizer_with_mask("t5", "deberta-v2")
     assert patched.mask_token == "[MASK]" and load_tokenizer("t5").mask_token is None  # shared one untouched
+
+
+def test_half_precision_checkpoint_loads_as_float32_on_cpu(tmp_path: Path) -> None:
+    import transformers as tf
+
+    from explorer.tokenization import load_tokenizer
+
+    tok = load_tokenizer("bert-base-uncased")
+    cfg = tf.BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64)
+    tf.BertForMaskedLM(cfg).half().save_pretrained(tmp_path / "fp16")
+    tok.save_pretrained(tmp_path / "fp16")
+    lm = loading.load_model(str(tmp_path / "fp16"), "masked-lm")
+    assert next(lm.model.parameters()).dtype == torch.float32 and lm.dtype == "float32"
