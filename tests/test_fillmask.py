@@ -208,3 +208,13 @@ def test_whole_word_stops_at_neighbouring_mask() -> None:
     tok = load_tokenizer("bert-base-uncased")
     specials = set(tok.all_special_tokens)
     assert fm.whole_word(tok, ["[CLS]", "[MASK]", "##ly", "[SEP]"], 2, "##", specials) == "##ly"
+
+
+def test_catalog_keys_resolve_in_models_dir(dirs, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(dirs["bert"], tmp_path / "bert-base")
+    shutil.copytree(dirs["bert"], tmp_path / "FacebookAI--roberta-base")  # wrong architecture for roberta-base
+    res = fm.fill_mask(["bert-base", "roberta-base"], "The [MASK] sat.", 3, models_dir=str(tmp_path))
+    assert [(m.model, m.untrained) for m in res.models] == [("bert-base", False)]
+    assert res.models[0].name == "BERT-base" and "holds a 'bert' model but 'roberta-base'" in res.errors[0][1]
