@@ -94,10 +94,18 @@ def make_encoder(loaded: Any) -> TokenEncoder:
     return TokenEncoder(loaded, proj, label)
 
 
-def _colbert_ids(tok: Any, text: str, kind: str) -> tuple[list[int], list[int]]:
+def limits(enc: TokenEncoder) -> tuple[int, int]:
+    """(query, document) length in tokens, special tokens included, never beyond the model's positions."""
+    cfg, tok = enc.loaded.model.config, enc.loaded.tokenizer
+    positions = min(int(getattr(cfg, "max_position_embeddings", 512) or 512), int(tok.model_max_length), 512)
+    if enc.stand_in:
+        return positions, positions
+    return min(QUERY_MAXLEN, positions), min(DOC_MAXLEN, positions)
+
+
+def _colbert_ids(tok: Any, text: str, kind: str, limit: int) -> tuple[list[int], list[int]]:
     """ColBERT input ids and attention mask: [CLS] marker text [SEP] (+ [MASK] padding for queries)."""
     marker = QUERY_MARKER if kind == "query" else DOC_MARKER
-    limit = QUERY_MAXLEN if kind == "query" else DOC_MAXLEN
     body = tok(text, add_special_tokens=False, truncation=True, max_length=limit - 3)["input_ids"]
     ids = [tok.cls_token_id, tok.convert_tokens_to_ids(marker), *body, tok.sep_token_id]
     mask = [1] * len(ids)
@@ -123,11 +131,13 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
     if not clean:
         raise ExplorerError(f"The {kind} is empty: type some text.")
     tok, model = enc.loaded.tokenizer, enc.loaded.model
+    q_limit, d_limit = limits(enc)
+    limit = q_limit if kind == "query" else d_limit
     if enc.stand_in:
-        ids = tok(clean, truncation=True, max_length=min(512, int(tok.model_max_length)))["input_ids"]
+        ids = tok(clean, truncation=True, max_length=limit)["input_ids"]
         mask = [1] * len(ids)
     else:
-        ids, mask = _colbert_ids(tok, clean, kind)
+        ids, mask = _colbert_ids(tok, clean, kind, limit)
     device = str(getattr(enc.loaded, "device", "cpu"))
     with torch.inference_mode():
         batch = {"input_ids": torch.tensor([ids], device=device),
@@ -242,6 +252,19 @@ def encode_collection(enc: TokenEncoder, query: str, docs: tuple[str, ...]
     return encode_tokens(enc, query, "query"), [encode_tokens(enc, d, "document") for d in docs]
 
 
+def truncation_notices(enc: TokenEncoder, query: str, docs: tuple[str, ...]) -> tuple[str, ...]:
+    """Say which texts were cut: ColBERT keeps 32 query and 180 document tokens, the stand-in 512
+    (fewer if the model has fewer positions)."""
+    tok = enc.loaded.tokenizer
+    specials = 2 if enc.stand_in else 3  # [CLS] (marker) ... [SEP]
+    q_limit, d_limit = (n - specials for n in limits(enc))
+    counts = [len(x) for x in tok([query, *docs], add_special_tokens=False)["input_ids"]]
+    notes = [f"The query has {counts[0]} tokens; only the first {q_limit} are used."] if counts[0] > q_limit else []
+    notes += [f"Document {i} has {n} tokens; only the first {d_limit} are used."
+              for i, n in enumerate(counts[1:], start=1) if n > d_limit]
+    return tuple(notes)
+
+
 def rank(enc: TokenEncoder, bi_loaded: Any, query: str, lines: list[str] | str) -> Ranking:
     """Rank documents by MaxSim and by bi-encoder cosine; both scores and ranks per document."""
     from explorer import similarity
@@ -255,7 +278,8 @@ def rank(enc: TokenEncoder, bi_loaded: Any, query: str, lines: list[str] | str) 
     rows = sorted((RankedDoc(i, t, round(late[i], 5), late_rank[i], round(bi[i], 5), bi_rank[i])
                    for i, t in enumerate(clean.sentences)), key=lambda r: r.colbert_rank)
     untrained = bool(getattr(enc.loaded, "untrained", False) or getattr(bi_loaded, "untrained", False))
-    notices = clean.notices + ((STAND_IN_NOTE,) if enc.stand_in else ())
+    notices = clean.notices + truncation_notices(enc, q.text, clean.sentences) + (
+        (STAND_IN_NOTE,) if enc.stand_in else ())
     return Ranking(q.text, enc.label, enc.stand_in, untrained, tuple(rows),
                    round(kendall_tau(late, bi), 5), notices)
 

@@ -47,6 +47,7 @@ class SimilarityResult:
     untrained: bool
     notices: tuple[str, ...] = ()
     seconds: float = 0.0  # embedding time (the page shows each prediction's latency)
+    device: str = "cpu"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "sentences": list(self.sentences), "matrix": [list(r) for r in self.matrix],
@@ -70,10 +71,11 @@ class SearchResult:
     hits: tuple[SearchHit, ...]
     untrained: bool
     seconds: float = 0.0
+    device: str = "cpu"
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "query": self.query, "untrained": self.untrained,
-                "seconds": self.seconds, "hits": [asdict(h) for h in self.hits]}
+                "seconds": self.seconds, "device": self.device, "hits": [asdict(h) for h in self.hits]}
 
 
 def tidy(text: str) -> str:
@@ -192,6 +194,15 @@ def _model_label(loaded: Any) -> str:
     return str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
 
 
+def truncation_notices(loaded: Any, sentences: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """One notice per sentence longer than the model's limit: only its first tokens are embedded
+    (exactly what sentence-transformers does, but said out loud)."""
+    limit = max_length(loaded)
+    counts = [len(x) for x in loaded.tokenizer(list(sentences), add_special_tokens=True)["input_ids"]]
+    return tuple(f"Line {i + 1} has {n} tokens; only the first {limit} are embedded (the model's limit)."
+                 for i, n in enumerate(counts) if n > limit)
+
+
 def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> SimilarityResult:
     """Clean the lines, embed them and return the full cosine matrix."""
     clean = clean_sentences(lines)
@@ -199,9 +210,11 @@ def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> Sim
     emb = encode(loaded, clean.sentences, batch_size)  # (N, D)
     mat = cosine_matrix(emb)
     rows = tuple(tuple(round(float(v), 6) for v in row) for row in mat.tolist())
+    seconds = round(time.perf_counter() - started, 4)
     return SimilarityResult(_model_label(loaded), clean.sentences, rows, int(emb.shape[1]),
-                            bool(getattr(loaded, "untrained", False)), clean.notices,
-                            round(time.perf_counter() - started, 4))
+                            bool(getattr(loaded, "untrained", False)),
+                            clean.notices + truncation_notices(loaded, clean.sentences), seconds,
+                            str(getattr(loaded, "device", "cpu")))
 
 
 def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = None) -> SearchResult:
@@ -218,4 +231,4 @@ def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = 
     order = torch.argsort(scores, descending=True, stable=True).tolist()[: top_k or len(clean.sentences)]
     hits = tuple(SearchHit(r + 1, i, clean.sentences[i], round(float(scores[i]), 6)) for r, i in enumerate(order))
     return SearchResult(_model_label(loaded), q, hits, bool(getattr(loaded, "untrained", False)),
-                        round(time.perf_counter() - started, 4))
+                        round(time.perf_counter() - started, 4), str(getattr(loaded, "device", "cpu")))

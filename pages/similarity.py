@@ -46,16 +46,19 @@ t_matrix, t_search, t_late, t_comp = st.tabs(
 
 with t_matrix, ui.guard():
     res = cache.matrix(model, text)
+    for note in res.notices[len(lines.notices):]:  # sentences cut at the model's token limit
+        st.info(note, icon=":material/content_cut:")
     if res.untrained:
         st.warning("Untrained weights: these similarities are meaningless.", icon=":material/warning:")
-    st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {res.seconds * 1000:.0f} ms")
+    st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {res.device} · "
+               f"{res.seconds * 1000:.0f} ms")
     ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
     ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
         names="sentence"), "similarity_matrix", key="sim_matrix_csv")
 
 with t_search, ui.guard():
     hits = cache.search(model, query, text)
-    st.caption(f"{len(hits.hits)} sentences ranked · {hits.seconds * 1000:.0f} ms")
+    st.caption(f"{len(hits.hits)} sentences ranked · {hits.device} · {hits.seconds * 1000:.0f} ms")
     ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
     table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
     st.dataframe(table, hide_index=True, width="stretch")
@@ -65,6 +68,9 @@ with t_late, ui.guard():
     ranking = cache.late_ranking(query, text)
     if ranking.stand_in:
         st.warning(STAND_IN_NOTE, icon=":material/science:")
+    for note in ranking.notices:  # texts cut at ColBERT's token limits
+        if note not in lines.notices and note != STAND_IN_NOTE:
+            st.info(note, icon=":material/content_cut:")
     st.caption(f"Encoder: {ranking.encoder} · Kendall tau vs bi-encoder: {ranking.kendall_tau:.2f}")
     docs = [d.text for d in ranking.docs]
     pick = st.selectbox("Document to inspect token by token", docs, key="sim_late_doc")

@@ -186,6 +186,15 @@ def test_compression_study_reports_both_bit_widths(bundled) -> None:
     assert study.to_dict()["reports"][0]["bits"] == 1
 
 
+def test_long_documents_are_reported_cut(colbert_dir) -> None:
+    from explorer.loading import load_model
+
+    loaded = load_model(str(colbert_dir))
+    r = cb.rank(cb.make_encoder(loaded), loaded, "a question " * 20, ["short doc", "word " * 300])
+    assert "The query has 40 tokens; only the first 29 are used." in r.notices
+    assert "Document 2 has 300 tokens; only the first 125 are used." in r.notices  # tiny model: 128 positions
+
+
 @pytest.mark.parametrize("query", ["", " \n ", "x" * 50_000])
 def test_bad_query_is_refused(bundled, query: str) -> None:
     with pytest.raises(ExplorerError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -126,6 +127,24 @@ def test_matrix_and_search_agree(bundled) -> None:
     assert hits[0].sentence in SENTENCES[:2]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert json.dumps(res.to_dict()) and json.dumps(sim.search(bundled, "a", ["b"]).to_dict())
+
+
+def test_long_sentence_gets_a_truncation_notice(bundled) -> None:
+    res = sim.similarity(bundled, ["short", "word " * 400])
+    assert [n for n in res.notices if "tokens" in n] == [
+        "Line 2 has 402 tokens; only the first 256 are embedded (the model's limit)."]
+
+
+def test_concurrent_requests_return_their_own_results(bundled) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [SENTENCES[i : i + 3] for i in range(5)]
+    expected = [np.array(sim.similarity(bundled, j).matrix) for j in jobs]
+    with ThreadPoolExecutor(4) as pool:  # sessions share one cached model
+        got = list(pool.map(lambda j: (j, np.array(sim.similarity(bundled, j).matrix)), jobs * 2))
+    for job, matrix in got:
+        assert matrix.shape == (3, 3)
+        np.testing.assert_allclose(matrix, expected[jobs.index(job)], atol=1e-5)
 
 
 @pytest.mark.parametrize("query", ["", "   ", "x" * 50_000])

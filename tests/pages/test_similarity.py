@@ -119,3 +119,25 @@ def test_missing_model_is_a_clear_message(tmp_path, monkeypatch) -> None:
     at.text_input(key="sim_model").set_value(str(tmp_path / "nope")).run()
     _clean(at)
     assert any("does not exist" in e.value for e in at.error)
+
+
+def test_second_identical_request_is_served_from_cache(monkeypatch) -> None:
+    import uuid
+
+    from explorer import similarity
+
+    calls: list[int] = []
+    real = similarity.similarity
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(similarity, "similarity", counting)
+    text = f"cache probe {uuid.uuid4().hex}\nanother line"  # never seen before: the first run must compute
+    for _ in range(2):
+        at = _app()
+        at.session_state["sim_text"] = text
+        at.run()
+        _clean(at)
+    assert len(calls) == 1
