@@ -206,10 +206,14 @@ def _infill_bart(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> t
 
 
 def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
-    """Fill every blank of ``prompt`` with a T5 or BART model (whichever ``loaded`` is)."""
+    """Fill every blank of ``prompt`` with a T5 or BART model (whichever ``loaded`` is).
+
+    ``max_new_tokens`` is per blank (1..128).
+    """
     pieces = split_blanks(prompt)
     fam = family(loaded)
-    max_new_tokens = max(1, min(int(max_new_tokens), 128))
+    # the budget is per blank: each span, plus its sentinel, may use up to max_new_tokens
+    max_new_tokens = max(1, min(int(max_new_tokens), 128)) * (len(pieces) - 1) + len(pieces)
     start = time.perf_counter()
     if fam == "t5":
         text, raw, spans, notices = _infill_t5(loaded, pieces, max_new_tokens)

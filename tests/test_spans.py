@@ -181,6 +181,26 @@ def test_qa_refuses_bad_input(tiny, question: str, context: str, needle: str) ->
         spans.answer(loaded, question, context)
 
 
+def test_qa_roberta_tokenizer_offsets(tmp_path) -> None:
+    """RoBERTa: byte-level BPE, question and context separated by </s></s>; offsets must still map back."""
+    import transformers as tf
+
+    from explorer.loading import roberta_tokenizer
+    from tests.tiny_models import SMALL
+
+    tok = roberta_tokenizer()
+    cfg = tf.RobertaConfig(vocab_size=len(tok), **{**SMALL, "max_position_embeddings": 130},
+                           pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    torch.manual_seed(0)
+    tf.RobertaForQuestionAnswering(cfg).eval().save_pretrained(tmp_path / "rqa")
+    tok.save_pretrained(tmp_path / "rqa")
+    loaded = load_model(str(tmp_path / "rqa"), "question-answering")
+    res = spans.answer(loaded, "Who built it?", CONTEXT, max_answer_len=5)
+    assert res.answer == CONTEXT[res.start_char : res.end_char] and res.answer.strip()
+    assert all(CONTEXT[a:b] == t for t, (a, b) in zip(res.tokens, res.offsets, strict=True))
+    assert "</s>" not in res.tokens and res.tokens[0].startswith("The")
+
+
 def test_qa_needs_a_qa_head(tiny) -> None:
     with pytest.raises(ExplorerError, match="question-answering head"):
         spans.answer(load_model(str(tiny["bart"]), "seq2seq"), "Why?", CONTEXT)
