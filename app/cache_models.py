@@ -38,6 +38,11 @@ def plan(spec: str, directory: str | None, allow_random: bool) -> tuple[bool, st
     return False, status.status
 
 
+def check_prompt(prompt: str) -> str:
+    """The cleaned prompt, or an ExplorerError saying what is wrong with it (checked once per page run)."""
+    return fillmask.clean_text(prompt)
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def fill(spec: str, prompt: str, top_k: int, random_weights: bool, directory: str | None,
          stamp: str) -> fillmask.ModelFill:

@@ -51,8 +51,11 @@ ui.set_query_list("models", picked)
 directory = cache.models_dir()
 specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
 
+valid = False
+with ui.guard():  # one message for a bad prompt, not one per model
+    valid = bool(cache.check_prompt(prompt))
 fills, started = [], time.perf_counter()
-for spec in specs:
+for spec in specs if valid else []:
     with ui.guard(), st.spinner(f"Running {spec}…"):
         use_random, stamp = cache.plan(spec, directory, allow_random)
         fills.append(cache.fill(spec, prompt, int(top_k), use_random, directory, stamp))
@@ -85,7 +88,7 @@ if fills:
              "token": p.token, "token_id": p.token_id, "probability": p.score}
             for f in fills for m in f.masks for r, p in enumerate(m.predictions)]
     ui.csv_download(pd.DataFrame(rows), "fill_mask", key="fm_csv")
-elif not specs:
+elif valid and not specs:
     st.info("Pick at least one model, or type a directory.", icon=":material/info:")
 st.caption("The bundled all-MiniLM-L6-v2 (`sentence-bert`) was trained for sentence embeddings and ships "
            "without its masked-LM head, so it cannot fill masks; type `sentence-bert` above to see the check.")

@@ -41,6 +41,14 @@ def default_run() -> AppTest:
     return _app().run()
 
 
+@pytest.fixture(scope="module")
+def two_models(tiny) -> AppTest:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value(str(tiny["bert"])).run()
+    assert len(at.subheader) == 2
+    return at
+
+
 def test_default_answers_with_untrained_label_and_electra(default_run) -> None:
     at = default_run
     _clean(at)
@@ -69,11 +77,11 @@ def test_local_directories_side_by_side_with_two_masks(tiny) -> None:
 @pytest.mark.parametrize(("prompt", "message"), [
     ("", "empty"), ("   ", "empty"), ("No blank at all.", "no mask"), ("The <extra_id_0> sat.", "sentinel"),
 ])
-def test_bad_prompts_show_a_message(default_run, prompt: str, message: str) -> None:
-    at = default_run
+def test_bad_prompts_show_a_message(two_models, prompt: str, message: str) -> None:
+    at = two_models
     at.text_area(key="fm_text").set_value(prompt).run()
     _clean(at)
-    assert any(message in e.value for e in at.error)
+    assert [message in e.value for e in at.error] == [True]  # once, not once per model
 
 
 @pytest.mark.parametrize("prompt", [
