@@ -258,18 +258,40 @@ def _list_files(hub_id: str) -> list[tuple[str, int]]:
     return files
 
 
+def _byte_bar(report: Callable[[int], None]):
+    """A tqdm class for hf_hub_download that reports every chunk's bytes to ``report``.
+
+    The bytes are counted before tqdm sees them, so this works even when huggingface_hub
+    disables its bars (HF_HUB_DISABLE_PROGRESS_BARS).
+    """
+    from tqdm.auto import tqdm
+
+    class _Bar(tqdm):
+        def update(self, n: float | None = 1) -> bool | None:
+            report(int(n or 0))
+            return super().update(n)
+
+    return _Bar
+
+
 def _fetch(hub_id: str, files: list[tuple[str, int]], target: Path | None,
            progress: Callable[[float, str], None] | None) -> None:
     """Download each file (to ``target`` or the HF cache), reporting the byte fraction done."""
     from huggingface_hub import hf_hub_download
 
-    total, done = max(1, sum(size for _, size in files)), 0
+    total, done = max(1, sum(size for _, size in files)), [0]
     for name, size in files:
-        if progress:
-            progress(done / total, f"{hub_id}: {name}")
-        hf_hub_download(hub_id, name, local_dir=str(target) if target else None,
+        start = done[0]
+
+        def report(n: int, name: str = name) -> None:
+            done[0] += n
+            if progress:
+                progress(min(1.0, done[0] / total), f"{hub_id}: {name}")
+
+        report(0)
+        hf_hub_download(hub_id, name, local_dir=str(target) if target else None, tqdm_class=_byte_bar(report),
                         cache_dir=None if target else hf_cache_dir(), etag_timeout=HUB_TIMEOUT_S)
-        done += size
+        done[0] = start + size  # files already cached report no bytes: count them as done
     if progress:
         progress(1.0, f"{hub_id}: done")
 

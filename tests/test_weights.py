@@ -136,9 +136,12 @@ def test_download_success_reports_progress(catalog, monkeypatch, tmp_path: Path,
     monkeypatch.setattr(huggingface_hub.HfApi, "model_info", lambda self, r, **kw: SimpleNamespace(siblings=sibs))
     fetched, during = [], []
 
-    def fake_download(repo, name, local_dir=None, **kw):
+    def fake_download(repo, name, local_dir=None, tqdm_class=None, **kw):
         during.append(weights.locate("tiny-bert").status)
         fetched.append(name)
+        with tqdm_class(total=10, disable=True) as bar:  # what huggingface_hub does per chunk
+            bar.update(4)
+            bar.update(6)
         Path(local_dir).mkdir(parents=True, exist_ok=True)
         shutil.copy(tiny_bert / name, Path(local_dir) / name)
 
@@ -147,6 +150,8 @@ def test_download_success_reports_progress(catalog, monkeypatch, tmp_path: Path,
     st = weights.download("tiny-bert", str(tmp_path), progress=lambda f, what: fractions.append(f))
     assert "pytorch_model.bin" not in fetched and set(during) == {"downloading"}  # never pickles
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    n = len(files) - 1  # safetensors, config, tokenizer files (the .bin is skipped), 10 bytes each
+    assert fractions[:3] == [0.0, pytest.approx(4 / (10 * n)), pytest.approx(10 / (10 * n))]  # per chunk
     assert (st.status, st.source, Path(st.path)) == ("ready", "models-dir", tmp_path / "tiny-bert")
 
 
