@@ -187,7 +187,13 @@ def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> tup
     if getattr(loaded, "untrained", False):  # a random T5 repeats <pad> forever: forbid it so output shows
         extra["suppress_tokens"] = [tok.pad_token_id]
         notices.append("Untrained weights: <pad> was suppressed so that the output is visible.")
-    out = _generate(loaded, _encode_prompt(loaded, text), max_new_tokens=max_new_tokens, num_beams=1, **extra)
+    # The decoder starts from "<pad> <extra_id_0>": a trained T5 always begins its answer with the first
+    # sentinel anyway, and forcing it lets even an untrained model show where span 1 goes.
+    start = int(getattr(loaded.model.config, "decoder_start_token_id", None) or tok.pad_token_id or 0)
+    prefix = torch.tensor([[start, tok.convert_tokens_to_ids("<extra_id_0>")]],
+                          device=str(getattr(loaded, "device", "cpu")))
+    out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
+                    max_new_tokens=max_new_tokens, num_beams=1, **extra)
     raw = tok.decode(out[0], skip_special_tokens=False)
     spans, missing = parse_sentinels(raw, n)
     return text, raw, spans, notices + missing

@@ -75,7 +75,7 @@ with t_late, ui.guard():
     docs = [d.text for d in ranking.docs]
     pick = st.selectbox("Document to inspect token by token", docs, key="sim_late_doc")
     m, label, _ = cache.maxsim(query, pick)
-    ui.figure(plots.maxsim_heatmap(m, f"MaxSim, {plots.safe_label(label)}"), "maxsim", key="sim_maxsim_fig")
+    ui.figure(plots.maxsim_heatmap(m, f"MaxSim, {plots.safe_label(label, 80)}"), "maxsim", key="sim_maxsim_fig")
     ui.figure(plots.ranking_slope(ranking), "rankings", key="sim_rank_fig")
     late = pd.DataFrame([d.__dict__ for d in ranking.docs])
     st.dataframe(late, hide_index=True, width="stretch")

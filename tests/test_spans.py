@@ -99,6 +99,7 @@ def test_t5_real_generation_runs_and_uses_sentinels(tiny) -> None:
     res = spans.infill(loaded, "The <extra_id_0> walks in ___ park.", max_new_tokens=5)
     assert res.model_input == "The <extra_id_0> walks in <extra_id_1> park."
     assert len(res.spans) == 2 and not res.untrained
+    assert res.raw_output.replace(" ", "").startswith("<pad><extra_id_0>")  # decoder forced to open span 1
     untrained = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name")},
                                 device="cpu", untrained=True)
     res = spans.infill(untrained, "The ___ walks.", max_new_tokens=5)

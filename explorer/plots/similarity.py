@@ -82,14 +82,14 @@ def ranking_slope(r: Ranking) -> go.Figure:
         moved = d.colbert_rank != d.bi_rank
         fig.add_trace(go.Scatter(
             x=["late interaction", "bi-encoder"], y=[d.colbert_rank, d.bi_rank], mode="lines+markers+text",
-            text=[safe_label(d.text, 28), ""], textposition="middle left", showlegend=False,
+            text=[safe_label(d.text, 28), ""], textposition="middle left", showlegend=False, cliponaxis=False,
             line={"color": ORANGE if moved else GREY, "width": 3 if moved else 1.5},
             hovertemplate=f"{safe_label(d.text, 60)}<br>rank %{{y}}<extra></extra>",
         ))
     n = len(r.docs)
     fig.update_layout(title=f"Rankings, Kendall tau = {r.kendall_tau:.2f}{UNTRAINED * r.untrained}",
-                      height=max(260, 34 * n + 120), margin={"l": 200, "r": 20, "t": 50, "b": 30})
-    fig.update_yaxes(autorange="reversed", dtick=1, title="rank")
+                      height=max(260, 34 * n + 120), margin={"l": 200, "r": 50, "t": 50, "b": 30})
+    fig.update_yaxes(autorange="reversed", dtick=1, title="rank", side="right")  # left side holds the texts
     return fig
 
 
