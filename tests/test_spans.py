@@ -214,3 +214,17 @@ def test_best_span_respects_order_length_and_mask() -> None:
     assert spans.best_span(start, end, allowed, 5)[:2] == (2, 3)  # end before start is not allowed
     assert spans.best_span(start, end, allowed, 1)[:2] == (1, 1)  # length 1 only: 0.1 * 0.7 wins
     assert spans.best_span(start, end, torch.tensor([False, True, False, False]), 5)[:2] == (1, 1)
+
+
+def test_concurrent_questions_get_their_own_answers(tiny) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    questions = ["When was it built?", "Who designed it?", "Where is it?", "What is it made of?"]
+    expected = {q: spans.answer(loaded, q, CONTEXT).to_dict() for q in questions}
+    with ThreadPoolExecutor(4) as pool:  # sessions share one cached model
+        got = list(pool.map(lambda q: (q, spans.answer(loaded, q, CONTEXT).to_dict()), questions * 3))
+    for q, res in got:
+        assert res["question"] == q
+        assert (res["start_char"], res["end_char"]) == (expected[q]["start_char"], expected[q]["end_char"])
+        assert res["score"] == pytest.approx(expected[q]["score"], rel=1e-4)

@@ -116,3 +116,15 @@ def test_random_mode_needs_a_catalog_key_for_a_directory(tiny) -> None:
     at.toggle(key="spans_random").set_value(True).run()
     _clean(at)
     assert any("Random-weight mode needs a catalog key" in e.value for e in at.error)
+
+
+def test_wrong_kind_of_checkpoint_is_a_message(tiny) -> None:
+    at = _with_models(tiny, [], tiny["distilbert-qa"])  # a QA encoder where T5/BART is expected
+    _clean(at)
+    assert any("cannot be loaded for 'seq2seq'" in e.value for e in at.error)
+    at = _app().run()
+    at.selectbox(key="qa_model").set_value("other (type below)").run()
+    at.text_input(key="qa_path").set_value(tiny["t5"]).run()  # a T5 without a trained QA head
+    _clean(at)
+    assert any("no trained weights for the question-answering head" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
