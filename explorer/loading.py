@@ -285,6 +285,13 @@ def _check_device(device: str | None) -> str:
 _CACHE: OrderedDict[tuple, tuple[LoadedModel, int]] = OrderedDict()  # key -> (model, bytes); LRU order
 _CACHE_LOCK = threading.Lock()  # guards _CACHE and _KEY_LOCKS (held briefly, never while loading)
 _KEY_LOCKS: dict[tuple, threading.Lock] = {}  # one per cache key: a model is loaded once
+# transformers 5 is not thread-safe while it builds a model: from_pretrained wraps the build in
+# `no_tie_weights()` / `no_init_weights()`, which swap PreTrainedModel.tie_weights and torch.nn.init
+# functions for no-ops on the CLASS and put back "the original" afterwards. Two threads loading at
+# once save each other's no-op as the original, so tying stays disabled for the rest of the process
+# (every later load reports its tied head as missing). Every build therefore takes this lock;
+# other modules that call from_pretrained/from_config from Streamlit threads should take it too.
+MODEL_BUILD_LOCK = threading.RLock()
 
 
 def cache_budget_bytes() -> int:
@@ -383,6 +390,7 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
     with lock:
         if (hit := _cached(ckey)) is not None:  # another session loaded it while we waited
             return hit
-        loaded = _load_uncached(name, task, attn_implementation, random_weights, allow_pickle, status, device)
+        with MODEL_BUILD_LOCK:
+            loaded = _load_uncached(name, task, attn_implementation, random_weights, allow_pickle, status, device)
         _store(ckey, loaded)
     return loaded

@@ -147,6 +147,9 @@ def test_concurrent_predictions_are_unmixed(dirs) -> None:
     for job in jobs:
         assert got[job] == [expected[job]] * 3
     assert len(loading.cache_info()) == 3
+    from transformers import PreTrainedModel  # parallel loads must not leave tying switched off
+
+    assert PreTrainedModel.tie_weights.__name__ == "tie_weights"
 
 
 def test_electra_generator_and_discriminator(dirs) -> None:
