@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import analysis, build, catalog, compare
+from explorer import analysis, build, catalog, census, compare
 
 
 @st.cache_data(max_entries=64, show_spinner="Building the model on the meta device...")
@@ -26,12 +26,16 @@ def compare_variants(keys: tuple[str, ...], seq_len: int) -> compare.Comparison:
     return compare.compare(keys, seq_len=seq_len)
 
 
-@st.cache_data(max_entries=1, show_spinner="Counting the parameters of every variant...")
+@st.cache_data(max_entries=1, show_spinner=False)
 def catalog_frame() -> pd.DataFrame:
+    """Every variant with its parameter count (a progress bar while counts are computed)."""
+    bar = st.progress(0.0, text="Counting the parameters of every variant (first run only)...")
+    counts = census.catalog_params(lambda f, msg: bar.progress(f, text=msg))
+    bar.empty()
     rows = []
     for v in catalog.load_catalog().values():
         rows.append({"key": v.key, "name": v.name, "family": v.family, "year": v.year,
-                     "params": analysis.base_params_of_variant(v.key), "objectives": ", ".join(v.objectives),
+                     "params": counts[v.key], "objectives": ", ".join(v.objectives),
                      "attention": v.attention, "positions": v.positions, "checkpoint": v.reference_checkpoint,
                      "paper": v.paper})
     return pd.DataFrame(rows)

@@ -16,31 +16,9 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app import ui  # noqa: E402
+from app.navigation import SECTIONS  # noqa: E402
 
 PAGES = ROOT / "pages"
-
-# (file, title, icon, url path); grouped by section in the sidebar.
-SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
-    "Architecture": [
-        ("home.py", "Overview", ":material/home:", "home"),
-        ("architecture.py", "Architecture explorer", ":material/account_tree:", "architecture"),
-        ("compare.py", "Compare variants", ":material/compare_arrows:", "compare"),
-    ],
-    "Pretraining": [
-        ("tokenization.py", "Tokenizers", ":material/text_fields:", "tokenizers"),
-        ("objectives.py", "Objectives", ":material/school:", "objectives"),
-    ],
-    "Attention": [
-        ("attention_patterns.py", "Sparse patterns", ":material/grid_on:", "patterns"),
-        ("attention_maps.py", "Attention maps", ":material/visibility:", "attention"),
-    ],
-    "Live models": [
-        ("models.py", "Models & weights", ":material/download:", "models"),
-        ("fill_mask.py", "Fill-mask", ":material/edit_note:", "fill-mask"),
-        ("spans.py", "Spans & QA", ":material/short_text:", "spans"),
-        ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),
-    ],
-}
 
 
 def _navigation() -> st.navigation:

@@ -119,3 +119,4 @@ def base_params_of_variant(key: str) -> int:
     config = build.make_config(key)
     head = variant.head if variant.head in WHOLE_IS_BASE else "base"
     return anatomy.unique_params(build.instantiate(config, head, "meta", variant.extra))
+

@@ -107,6 +107,11 @@ def _config_text(config_file: str) -> str:
         raise ExplorerError(f"Config file {path} is missing: restore assets/ from git.") from err
 
 
+def config_text(key: str) -> str:
+    """The variant's config.json exactly as stored."""
+    return _config_text(get_variant(key).config_file)
+
+
 def variant_config(key: str) -> dict[str, Any]:
     """The variant's config.json as a fresh dict (safe to modify)."""
     return json.loads(_config_text(get_variant(key).config_file))

@@ -34,11 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from explorer import analysis, catalog
+    from explorer import catalog, census
 
     rows = []
+    counts = census.catalog_params()
     for v in catalog.load_catalog().values():
-        params = analysis.base_params_of_variant(v.key)
+        params = counts[v.key]
         rows.append({"key": v.key, "name": v.name, "family": v.family, "year": v.year,
                      "reference_checkpoint": v.reference_checkpoint, "model_type": v.model_type,
                      "params": params, "objectives": list(v.objectives), "attention": v.attention})

@@ -1,0 +1,26 @@
+"""The pages of the app, by sidebar section (data only: importing this runs nothing)."""
+
+from __future__ import annotations
+
+# (file, title, icon, url path); grouped by section in the sidebar.
+SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
+    "Architecture": [
+        ("home.py", "Overview", ":material/home:", "home"),
+        ("architecture.py", "Architecture explorer", ":material/account_tree:", "architecture"),
+        ("compare.py", "Compare variants", ":material/compare_arrows:", "compare"),
+    ],
+    "Pretraining": [
+        ("tokenization.py", "Tokenizers", ":material/text_fields:", "tokenizers"),
+        ("objectives.py", "Objectives", ":material/school:", "objectives"),
+    ],
+    "Attention": [
+        ("attention_patterns.py", "Sparse patterns", ":material/grid_on:", "patterns"),
+        ("attention_maps.py", "Attention maps", ":material/visibility:", "attention"),
+    ],
+    "Live models": [
+        ("models.py", "Models & weights", ":material/download:", "models"),
+        ("fill_mask.py", "Fill-mask", ":material/edit_note:", "fill-mask"),
+        ("spans.py", "Spans & QA", ":material/short_text:", "spans"),
+        ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),
+    ],
+}

@@ -1,0 +1,45 @@
+"""Census of the catalog: the parameter count of every variant, kept in the on-disk cache.
+
+Counting means building each variant on the meta device, which first imports its
+transformers model module (~20 of them). The counts are stored under a fingerprint of
+everything they depend on, so the overview page and ``python -m explorer list`` are
+instant after the first run, and recount by themselves when a config or version changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from explorer import catalog, persist
+
+
+def _params_fingerprint(key: str) -> str:
+    """Everything a count depends on: the config, the head, our head code, library versions."""
+    from importlib.metadata import version
+
+    variant = catalog.get_variant(key)
+    heads_source = (Path(__file__).parent / "heads.py").read_text(encoding="utf-8")
+    return persist.fingerprint(catalog.config_text(key), variant.head, variant.extra, heads_source,
+                               version("transformers"), version("torch"))
+
+
+def catalog_params(progress: Callable[[float, str], None] | None = None) -> dict[str, int]:
+    """``base_params_of_variant`` for every catalog variant, kept in the on-disk cache.
+
+    ``progress(fraction, message)`` is called before each variant that must be computed.
+    """
+    stored = persist.load("catalog-params")
+    keys = catalog.keys()
+    out: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        fp = _params_fingerprint(key)
+        if stored.get(key, {}).get("fingerprint") != fp:
+            if progress:
+                progress(i / len(keys), f"Counting {catalog.get_variant(key).name}...")
+            from explorer import analysis  # imports torch: only when something must be counted
+
+            stored[key] = {"fingerprint": fp, "params": analysis.base_params_of_variant(key)}
+        out[key] = int(stored[key]["params"])
+    persist.save("catalog-params", stored)
+    return out

@@ -1,0 +1,47 @@
+"""A small on-disk cache for results that are slow to compute and cheap to store.
+
+Counting the parameters of all catalog variants means importing ~20 transformers model
+modules (tens of seconds on a busy 2-core machine); the counts only change when a config,
+the custom heads or the library versions change, so they are stored under a key that hashes
+all of those. Location: ``$EXPLORER_CACHE_DIR`` or ``~/.cache/transformer-explorer``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("EXPLORER_CACHE_DIR") or Path.home() / ".cache" / "transformer-explorer")
+
+
+def fingerprint(*parts: Any) -> str:
+    """A stable hash of JSON-able parts (config text, head, versions...)."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def load(name: str) -> dict[str, Any]:
+    """The stored mapping ``name`` (empty when absent or unreadable: it is only a cache)."""
+    try:
+        data = json.loads((cache_dir() / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save(name: str, data: dict[str, Any]) -> None:
+    """Write atomically (a concurrent reader never sees half a file); failures are ignored."""
+    try:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(f.name, folder / f"{name}.json")
+    except OSError:
+        pass
