@@ -126,3 +126,19 @@ def test_bundled_minilm_says_it_has_no_mlm_head() -> None:
     at.text_input(key="fm_paths").set_value("sentence-bert").run()
     _clean(at)
     assert any("no trained weights for the masked-lm head" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize(("sentence", "message"), [("", "empty"), ("   ", "empty"), ("x" * 100_001, "limit")])
+def test_electra_section_bad_input(default_run, sentence: str, message: str) -> None:
+    at = default_run
+    at.text_input(key="el_text").set_value(sentence).run()
+    _clean(at)
+    assert any(message in e.value for e in at.error)
+
+
+def test_electra_section_long_and_hostile_text(default_run) -> None:
+    at = default_run
+    at.text_input(key="el_text").set_value("<script>x</script> 🤖 مرحبا " + "word " * 10_000).run()
+    _clean(at)
+    assert not at.error and any("Only the first" in i.value for i in at.info)
+    assert at.dataframe[-1].value["original"].iloc[0] == "<"  # shown as text in the table

@@ -87,3 +87,12 @@ def test_check_directory_and_memory(monkeypatch, tiny_bert: Path) -> None:
     assert list(memory["task"]) == ["masked-lm"] and memory["memory_mb"].iloc[0] > 0
     at.button(key="free_memory").click().run()
     assert loading.cache_info() == []
+
+
+def test_download_in_progress_elsewhere_shows_downloading(monkeypatch) -> None:
+    from explorer import weights
+
+    monkeypatch.setitem(weights._DOWNLOADING, "bert-base", 0.4)  # another session is downloading it
+    at = _app(monkeypatch).run()
+    _clean(at)
+    assert at.dataframe[0].value.set_index("key").loc["bert-base", "status"] == "downloading"
