@@ -116,3 +116,19 @@ def human_bytes(n: float) -> str:
         if abs(n) >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.0f} B"
+
+
+def variant_card(key: str) -> None:
+    """Name, paper, checkpoint, objectives, attention, key idea and headline figures."""
+    from explorer import catalog
+
+    v = catalog.get_variant(key)
+    st.markdown(f"**{v.name}** · {v.family} · {v.year} · [{v.paper_title}]({v.paper})")
+    st.caption(
+        f"Checkpoint: `{v.reference_checkpoint or 'configuration only'}` · model_type `{v.model_type}` · "
+        f"objectives: {', '.join(v.objectives)} · attention: {v.attention} · positions: {v.positions}"
+    )
+    st.write(v.idea)
+    for line in v.headline:
+        st.markdown(f"- {line}")
+    st.caption(f"Configuration source: {v.config_source}")

@@ -10,6 +10,7 @@ classes, in :mod:`explorer.heads`, so their trees and counts are real too.
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,13 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "num_hidden_groups": ("num_hidden_groups",),
 }
 STANDARD_HEADS = ("base", "pretraining", "mlm", "causal-lm", "seq2seq")
+
+# transformers 5.23 builds models by patching process-wide state (torch's default dtype in
+# from_config; PreTrainedModel.tie_weights and torch.nn.init swapped for no-ops in
+# from_pretrained). Two threads building at once can leave weight tying switched off for the
+# rest of the process, so every model build in this library (meta or real, from a config or a
+# checkpoint) holds this lock. Streamlit serves each browser session from its own thread.
+BUILD_LOCK = threading.RLock()
 
 
 def _auto(head: str):
@@ -148,7 +156,7 @@ def instantiate(config, head: str, device: str = "meta", extra: Mapping[str, Any
 
     validate(config)
     try:
-        with torch.device(device), warnings.catch_warnings():
+        with BUILD_LOCK, torch.device(device), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if head in heads.CUSTOM:
                 return heads.CUSTOM[head](config, dict(extra or {}))

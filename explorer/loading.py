@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from explorer import weights
+from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError
 
 TASKS = ("base", "masked-lm", "causal-lm", "seq2seq", "question-answering", "electra-discriminator")
@@ -285,13 +286,9 @@ def _check_device(device: str | None) -> str:
 _CACHE: OrderedDict[tuple, tuple[LoadedModel, int]] = OrderedDict()  # key -> (model, bytes); LRU order
 _CACHE_LOCK = threading.Lock()  # guards _CACHE and _KEY_LOCKS (held briefly, never while loading)
 _KEY_LOCKS: dict[tuple, threading.Lock] = {}  # one per cache key: a model is loaded once
-# transformers 5 is not thread-safe while it builds a model: from_pretrained wraps the build in
-# `no_tie_weights()` / `no_init_weights()`, which swap PreTrainedModel.tie_weights and torch.nn.init
-# functions for no-ops on the CLASS and put back "the original" afterwards. Two threads loading at
-# once save each other's no-op as the original, so tying stays disabled for the rest of the process
-# (every later load reports its tied head as missing). Every build therefore takes this lock;
-# other modules that call from_pretrained/from_config from Streamlit threads should take it too.
-MODEL_BUILD_LOCK = threading.RLock()
+# transformers 5 is not thread-safe while it builds a model (see explorer.build.BUILD_LOCK):
+# every build, here and in explorer.build, holds the same process-wide lock.
+MODEL_BUILD_LOCK = BUILD_LOCK
 
 
 def cache_budget_bytes() -> int:
