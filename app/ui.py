@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 import streamlit as st
 
 from explorer.errors import ExplorerError
+from explorer.units import human, human_bytes  # noqa: F401  (re-exported for pages)
 
 SESSION_DEFAULTS: dict[str, object] = {
     "export_format": "png",  # what the camera button of every figure saves
@@ -101,21 +102,6 @@ def pick_variants(label: str, param: str = "models", default: Sequence[str] = ()
                             key=key or f"pick_{param}", max_selections=max_selections)
     set_query_list(param, choice)
     return choice
-
-
-def human(n: float) -> str:
-    """12_345_678 -> '12.3M'."""
-    from explorer.plots.architecture import human as _human
-
-    return _human(n)
-
-
-def human_bytes(n: float) -> str:
-    """Bytes in decimal units: 440_000_000 -> '440 MB'."""
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} B"
 
 
 def variant_card(key: str) -> None:

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from explorer.anatomy import TreeNode
 from explorer.compare import Comparison
+from explorer.units import human
 
 PALETTE = {  # one colour per component category, stable across figures
     "token embeddings": "#4C78A8", "position embeddings": "#72B7B2", "token-type embeddings": "#9ECAE9",
@@ -21,14 +22,6 @@ HEAD_COLOUR = "#9D755D"
 
 def colour(category: str) -> str:
     return PALETTE.get(category, HEAD_COLOUR if category.startswith("head:") else "#D3D3D3")
-
-
-def human(n: float) -> str:
-    """12,345,678 -> '12.3M'."""
-    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.3g}{unit}"
-    return f"{n:.0f}"
 
 
 def node_label(node: TreeNode) -> str:
