@@ -80,7 +80,7 @@ for note in result.notes:
 
 tabs = st.tabs(["Layer tree", "Components", "Treemap", "Sunburst", "Module graph", "Text view", "Config"])
 with tabs[0]:
-    depth = st.slider("Open levels", 0, 6, 2, key="tree_open")
+    depth = st.slider("Open levels", 0, 6, 4, key="tree_open")
     st.html(plots.tree_html(result.tree, open_depth=depth))
 with tabs[1]:
     ui.figure(plots.components_figure(result.components, f"{result.name}: parameters by component"),

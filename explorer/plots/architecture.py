@@ -105,7 +105,8 @@ def tree_html(root: TreeNode, open_depth: int = 1, max_depth: int = 8) -> str:
     def render(node: TreeNode, depth: int) -> str:
         shape = f" → {list(node.shape)}" if node.shape else ""
         tied = " · <i>tied</i>" if node.tied else ""
-        head = (f"<b>{html.escape(node.label)}</b> {html.escape(node_label(node))}"
+        name = "" if depth == 0 else f"<b>{html.escape(node.label)}</b> "
+        head = (f"{name}{html.escape(node_label(node))}"
                 f" <code>{node.params:,}</code>{html.escape(shape)}{tied}")
         kids = [c for c in node.children if c.params or c.tied or c.children] if depth < max_depth else []
         if not kids:
