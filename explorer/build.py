@@ -34,6 +34,7 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "num_hidden_groups": ("num_hidden_groups",),
 }
 STANDARD_HEADS = ("base", "pretraining", "mlm", "causal-lm", "seq2seq")
+MAX_LAYERS = 512
 
 # transformers 5.23 builds models by patching process-wide state (torch's default dtype in
 # from_config; PreTrainedModel.tie_weights and torch.nn.init swapped for no-ops in
@@ -114,6 +115,9 @@ def validate(config) -> None:
     layers = getattr(config, "num_hidden_layers", None)
     if isinstance(layers, int) and layers < 1:
         raise ExplorerError("The model needs at least one layer.")
+    if isinstance(layers, int) and layers > MAX_LAYERS:
+        # every layer is a Python object even on the meta device: 100k layers would hang the page
+        raise ExplorerError(f"{layers:,} layers is more than the {MAX_LAYERS} this tool builds (GPT-3 has 96).")
     if isinstance(hidden, int) and isinstance(heads, int):
         if heads < 1:
             raise ExplorerError("The model needs at least one attention head.")

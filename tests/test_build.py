@@ -135,3 +135,9 @@ def test_upload_roundtrip_from_json_text() -> None:
     text = json.dumps({"model_type": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 4, "vocab_size": 50})
     config = build.parse_config_json(text)
     assert build.default_head(config) in ("pretraining", "causal-lm")
+
+
+def test_absurd_layer_counts_are_refused_before_building() -> None:
+    config = build.config_from_dict({"model_type": "bert", **TINY, "num_hidden_layers": 100_000})
+    with pytest.raises(ExplorerError, match="more than the 512"):
+        build.instantiate(config, "base")

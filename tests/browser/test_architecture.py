@@ -48,3 +48,25 @@ def test_comparator_from_a_shared_link(open_page) -> None:
     page.get_by_text("GPT-3").first.wait_for()
     page.get_by_text("Download CSV").first.wait_for()
     assert_clean(page, "compare")
+
+
+def _upload(page, name: str, data: bytes) -> None:
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
+        files=[{"name": name, "mimeType": "application/json", "buffer": data}])
+    page.wait_for_timeout(500)
+    wait_idle(page)
+
+
+def test_uploading_configs_good_and_bad(open_page) -> None:
+    page = open_page("architecture")
+    page.get_by_text("Upload config.json").click()
+    wait_idle(page)
+    _upload(page, "broken.json", b'{"model_type": "bert", <b>oops</b>')
+    page.get_by_text("not valid JSON").first.wait_for()
+    _upload(page, "heads.json", b'{"model_type": "bert", "hidden_size": 100, "num_attention_heads": 3}')
+    page.get_by_text("not divisible by 3 heads").first.wait_for()
+    good = b'{"model_type": "gpt2", "n_layer": 4, "n_embd": 256, "n_head": 4, "vocab_size": 5000}'
+    _upload(page, "tiny-gpt2.json", good)
+    page.get_by_text("GPT2LMHeadModel").first.wait_for()
+    assert page.locator("b:has-text('oops')").count() == 0
+    assert_clean(page, "architecture-upload")
