@@ -35,7 +35,16 @@ def guard() -> Iterator[None]:
     try:
         yield
     except ExplorerError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(markdown_safe(str(err)), icon=":material/error:")
+
+
+def markdown_safe(text: str) -> str:
+    """Escape markdown/LaTeX outside `code spans`: messages quote user-typed paths and text."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # even parts are outside backticks
+        for ch in "\\*_[]$<>#|~":
+            parts[i] = parts[i].replace(ch, "\\" + ch)
+    return "`".join(parts)
 
 
 def figure(fig, name: str, *, height: int | None = None, key: str | None = None) -> None:

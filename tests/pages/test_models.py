@@ -61,9 +61,11 @@ def test_download_failure_is_one_clear_line(monkeypatch) -> None:
     at.selectbox(key="dl_key").set_value("electra-small-generator").run()
     at.button(key="dl_button").click().run()
     _clean(at)
-    assert [e.value for e in at.error] == [
+    from app.ui import markdown_safe
+
+    assert [e.value for e in at.error] == [markdown_safe(
         "Download of google/electra-small-generator failed (ConnectionError: Name or service not known). "
-        "Check the network connection, or copy the weights into EXPLORER_MODELS_DIR."]
+        "Check the network connection, or copy the weights into EXPLORER_MODELS_DIR.")]
 
 
 @pytest.mark.parametrize(("path", "expected"), [
