@@ -80,7 +80,7 @@ def _request() -> cache.Req:
     try:
         extra = attention.parse_positions(st.session_state.get("att_global", ""))
     except ExplorerError as err:  # say so, and go on with [CLS] alone so the field stays editable
-        st.error(str(err), icon=":material/error:")
+        st.error(ui.markdown_safe(str(err)), icon=":material/error:")
         extra = ()
     return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})))
 

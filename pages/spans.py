@@ -33,7 +33,7 @@ def show_infill(model: str, prompt: str, max_new: int) -> None:
         st.caption(plots.escape_markdown(model))
     ready, where = cache.status(model)
     if not ready and not random_weights:
-        st.error(where, icon=":material/cloud_off:")
+        st.error(ui.markdown_safe(where), icon=":material/cloud_off:")
         st.caption(MISSING_HINT)
         return
     with ui.guard():
@@ -75,7 +75,7 @@ with t_qa:
     max_len = st.slider("Longest answer (tokens)", 1, 64, 30, key="qa_max_len")
     ready, where = cache.status(model) if model else (False, "Type a hub id or a directory.")
     if not ready and not random_weights:
-        st.error(where, icon=":material/cloud_off:")
+        st.error(ui.markdown_safe(where), icon=":material/cloud_off:")
         st.caption(MISSING_HINT)
     else:
         with ui.guard():
