@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from explorer.errors import ExplorerError
+from explorer.userinput import require_text
 
 MAX_TOKENS = 512  # viewer limit: 12 layers x 12 heads x 512^2 float32 is already 150 MB
 MAX_TEXT_CHARS = 200_000  # beyond this even tokenizing for the truncation notice is pointless
@@ -86,14 +87,8 @@ class AttentionMaps:
 
 def check_text(text: object, what: str = "text") -> str:
     """Return ``text`` if it has something to attend over, else raise a helpful ExplorerError."""
-    if not isinstance(text, str):
-        raise ExplorerError(f"The {what} must be a string, got {type(text).__name__}.")
-    if not text.strip():
-        raise ExplorerError(f"The {what} is empty: type a sentence to see its attention.")
-    if len(text) > MAX_TEXT_CHARS:
-        raise ExplorerError(f"The {what} has {len(text):,} characters; paste at most "
-                            f"{MAX_TEXT_CHARS:,} (only the first {MAX_TOKENS} tokens are shown anyway).")
-    return text
+    return require_text(text, what=what, empty_hint="type a sentence to see its attention.",
+                        max_chars=MAX_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
 
 
 def token_limit(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:

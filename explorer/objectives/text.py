@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from explorer.errors import ExplorerError
 from explorer.objectives.base import Vocab, is_special
 from explorer.objectives.sentence import DISTRACTORS
+from explorer.userinput import require_text
 
 MAX_TOKENS = 512
 _PLACEHOLDER = re.compile(r"\[unused\d+\]")
@@ -69,13 +69,8 @@ def _tokenizer(name: str):
 
 def check_text(text: object, what: str = "text") -> str:
     """The text if it can be used, else an ExplorerError saying what to do."""
-    if not isinstance(text, str):
-        raise ExplorerError(f"The {what} must be a string, not {type(text).__name__}.")
-    if not text.strip():
-        raise ExplorerError(f"The {what} is empty: type or paste a few sentences.")
-    if len(text) > MAX_CHARS:
-        raise ExplorerError(f"The {what} has {len(text):,} characters; paste at most {MAX_CHARS:,} (only {MAX_TOKENS} tokens are used anyway).")
-    return text
+    return require_text(text, what=what, empty_hint="type or paste a few sentences.", max_chars=MAX_CHARS,
+                        limit_note=f"only {MAX_TOKENS} tokens are used anyway")
 
 
 def pieces(text: str, tokenizer: str) -> list[str]:
