@@ -7,15 +7,14 @@ Run: ``python benchmarks/bench_objectives.py``; writes benchmarks/results/object
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from timing import median_ms  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 import explorer  # noqa: E402,F401  (offline defaults first)
 from explorer.objectives import STRATEGIES, run  # noqa: E402
@@ -26,23 +25,13 @@ LONG_TEXT = " ".join([EXAMPLE_TEXT] * 40)  # well over 512 tokens for every toke
 PAGE_DRAWS = 500
 
 
-def best_ms(fn, repeats: int = 7) -> float:
-    """Median wall time of ``fn()`` in milliseconds."""
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
-
-
 def bench_strategies() -> list[dict]:
     rows = []
     for name, s in STRATEGIES.items():
         p = prepare(LONG_TEXT, s.tokenizer, s.frame, LONG_TEXT if s.pair else None)
-        prep_ms = best_ms(lambda s=s: prepare(LONG_TEXT, s.tokenizer, s.frame, EXAMPLE_TRANSLATION if s.pair else None), 3)
-        one_ms = best_ms(lambda name=name, p=p: run(name, p.tokens, 0, p.vocab))
-        stats_ms = best_ms(lambda name=name, p=p: draw_stats(name, p.tokens, p.vocab, 0, PAGE_DRAWS), 1)
+        prep_ms = median_ms(lambda s=s: prepare(LONG_TEXT, s.tokenizer, s.frame, EXAMPLE_TRANSLATION if s.pair else None), 3)
+        one_ms = median_ms(lambda name=name, p=p: run(name, p.tokens, 0, p.vocab))
+        stats_ms = median_ms(lambda name=name, p=p: draw_stats(name, p.tokens, p.vocab, 0, PAGE_DRAWS), 1)
         rows.append({"strategy": name, "tokens": len(p.tokens), "prepare_ms": round(prep_ms, 2),
                      "one_draw_ms": round(one_ms, 3), f"stats_{PAGE_DRAWS}_ms": round(stats_ms, 1),
                      "page_total_ms": round(prep_ms + one_ms + stats_ms, 1)})
@@ -61,13 +50,13 @@ def bench_collator() -> dict:
     ids = tok.convert_tokens_to_ids(list(p.tokens))
     collator = DataCollatorForLanguageModeling(tok, mlm_probability=0.15, return_tensors="pt")
     torch.manual_seed(0)
-    hf = best_ms(lambda: collator([{"input_ids": ids}]), 21)
-    ours = best_ms(lambda: run("bert", p.tokens, 0, p.vocab), 21)
+    hf = median_ms(lambda: collator([{"input_ids": ids}]), 21)
+    ours = median_ms(lambda: run("bert", p.tokens, 0, p.vocab), 21)
     # what a learner would need on top of the collator to *see* the result: ids back to tokens
     def hf_readable():
         batch = collator([{"input_ids": ids}])
         return tok.convert_ids_to_tokens(batch["input_ids"][0].tolist())
-    hf_read = best_ms(hf_readable, 21)
+    hf_read = median_ms(hf_readable, 21)
     return {"tokens": len(p.tokens), "ours_ms": round(ours, 3), "collator_ms": round(hf, 3),
             "collator_plus_tokens_ms": round(hf_read, 3), "ratio_ours_vs_collator": round(ours / hf, 2),
             "ratio_ours_vs_collator_plus_tokens": round(ours / hf_read, 2)}

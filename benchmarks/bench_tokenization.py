@@ -14,13 +14,15 @@ ratio = ours / hf_view (the like-for-like comparison) and ours / hf_ids.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from timing import median_ms  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 RESULTS = ROOT / "benchmarks" / "results"
 
 PARAGRAPH = (
@@ -29,16 +31,6 @@ PARAGRAPH = (
     "T5 uses a SentencePiece unigram model. Numbers like 3.14159 and 2024, emoji 😀, and words from "
     "other languages (Müller, Москва) show how differently the vocabularies cope. "
 )
-
-
-def _median_ms(fn, repeats: int) -> float:
-    fn()  # warm-up (caches, lazy imports)
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
 
 
 def text_of_bert_tokens(n: int) -> str:
@@ -63,9 +55,9 @@ def one_text(text: str, repeats: int) -> list[dict]:
             enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
             tok.convert_ids_to_tokens(enc["input_ids"])
 
-        hf_ids = _median_ms(lambda tok=tok: tok(text)["input_ids"], repeats)
-        view = _median_ms(hf_view, repeats)
-        ours = _median_ms(lambda name=name: tokenize(name, text), repeats)
+        hf_ids = median_ms(lambda tok=tok: tok(text)["input_ids"], repeats)
+        view = median_ms(hf_view, repeats)
+        ours = median_ms(lambda name=name: tokenize(name, text), repeats)
         rows.append({"tokenizer": name, "tokens": tokenize(name, text).count, "hf_ids_ms": hf_ids,
                      "hf_view_ms": view, "ours_ms": ours, "ours_vs_hf_view": ours / view,
                      "ours_vs_hf_ids": ours / hf_ids})
@@ -83,8 +75,8 @@ def compare_all(text: str, repeats: int) -> dict:
             enc = tok(text, return_offsets_mapping=True)
             tok.convert_ids_to_tokens(enc["input_ids"])
 
-    hf = _median_ms(hf_loop, repeats)
-    ours = _median_ms(lambda: compare(text), repeats)
+    hf = median_ms(hf_loop, repeats)
+    ours = median_ms(lambda: compare(text), repeats)
     return {"hf_all_ms": hf, "compare_ms": ours, "ratio": ours / hf}
 
 
@@ -115,7 +107,7 @@ def page_work(text: str, repeats: int) -> dict:
         pd.DataFrame(tk.token_rows(results)).to_csv(index=False)
         plots.counts_figure(results), plots.fertility_figure(results), plots.word_split_figure(results)
 
-    return {"page_work_ms": _median_ms(render, max(repeats // 5, 3))}
+    return {"page_work_ms": median_ms(render, max(repeats // 5, 3))}
 
 
 def _print(rows: list[dict], title: str) -> None:

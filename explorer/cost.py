@@ -78,7 +78,7 @@ def context(attention: str, seq_len: int, config, average_causal: bool = True) -
     layers = max(1, int(getattr(config, "num_hidden_layers", 1) or 1))
     counts = []
     for layer in range(layers):
-        _, spec = patterns._self_spec(attention, cfg, layer, seq_len, (), 0, 1)
+        _, spec = patterns.self_attention_spec(attention, cfg, layer, seq_len, (), 0, 1)
         dense_causal = not average_causal and spec.kind == "causal"
         counts.append(seq_len * seq_len if dense_causal else patterns.nnz_closed_form(spec))
     return sum(counts) / layers / seq_len

@@ -516,7 +516,7 @@ def max_positions(variant: Any, cfg: dict[str, Any], part: str = "encoder") -> i
     return int(limit) - _PADDING_OFFSET_TYPES.get(str(cfg.get("model_type")), 0)
 
 
-def _self_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len: int,
+def self_attention_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len: int,
                global_positions: tuple[int, ...], seed: int, dilation: int) -> tuple[str, PatternSpec]:
     """Self-attention pattern of one layer of the encoder (or the only stack) and its label."""
     d = head_dim(cfg)
@@ -627,7 +627,7 @@ def pattern_for_variant(
     elif part == "cross":
         label, spec = "cross", cross(dec_len, seq_len, head_dim(cfg))
     else:
-        label, spec = _self_spec(variant.attention, cfg, layer, seq_len, tuple(global_positions), seed, dilation)
+        label, spec = self_attention_spec(variant.attention, cfg, layer, seq_len, tuple(global_positions), seed, dilation)
     return VariantPattern(key, variant.name, variant.attention, part, layer, n, label, limit, beyond,
                           spec, pattern_stats(spec))
 

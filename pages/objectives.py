@@ -12,13 +12,12 @@ from explorer.objectives import decoding as dec
 from explorer.objectives import distill as dist
 from explorer.objectives.bart import NOISES
 from explorer.objectives.base import is_special
+from explorer.objectives.electra import P_ORIGINAL
+from explorer.objectives.stats import expected_kinds
 from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_CHARS, MAX_TOKENS
 from explorer.plots import objectives as plots
 from explorer.tokenization import readable_piece
 
-RULES = {"bert": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "wwm": {"masked": 0.8, "random": 0.1, "kept": 0.1},
-         "roberta": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "xlm-mlm": {"masked": 0.8, "random": 0.1, "kept": 0.1},
-         "xlm-tlm": {"masked": 0.8, "random": 0.1, "kept": 0.1}, "spanbert": {"masked": 0.8, "random": 0.1, "kept": 0.1}}
 COMPARE_DEFAULT = ["bert", "wwm", "spanbert", "t5", "bart-infill"]
 
 
@@ -27,11 +26,6 @@ def show(tokens, tokenizer: str) -> list[str]:
     if tokenizer != "gpt2":
         return list(tokens)
     return [t if t.startswith("<mask") or is_special(t) else readable_piece("gpt2", t, False) for t in tokens]
-
-
-def target_kinds(tokens) -> list[str]:
-    return ["sentinel" if t.startswith("<extra_id_") else ("special" if is_special(t) else
-            ("dropped span" if tokens[0].startswith("<extra_id_") else "unchanged")) for t in tokens]
 
 
 def chips(tokens, kinds, tokenizer: str, notes=None) -> None:
@@ -65,7 +59,7 @@ def notices(s: Strategy, text: str, pair: str | None) -> None:
 def options(s: Strategy) -> tuple[tuple[str, object], ...]:
     """The strategy's own knobs (keyword options of its function), as a hashable tuple."""
     if s.name == "electra":
-        p = st.slider("Generator proposes the original token", 0.0, 1.0, 0.25, 0.05, key="obj_p_original",
+        p = st.slider("Generator proposes the original token", 0.0, 1.0, P_ORIGINAL, 0.05, key="obj_p_original",
                       help="A trained generator is often right; a correct guess is labelled original (0).")
         return (("p_original", float(p)),)
     if s.name == "bart-compose":
@@ -103,7 +97,7 @@ def one_draw(s: Strategy, text: str, pair: str | None, seed: int, opts) -> None:
     st.html(plots.legend_html(kinds))
     if s.kind == "seq2seq":
         st.markdown("**Decoder target**")
-        chips(r.target_tokens, target_kinds(r.target_tokens), s.tokenizer)
+        chips(r.target_tokens, plots.target_kinds(r.target_tokens), s.tokenizer)
         if r.detail:
             st.caption(r.detail)
         for step, toks in r.steps:
@@ -159,10 +153,7 @@ def statistics(s: Strategy, text: str, pair: str | None, seed: int, opts) -> Non
         c.metric("Spread across draws (sd)", f"{stats.rate_std:.4f}")
     if stats.position_freq and s.kind != "sentence" and stats.rate > 0:
         ui.figure(plots.position_figure(stats, show(p.tokens, s.tokenizer)), f"objective-{s.name}-positions")
-    rule = RULES.get(s.name)
-    if s.name == "electra":  # the generator's hit rate sets the split (a uniform pick is almost never right)
-        p = dict(opts).get("p_original", 0.25)
-        rule = {"replaced": 1 - p, "sampled = original": p}
+    rule = expected_kinds(s.name, dict(opts))
     if stats.kind_counts and rule:
         ui.figure(plots.kinds_figure(stats, rule), f"objective-{s.name}-kinds")
     if stats.sampled_lengths or stats.span_lengths:
@@ -187,7 +178,7 @@ def compare(text: str, pair: str, seed: int) -> None:
         st.markdown(f"**{s.label}** · {s.tokenizer}")
         chips(r.input_tokens, r.kinds if s.kind == "token" else r.input_kinds, s.tokenizer)
         if s.kind == "seq2seq" and name == "t5":
-            chips(r.target_tokens, target_kinds(r.target_tokens), s.tokenizer)
+            chips(r.target_tokens, plots.target_kinds(r.target_tokens), s.tokenizer)
         if s.kind == "sentence":
             st.caption(f"label: {r.label}")
 

@@ -110,3 +110,11 @@ def test_random_replacements_come_from_the_real_vocabulary() -> None:
         r = run("bert", p.tokens, 0, p.vocab, epoch=d)
         randoms |= {i for i, k in zip(r.input_tokens, r.kinds, strict=True) if k == "random"}
     assert randoms and randoms <= repl and len(randoms) > 100  # spread over the vocabulary
+
+
+def test_expected_kinds_of_each_strategy() -> None:
+    from explorer.objectives.stats import expected_kinds
+
+    assert expected_kinds("bert") == {"masked": 0.8, "random": 0.1, "kept": 0.1}
+    assert expected_kinds("electra", {"p_original": 0.4}) == {"replaced": 0.6, "sampled = original": 0.4}
+    assert expected_kinds("t5") is None

@@ -220,9 +220,12 @@ def frame(tokens: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
     return list(tokens[:lo]), list(tokens[lo:hi]), list(tokens[hi:])
 
 
+P_MASK, P_RANDOM = 0.8, 0.1  # BERT's split of the selected tokens; the rest stay unchanged
+
+
 def eighty_ten_ten(
     tokens: Sequence[str], selected: np.ndarray, rng: np.random.Generator, vocab: Vocab,
-    p_mask: float = 0.8, p_random: float = 0.1,
+    p_mask: float = P_MASK, p_random: float = P_RANDOM,
 ) -> tuple[list[str], list[str]]:
     """BERT's replacement rule on ``selected`` positions (int array, shape (K,)).
 

@@ -17,6 +17,8 @@ import numpy as np
 from explorer.objectives.base import NOT_SELECTED, SPECIAL, MaskedLMResult, Vocab, eligible, is_special
 from explorer.objectives.mlm import MASK_RATE, budget
 
+P_ORIGINAL = 0.25  # how often the stand-in generator proposes the original token
+
 REPLACED, SAME = "replaced", "sampled = original"
 
 
@@ -32,7 +34,7 @@ class ElectraResult(MaskedLMResult):
 
 
 def electra(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
-            rate: float = MASK_RATE, p_original: float = 0.25) -> ElectraResult:
+            rate: float = MASK_RATE, p_original: float = P_ORIGINAL) -> ElectraResult:
     """Mask ``budget(n)`` tokens, let the sampler propose a token for each, label every position."""
     candidates = np.flatnonzero(eligible(tokens))
     selected = np.sort(rng.permutation(candidates)[: budget(len(candidates), rate)])

@@ -146,3 +146,20 @@ def draw_stats(name: str, tokens: Sequence[str], vocab: Vocab, seed: int, n_draw
         tuple(hits.mean(axis=0).tolist()) if n_draws else (), dict(realised), dict(sampled), theory, mean,
         dict(labels), unit,
     )
+
+
+# Strategies whose selected tokens follow BERT's 80/10/10 replacement rule.
+EIGHTY_TEN_TEN = ("bert", "wwm", "roberta", "xlm-mlm", "xlm-tlm", "spanbert")
+
+
+def expected_kinds(name: str, options: dict[str, Any] | None = None) -> dict[str, float] | None:
+    """The split of the selected tokens a strategy is built to realise, or None if it has none."""
+    from explorer.objectives.base import P_MASK, P_RANDOM
+    from explorer.objectives.electra import P_ORIGINAL
+
+    if name in EIGHTY_TEN_TEN:
+        return {"masked": P_MASK, "random": P_RANDOM, "kept": round(1 - P_MASK - P_RANDOM, 10)}
+    if name == "electra":  # the generator's hit rate sets the split (a uniform pick is almost never right)
+        p = float((options or {}).get("p_original", P_ORIGINAL))
+        return {"replaced": 1 - p, "sampled = original": p}
+    return None

@@ -170,3 +170,10 @@ def distill_figure(result: DistillResult) -> go.Figure:
     fig.update_layout(barmode="group")
     return _layout(fig, f"loss = {result.alpha:.2f}·CE {result.ce:.3f} + {1 - result.alpha:.2f}·T²·KL {result.kl_scaled:.3f}"
                    f" = {result.loss:.3f}", "candidate token", "probability")
+
+
+def target_kinds(tokens: Sequence[str]) -> list[str]:
+    """Legend kind of each decoder-target token: sentinel, special, dropped span or unchanged."""
+    dropped = bool(tokens) and tokens[0].startswith("<extra_id_")
+    return ["sentinel" if t.startswith("<extra_id_") else "special" if is_special(t)
+            else "dropped span" if dropped else "unchanged" for t in tokens]
