@@ -61,10 +61,24 @@ class WeightsStatus:
         return d
 
 
+def check_path_text(text: str, what: str = "path") -> str:
+    """``text`` if the OS could accept it as a path, else an ExplorerError.
+
+    A file name over 255 bytes, a path over 4,096 or a NUL byte make ``Path.is_dir()`` raise
+    (OSError/ValueError) instead of answering False, so typed paths are checked once here.
+    """
+    parts = text.replace("\\", "/").split("/")
+    if "\0" in text or len(text) > 4096 or any(len(part.encode()) > 255 for part in parts):
+        shown = text[:60] + ("..." if len(text) > 60 else "")
+        raise ExplorerError(f"That {what} cannot exist ({shown!r} is too long or has a NUL byte): "
+                            "type the directory that holds config.json.")
+    return text
+
+
 def models_dir_default(models_dir: str | None = None) -> Path | None:
     """The user's models directory: the argument, else ``EXPLORER_MODELS_DIR``, else None."""
     raw = models_dir if models_dir and models_dir.strip() else os.environ.get("EXPLORER_MODELS_DIR")
-    return Path(raw.strip()).expanduser() if raw and raw.strip() else None
+    return Path(check_path_text(raw.strip(), "models directory")).expanduser() if raw and raw.strip() else None
 
 
 def weight_formats(directory: Path) -> tuple[str, ...]:
@@ -172,7 +186,7 @@ def how_to_get(key: str, hub_id: str | None) -> str:
 
 def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
     """Find the weights for a catalog key, a hub id or a directory; never touches the network."""
-    name = (key_or_path or "").strip()
+    name = check_path_text((key_or_path or "").strip(), "model path")
     if not name:
         raise ExplorerError("No model given: pick a catalog key or type a directory.")
     if _looks_like_path(name):

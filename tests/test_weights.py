@@ -177,3 +177,13 @@ def test_relative_directory_name(catalog, monkeypatch, tmp_path: Path, tiny_bert
     monkeypatch.chdir(tmp_path)
     st = weights.locate("my-model")
     assert (st.status, st.source, Path(st.path)) == ("ready", "path", tmp_path / "my-model")
+
+
+@pytest.mark.parametrize("text", ["x " * 25_000, "a" * 300, "a\0b"])
+def test_impossible_typed_paths_are_a_clear_error_not_an_oserror(text: str) -> None:
+    from explorer.errors import ExplorerError
+
+    with pytest.raises(ExplorerError, match="cannot exist"):
+        weights.locate(text)
+    with pytest.raises(ExplorerError, match="cannot exist"):
+        weights.models_dir_default(text)
