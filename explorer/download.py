@@ -20,15 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from explorer.errors import ExplorerError
-from explorer.weights import (
-    _DOWNLOADING,
-    HUB_ID,
-    WeightsStatus,
-    hf_cache_dir,
-    locate,
-    models_dir_default,
-    variant_hub_id,
-)
+from explorer.fence import hf_cache_dir, models_dir_default
+from explorer.weights import _DOWNLOADING, HUB_ID, WeightsStatus, locate, variant_hub_id
 
 __all__ = ["DOWNLOAD_PATTERNS", "HUB_TIMEOUT_S", "download"]
 

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from explorer.errors import ExplorerError
 
-__all__ = ["ENV", "REFUSED", "allowed_roots", "check", "public", "restricted"]
+__all__ = ["ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir", "models_dir_default",
+           "public", "restricted"]
 
 ENV = "EXPLORER_RESTRICT_PATHS"
 REFUSED = ("On this server, models load only from its models folder and the Hugging Face cache: type a "
@@ -42,10 +43,10 @@ def allowed_roots() -> list[tuple[str, Path]]:
     roots: list[tuple[str, Path]] = []
     if os.environ.get("EXPLORER_MODELS_DIR", "").strip():
         roots.append(("models folder", Path(os.environ["EXPLORER_MODELS_DIR"].strip()).expanduser()))
-    from explorer import persist, weights
+    from explorer import persist
 
     roots.append(("models cache", persist.cache_dir() / "models"))  # where the bundled decoder is converted
-    hf = weights.hf_cache_dir()
+    hf = hf_cache_dir()
     if hf:
         roots.append(("Hugging Face cache", Path(hf)))
     return [(label, path.resolve()) for label, path in roots]
@@ -82,3 +83,28 @@ def public(path: str | Path | None) -> str:
     label, root = found
     rel = resolved.relative_to(root)
     return f"{label}/{rel}" if str(rel) != "." else label
+
+def check_path_text(text: str, what: str = "path") -> str:
+    """``text`` if the OS could accept it as a path, else an ExplorerError.
+
+    A file name over 255 bytes, a path over 4,096 or a NUL byte make ``Path.is_dir()`` raise
+    (OSError/ValueError) instead of answering False, so typed paths are checked once here.
+    """
+    parts = text.replace("\\", "/").split("/")
+    if "\0" in text or len(text) > 4096 or any(len(part.encode()) > 255 for part in parts):
+        shown = text[:60] + ("..." if len(text) > 60 else "")
+        raise ExplorerError(f"That {what} cannot exist ({shown!r} is too long or has a NUL byte): "
+                            "type the directory that holds config.json.")
+    return text
+
+
+def models_dir_default(models_dir: str | None = None) -> Path | None:
+    """The user's models directory: the argument, else ``EXPLORER_MODELS_DIR``, else None (fenced on a
+    shared server: a typed directory must lie under an allowed root, see :mod:`explorer.fence`)."""
+    raw = models_dir if models_dir and models_dir.strip() else os.environ.get("EXPLORER_MODELS_DIR")
+    return check(check_path_text(raw.strip(), "models directory")) if raw and raw.strip() else None
+
+
+def hf_cache_dir() -> str | None:
+    """The Hugging Face hub cache to search (None: huggingface_hub's default)."""
+    return os.environ.get("HF_HUB_CACHE") or None

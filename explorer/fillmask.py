@@ -23,14 +23,16 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 
 import torch
 
+from explorer import convert
 from explorer.errors import ExplorerError
+from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel, load_model
 from explorer.modeltypes import max_input_tokens
-from explorer.notices import Notice, texts
+from explorer.notices import Notice
+from explorer.userinput import MARKER
 from explorer.weights import plan
 
 __all__ = [
@@ -39,7 +41,6 @@ __all__ = [
     "MAX_PAGE_MODELS", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
-MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)  # what users type for "a blank here"
 FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
 MAX_CHARS = 100_000  # beyond this even tokenizing becomes the slow part: refuse with a message
 MAX_MASKS = 20
@@ -60,60 +61,6 @@ PRESETS: dict[str, tuple[str, ...]] = {
 
 _TOKENIZER_LOCKS: dict[int, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One candidate for one mask."""
-
-    token_id: int
-    token: str  # tokenizer.decode([id]), as pipeline("fill-mask") shows it
-    word: str  # the whole word the piece forms in context ("##ly" after "quick" -> "quickly")
-    score: float  # softmax probability over the full vocabulary
-
-
-@dataclass(frozen=True)
-class MaskResult:
-    index: int  # 0-based number of the mask in the prompt
-    position: int  # token position in the model's input
-    predictions: tuple[Prediction, ...]
-
-
-@dataclass(frozen=True)
-class ModelFill:
-    """One model's answer to one prompt."""
-
-    model: str  # key or path as asked
-    name: str
-    untrained: bool
-    device: str
-    text: str  # the prompt with this model's mask token
-    masks: tuple[MaskResult, ...]
-    filled: str  # the prompt with every mask replaced by its top prediction
-    n_tokens: int
-    notices: tuple[Notice, ...]  # e.g. truncation around the mask, GPU fallback
-    latency_ms: float  # tokenize + forward + top-k, model already loaded
-
-    def to_dict(self) -> dict:
-        """JSON-able; the notices as one ``notice`` sentence (the CLI's JSON keeps its shape)."""
-        out = {}
-        for key, value in asdict(self).items():  # "notices" becomes "notice" in place: same key order
-            out["notice" if key == "notices" else key] = " ".join(texts(self.notices)) if key == "notices" else value
-        return out
-
-
-@dataclass(frozen=True)
-class FillMaskResult:
-    """Every model's answer to one prompt (failures listed, the others still answer)."""
-
-    prompt: str
-    n_masks: int
-    models: tuple[ModelFill, ...]
-    errors: tuple[tuple[str, str], ...]  # (model, one-line message)
-
-    def to_dict(self) -> dict:
-        return {"prompt": self.prompt, "n_masks": self.n_masks, "models": [m.to_dict() for m in self.models],
-                "errors": [{"model": m, "error": e} for m, e in self.errors]}
 
 
 # ---- prompt checks -------------------------------------------------------------------
@@ -305,7 +252,7 @@ def _fill_masked_lm(spec: str, text: str, top_k: int, random_weights: bool, mode
 def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
                     loader: Callable[..., LoadedModel]) -> ModelFill:
     """A decoder: left-context candidates ranked again by the whole sentence (explorer.causal)."""
-    from explorer.causal.column import fill_causal_lm  # lazy: explorer.causal imports this module
+    from explorer.causal.column import fill_causal_lm  # lazy: only decoders need torch's generation code
 
     return fill_causal_lm(spec, text, top_k, random_weights, models_dir, loader)
 
@@ -349,8 +296,8 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
 
 
 # ---- which catalog variants take part --------------------------------------------------
-BUNDLED_DECODERS = ("gemma3-270m",)
-MAX_PAGE_MODELS = 8  # columns one page request may load: 20 models from a shared link peaked at 10 GB  # real decoders that ship offline (explorer.convert): a causal column
+BUNDLED_DECODERS = (convert.KEY,)  # real decoders that ship offline (explorer.convert): a causal column
+MAX_PAGE_MODELS = 8  # columns one page request may load: 20 models from a shared link peaked at 10 GB
 
 
 def fill_keys() -> list[str]:

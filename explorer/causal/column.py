@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from explorer.causal.fill import BlankFill, CausalFill, causal_fill
-from explorer.fillmask import MaskResult, ModelFill, Prediction
+from explorer.fillresult import MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel
 from explorer.notices import Notice
 

@@ -22,10 +22,9 @@ import torch
 
 from explorer.causal.scoring import PrefixScorer, beam_continuations
 from explorer.errors import ExplorerError
-from explorer.fillmask import MARKER
 from explorer.generation.prompt import context_limit
 from explorer.notices import Notice, texts
-from explorer.userinput import require_text
+from explorer.userinput import MARKER, require_text
 
 __all__ = ["BEAM_WIDTH", "BLANK", "MAX_ANSWER_TOKENS", "MAX_BLANKS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
            "Candidate", "CausalFill", "causal_fill", "split_blanks"]

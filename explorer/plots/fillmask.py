@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.discriminator import ReplacedTokens
-from explorer.fillmask import ModelFill
+from explorer.fillresult import ModelFill
 from explorer.labels import untrained_suffix
 
 __all__ = ["MAX_COLUMNS", "grid", "replaced_strip", "topk_figure"]
