@@ -1,8 +1,9 @@
-"""CLI of the live-model area: ``fill-mask``, ``download`` and ``models``.
+"""CLI of the live-model area: ``fill-mask``, ``download``, ``models`` and ``prepare``.
 
     python -m explorer fill-mask --models bert-base,./my-model --text "Paris is the [MASK] of France." --json
     python -m explorer download electra-small ...
     python -m explorer models --json
+    python -m explorer prepare          # convert the bundled decoder, fill the caches (make run does it)
 """
 
 from __future__ import annotations
@@ -72,6 +73,22 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prepare(args: argparse.Namespace) -> int:
+    from explorer.cli import print_json
+    from explorer.warmup import prepare
+
+    def progress(fraction: float, what: str) -> None:
+        print(f"{fraction:6.1%}  {what}", file=sys.stderr, flush=True)
+
+    done = prepare(args.models_dir, progress, decoder=not args.skip_decoder)
+    if args.json:
+        print_json(done.to_dict())
+    else:
+        print(f"decoder: {done.decoder}\nvariants counted: {done.variants_counted}, compared: "
+              f"{done.variants_compared} ({done.seconds:.1f} s)")
+    return 0
+
+
 def _top_k(text: str) -> int:
     try:
         value = int(text)
@@ -103,3 +120,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=_models)
 
+    w = sub.add_parser("prepare", help="convert the bundled decoder and fill the caches once (make run does it)")
+    w.add_argument("--models-dir", default=None, help="where the converted decoder goes (else EXPLORER_MODELS_DIR)")
+    w.add_argument("--skip-decoder", action="store_true", help="only the catalog caches, no conversion")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=_prepare)
