@@ -3,10 +3,12 @@
 ``load_model(key_or_path, task)`` resolves weights with :func:`explorer.weights.locate`
 (never the network), refuses pickled weights unless ``allow_pickle=True``, never runs remote
 code, checks the architecture against the catalog, and returns a :class:`LoadedModel` in
-eval mode on the best device. Models are kept in :mod:`explorer.modelcache` (process-wide,
-shared by all Streamlit sessions, bounded by memory, least recently used out), and a given
-model is loaded once even when sessions ask together. Cached models are shared: callers must
-never move or mutate them.
+eval mode on the best device. A real checkpoint over the single-device memory budget is
+spread over GPU, CPU and disk by :mod:`explorer.offload` instead (with a notice saying where its
+layers went); only when that is impossible too is it refused. Models are kept in
+:mod:`explorer.modelcache` (process-wide, shared by all Streamlit sessions, bounded by memory,
+least recently used out), and a given model is loaded once even when sessions ask together.
+Cached models are shared: callers must never move or mutate them.
 
 >>> best_device() in ("cuda", "mps", "cpu"), device_dtype("cpu")
 (True, torch.float32)
@@ -23,7 +25,7 @@ from typing import Any
 
 import torch
 
-from explorer import budget, fence, modelcache, weights
+from explorer import budget, fence, modelcache, offload, weights
 from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError
 from explorer.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
@@ -209,31 +211,45 @@ def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
                             f"checkpoint was saved without it. Pick another checkpoint, or random-weight mode.")
 
 
-def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None, allow_pickle: bool):
-    """The model of a ready directory, in eval mode on the CPU; safetensors unless opted in."""
-    from safetensors import SafetensorError
-
+def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pickle: bool) -> dict[str, Any]:
+    """from_pretrained's arguments for a ready directory: safetensors, or pickles only when opted in."""
     use_safetensors = "safetensors" in status.formats
     if not use_safetensors and not allow_pickle:
         raise ExplorerError(f"{status.path} only has pickled .bin weights, which can run code when loaded: "
                             "convert them to safetensors, or opt in with allow_pickle (only for files you trust).")
-    if not use_safetensors:
+    if not use_safetensors:  # stacklevel 4: reported in load_model, past _from_pretrained and _load_uncached
         warnings.warn(f"Loading pickled weights from {status.path}: only do this for files you trust.",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     # float32 first (transformers 5 defaults to the checkpoint's dtype, and fp16 on a CPU is slow or
     # unsupported); _place() halves it on a GPU.
     kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False, "dtype": torch.float32,
                               "use_safetensors": use_safetensors, "output_loading_info": True}
     if attn:
         kwargs["attn_implementation"] = attn
+    return kwargs
+
+
+def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None, allow_pickle: bool,
+                     device: str = "cpu") -> tuple[torch.nn.Module, offload.Offloaded | None]:
+    """(model in eval mode, its offload placement or None): on the CPU, or over the memory budget
+    spread by accelerate over GPU, CPU and disk."""
+    from safetensors import SafetensorError
+
+    kwargs = _pretrained_kwargs(status, attn, allow_pickle)
     # Before any allocation: parameters from the safetensors headers (no data read), else the .bin size
     # assuming half precision on disk; loaded as float32 either way.
     try:  # a corrupt header fails here already: the same message as a corrupt file below
         stored = budget.checkpoint_parameters(status.path) or status.disk_bytes // 2
-        budget.require_fits(stored, f"The checkpoint in {fence.public(status.path)}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model, info = _auto_class(task).from_pretrained(status.path, **kwargs)
+            # Over the budget: spread over GPU, CPU and disk (half precision when a GPU runs it), or refused.
+            spread = offload.load_if_over_budget(
+                status.path, status.formats, task, stored, what=f"The checkpoint in {fence.public(status.path)}",
+                device=device, dtype=device_dtype(device) if device == "cuda" else torch.float32, attn=attn)
+            if spread is not None:
+                model, info = spread.model, {"missing_keys": spread.missing_keys}
+            else:
+                model, info = _auto_class(task).from_pretrained(status.path, **kwargs)
     except ValueError as err:
         if "Unrecognized configuration class" in str(err) or "does not support" in str(err):
             raise ExplorerError(f"{status.path} cannot be loaded for {task!r}: {_first_line(err)}") from err
@@ -247,7 +263,7 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
         raise ExplorerError(f"The weights in {status.path} do not have the shapes its config.json describes: "
                             "the config was edited or belongs to another checkpoint. Save the model again.") from err
     _check_missing(status.path, task, info)
-    return model.eval()
+    return model.eval(), spread
 
 
 def _require_random_fits(key: str, build: Any, config: Any, kwargs: dict[str, Any]) -> None:
@@ -327,14 +343,19 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
                    status: weights.WeightsStatus | None, device: str) -> LoadedModel:
     start = time.perf_counter()
     variant = _catalog_variant(name)
+    spread = None
     if random_weights:
         model, tokenizer = _random_model(name, task, attn)
     else:
         assert status is not None and status.path is not None
-        model = _from_pretrained(status, task, attn, allow_pickle)
+        model, spread = _from_pretrained(status, task, attn, allow_pickle, device)
         tokenizer = _dir_tokenizer(Path(status.path), variant)
     label = variant.name if variant else Path(name).name or name
-    model, device, dtype, notices = _place(model, device, label)
+    if spread is None:
+        model, device, dtype, notices = _place(model, device, label)
+    else:  # accelerate placed it already: moving it would undo the placement
+        device, dtype = spread.device, str(next(model.parameters()).dtype).removeprefix("torch.")
+        notices = (Notice("offload", f"{label} is too big for one device: {spread.summary()}."),)
     return LoadedModel(name, label, model, tokenizer, device, dtype, status.path if status else None,
                        status.source if status else None, random_weights, time.perf_counter() - start, notices)
 

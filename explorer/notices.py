@@ -18,8 +18,8 @@ from typing import Literal
 
 __all__ = ["KINDS", "Notice", "NoticeKind", "texts"]
 
-NoticeKind = Literal["truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "info"]
-KINDS: tuple[str, ...] = ("truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "info")
+NoticeKind = Literal["truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info"]
+KINDS: tuple[str, ...] = ("truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info")
 
 
 @dataclass(frozen=True)

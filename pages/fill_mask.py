@@ -16,7 +16,7 @@ from explorer.labels import UNTRAINED_NOTE, escape_markdown
 from explorer.plots import fillmask as plots
 
 DEFAULT_MODELS = ["bert-base", "roberta-base", "distilbert"]
-ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "untrained": ":material/casino:"}
+ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:", "untrained": ":material/casino:"}
 
 st.title("Fill-mask, side by side")
 st.caption("Type one prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "

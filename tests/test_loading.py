@@ -234,12 +234,26 @@ def test_random_weights_over_the_memory_budget_are_refused_before_allocating(mon
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: nothing big allocated
 
 
-def test_checkpoint_over_the_memory_budget_is_refused_from_its_headers(monkeypatch, tmp_path) -> None:
-    from explorer import loading
+def test_checkpoint_over_the_budget_and_offload_cap_is_refused_from_its_headers(monkeypatch, tmp_path) -> None:
+    """Over the budget, a checkpoint is offloaded (tests/test_offload.py); beyond offload's hard cap too,
+    the budget's message remains, with why offloading cannot help."""
+    from explorer import loading, offload
     from explorer.errors import ExplorerError
     from tests.tiny_models import save_tiny
 
     path = save_tiny("bert", tmp_path / "tiny")
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.000001")
-    with pytest.raises(ExplorerError, match="The checkpoint in .* needs about"):
+    monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 1_000)
+    with pytest.raises(ExplorerError, match="The checkpoint in .* needs about .* beyond this app's limit"):
         loading.load_model(str(path), "masked-lm")
+
+
+def test_pickled_checkpoint_over_the_memory_budget_is_refused_not_offloaded(monkeypatch, tmp_path) -> None:
+    from explorer import loading
+    from explorer.errors import ExplorerError
+
+    path = save_tiny("bert", tmp_path / "tiny", bin_only=True)
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.000001")
+    with pytest.raises(ExplorerError, match="needs about .* Offloading to disk needs safetensors"), \
+            pytest.warns(UserWarning, match="only do this for files you trust"):
+        loading.load_model(str(path), "masked-lm", allow_pickle=True)

@@ -48,3 +48,112 @@ def test_pickle_only_or_missing_checkpoint_is_refused(tmp_path):
         load_offloaded(tmp_path, "causal-lm", tmp_path / "off")
     with pytest.raises(ExplorerError, match="safetensors"):
         load_offloaded(tmp_path / "nowhere", "causal-lm", tmp_path / "off")
+
+
+# --- load_model: a real checkpoint over the single-device budget is offloaded instead of refused ---------------
+
+X = torch.tensor([[0, 5, 9, 200, 17, 3, 3, 8]])  # (1, T) longer than the sliding window (4)
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """An empty model cache and an explorer cache dir of the test's own (offload folders go there)."""
+    from explorer import modelcache
+
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
+    modelcache.clear_cache()
+    yield tmp_path / "cache"
+    modelcache.clear_cache()
+
+
+def _logits(lm) -> torch.Tensor:
+    with torch.inference_mode():
+        return lm.model(input_ids=X.to(lm.device)).logits.float().cpu()
+
+
+def _normal_load(path, monkeypatch):
+    from explorer import loading, modelcache
+
+    monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
+    modelcache.clear_cache()
+    return loading.load_model(str(path), "causal-lm")
+
+
+def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, monkeypatch, tmp_path):
+    from explorer import loading
+    from tests.tiny_gemma import save_tiny_gemma
+
+    path = save_tiny_gemma(tmp_path / "gemma")  # ~1.6M parameters: ~7 MB as float32 with the overhead
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.003")
+    lm = loading.load_model(str(path), "causal-lm")
+    [note] = lm.notices
+    assert note.kind == "offload" and "too big for one device" in note.text and "disk" in note.text
+    assert "disk" in set(lm.model.hf_device_map.values()) and (lm.device, lm.dtype) == ("cpu", "float32")
+    assert loading.load_model(str(path), "causal-lm") is lm  # kept in the shared model cache
+    [folder] = (fresh / "offload").iterdir()  # a per-model folder under the explorer cache
+    assert folder.name.startswith("gemma-")
+    spread = _logits(lm)
+    whole = _normal_load(path, monkeypatch)
+    assert whole is not lm and not whole.notices
+    assert torch.allclose(spread, _logits(whole), atol=1e-5)
+
+
+def test_over_the_budget_splits_cpu_and_disk_and_says_so(fresh, checkpoint, monkeypatch):
+    from explorer import loading
+    from explorer.tokenization import load_tokenizer
+
+    load_tokenizer("gpt2").save_pretrained(checkpoint)  # load_model wants a tokenizer; X uses ids < 256 only
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.0006")  # the checkpoint is ~1.3 MB: embedding fits, layers not
+    lm = loading.load_model(str(checkpoint), "causal-lm")
+    assert {"cpu", "disk"} <= set(lm.model.hf_device_map.values())
+    assert "on the CPU" in lm.notices[0].text and "streamed from disk (slow)" in lm.notices[0].text
+    assert torch.allclose(_logits(lm), _logits(_normal_load(checkpoint, monkeypatch)), atol=1e-5)
+
+
+def test_within_the_budget_loads_as_before(fresh, tmp_path):
+    from explorer import loading
+    from tests.tiny_gemma import save_tiny_gemma
+
+    lm = loading.load_model(str(save_tiny_gemma(tmp_path / "gemma")), "causal-lm")
+    assert lm.notices == () and getattr(lm.model, "hf_device_map", None) is None and lm.device == "cpu"
+    assert not (fresh / "offload").exists()
+
+
+def test_over_the_budget_and_not_offloadable_is_refused_with_why(fresh, monkeypatch, tmp_path):
+    from explorer import loading, offload
+    from tests.tiny_gemma import save_tiny_gemma
+
+    path = save_tiny_gemma(tmp_path / "gemma")
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.003")
+    monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 1_000_000)
+    with pytest.raises(ExplorerError, match=r"The checkpoint in .* needs about .* beyond this app's limit"):
+        loading.load_model(str(path), "causal-lm")
+    monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 10**12)
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(offload, "load_offloaded", disk_full)
+    with pytest.raises(ExplorerError, match="cannot be offloaded to disk.*No space left on device"):
+        loading.load_model(str(path), "causal-lm")
+    assert not any((fresh / "offload").glob("*"))  # the partial folder is removed
+
+
+def test_summary_lists_gpus_then_cpu_then_disk():
+    from explorer.offload import Offloaded
+
+    mixed = Offloaded(torch.nn.Identity(), {"a": "cpu", "b": "disk", "c": "disk", "d": "0"}, "x")
+    assert mixed.summary() == "1 part on GPU 0, 1 part on the CPU, 2 parts streamed from disk (slow)"
+    assert mixed.device == "cuda"
+    whole = Offloaded(torch.nn.Identity(), {"": "disk"}, "x")
+    assert (whole.summary(), whole.device) == ("all of it streamed from disk (slow)", "cpu")
+
+
+def test_offload_folders_are_per_checkpoint_task_and_dtype(fresh, checkpoint):
+    from explorer.offload import offload_dir_for
+
+    a = offload_dir_for(checkpoint, "causal-lm", torch.float32)
+    assert a.parent == fresh / "offload" and a == offload_dir_for(checkpoint, "causal-lm", torch.float32)
+    base32, base16 = (offload_dir_for(checkpoint, "base", dtype) for dtype in (torch.float32, torch.float16))
+    assert len({a, base32, base16}) == 3
