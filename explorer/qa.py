@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -26,9 +26,12 @@ from explorer.errors import ExplorerError
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice, texts
 
+if TYPE_CHECKING:  # the generative path loads only when a decoder is asked
+    from explorer.causal.answer import GenerativeAnswer
+
 __all__ = [
     "MAX_CONTEXT_CHARS", "MAX_QUESTION_CHARS", "QA_CHECKPOINTS", "QAResult", "answer", "ask", "best_span",
-    "check_qa_text", "load", "qa_windows", "span_probabilities", "window_length",
+    "check_qa_text", "describe", "is_generative", "load", "qa_models", "qa_windows", "span_probabilities", "window_length",
 ]
 
 MAX_QUESTION_CHARS = 1_000
@@ -65,6 +68,7 @@ class QAResult:
     seconds: float
     notices: tuple[Notice, ...] = ()
     device: str = "cpu"
+    kind: str = "extractive"  # a span read off the context (vs "generative": written by a decoder)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -215,8 +219,42 @@ def load(model: str, random_weights: bool = False, models_dir: str | None = None
     return load_model(model, "question-answering", models_dir=models_dir)
 
 
+def qa_models() -> list[str]:
+    """What the QA tab offers: the bundled decoder first (it answers offline, generatively), then the
+    SQuAD checkpoints (extractive, once downloaded)."""
+    from explorer import convert
+
+    return [convert.KEY, *QA_CHECKPOINTS]
+
+
+def is_generative(model: str) -> bool:
+    """Whether ``model`` writes its answer (a catalog decoder) rather than pointing at a span."""
+    from explorer import catalog
+
+    return catalog.is_decoder(model)
+
+
+def describe(model: str) -> str:
+    """How the model picker names a QA model.
+
+    >>> describe("gemma3-270m"), describe("deepset/roberta-base-squad2")
+    ('gemma3-270m: generative (decoder)', 'deepset/roberta-base-squad2: extractive (SQuAD reader)')
+    """
+    return f"{model}: {'generative (decoder)' if is_generative(model) else 'extractive (SQuAD reader)'}"
+
+
 def ask(model: str, question: str, context: str, max_answer_len: int = 30, random_weights: bool = False,
-        models_dir: str | None = None) -> QAResult:
-    """Load ``model`` and answer: bad input is refused before any model is loaded."""
+        models_dir: str | None = None) -> QAResult | GenerativeAnswer:
+    """Load ``model`` and answer: bad input is refused before any model is loaded.
+
+    A catalog decoder writes its answer (:func:`explorer.causal.answer.answer_question`, located in
+    the context when it occurs there); anything else is an extractive reader.
+    """
     check_qa_text(question, context)
+    if is_generative(model):
+        from explorer.causal.answer import answer_question
+        from explorer.loading import load_model
+
+        loaded = load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir)
+        return answer_question(loaded, question, context)
     return answer(load(model, random_weights, models_dir), question, context, max_answer_len)

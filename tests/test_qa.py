@@ -138,3 +138,26 @@ def test_window_length_takes_roberta_offset_off() -> None:
     assert qa.window_length(loaded) == 128
     cfg.model_type = "bert"
     assert qa.window_length(loaded) == 130
+
+
+def test_a_catalog_decoder_answers_generatively(monkeypatch, tmp_path) -> None:
+    from tests.tiny_gemma import load_tiny_gemma
+
+    tiny_decoder = load_tiny_gemma(tmp_path / "gemma")
+    asked = []
+    monkeypatch.setattr("explorer.loading.load_model",
+                        lambda spec, task, **kw: asked.append((spec, task)) or tiny_decoder)
+    res = qa.ask("gemma3-270m", "Where did the cat sit?", "The cat sat on the mat.")
+    assert asked == [("gemma3-270m", "causal-lm")] and res.kind == "generative"
+    assert qa.is_generative("gemma3-270m") and not qa.is_generative("deepset/roberta-base-squad2")
+    assert qa.qa_models()[0] == "gemma3-270m" and set(qa.QA_CHECKPOINTS) <= set(qa.qa_models())
+
+
+@pytest.mark.slow
+def test_real_gemma_answers_the_eiffel_tower_question_from_the_context(bundled_decoder) -> None:
+    context = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is "
+               "named after the engineer Gustave Eiffel, whose company designed and built the tower from 1887 "
+               "to 1889 as the centerpiece of the 1889 World's Fair.")
+    res = qa.ask("gemma3-270m", "When was the Eiffel Tower built?", context)
+    assert res.kind == "generative" and res.match == "whole" and "1889" in res.answer
+    assert context[res.start:res.end].lower() == res.answer.strip().rstrip(".").lower()

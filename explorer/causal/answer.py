@@ -19,9 +19,14 @@ from explorer.generation.settings import DecodingSettings
 from explorer.notices import Notice, texts
 from explorer.userinput import require_text
 
-__all__ = ["MAX_ANSWER_TOKENS", "PROMPT", "GenerativeAnswer", "answer_question", "locate", "qa_prompt"]
+__all__ = ["MAX_ANSWER_TOKENS", "PROMPT", "GenerativeAnswer", "answer_question", "locate", "locate_part", "qa_prompt"]
 
-PROMPT = "Answer the question with a few words from the context.\n\nContext: {context}\n\nQuestion: {question}\nAnswer:"
+# One worked example first: a small decoder then answers with words of the context, not a sentence
+# (Gemma 3 270M on the Eiffel Tower page: "1889" with it, "The Eiffel Tower was built in 1889." without).
+PROMPT = ("Answer the question with a few words from the context.\n\n"
+          "Context: Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891.\n"
+          "Question: Where was Marie Curie born?\nAnswer: Warsaw\n\n"
+          "Context: {context}\nQuestion: {question}\nAnswer:")
 MAX_ANSWER_TOKENS = 24  # a short answer, not an essay
 MAX_CHARS = 200_000
 
@@ -38,6 +43,9 @@ class GenerativeAnswer:
     notices: tuple[Notice, ...]
     latency_ms: float
     kind: str = "generative"  # vs extractive (a span picked from the context)
+    untrained: bool = False
+    device: str = "cpu"
+    match: str = "whole"  # where start/end point: the "whole" answer, the longest "part" found, or "none"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -57,6 +65,26 @@ def locate(answer: str, context: str) -> tuple[int, int] | None:
         return None
     at = context.lower().find(needle.lower())
     return (at, at + len(needle)) if at >= 0 else None
+
+
+def locate_part(answer: str, context: str) -> tuple[int, int] | None:
+    """The longest run of the answer's words found in the context, when the whole answer is not there.
+
+    A run needs one word of 4+ letters: "It is" alone would match almost any text.
+
+    >>> context = "The tower stands on the Champ de Mars in Paris."
+    >>> locate_part("It is located in the Champ de Mars, a park.", context)
+    (20, 37)
+    >>> locate_part("It is.", context) is None
+    True
+    """
+    words = [w.strip(".,;:!?()\"'") for w in answer.split()]
+    for size in range(len(words), 0, -1):
+        for i in range(len(words) - size + 1):
+            run = words[i:i + size]
+            if max(len(w) for w in run) >= 4 and (span := locate(" ".join(run), context)):
+                return span
+    return None
 
 
 def qa_prompt(tokenizer: Any, question: str, context: str, limit: int) -> tuple[list[int], Notice | None]:
@@ -95,11 +123,15 @@ def answer_question(loaded: Any, question: str, context: str) -> GenerativeAnswe
                            max_chars=MAX_CHARS, limit_note="longer contexts are cut to the model's window anyway")
     ids, cut = qa_prompt(loaded.tokenizer, question, context, context_limit(loaded.model))
     answer, token_ids = _generate(loaded, ids)
-    span = locate(answer, context)
+    span, match = locate(answer, context), "whole"
     notices = [cut] if cut else []
     if span is None:
-        notices.append(Notice("info", "The generated answer does not occur word for word in the context."))
+        span, match = locate_part(answer, context), "part"
+        found = f": only “{context[span[0]:span[1]]}” does (highlighted)" if span else ""
+        notices.append(Notice("info", f"The generated answer does not occur word for word in the context{found}."))
+    match = match if span else "none"
     if loaded.untrained:
         notices.append(Notice("untrained", "Untrained weights: predictions are noise."))
     return GenerativeAnswer(loaded.key, question, context, answer, span[0] if span else None,
-                            span[1] if span else None, token_ids, tuple(notices), (time.perf_counter() - begin) * 1000)
+                            span[1] if span else None, token_ids, tuple(notices), (time.perf_counter() - begin) * 1000,
+                            untrained=loaded.untrained, device=loaded.device, match=match)

@@ -18,7 +18,7 @@ from explorer.labels import escape_markdown, safe_label, untrained_suffix
 from explorer.plots.similarity import BLUE, ORANGE
 from explorer.qa import QAResult
 
-__all__ = ["SPAN_COLORS", "qa_strip", "segments_markdown"]
+__all__ = ["SPAN_COLORS", "located_markdown", "qa_strip", "segments_markdown"]
 
 SPAN_COLORS = ("orange", "blue", "green", "violet", "red")  # Streamlit's :color-background[] names
 
@@ -37,6 +37,18 @@ def segments_markdown(segments: tuple[Segment, ...]) -> str:
             out += " "
         out += f":{color}-background[**{body}** \\[{seg.span + 1}\\]]"
     return out
+
+
+def located_markdown(context: str, start: int | None, end: int | None) -> str:
+    """The context with ``context[start:end]`` highlighted as span 1 (plain when not located).
+
+    >>> located_markdown("Built in 1889", 9, 13)
+    'Built in :orange-background[**1889** \\\\[1\\\\]]'
+    """
+    if start is None or end is None:
+        return escape_markdown(context)
+    pieces = (Segment(context[:start], None), Segment(context[start:end], 0), Segment(context[end:], None))
+    return segments_markdown(tuple(s for s in pieces if s.text or s.span is not None))
 
 
 def qa_strip(res: QAResult) -> go.Figure:

@@ -20,11 +20,18 @@ def tiny(tmp_path_factory):
     return {kind: str(save_tiny(kind, root / kind)) for kind in ("t5", "bart", "distilbert-qa")}
 
 
-@pytest.fixture(autouse=True)
-def no_weights(tmp_path, monkeypatch):
-    """Real checkpoints may sit in a developer's HF cache: point every lookup at empty directories."""
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "models"))
+@pytest.fixture(scope="module", autouse=True)
+def no_weights(tmp_path_factory, bundled_decoder):
+    """Real checkpoints may sit in a developer's HF cache: point every lookup at empty directories.
+
+    One directory for the whole module, so the default page's decoder answers (the bundled Gemma,
+    found in the explorer's cache whatever the models directory) are computed once and cached.
+    """
+    empty = tmp_path_factory.mktemp("no-weights")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_CACHE", str(empty / "hf"))
+        mp.setenv("EXPLORER_MODELS_DIR", str(empty / "models"))
+        yield
 
 
 def _app() -> AppTest:
@@ -47,8 +54,27 @@ def _with_models(tiny, models: list[str], directory: str) -> AppTest:
     return at.run()
 
 
+@pytest.mark.slow
+def test_out_of_the_box_the_bundled_decoder_fills_spans_and_answers() -> None:
+    """A fresh clone (after `make run`'s prepare): real answers on both tabs, no warning, no error."""
+    at = _app().run()
+    _clean(at)
+    assert not at.error and not at.warning
+    assert at.multiselect(key="spans_models").value == ["gemma3-270m"]
+    filled = [m.value for m in at.markdown if "-background[" in m.value and "Thank you" in m.value]
+    assert filled and filled[0].startswith("Thank you :orange-background[")
+    assert any("decoder (causal LM) · cpu ·" in c.value for c in at.caption)
+    assert any(i.value.startswith("Blank 1, by the likelihood of the whole text:") for i in at.info)
+    answer = [m.value for m in at.markdown if m.value.startswith("**Answer (generative):**")]
+    assert answer and "1889" in answer[0]
+    assert any("found at characters" in c.value for c in at.caption)
+    assert any(":orange-background[**1889**" in m.value for m in at.markdown)  # located in the context
+
+
 def test_missing_weights_say_what_and_how() -> None:
     at = _app().run()
+    at.multiselect(key="spans_models").set_value(["t5-small", "bart-base"])
+    at.selectbox(key="qa_model").set_value("distilbert/distilbert-base-cased-distilled-squad").run()
     _clean(at)
     assert not at.error  # weights not downloaded yet is a normal state, not a failure
     warnings = [w.value.replace("\\", "") for w in at.warning]
@@ -73,7 +99,9 @@ def test_catalog_key_found_in_the_models_directory_typed_on_the_models_page(tiny
     at.session_state["models_dir"] = str(tmp_path / "typed")  # what the Models page stores
     at.run()
     _clean(at)
+    assert at.multiselect(key="spans_models").value == ["gemma3-270m", "t5-small"]  # ready ones by default
     assert any("T5 · cpu ·" in c.value for c in at.caption) and not at.error
+    at.multiselect(key="spans_models").set_value(["t5-small", "bart-base"]).run()
     assert any("bart-base" in w.value for w in at.warning)  # still missing: still a warning
 
 
@@ -114,8 +142,8 @@ def test_qa_with_a_local_checkpoint_shows_answer_and_strip(tiny) -> None:
     at.selectbox(key="qa_model").set_value("other (type below)").run()
     at.text_input(key="qa_path").set_value(tiny["distilbert-qa"]).run()
     _clean(at)
-    answer = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
-    assert answer and answer[0] != "**Answer:** ∅"
+    answer = [m.value for m in at.markdown if m.value.startswith("**Answer (extractive):**")]
+    assert answer and answer[0] != "**Answer (extractive):** ∅"
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     assert len(figs) == 1 and [t["name"] for t in figs[0]["data"]] == ["P(start)", "P(end)"]
     assert any("no-answer score" in c.value and "cpu" in c.value for c in at.caption)

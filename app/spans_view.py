@@ -1,0 +1,91 @@
+"""Drawing the Spans & QA page's results (Streamlit only; every decision comes from explorer.infill / qa)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app import cache_spans as cache
+from app import ui
+from explorer import weights
+from explorer.causal.answer import GenerativeAnswer
+from explorer.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.notices import Notice
+from explorer.plots import spans as plots
+from explorer.qa import QAResult
+
+MISSING_HINT = ("Tick **Untrained weights** to run the same code with random weights (results are "
+                "labelled untrained), or get the real weights as the message says.")
+ICONS = {"truncated": ":material/content_cut:", "untrained": ":material/casino:", "missing": ":material/help:"}
+
+
+def notices(items: tuple[Notice, ...]) -> None:
+    for note in items:
+        st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
+
+
+def not_ready(found: weights.LoadPlan | None) -> None:
+    """Weights not on disk are a state to explain (how to get them); a bad name or path is an error."""
+    if found is None:
+        st.info("Type a hub id or a directory.", icon=":material/info:")
+    elif found.missing:
+        st.warning(ui.markdown_safe(found.reason), icon=":material/cloud_download:")
+        st.caption(MISSING_HINT)
+    else:
+        st.error(ui.markdown_safe(found.reason), icon=":material/error:")
+
+
+def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, directory: str | None) -> None:
+    """One model's column: weights status, filled-in text with highlighted spans, raw output."""
+    st.subheader(escape_markdown(Path(model).name if "/" in model else model))
+    if "/" in model:  # a directory: the full path under its short name
+        st.caption(escape_markdown(model))
+    found = weights.plan(model, directory, allow_random=False)
+    if not found.ready and not random_weights:
+        not_ready(found)
+        return
+    with ui.guard():
+        res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp)
+        if res.untrained:
+            st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+        st.markdown(plots.segments_markdown(res.segments))
+        notices(res.notices)
+        kind = "decoder (causal LM)" if res.family == "causal" else res.family.upper()
+        st.caption(f"{kind} · {res.device} · {res.seconds * 1000:.0f} ms")
+        with st.expander("Model input and raw output"):
+            st.code(res.model_input, language=None, wrap_lines=True)
+            st.code(res.raw_output, language=None, wrap_lines=True)
+
+
+def generative_answer(res: GenerativeAnswer) -> None:
+    """A decoder's written answer, and where it occurs in the context."""
+    st.markdown(f"**Answer (generative):** {escape_markdown(res.answer) or '∅'}")
+    where = {"whole": f"found at characters {res.start}–{res.end} of the context",
+             "part": f"part of it found at characters {res.start}–{res.end}"}.get(res.match, "not in the context")
+    st.caption(f"written token by token by a decoder, then looked up: {where} · {res.device} · "
+               f"{res.latency_ms:.0f} ms")
+    notices(res.notices)
+    st.markdown(plots.located_markdown(res.context, res.start, res.end))
+
+
+def extractive_answer(res: QAResult) -> None:
+    """A reader's span with its start/end probability strip."""
+    st.markdown(f"**Answer (extractive):** {escape_markdown(res.answer) or '∅'}")
+    st.caption(f"score {res.score:.4f} · no-answer score {res.null_score:.4f} · characters "
+               f"{res.start_char}–{res.end_char} · {res.device} · {res.seconds * 1000:.0f} ms")
+    notices(res.notices)
+    ui.figure(plots.qa_strip(res), "qa_probabilities", key="qa_strip")
+    table = pd.DataFrame({"token": res.tokens, "start_char": [o[0] for o in res.offsets],
+                          "p_start": res.start_probs, "p_end": res.end_probs})
+    ui.csv_download(table, "qa_probabilities", key="qa_csv")
+
+
+def answer(res: QAResult | GenerativeAnswer) -> None:
+    if res.untrained:
+        st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+    if isinstance(res, GenerativeAnswer):
+        generative_answer(res)
+    else:
+        extractive_answer(res)
