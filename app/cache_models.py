@@ -23,6 +23,12 @@ def models_dir() -> str | None:
     return typed or os.environ.get("EXPLORER_MODELS_DIR") or None
 
 
+@st.cache_data(max_entries=16, show_spinner=False, ttl=60)
+def default_fill_models(directory: str | None) -> list[str]:
+    """The bundled decoder and the masked LMs whose weights are on disk (a minute: downloads appear)."""
+    return fillmask.default_models(directory)
+
+
 @st.cache_data(max_entries=128, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, directory: str | None,

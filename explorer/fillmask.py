@@ -38,7 +38,7 @@ from explorer.weights import plan
 __all__ = [
     "FILLERS", "MARKER", "MAX_CHARS", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "MaskResult",
     "ModelFill", "Prediction", "clean_text", "encode", "fill_mask", "fill_one", "mask_logits", "max_tokens",
-    "MAX_PAGE_MODELS", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
+    "DEFAULT_MLMS", "MAX_PAGE_MODELS", "default_models", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
 FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
@@ -296,6 +296,7 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
 
 # ---- which catalog variants take part --------------------------------------------------
 BUNDLED_DECODERS = (convert.KEY,)  # real decoders that ship offline (explorer.convert): a causal column
+DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")  # the page's masked LMs once their weights are there
 MAX_PAGE_MODELS = 8  # columns one page request may load: 20 models from a shared link peaked at 10 GB
 
 
@@ -303,6 +304,16 @@ def fill_keys() -> list[str]:
     """What the fill-mask page offers: the bundled decoder first (a real model, labelled causal), then
     the masked-LM encoders."""
     return [*BUNDLED_DECODERS, *mlm_keys()]
+
+
+def default_models(models_dir: str | None = None) -> list[str]:
+    """What the page starts with: the bundled decoder (real weights offline) and the masked LMs whose
+    weights are on disk; with none on disk, BERT-base beside the decoder (untrained unless downloaded,
+    and labelled so) so that a masked LM reading both sides is there to compare with."""
+    from explorer import weights
+
+    ready = [k for k in DEFAULT_MLMS if weights.locate(k, models_dir).status == "ready"]
+    return [*BUNDLED_DECODERS, *(ready or DEFAULT_MLMS[:1])]
 
 
 def mlm_keys() -> list[str]:

@@ -15,7 +15,6 @@ from explorer.fillmask import PRESETS
 from explorer.labels import UNTRAINED_NOTE, escape_markdown
 from explorer.plots import fillmask as plots
 
-DEFAULT_MODELS = ["bert-base", "roberta-base", "distilbert"]
 ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:", "untrained": ":material/casino:"}
 
 st.title("Fill-mask, side by side")
@@ -37,8 +36,8 @@ prompt = st.text_area("Prompt", key="fm_text", height=90, max_chars=100_000)
 
 keys = cache.fill_keys()  # the bundled decoder (gemma3-270m: a causal column) and the masked LMs
 c1, c2, c3 = st.columns([3, 2, 1])
-picked = c1.multiselect("Models", keys, default=ui.query_list("models", DEFAULT_MODELS, keys, limit=fillmask.MAX_PAGE_MODELS),
-                        key="fm_models", max_selections=fillmask.MAX_PAGE_MODELS)
+default = ui.query_list("models", cache.default_fill_models(cache.models_dir()), keys, limit=fillmask.MAX_PAGE_MODELS)
+picked = c1.multiselect("Models", keys, default=default, key="fm_models", max_selections=fillmask.MAX_PAGE_MODELS)
 paths = c2.text_input("Local model directories (comma-separated)", key="fm_paths",
                       help="Any directory saved with save_pretrained (model + tokenizer).")
 top_k = c3.slider("Top-k", 1, 20, 5, key="fm_topk")

@@ -1,4 +1,4 @@
-"""Real browser: spans page with a tiny local T5, a typed hostile prompt, and missing-weights messages."""
+"""Real browser: spans page answered by the bundled decoder, then a tiny local T5 and a typed hostile prompt."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ def test_typed_prompt_with_a_local_t5(open_page, tmp_path) -> None:
     page = open_page("spans")
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.get_by_text("python -m explorer download t5-small").first.wait_for()  # no weights in the test env
-    assert_clean(page, "spans_missing_weights")  # a warning saying how to get them, not a red box
+    # out of the box: the bundled decoder fills the default prompt and answers the default question
+    page.get_by_text("decoder (causal LM) · cpu ·").first.wait_for(timeout=240_000)
+    page.get_by_text("Blank 1, by the likelihood of the whole text").first.wait_for()
+    assert_clean(page, "spans_decoder_default")
 
-    folder = page.get_by_role("textbox", name="Or a T5/BART directory saved with save_pretrained")
+    folder = page.get_by_role("textbox", name="Or a directory saved with save_pretrained (decoder, T5 or BART)")
     folder.fill(str(t5))
     folder.press("Enter")
     wait_idle(page)
@@ -26,7 +28,7 @@ def test_typed_prompt_with_a_local_t5(open_page, tmp_path) -> None:
     prompt.fill("<b>tag</b> <img src=x onerror=alert(1)> ___ ends here.")
     prompt.press("Control+Enter")
     wait_idle(page)
-    page.get_by_text("T5 · cpu ·").first.wait_for(timeout=60_000)
+    page.get_by_text("T5 · cpu ·").first.wait_for(timeout=240_000)
     md = page.locator("[data-testid='stMarkdownContainer']", has_text="ends here")
     assert "<b>tag</b>" in md.first.inner_text()  # shown as typed, not rendered
     assert md.first.locator("b, img").count() == 0 and not dialogs

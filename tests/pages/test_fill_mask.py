@@ -183,3 +183,18 @@ def test_a_link_with_twenty_models_is_clipped_to_the_page_limit() -> None:
     assert not at.exception
     assert len(at.multiselect(key="fm_models").value) == fillmask.MAX_PAGE_MODELS
     assert any("showing the first" in i.value for i in at.info)
+
+
+@pytest.mark.slow
+def test_out_of_the_box_the_bundled_decoder_answers_beside_a_masked_lm(bundled_decoder, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "models"))
+    at = AppTest.from_file(PAGE, default_timeout=300).run()  # no ?models=: the page's own defaults
+    _clean(at)
+    assert at.multiselect(key="fm_models").value == ["gemma3-270m", "bert-base"]
+    assert _names(at)[0] == "Gemma 3 270M"
+    causal = [i.value for i in at.info if i.value.startswith("Causal model: it reads left to right")]
+    assert causal  # both rankings: the left-context candidates named in the notice
+    decoder_table = at.dataframe[0].value
+    assert decoder_table["probability"].between(0, 1).all() and decoder_table.iloc[0]["token"].strip() == "Paris"
+    assert not at.error
