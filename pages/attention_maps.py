@@ -1,4 +1,4 @@
-"""Attention maps: real attention weights of a model on your text, up to 512 tokens.
+"""Attention maps: real attention weights of a model on your text, 512 tokens or more.
 
 Widgets -> app.cache_attention (cached extraction and views) -> explorer.plots.attention.
 """
@@ -53,7 +53,9 @@ def _pick_model() -> tuple[str, bool]:
 def _request() -> cache.Req:
     key, random_weights = _pick_model()
     text = st.text_area("Text", DEFAULT_TEXT, key="att_text", height=100,
-                        help=f"Long texts are cut to the model's limit (at most {attention.MAX_TOKENS} tokens).")
+                        help=f"Long texts are cut to the model's limit (512 tokens, up to {attention.MAX_TOKENS} for "
+                             "models with few heads). Gemma 3's local layers look 512 tokens back: paste a "
+                             "longer text to see their band.")
     c1, c2 = st.columns([3, 1])
     target = c1.text_input("Decoder text (encoder-decoders only)", key="att_target",
                            help="T5/BART decoders read this text (teacher-forced); empty: the text itself.")

@@ -261,3 +261,18 @@ def test_random_weights_and_global_positions_past_the_end_are_said(longformer, t
     kinds = [n.kind for n in maps.notices]
     assert kinds == ["info", "untrained", "dropped"], kinds
     assert "[400]" in maps.notices[-1].text and "ignored" in maps.notices[-1].text
+
+
+def test_models_with_few_heads_show_longer_texts_within_the_same_memory() -> None:
+    from types import SimpleNamespace
+
+    gemma = SimpleNamespace(config=SimpleNamespace(model_type="gemma3_text", num_hidden_layers=18,
+                                                   num_attention_heads=4, max_position_embeddings=32_768))
+    tok = SimpleNamespace(model_max_length=32_768)
+    assert A.viewer_tokens(gemma, tok) == 724 > 512  # past its 512-token local window: the band shows
+    assert A.viewer_tokens(gemma, tok, max_tokens=100) == 100
+    bert = SimpleNamespace(config=SimpleNamespace(model_type="bert", num_hidden_layers=24, num_attention_heads=16,
+                                                  max_position_embeddings=512, pad_token_id=0))
+    assert A.viewer_tokens(bert, tok) == 512  # never fewer than before
+    t5 = SimpleNamespace(config=SimpleNamespace(model_type="t5", num_layers=6, num_heads=8, is_encoder_decoder=True))
+    assert A.n_maps(t5.config) == 6 * 8 * 3 and A.viewer_tokens(t5, tok) == 512

@@ -25,7 +25,15 @@ from __future__ import annotations
 
 from explorer.attention.choices import BUNDLED, RANDOM_MAX_PARAMS, model_options
 from explorer.attention.compact import bin_edges, downsample, npy_bytes, prune_links, quantize_uint8
-from explorer.attention.extract import MAX_TEXT_CHARS, check_text, extract, extract_attention, token_limit
+from explorer.attention.extract import (
+    MAX_TEXT_CHARS,
+    check_text,
+    extract,
+    extract_attention,
+    n_maps,
+    token_limit,
+    viewer_tokens,
+)
 from explorer.attention.maps import MAX_TOKENS, AttentionMaps
 from explorer.attention.sparse import longformer_to_square
 from explorer.attention.views import (
@@ -48,5 +56,5 @@ __all__ = [
     "AttentionMaps", "ViewMatrix", "available_views", "bin_edges", "check_text", "clamp_range",
     "downsample", "extract", "extract_attention", "head_average", "longformer_to_square", "menu_views", "model_options",
     "npy_bytes", "prune_links", "quantize_uint8", "rollout", "select_view", "self_attention_window",
-    "token_limit",
+    "n_maps", "token_limit", "viewer_tokens",
 ]

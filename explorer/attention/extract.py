@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from explorer.attention.maps import MAX_TOKENS, AttentionMaps
+from explorer.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
 from explorer.attention.sparse import bigbird_runner, longformer_stack, stack_layers
 from explorer.errors import ExplorerError
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice
 from explorer.userinput import require_text
 
-__all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "token_limit"]
+__all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "n_maps", "token_limit", "viewer_tokens"]
 
 MAX_TEXT_CHARS = 200_000  # beyond this even tokenizing for the truncation notice is pointless
 
@@ -40,20 +40,36 @@ def check_text(text: object, what: str = "text") -> str:
                         max_chars=MAX_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
 
 
+def n_maps(config: Any) -> int | None:
+    """Attention matrices of one pass: layers x heads (encoder-decoders: encoder, decoder and cross)."""
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None)
+    heads = getattr(config, "num_attention_heads", None) or getattr(config, "num_heads", None)
+    if not isinstance(layers, int) or not isinstance(heads, int):
+        return None
+    return layers * heads * (3 if getattr(config, "is_encoder_decoder", False) else 1)
+
+
+def viewer_tokens(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
+    """:func:`token_limit` within what the viewer holds for this model (512 tokens; up to 1,024 for
+    models with few heads, e.g. Gemma 3 270M: 724, past its 512-token local window)."""
+    return min(token_limit(model, tokenizer, max_tokens), viewer_limit(n_maps(getattr(model, "config", None))))
+
+
 def token_limit(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
     """How many tokens (special ones included) this model accepts, capped at ``max_tokens``.
 
-    The smallest of the viewer's cap, the tokenizer's ``model_max_length`` when sane (a missing
-    one is ~1e30) and the config's absolute positions (:func:`explorer.modeltypes.max_input_tokens`:
+    The smallest of ``max_tokens``, the tokenizer's ``model_max_length`` when sane (a missing one
+    is ~1e30) and the config's absolute positions (:func:`explorer.modeltypes.max_input_tokens`:
     RoBERTa-style offsets subtracted; relative-position models such as T5 have no such limit).
+    The viewer's memory cap comes on top (:func:`viewer_tokens`).
     """
     if int(max_tokens) < 2:
         raise ExplorerError(f"max_tokens must be at least 2, got {max_tokens}.")
+    cfg = getattr(model, "config", None)
     limits = [int(max_tokens)]
     tok_max = getattr(tokenizer, "model_max_length", None)
     if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
         limits.append(tok_max)
-    cfg = getattr(model, "config", None)
     pos = max_input_tokens(cfg) if cfg is not None else None
     if pos is not None and pos > 0:
         limits.append(pos)
@@ -164,7 +180,7 @@ def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | No
     text = check_text(text)
     if target is not None and not target.strip():
         target = None
-    limit = token_limit(model, tokenizer, max_tokens)
+    limit = viewer_tokens(model, tokenizer, max_tokens)
     runner, inputs, n_input, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
     ids = inputs["input_ids"][0].tolist()
     out = _run(runner, inputs)
@@ -204,7 +220,7 @@ def _notices(n_input: int, n_kept: int, limit: int, fmt: str, untrained: bool) -
     out = []
     if n_input > n_kept:
         out.append(Notice("truncated", f"The text has {n_input:,} tokens; only the first {n_kept} are shown "
-                                       f"(limit {limit}: the model's maximum or the viewer's {MAX_TOKENS})."))
+                                       f"(limit {limit}: the model's maximum or what the viewer holds for it)."))
     if fmt == "longformer-window":
         out.append(Notice("info", "Longformer's windowed output was mapped back onto the full matrix: cells "
                                   "outside the sliding window are exactly 0, except to and from the global tokens."))

@@ -18,9 +18,23 @@ import numpy as np
 
 from explorer.notices import Notice, texts
 
-__all__ = ["MAX_TOKENS", "AttentionMaps"]
+__all__ = ["BASE_TOKENS", "MAP_BYTES", "MAX_TOKENS", "AttentionMaps", "viewer_limit"]
 
-MAX_TOKENS = 512  # viewer limit: 12 layers x 12 heads x 512^2 float32 is already 150 MB
+BASE_TOKENS = 512  # every model may show this many: 12 layers x 12 heads x 512^2 float32 is already 150 MB
+MAP_BYTES = 12 * 12 * 512 * 512 * 4  # models with fewer maps may show longer texts within the same memory...
+MAX_TOKENS = 1024  # ...up to this: Gemma 3's local layers (a 512-token window) need texts longer than 512
+
+
+def viewer_limit(n_maps: int | None) -> int:
+    """Tokens the viewer shows for a model with ``n_maps`` attention matrices (layers x heads, all stacks):
+    as many as fit :data:`MAP_BYTES` of float32 maps, never fewer than 512 nor more than 1,024.
+
+    >>> viewer_limit(12 * 12), viewer_limit(18 * 4), viewer_limit(24 * 16), viewer_limit(None)
+    (512, 724, 512, 512)
+    """
+    if not n_maps or n_maps <= 0:
+        return BASE_TOKENS
+    return max(BASE_TOKENS, min(MAX_TOKENS, int((MAP_BYTES / (4 * n_maps)) ** 0.5)))
 
 
 @dataclass(frozen=True, eq=False)
