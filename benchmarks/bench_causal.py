@@ -6,7 +6,8 @@
 One blank, 50 candidates (the model's top next tokens after the prefix), a ~30-token prompt.
 Both sides score exactly the same token sequences (prefix + candidate + suffix); runs are
 interleaved (fast, naive, fast, naive, ...) so a busy machine disturbs both alike; medians and
-the ratio are printed, and the benchmark asserts both give the same ranking.
+the ratio are printed with the 1-minute load average before and after (2 cores: a second busy
+process doubles a forward's time), and the benchmark asserts both give the same ranking.
 Writes benchmarks/results/causal.json.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -54,6 +56,7 @@ def main() -> None:
     from explorer.causal.fill import causal_fill
     from explorer.causal.scoring import PrefixScorer, naive_scores
 
+    load_before = os.getloadavg()[0]  # another process on 2 cores doubles a forward's time: printed with the figures
     loaded = _load(args.tiny)
     tok = loaded.tokenizer
     prefix = list(tok(BEFORE)["input_ids"])
@@ -78,7 +81,8 @@ def main() -> None:
            "prefix_kv_ms": round(statistics.median(fast_runs) * 1000, 1),
            "naive_ms": round(statistics.median(naive_runs) * 1000, 1),
            "causal_fill_ms": round(statistics.median(fill_runs) * 1000, 1),
-           "max_abs_diff": max(abs(a - b) for a, b in zip(fast, naive, strict=True)), "same_ranking": same}
+           "max_abs_diff": max(abs(a - b) for a, b in zip(fast, naive, strict=True)), "same_ranking": same,
+           "load_avg_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
     out["speedup"] = round(out["naive_ms"] / out["prefix_kv_ms"], 2)
     print(json.dumps(out, indent=1))
     assert same, "prefix-KV and naive scoring ranked the candidates differently"

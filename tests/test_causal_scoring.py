@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from explorer.build import BUILD_LOCK
+from explorer.causal import scoring
 from explorer.causal.scoring import PrefixScorer, beam_continuations, naive_scores, sequence_logprob
 from tests.tiny_gemma import load_tiny_gemma, tiny_gemma_config
 
@@ -60,6 +61,60 @@ def test_next_after_equals_a_fresh_forward(gemma):
         fresh = torch.log_softmax(gemma(input_ids=torch.tensor([[*PREFIX, 17, 18]])).logits[0, -1], -1)
     assert torch.allclose(rows[1], fresh, atol=1e-4)
     assert torch.equal(rows[0], scorer.next_logprobs)
+
+
+class _NoLogitsToKeep(torch.nn.Module):
+    """A causal LM whose forward has no ``logits_to_keep``: every position comes back projected."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    @property
+    def device(self) -> torch.device:
+        return self.inner.device
+
+    def forward(self, input_ids, past_key_values=None, use_cache=None):
+        return self.inner(input_ids=input_ids, past_key_values=past_key_values, use_cache=use_cache)
+
+
+def _forwards(model: torch.nn.Module, run):
+    """``run()`` and how many forwards of ``model`` it made."""
+    calls = []
+    hook = model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        return run(), len(calls)
+    finally:
+        hook.remove()
+
+
+def test_a_batch_split_over_many_forwards_scores_as_one_forward(gemma, monkeypatch):
+    """The rows per forward come from a memory budget: one row per forward must not change a number."""
+    middles = [(int(i),) for i in range(100, 130)] + [(11, 12, 13), (7,), (8, 9)]  # padded tails too
+    suffix, scorer = [286, 4881, 13], PrefixScorer(gemma, PREFIX)
+    whole, calls = _forwards(gemma, lambda: scorer.scores(middles, suffix))
+    after = _forwards(gemma, lambda: scorer.next_after([(17,), (), (17, 18)]))[0]
+    assert calls == 1  # 33 short tails on a tiny model: far below the budget
+    monkeypatch.setattr(scoring, "FORWARD_BYTES", 1)
+    split, calls = _forwards(gemma, lambda: scorer.scores(middles, suffix))
+    assert calls == len(middles)
+    assert split == pytest.approx(whole, abs=1e-5)
+    assert torch.allclose(scorer.next_after([(17,), (), (17, 18)]), after, atol=1e-5)
+
+
+def test_a_model_without_logits_to_keep_scores_the_same(gemma):
+    middles, suffix = [(5,), (6, 7), (8, 9, 10)], [9, 11]
+    plain = PrefixScorer(_NoLogitsToKeep(gemma), PREFIX)
+    assert plain.scores(middles, suffix) == pytest.approx(PrefixScorer(gemma, PREFIX).scores(middles, suffix), abs=1e-5)
+    assert plain.scores(middles, suffix) == pytest.approx(naive_scores(gemma, PREFIX, middles, suffix), abs=1e-4)
+    assert torch.allclose(plain.next_after([(5,), (6, 7)]), PrefixScorer(gemma, PREFIX).next_after([(5,), (6, 7)]),
+                          atol=1e-5)
+
+
+def test_one_token_tails_need_no_projected_position(gemma):
+    scorer = PrefixScorer(gemma, PREFIX)
+    got = scorer.scores([(5,), (6,)], ())
+    assert got == pytest.approx([scorer.prefix_logprob + float(scorer.next_logprobs[i]) for i in (5, 6)], abs=1e-5)
 
 
 def test_full_width_beam_equals_brute_force(small_vocab):
