@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -267,7 +268,7 @@ def _infill_causal(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) ->
     fill = causal_fill(loaded, text, top_k=5, answer_tokens=max(1, min(max_new_tokens, CAUSAL_SPAN_TOKENS)))
     spans = [b.best.text.strip() for b in fill.blanks]
     how = Notice("info", "Decoder: it reads left to right, so each blank's answers are continuations of the "
-                           "text before it, ranked again with the words after it (the whole text's likelihood).")
+                         "text before it, ranked again with the words after it (the whole text's likelihood).")
     notes = (how, *(_ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
     return Filled(text, fill.filled, tuple(spans), _segments(pieces, spans), True, notes)
 
@@ -313,8 +314,6 @@ def default_models(models_dir: str | None = None) -> list[str]:
 def task(model: str, models_dir: str | None = None) -> str:
     """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
     directory whose config.json names a decoder), else "seq2seq"."""
-    from pathlib import Path
-
     from explorer import catalog, weights
 
     if model in catalog.keys():
