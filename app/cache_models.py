@@ -32,9 +32,10 @@ def default_fill_models(directory: str | None) -> list[str]:
 @st.cache_data(max_entries=128, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, directory: str | None,
-         stamps: tuple[str, ...]) -> fillmask.FillMaskResult:
+         stamps: tuple[str, ...], answer_tokens: int = 1) -> fillmask.FillMaskResult:
     """Every model's top-k for every mask of ``prompt`` (``stamps`` only key the cache)."""
-    return fillmask.fill_mask(specs, prompt, top_k, allow_random=allow_random, models_dir=directory)
+    return fillmask.fill_mask(specs, prompt, top_k, allow_random=allow_random, models_dir=directory,
+                              answer_tokens=answer_tokens)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

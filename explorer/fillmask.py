@@ -238,23 +238,25 @@ def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
                      (time.perf_counter() - begin) * 1000)
 
 
-# (spec, cleaned prompt, top_k, random_weights, models_dir, loader) -> ModelFill
-Filler = Callable[[str, str, int, bool, str | None, Callable[..., LoadedModel]], ModelFill]
+# (spec, cleaned prompt, top_k, random_weights, models_dir, loader, answer_tokens) -> ModelFill
+Filler = Callable[[str, str, int, bool, str | None, Callable[..., LoadedModel], int], ModelFill]
 
 
 def _fill_masked_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
-                    loader: Callable[..., LoadedModel]) -> ModelFill:
-    """A masked LM: its own mask token at every blank, top-k over the vocabulary."""
+                    loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
+    """A masked LM: its own mask token at every blank, top-k over the vocabulary (one token per
+    [MASK] by construction: ``answer_tokens`` is a decoder's option)."""
     lm = loader(spec, "masked-lm", random_weights=random_weights, models_dir=models_dir)
     return fill_one(lm, text, top_k)
 
 
 def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
-                    loader: Callable[..., LoadedModel]) -> ModelFill:
-    """A decoder: left-context candidates ranked again by the whole sentence (explorer.causal)."""
+                    loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
+    """A decoder: left-context candidates ranked again by the whole sentence (explorer.causal); with
+    ``answer_tokens`` > 1, answers of several tokens (a number, a name) from a short beam."""
     from explorer.causal.column import fill_causal_lm  # lazy: only decoders need torch's generation code
 
-    return fill_causal_lm(spec, text, top_k, random_weights, models_dir, loader)
+    return fill_causal_lm(spec, text, top_k, random_weights, models_dir, loader, answer_tokens)
 
 
 # How each kind of model answers a fill-mask prompt (one function per kind; the result is a ModelFill).
@@ -271,11 +273,13 @@ def model_kind(spec: str) -> str:
 
 def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weights: bool = False,
               allow_random: bool = False, models_dir: str | None = None,
-              loader: Callable[..., LoadedModel] = load_model) -> FillMaskResult:
+              loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1) -> FillMaskResult:
     """Every model's top-k for every mask of one prompt, side by side (the page and the CLI call this).
 
     ``random_weights`` runs every model untrained; ``allow_random`` only those whose weights are not
-    on disk (:func:`explorer.weights.plan`). A model that cannot answer (missing weights, no MLM head)
+    on disk (:func:`explorer.weights.plan`). ``answer_tokens``: a decoder's answers may have up to this many
+    tokens (1..6, :mod:`explorer.causal.fill`); masked LMs fill one token per [MASK] whatever it is.
+    A model that cannot answer (missing weights, no MLM head)
     is listed in ``errors`` and the others still answer; a bad prompt raises ExplorerError once for all.
     """
     text = clean_text(prompt)
@@ -288,7 +292,8 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
     for spec in dict.fromkeys(picked):  # a model asked twice answers once
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
-            fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader))
+            fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,
+                                                   answer_tokens))
         except ExplorerError as err:
             errors.append((spec, str(err)))
     return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors))

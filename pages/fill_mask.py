@@ -44,6 +44,10 @@ top_k = c3.slider("Top-k", 1, 20, 5, key="fm_topk")
 allow_random = st.toggle("Untrained weights for models whose weights are not on disk", value=True,
                          key="fm_random", help="Random weights built from the published config: the "
                          "predictions are noise, but the code path is real. Labelled 'untrained'.")
+answer_tokens = st.slider("Decoder answer length (tokens)", 1, 4, 1, key="fm_decoder_tokens",
+                          help="The decoder may answer with several tokens (a number, a name), found by a "
+                               "short beam over continuations of the text before the blank.") if any(
+    fillmask.model_kind(m) == "causal-lm" for m in picked) else 1
 ui.set_query_list("models", picked)
 directory = cache.models_dir()
 specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
@@ -55,7 +59,7 @@ if valid and specs:
     with ui.guard(), st.spinner(f"Running {len(specs)} model(s)…"):
         plans = {s: weights.plan(s, directory, allow_random) for s in specs}
         result = cache.fill(tuple(specs), prompt, int(top_k), allow_random, directory,
-                            tuple(p.stamp for p in plans.values()))
+                            tuple(p.stamp for p in plans.values()), int(answer_tokens))
         fills = list(result.models)
         for spec, message in result.errors:  # the other models still answer; missing weights are no failure
             show = st.warning if plans[spec].missing else st.error

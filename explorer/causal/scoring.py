@@ -168,21 +168,26 @@ def beam_continuations(scorer: PrefixScorer, suffix: Sequence[int], *, max_token
                        expand: int, banned: frozenset[int] = frozenset()) -> list[Continuation]:
     """Answers of 1..``max_tokens`` tokens for one blank, best whole-text log-probability first.
 
-    Each step extends the ``width`` best partial answers by their ``expand`` most likely next
-    tokens (left context), then scores every extension with the whole text (the suffix included):
-    a number or a name of several tokens is found without trying the vocabulary squared.
+    A beam search over the left context: each step extends the ``width`` partial answers most
+    likely after the text before the blank by their ``expand`` most likely next tokens; every
+    extension is also scored with the whole text (the suffix included) and kept as a candidate.
+    Partial answers are kept by the left context, not the whole text: " " + "." is a poor sentence
+    but the start of " 1879." (Gemma spells numbers digit by digit), so a number or a name of
+    several tokens is found without trying the vocabulary squared.
     """
     beams: list[tuple[int, ...]] = [()]
+    left: dict[tuple[int, ...], float] = {(): 0.0}  # log p(partial answer | text before the blank)
     found: dict[tuple[int, ...], float] = {}
     for _ in range(max_tokens):
         nxt = scorer.next_after(beams)  # (B, V)
         if banned:
             nxt[:, sorted(banned)] = float("-inf")
-        grown = [(*m, int(t)) for m, row in zip(beams, nxt, strict=True)
-                 for t in row.topk(min(expand, row.shape[0])).indices.tolist()]
-        grown = [g for g in dict.fromkeys(grown) if g not in found]
+        for m, row in zip(beams, nxt, strict=True):
+            top = row.topk(min(expand, row.shape[0]))
+            left.update({(*m, int(t)): left[m] + float(v) for v, t in zip(top.values, top.indices, strict=True)})
+        grown = [g for g in left if len(g) == len(beams[0]) + 1 and g not in found]
         if not grown:
             break
         found.update(zip(grown, scorer.scores(grown, suffix), strict=True))
-        beams = sorted(grown, key=lambda g: -found[g])[:width]
+        beams = sorted(grown, key=lambda g: -left[g])[:width]
     return [Continuation(ids, found[ids]) for ids in sorted(found, key=lambda g: -found[g])]

@@ -19,7 +19,7 @@ def _fill_mask(args: argparse.Namespace) -> int:
 
     specs = [s for s in (args.models or "").split(",") if s.strip()]
     result = fill_mask(specs, args.text, args.top_k, random_weights=args.random_weights,
-                       models_dir=args.models_dir)
+                       models_dir=args.models_dir, answer_tokens=args.decoder_tokens)
     if result.models:
         _print_fill(result, args.json)
     for spec, message in result.errors:  # one line per model that could not answer
@@ -99,12 +99,20 @@ def _top_k(text: str) -> int:
     return value
 
 
+def _decoder_tokens(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= 6:  # explorer.causal.fill.MAX_ANSWER_TOKENS
+        raise argparse.ArgumentTypeError(f"--decoder-tokens must be a whole number from 1 to 6, not {text!r}")
+    return int(text)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
     p = sub.add_parser("fill-mask", help="top-k predictions for each [MASK], several models side by side")
     p.add_argument("--models", required=True, help="comma-separated catalog keys or save_pretrained directories")
     p.add_argument("--text", required=True, help="prompt with [MASK], <mask> or ___ where a word is missing")
     p.add_argument("--top-k", type=_top_k, default=5)
+    p.add_argument("--decoder-tokens", type=_decoder_tokens, default=1,
+                   help="a decoder's answers (gemma3-270m) may have up to N tokens, 1-6: a number, a name")
     p.add_argument("--random-weights", action="store_true", help="untrained weights built from the config")
     p.add_argument("--models-dir", default=None, help="directory with downloaded models (else EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -198,3 +198,20 @@ def test_out_of_the_box_the_bundled_decoder_answers_beside_a_masked_lm(bundled_d
     decoder_table = at.dataframe[0].value
     assert decoder_table["probability"].between(0, 1).all() and decoder_table.iloc[0]["token"].strip() == "Paris"
     assert not at.error
+
+
+def test_decoder_answer_length_shows_only_with_a_decoder(monkeypatch) -> None:
+    from app import cache_models
+
+    at = _app().run()  # electra-small-generator only: no decoder, no slider
+    assert "fm_decoder_tokens" not in [s.key for s in at.slider]
+    seen = []
+    real = cache_models.fill
+
+    def spy(*args):
+        seen.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(cache_models, "fill", spy)
+    at = _app("gemma3-270m").run()
+    assert "fm_decoder_tokens" in [s.key for s in at.slider] and seen == [1]  # one token unless asked
