@@ -33,7 +33,7 @@ from explorer import persist
 from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError
 
-__all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "budget", "load_if_over_budget", "load_offloaded",
+__all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "budget", "input_device", "load_if_over_budget", "load_offloaded",
            "load_over_budget", "max_memory_for", "offload_dir_for", "over_budget_refusal"]
 
 AUTO_CLASSES = {"base": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "causal-lm": "AutoModelForCausalLM",
@@ -79,6 +79,17 @@ class Offloaded:
 
 def _where(place: str) -> str:
     return _PLACES.get(place, f"on GPU {place}")
+
+
+def input_device(model: torch.nn.Module) -> torch.device:
+    """Where a model's input ids go: its device, or the CPU when accelerate streams even its first layer
+    from disk (``model.device`` is then "meta"; accelerate's hooks move inputs to where each layer runs).
+
+    >>> input_device(torch.nn.Linear(2, 2)).type
+    'cpu'
+    """
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    return torch.device("cpu") if device.type == "meta" else device
 
 
 def budget(gpus_gib: list[float] | None = None, cpu_gib: float | None = None) -> dict[int | str, str]:

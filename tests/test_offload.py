@@ -97,6 +97,17 @@ def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, 
     whole = _normal_load(path, monkeypatch)
     assert whole is not lm and not whole.notices
     assert torch.allclose(spread, _logits(whole), atol=1e-5)
+    # everything on disk: model.device is "meta", yet the fill-in scorer and the next-token view run
+    from explorer.causal.scoring import PrefixScorer, naive_scores
+    from explorer.generation.nexttoken import forward_last
+
+    ids = lm.tokenizer("The cat sat on the")["input_ids"]
+    assert lm.model.device.type == "meta"
+    scorer = PrefixScorer(lm.model, ids[:3])
+    assert scorer.scores([ids[3:4]], ids[4:]) == pytest.approx(naive_scores(whole.model, ids[:3], [ids[3:4]], ids[4:]),
+                                                               abs=1e-4)
+    last, _ = forward_last(lm.model, torch.tensor([ids]))
+    assert torch.allclose(last, forward_last(whole.model, torch.tensor([ids]))[0], atol=1e-5)
 
 
 def test_over_the_budget_splits_cpu_and_disk_and_says_so(fresh, checkpoint, monkeypatch):

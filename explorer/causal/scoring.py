@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from explorer.offload import input_device
+
 __all__ = ["FORWARD_BYTES", "Continuation", "PrefixScorer", "beam_continuations", "naive_scores", "sequence_logprob"]
 
 # memory for one forward's copied prefix cache and logits: candidate rows are packed up to it (73 rows of
@@ -60,7 +62,7 @@ def _target_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tenso
 
 def sequence_logprob(model: torch.nn.Module, ids: Sequence[int]) -> float:
     """log p(ids[1:] | ids[0]) in one forward: the reference the cached path must equal."""
-    x = torch.tensor([list(ids)], device=model.device)  # (1, T)
+    x = torch.tensor([list(ids)], device=input_device(model))  # (1, T)
     with torch.inference_mode():
         lp = _logprobs(model(input_ids=x).logits)[0, :-1]  # (T-1, V): position t predicts t+1
     return float(lp.gather(1, x[0, 1:, None]).sum())
@@ -87,7 +89,7 @@ class PrefixScorer:
         self.model, self.prefix = model, tuple(int(i) for i in prefix)
         # a model without logits_to_keep (transformers' generate checks the same way) projects every position
         self._keeps = "logits_to_keep" in inspect.signature(model.forward).parameters
-        x = torch.tensor([self.prefix], device=model.device)  # (1, P)
+        x = torch.tensor([self.prefix], device=input_device(model))  # (1, P)
         with torch.inference_mode():
             out = model(input_ids=x, use_cache=True)
         # log_softmax as in sequence_logprob: the constant prefix term stays the reference's to the last digits
@@ -124,7 +126,7 @@ class PrefixScorer:
         if width == 0:
             return (self.prefix_logprob + first).tolist()
         x = torch.tensor([[*t[:-1], *[pad] * (width + 1 - len(t))] for t in tails],
-                         device=self.model.device)  # (B, W) right-padded
+                         device=input_device(self.model))  # (B, W) right-padded
         real = torch.tensor([[w + 1 < len(t) for w in range(width)] for t in tails], device=x.device)  # (B, W)
         targets = torch.tensor([t[w + 1] for t in tails for w in range(len(t) - 1)], device=x.device)  # (N,)
         with torch.inference_mode():
@@ -154,7 +156,7 @@ class PrefixScorer:
             part = todo[start:start + step]
             width = max(len(middles[i]) for i in part)
             x = torch.tensor([[*middles[i], *[self.prefix[0]] * (width - len(middles[i]))] for i in part],
-                             device=self.model.device)  # (B, W) right-padded
+                             device=input_device(self.model))  # (B, W) right-padded
             last = torch.zeros_like(x, dtype=torch.bool)  # (B, W): only each middle's last token is projected
             last[torch.arange(len(part)), torch.tensor([len(middles[i]) - 1 for i in part])] = True
             with torch.inference_mode():

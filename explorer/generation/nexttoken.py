@@ -17,6 +17,7 @@ import torch
 from explorer.errors import ExplorerError
 from explorer.generation.prompt import Prompt, context_limit, encode_prompt
 from explorer.notices import Notice, texts
+from explorer.offload import input_device
 
 __all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "token_text"]
 
@@ -83,7 +84,7 @@ def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Any = N
     the cache holds every earlier position, so the prefix is never recomputed.
     """
     kwargs: dict[str, Any] = {"logits_to_keep": 1} if _keeps_last_only(model) else {}
-    out = model(input_ids=input_ids.to(model.device), past_key_values=cache, use_cache=True, **kwargs)
+    out = model(input_ids=input_ids.to(input_device(model)), past_key_values=cache, use_cache=True, **kwargs)
     return out.logits[:, -1, :].to(dtype=torch.float32, device="cpu", copy=True), out.past_key_values  # (B, V)
 
 
