@@ -38,8 +38,13 @@ def budget_bytes() -> int:
 
 
 def model_bytes(model: torch.nn.Module) -> int:
-    """Bytes of a model's parameters and buffers (tied weights counted once)."""
-    tensors = {id(t): t for t in [*model.parameters(), *model.buffers()]}
+    """Bytes of a model's parameters and buffers in memory (tied weights counted once; those an
+    offloaded model streams from disk sit on the "meta" device and take none).
+
+    >>> model_bytes(torch.nn.Linear(2, 2)), model_bytes(torch.nn.Linear(2, 2, device="meta"))
+    (24, 0)
+    """
+    tensors = {id(t): t for t in [*model.parameters(), *model.buffers()] if t.device.type != "meta"}
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 

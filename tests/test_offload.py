@@ -103,6 +103,9 @@ def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, 
 
     ids = lm.tokenizer("The cat sat on the")["input_ids"]
     assert lm.model.device.type == "meta"
+    from explorer.modelcache import model_bytes
+
+    assert model_bytes(lm.model) < model_bytes(whole.model) / 10  # the cache counts what is in memory
     scorer = PrefixScorer(lm.model, ids[:3])
     assert scorer.scores([ids[3:4]], ids[4:]) == pytest.approx(naive_scores(whole.model, ids[:3], [ids[3:4]], ids[4:]),
                                                                abs=1e-4)
