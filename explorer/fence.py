@@ -7,6 +7,10 @@ Hugging Face cache. Anything else gets one and the same message, whether it exis
 server cannot be probed for its files; paths shown back are relative to their root, never the
 server's absolute locations (the bundled model shows as its package name).
 
+Every typed path passes :func:`check_path_text` first (a path the OS could not even look up is a
+message, not an OSError), and :func:`models_dir_default` is the one reading of "the user's models
+directory" (argument, else ``EXPLORER_MODELS_DIR``).
+
 >>> import os
 >>> os.environ["EXPLORER_RESTRICT_PATHS"] = "1"
 >>> check("/etc")

@@ -317,8 +317,7 @@ def default_models(models_dir: str | None = None) -> list[str]:
     and labelled so) so that a masked LM reading both sides is there to compare with."""
     from explorer import weights
 
-    ready = [k for k in DEFAULT_MLMS if weights.locate(k, models_dir).status == "ready"]
-    return [*BUNDLED_DECODERS, *(ready or DEFAULT_MLMS[:1])]
+    return [*BUNDLED_DECODERS, *(weights.ready_keys(DEFAULT_MLMS, models_dir) or DEFAULT_MLMS[:1])]
 
 
 def mlm_keys() -> list[str]:

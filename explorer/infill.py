@@ -40,8 +40,8 @@ SENTINEL_RE = re.compile(r"(<extra_id_\d+>)")
 MAX_BLANKS = 20
 MAX_PROMPT_CHARS = 4_000
 T5_TYPES = ("t5", "mt5", "umt5", "longt5")
-CAUSAL_SPAN_TOKENS = 4  # a decoder's answer per blank: up to 4 tokens (each one a beam step over the text)
 BART_TYPES = ("bart", "mbart", "plbart")
+CAUSAL_SPAN_TOKENS = 4  # a decoder's answer per blank: up to 4 tokens (each one a beam step over the text)
 
 
 @dataclass(frozen=True)
@@ -307,8 +307,7 @@ def default_models(models_dir: str | None = None) -> list[str]:
     are on disk (the bundled decoder, out of the box); the decoder alone when none is (it says how)."""
     from explorer import convert, weights
 
-    ready = [k for k in (convert.KEY, "t5-small", "bart-base") if weights.locate(k, models_dir).status == "ready"]
-    return ready or [convert.KEY]
+    return weights.ready_keys((convert.KEY, "t5-small", "bart-base"), models_dir) or [convert.KEY]
 
 
 def task(model: str, models_dir: str | None = None) -> str:

@@ -86,16 +86,10 @@ def device_dtype(device: str) -> torch.dtype:
 
 
 def _auto_class(task: str):
-    import transformers as tf
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # "Loading weights" bars would flood the CLI and server logs
-
-    return {
-        "base": tf.AutoModel, "masked-lm": tf.AutoModelForMaskedLM, "causal-lm": tf.AutoModelForCausalLM,
-        "seq2seq": tf.AutoModelForSeq2SeqLM, "question-answering": tf.AutoModelForQuestionAnswering,
-        "electra-discriminator": tf.ElectraForPreTraining,
-    }[task]
+    return offload.auto_class(task)  # one table of task -> class, offloaded loads included
 
 
 def _catalog_variant(key: str):

@@ -33,7 +33,7 @@ from explorer import persist
 from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError
 
-__all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "budget", "input_device", "load_if_over_budget", "load_offloaded",
+__all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "auto_class", "budget", "input_device", "load_if_over_budget", "load_offloaded",
            "load_over_budget", "max_memory_for", "offload_dir_for", "over_budget_refusal"]
 
 AUTO_CLASSES = {"base": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "causal-lm": "AutoModelForCausalLM",
@@ -100,11 +100,12 @@ def budget(gpus_gib: list[float] | None = None, cpu_gib: float | None = None) ->
     return out
 
 
-def _auto_class(task: str):
+def auto_class(task: str):
+    """The transformers class that loads a checkpoint for ``task`` (every load, offloaded or not)."""
     import transformers
 
     if task not in AUTO_CLASSES:
-        raise ExplorerError(f"Offloaded loading supports the tasks {', '.join(AUTO_CLASSES)}, not {task!r}.")
+        raise ExplorerError(f"Models load for the tasks {', '.join(AUTO_CLASSES)}, not {task!r}.")
     return getattr(transformers, AUTO_CLASSES[task])
 
 
@@ -125,7 +126,7 @@ def load_offloaded(path: str | Path, task: str, offload_dir: str | Path, *,
     Path(offload_dir).mkdir(parents=True, exist_ok=True)
     extra = {"attn_implementation": attn_implementation} if attn_implementation else {}
     with BUILD_LOCK:  # from_pretrained swaps class-level init hooks while it builds: one build at a time
-        model, info = _auto_class(task).from_pretrained(
+        model, info = auto_class(task).from_pretrained(
             str(path), device_map="auto", max_memory=max_memory, offload_folder=str(offload_dir),
             dtype=dtype or torch.float32, use_safetensors=True, trust_remote_code=False, local_files_only=True,
             output_loading_info=True, **extra)
@@ -157,13 +158,11 @@ def max_memory_for(device: str) -> dict[int | str, int]:
     return out
 
 
-def over_budget_refusal(n_params: int, formats: tuple[str, ...], task: str) -> str | None:
+def over_budget_refusal(n_params: int, formats: tuple[str, ...]) -> str | None:
     """Why a checkpoint over the memory budget cannot be offloaded either (a sentence), or None."""
     if "safetensors" not in formats:
         return ("Offloading to disk needs safetensors weights (pickled .bin files are not streamed): convert them "
                 "with transformers' save_pretrained first.")
-    if task not in AUTO_CLASSES:
-        return f"Offloading to disk supports the tasks {', '.join(AUTO_CLASSES)}, not {task!r}."
     if n_params > MAX_OFFLOAD_PARAMS:
         return (f"Even streamed from disk, {n_params / 1e9:,.1f}B parameters is beyond this app's limit of "
                 f"{MAX_OFFLOAD_PARAMS / 1e9:,.0f}B (every forward pass would read the whole model again).")
@@ -200,7 +199,7 @@ def load_if_over_budget(path: str, formats: tuple[str, ...], task: str, n_params
     allowed, _why = membudget.memory_budget()  # what require_fits compares with (a bad cap raises here)
     if membudget.estimate_bytes(n_params) <= allowed:
         return None
-    refusal = over_budget_refusal(n_params, formats, task)
+    refusal = over_budget_refusal(n_params, formats)
     if refusal is not None:
         try:
             membudget.require_fits(n_params, what)

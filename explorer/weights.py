@@ -39,7 +39,7 @@ from explorer.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
     "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_decoder_status", "bundled_path",
-    "config_model_type", "disk_size", "how_to_get", "locate", "plan", "status_all", "status_table", "variant_hub_id", "weight_formats",
+    "config_model_type", "disk_size", "how_to_get", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
     "weights_stamp",
 ]
 
@@ -175,6 +175,11 @@ def how_to_get(key: str, hub_id: str | None) -> str:
                 f"save_pretrained directory at EXPLORER_MODELS_DIR/{key}.")
     return (f"Weights {hub_id} for {key!r} are not present: run `python -m explorer download {key}`, use the "
             "Download button on the Models page, or put a save_pretrained directory in EXPLORER_MODELS_DIR.")
+
+
+def ready_keys(keys: list[str] | tuple[str, ...], models_dir: str | None = None) -> list[str]:
+    """The keys whose real weights are on disk (in order): what a page can start with and be real."""
+    return [k for k in keys if locate(k, models_dir).status == "ready"]
 
 
 def bundled_decoder_status(models_dir: str | None = None) -> WeightsStatus:

@@ -20,13 +20,13 @@ a boolean mask, so padding gets no logits), and as many candidate rows share one
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from explorer.generation.nexttoken import takes_logits_to_keep
 from explorer.offload import input_device
 
 __all__ = ["FORWARD_BYTES", "Continuation", "PrefixScorer", "beam_continuations", "naive_scores", "sequence_logprob"]
@@ -87,8 +87,7 @@ class PrefixScorer:
         if len(prefix) < 1:
             raise ValueError("the prefix needs at least one token (the tokenizer's <bos>)")
         self.model, self.prefix = model, tuple(int(i) for i in prefix)
-        # a model without logits_to_keep (transformers' generate checks the same way) projects every position
-        self._keeps = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._keeps = takes_logits_to_keep(model)  # else every position goes through the output layer
         x = torch.tensor([self.prefix], device=input_device(model))  # (1, P)
         with torch.inference_mode():
             out = model(input_ids=x, use_cache=True)

@@ -100,8 +100,11 @@ def _top_k(text: str) -> int:
 
 
 def _decoder_tokens(text: str) -> int:
-    if not text.strip().isdigit() or not 1 <= int(text) <= 6:  # explorer.causal.fill.MAX_ANSWER_TOKENS
-        raise argparse.ArgumentTypeError(f"--decoder-tokens must be a whole number from 1 to 6, not {text!r}")
+    from explorer.causal.fill import MAX_ANSWER_TOKENS  # the library's cap, read when the option is used
+
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_ANSWER_TOKENS:
+        raise argparse.ArgumentTypeError(f"--decoder-tokens must be a whole number from 1 to {MAX_ANSWER_TOKENS}, "
+                                         f"not {text!r}")
     return int(text)
 
 
@@ -112,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text", required=True, help="prompt with [MASK], <mask> or ___ where a word is missing")
     p.add_argument("--top-k", type=_top_k, default=5)
     p.add_argument("--decoder-tokens", type=_decoder_tokens, default=1,
-                   help="a decoder's answers (gemma3-270m) may have up to N tokens, 1-6: a number, a name")
+                   help="a decoder's answers (gemma3-270m) may have up to N tokens: a number, a name (default 1)")
     p.add_argument("--random-weights", action="store_true", help="untrained weights built from the config")
     p.add_argument("--models-dir", default=None, help="directory with downloaded models (else EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -19,7 +19,8 @@ from explorer.generation.prompt import Prompt, context_limit, encode_prompt
 from explorer.notices import Notice, texts
 from explorer.offload import input_device
 
-__all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "token_text"]
+__all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "takes_logits_to_keep",
+           "token_text"]
 
 MAX_TABLE = 100  # rows of the next-token table
 
@@ -73,7 +74,9 @@ def token_text(tokenizer: Any, token_id: int) -> str:
     return tokenizer.decode([int(token_id)], skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
 
-def _keeps_last_only(model: torch.nn.Module) -> bool:
+def takes_logits_to_keep(model: torch.nn.Module) -> bool:
+    """Whether the model's forward can skip the output layer at positions nobody reads (transformers'
+    ``logits_to_keep``; ``generate`` checks the same way). Gemma 3's 262k-token head is most of a step."""
     return "logits_to_keep" in inspect.signature(model.forward).parameters
 
 
@@ -83,7 +86,7 @@ def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Any = N
     ``input_ids`` is the whole prompt (1, T) on the first call, then only the new tokens (B, 1):
     the cache holds every earlier position, so the prefix is never recomputed.
     """
-    kwargs: dict[str, Any] = {"logits_to_keep": 1} if _keeps_last_only(model) else {}
+    kwargs: dict[str, Any] = {"logits_to_keep": 1} if takes_logits_to_keep(model) else {}
     out = model(input_ids=input_ids.to(input_device(model)), past_key_values=cache, use_cache=True, **kwargs)
     return out.logits[:, -1, :].to(dtype=torch.float32, device="cpu", copy=True), out.past_key_values  # (B, V)
 

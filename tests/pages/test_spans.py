@@ -181,3 +181,27 @@ def test_wrong_kind_of_checkpoint_is_a_message(tiny) -> None:
     _clean(at)
     assert any("no trained weights for the question-answering head" in e for e in _errors(at))
     assert not at.get("plotly_chart")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question, context, needle", [
+    ("", "Some context.", "question is empty"),
+    ("Why?", "x" * 50_000, "limit is 20,000"),
+], ids=["no-question", "50k"])
+def test_generative_qa_bad_input_gets_a_message(question: str, context: str, needle: str) -> None:
+    at = _app().run()
+    at.text_input(key="qa_question").set_value(question)
+    at.text_area(key="qa_context").set_value(context).run()
+    _clean(at)
+    assert any(needle in e for e in _errors(at))
+
+
+@pytest.mark.slow
+def test_generative_qa_keeps_html_as_text() -> None:
+    at = _app().run()
+    at.text_input(key="qa_question").set_value("<b>Who</b> named <script>x</script> it?")
+    at.text_area(key="qa_context").set_value("<i>It</i> was named after **Gustave Eiffel**, an engineer.").run()
+    _clean(at)
+    assert not at.error and any(m.value.startswith("**Answer (generative):**") for m in at.markdown)
+    for m in at.markdown:
+        assert "<script>" not in m.value and "<i>It</i>" not in m.value  # escaped, never rendered
