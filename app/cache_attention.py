@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer import attention, workers
+from explorer import attention, limits, workers
+from explorer.attention import detail
 from explorer.notices import Notice
 from explorer.plots import attention as plots
 
@@ -62,6 +64,47 @@ def tensor_npy(req: Req) -> bytes:
     """The whole ``(layers, H, L, L)`` tensor as .npy: the download button calls this only when
     clicked (deferred), so 150 MB of bytes are neither built nor cached on every rerun."""
     return attention.npy_bytes(_maps(req).attentions)
+
+
+@st.cache_data(max_entries=1, ttl=60, show_spinner=False)
+def token_ceiling() -> tuple[int, str]:
+    """The most tokens any model may take on this server's device, and why (re-read every minute)."""
+    facts = limits.device_facts("auto")
+    return limits.attention_ceiling(facts), limits.attention_tokens(facts, 12, 12).reason
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def block_map(req: Req, layer: int, head: int | None) -> tuple[np.ndarray, list[int]]:
+    """One head's (or the heads' mean) block map and the token position where each block starts."""
+    maps = _maps(req)
+    return detail.block_map(maps, layer, head), attention.block_edges(len(maps.tokens), detail.block_size(maps))
+
+
+@workers.queued
+def _rerun(req: Req, layer: int, head: int, rows: tuple[int, int], cols: tuple[int, int] | None) -> np.ndarray:
+    return attention.load_detail(req.model, req.text, layer=layer, head=head, rows=rows, cols=cols,
+                                 target=req.target, max_tokens=req.max_tokens, random_weights=req.random_weights,
+                                 global_positions=req.global_positions)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def zoom(req: Req, layer: int, head: int, rows: tuple[int, int], cols: tuple[int, int]) -> attention.ViewMatrix:
+    """Full-resolution cells of one head in a query x key range (a fresh pass when only blocks are kept)."""
+    maps = _maps(req)
+    cells = detail.zoom_cells(maps, layer, head, rows, cols, rerun=lambda *a: _rerun(req, *a))
+    return attention.ViewMatrix("head", f"Layer {layer}, head {head}: queries {rows[0]}-{rows[1] - 1}, keys "
+                                f"{cols[0]}-{cols[1] - 1} at full resolution", cells,
+                                maps.tokens[rows[0]:rows[1]], maps.tokens[cols[0]:cols[1]], rows[0], cols[0])
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def query_row(req: Req, layer: int, head: int, query: int) -> np.ndarray:
+    """One query's weights over every key, full resolution."""
+    return detail.query_cells(_maps(req), layer, head, query, rerun=lambda *a: _rerun(req, *a))
+
+
+def tokens(req: Req) -> tuple[str, ...]:
+    return _maps(req).tokens
 
 
 @st.cache_data(max_entries=4, ttl=60, show_spinner=False)

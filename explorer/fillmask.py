@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from explorer import convert
+from explorer import convert, limits
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel, load_model
@@ -302,7 +302,7 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
 # ---- which catalog variants take part --------------------------------------------------
 BUNDLED_DECODERS = (convert.KEY,)  # real decoders that ship offline (explorer.convert): a causal column
 DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")  # the page's masked LMs once their weights are there
-MAX_PAGE_MODELS = 8  # columns one page request may load: 20 models from a shared link peaked at 10 GB
+MAX_PAGE_MODELS = limits.CPU_PAGE_MODELS  # the CPU cap; explorer.limits.page_models gives the device's
 
 
 def fill_keys() -> list[str]:

@@ -9,16 +9,12 @@ import functools
 
 import streamlit as st
 
+from app import attention_view, ui
 from app import cache_attention as cache
-from app import ui
 from explorer import attention, userinput
 from explorer.plots import attention as plots
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
-NOTICE_STYLE = {  # kind -> (box, icon); any other kind is an info box
-    "truncated": (st.warning, ":material/content_cut:"), "untrained": (st.warning, ":material/casino:"),
-    "dropped": (st.warning, ":material/playlist_remove:"), "fallback": (st.info, ":material/swap_horiz:"),
-}
 ZOOM_FROM = 64  # longer texts get a token-range slider
 
 st.title("Attention maps")
@@ -52,14 +48,14 @@ def _pick_model() -> tuple[str, bool]:
 
 def _request() -> cache.Req:
     key, random_weights = _pick_model()
+    ceiling, why = cache.token_ceiling()
     text = st.text_area("Text", DEFAULT_TEXT, key="att_text", height=100,
-                        help=f"Long texts are cut to the model's limit (512 tokens, up to {attention.MAX_TOKENS} for "
-                             "models with few heads). Gemma 3's local layers look 512 tokens back: paste a "
-                             "longer text to see their band.")
+                        help=f"Long texts are cut to the model's limit and the device's cap ({why}). Gemma 3's "
+                             "local layers look 512 tokens back: paste a longer text to see their band.")
     c1, c2 = st.columns([3, 1])
     target = c1.text_input("Decoder text (encoder-decoders only)", key="att_target",
                            help="T5/BART decoders read this text (teacher-forced); empty: the text itself.")
-    max_tokens = c2.number_input("Max tokens", 2, attention.MAX_TOKENS, attention.MAX_TOKENS, key="att_max")
+    max_tokens = c2.number_input("Max tokens", 2, ceiling, ceiling, key=f"att_max_{ceiling}")
     # Longformer's global tokens: the field appears once the model is known (see _global_tokens)
     extra: tuple[int, ...] = ()
     with ui.guard():  # a typo: say so, and go on with [CLS] alone so the field stays editable
@@ -74,14 +70,6 @@ def _global_tokens(info: dict) -> None:
                            f"[CLS] (0) always is. Now global: {info['global_positions']}.")
 
 
-def _notices(info: dict, notices: tuple) -> None:
-    for note in notices:
-        box, icon = NOTICE_STYLE.get(note.kind, (st.info, ":material/info:"))
-        box(note.text, icon=icon)
-    st.caption(f"**{ui.markdown_safe(info['model'])}**: {info['family']}, {info['layers']} layers x {info['heads']} heads, "
-               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])}.")
-
-
 def _index(col, label: str, count: int, key: str, disabled: bool = False) -> int:
     """A 0-based slider (a fixed 0 when there is only one): its key carries ``count`` so a
     smaller model never meets a remembered value above its range."""
@@ -91,7 +79,8 @@ def _index(col, label: str, count: int, key: str, disabled: bool = False) -> int
 
 
 def _controls(info: dict) -> tuple[str, int, int, tuple[int, int]]:
-    views = list(attention.menu_views("cross_shape" in info))
+    # block maps (long texts on a GPU) answer per head only: the other views need every cell
+    views = list(attention.menu_views("cross_shape" in info)) if info["block"] == 1 else ["head"]
     ui.seed_from_url("att_view", "view", views)
     view = st.radio("View", views, format_func=attention.VIEW_LABELS.get, horizontal=True, key="att_view")
     st.query_params["view"] = view
@@ -102,10 +91,14 @@ def _controls(info: dict) -> tuple[str, int, int, tuple[int, int]]:
     head = _index(c2, "Head", shape[1], "att_head", disabled=view not in attention.HEAD_VIEWS)
     n = info["n_tokens"]
     rng = (0, n)
-    if n > ZOOM_FROM and view != "decoder":
+    if n > ZOOM_FROM and view != "decoder" and not _long(info, view):
         rng = c3.slider("Token range (zoom)", 0, n, (0, n), key=f"att_range_{n}",
                         help="Show only these text tokens: rows and columns of the matrix.")
     return view, layer, head if view in attention.HEAD_VIEWS else 0, (int(rng[0]), max(int(rng[1]), int(rng[0]) + 1))
+
+
+def _long(info: dict, view: str) -> bool:
+    return view == "head" and info["n_tokens"] > attention.DISPLAY_TOKENS
 
 
 def _show_view(req: cache.Req, info: dict, view: str, layer: int, head: int, rng: tuple[int, int]) -> None:
@@ -141,10 +134,12 @@ with ui.guard():
     req = _request()
     with st.spinner("Running the model (first use loads it)..."):
         info, notices = cache.summary(req)
-    _notices(info, notices)
+    attention_view.notices(info, notices)
     _global_tokens(info)
     view, layer, head, rng = _controls(info)
     if view == "grid":
         _show_grid(req, info, rng)
+    elif _long(info, view):
+        attention_view.show_long(req, info, layer, head)
     else:
         _show_view(req, info, view, layer, head, rng)

@@ -92,3 +92,32 @@ def test_saved_directories_through_the_real_loader(capsys, tmp_path, kind) -> No
         assert d["selected"]["shape"] == [t, n] and d["selected"]["title"].startswith("Cross-attention")
     else:
         assert np.allclose(np.array(d["selected"]["matrix"]).sum(1), 1.0, atol=1e-3)
+
+
+def test_block_zoom_and_query_are_bounded_json(capsys, tmp_path) -> None:
+    src = tmp_path / "long.txt"
+    src.write_text(" ".join(f"w{i}" for i in range(5000)), encoding="utf-8")
+    base = ["--model", "sentence-bert", "--text-file", str(src), "--json", "--layer", "2", "--head", "3"]
+    rc, out, _ = _run(capsys, *base, "--block")
+    d = json.loads(out)["detail"]
+    m = np.array(d["matrix"])  # 512 tokens -> blocks of 2: 256 x 256, rows sum to 1
+    assert rc == 0 and d["kind"] == "block" and d["block"] == 2 and m.shape == (256, 256)
+    assert np.allclose(m.sum(1), 1.0, atol=1e-2) and d["edges"][:3] == [0, 2, 4] and len(out) < 1_500_000
+    rc, out, _ = _run(capsys, *base, "--zoom", "100:140,0:512")
+    d = json.loads(out)["detail"]
+    assert rc == 0 and d["shape"] == [40, 512] and d["rows"] == [100, 140] and len(out) < 1_500_000
+    rc, out, _ = _run(capsys, *base, "--query", "511")
+    d = json.loads(out)["detail"]
+    assert rc == 0 and len(d["row"]) == 512 and abs(sum(d["row"]) - 1) < 1e-2 and len(out) < 200_000
+    rc, _, err = _run(capsys, *base, "--zoom", "300:200")
+    assert rc == 2 and "empty" in err and len(err.splitlines()) == 1
+
+
+def test_a_layer_wider_than_the_display_prints_its_block_map(capsys, monkeypatch) -> None:
+    from explorer.attention import blocks
+
+    monkeypatch.setattr("explorer.attention.DISPLAY_TOKENS", 8)  # the bundled model takes 512: shrink the display
+    rc, out, _ = _run(capsys, "--model", "sentence-bert", "--text", TEXT, "--json", "--layer", "1")
+    d = json.loads(out)
+    assert rc == 0 and "selected" not in d and d["detail"]["kind"] == "block"
+    assert d["detail"]["block"] == blocks.block_for(len(d["tokens"]))

@@ -9,6 +9,8 @@ One module per noun; this package re-exports the public API, so ``attention.X`` 
 - :mod:`~explorer.attention.views`: pure numpy views: one head, head average, rollout, decoder, cross.
 - :mod:`~explorer.attention.compact`: pruned links, block means, uint8 codes, .npy bytes.
 - :mod:`~explorer.attention.choices`: the models the viewer offers.
+- :mod:`~explorer.attention.blocks`: long maps as block masses, full-resolution zooms and query rows.
+- :mod:`~explorer.attention.stream`: one pass whose maps are reduced layer by layer as they come.
 
 >>> import numpy as np
 >>> from explorer import attention
@@ -23,6 +25,17 @@ One module per noun; this package re-exports the public API, so ``attention.X`` 
 
 from __future__ import annotations
 
+from explorer.attention.blocks import (
+    BLOCK_SIDE,
+    DISPLAY_TOKENS,
+    ZOOM_SIDE,
+    block_edges,
+    block_for,
+    block_mass,
+    block_mean,
+    query_row,
+    zoom,
+)
 from explorer.attention.choices import BUNDLED, RANDOM_MAX_PARAMS, model_options
 from explorer.attention.compact import bin_edges, downsample, npy_bytes, prune_links, quantize_uint8
 from explorer.attention.extract import (
@@ -30,6 +43,8 @@ from explorer.attention.extract import (
     check_text,
     extract,
     extract_attention,
+    extract_detail,
+    load_detail,
     n_maps,
     token_limit,
     viewer_tokens,
@@ -52,6 +67,8 @@ from explorer.attention.views import (
 )
 
 __all__ = [
+    "BLOCK_SIDE", "DISPLAY_TOKENS", "ZOOM_SIDE", "block_edges", "block_for", "block_mass", "block_mean",
+    "extract_detail", "load_detail", "query_row", "zoom",
     "BUNDLED", "HEAD_VIEWS", "MAX_TEXT_CHARS", "MAX_TOKENS", "RANDOM_MAX_PARAMS", "VIEWS", "VIEW_HELP", "VIEW_LABELS",
     "AttentionMaps", "ViewMatrix", "available_views", "bin_edges", "check_text", "clamp_range",
     "downsample", "extract", "extract_attention", "head_average", "longformer_to_square", "menu_views", "model_options",

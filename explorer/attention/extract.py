@@ -22,14 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from explorer import limits
+from explorer.attention.blocks import block_for, block_mass, check_span
 from explorer.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
 from explorer.attention.sparse import bigbird_runner, longformer_stack, stack_layers
+from explorer.attention.stream import reduce_layers
 from explorer.errors import ExplorerError
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice
 from explorer.userinput import require_text
 
-__all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "n_maps", "token_limit", "viewer_tokens"]
+__all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "extract_detail", "load_detail", "n_maps",
+           "token_limit", "viewer_tokens"]
 
 MAX_TEXT_CHARS = 200_000  # beyond this even tokenizing for the truncation notice is pointless
 
@@ -40,13 +44,39 @@ def check_text(text: object, what: str = "text") -> str:
                         max_chars=MAX_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
 
 
-def n_maps(config: Any) -> int | None:
-    """Attention matrices of one pass: layers x heads (encoder-decoders: encoder, decoder and cross)."""
+def _layers_heads(config: Any) -> tuple[int | None, int | None]:
     layers = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None)
     heads = getattr(config, "num_attention_heads", None) or getattr(config, "num_heads", None)
-    if not isinstance(layers, int) or not isinstance(heads, int):
+    return (layers if isinstance(layers, int) else None), (heads if isinstance(heads, int) else None)
+
+
+def n_maps(config: Any) -> int | None:
+    """Attention matrices of one pass: layers x heads (encoder-decoders: encoder, decoder and cross)."""
+    layers, heads = _layers_heads(config)
+    if layers is None or heads is None:
         return None
     return layers * heads * (3 if getattr(config, "is_encoder_decoder", False) else 1)
+
+
+def device_limit(model: Any, facts: limits.DeviceFacts) -> limits.Limit:
+    """The device's cap for this model (:func:`explorer.limits.attention_tokens`)."""
+    cfg = getattr(model, "config", None)
+    layers, heads = _layers_heads(cfg)
+    return limits.attention_tokens(facts, layers, heads, bool(getattr(cfg, "is_encoder_decoder", False)))
+
+
+def _limit(model: Any, tokenizer: Any, max_tokens: int, facts: limits.DeviceFacts) -> tuple[int, str]:
+    """Tokens this extraction keeps and which limit set that number, and why."""
+    if int(max_tokens) < 2:
+        raise ExplorerError(f"max_tokens must be at least 2, got {max_tokens}.")
+    model_max = token_limit(model, tokenizer, 1 << 30)
+    cap = device_limit(model, facts)
+    limit = max(2, min(int(max_tokens), model_max, cap.value))
+    if limit == int(max_tokens) and limit < min(model_max, cap.value):
+        return limit, f"the {limit:,} tokens asked for"
+    if limit == model_max and model_max <= cap.value:
+        return limit, f"the model's maximum input of {model_max:,} tokens"
+    return limit, f"the viewer's cap here, {cap.reason}"
 
 
 def viewer_tokens(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
@@ -104,22 +134,41 @@ def _decoder_inputs(model: Any, tokenizer: Any, target: str, limit: int) -> Any:
     return torch.tensor([[int(start), *ids[:-1]]], dtype=torch.long)
 
 
-def _run(model: Any, inputs: dict[str, Any]) -> Any:
-    """One forward pass with attention outputs; model failures become ExplorerErrors."""
+def _device(model: Any) -> Any:
+    from explorer.offload import input_device
+
+    return input_device(model)
+
+
+def _model_inputs(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The fields ``model`` takes, on its input device (a BERT vocab gives T5 token_type_ids it rejects)."""
     import inspect
 
-    import torch
-
-    device = next(model.parameters()).device
     accepted = inspect.signature(model.forward).parameters
-    # a tokenizer may return fields its model does not take (token_type_ids for a BERT vocab on T5)
-    inputs = {k: v.to(device) for k, v in inputs.items() if k in accepted}
+    device = _device(model)
+    return {k: v.to(device) for k, v in inputs.items() if k in accepted}
+
+
+def _guarded(model: Any, fn: Any) -> Any:
+    """``fn()`` with model failures turned into ExplorerErrors."""
     try:
-        with torch.inference_mode():
-            return model(**inputs, output_attentions=True, return_dict=True)
+        return fn()
     except (RuntimeError, ValueError, IndexError, TypeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ExplorerError(f"{type(model).__name__} could not run on this text: {first[:300]}") from err
+
+
+def _run(model: Any, inputs: dict[str, Any]) -> Any:
+    """One forward pass with attention outputs; model failures become ExplorerErrors."""
+    import torch
+
+    inputs = _model_inputs(model, inputs)
+
+    def forward() -> Any:
+        with torch.inference_mode():
+            return model(**inputs, output_attentions=True, return_dict=True)
+
+    return _guarded(model, forward)
 
 
 def _prepare(model: Any, tokenizer: Any, text: str, target: str | None, limit: int,
@@ -167,33 +216,87 @@ def _collect(out: Any, runner: Any, fmt: str, inputs: dict[str, Any], tokenizer:
     return stack_layers(out.encoder_attentions, runner, "encoder attention", (len(ids), len(ids))), maps
 
 
+def _facts(model: Any, facts: limits.DeviceFacts | None) -> limits.DeviceFacts:
+    return facts if facts is not None else limits.device_facts(_device(model))
+
+
+def _streamed(runner: Any, inputs: dict[str, Any], fmt: str, length: int,
+              glob: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """Every layer reduced to block masses as it comes: ``(layers, H, n, n)`` and the block size."""
+    block = block_for(length)
+    model_inputs = _model_inputs(runner, inputs)
+    kept = _guarded(runner, lambda: reduce_layers(
+        runner, model_inputs, length, lambda att: block_mass(att, block).cpu(),  # (H, n, n) leaves the device
+        longformer=fmt == "longformer-window", global_idx=glob))
+    return np.stack([k.numpy() for k in kept]).astype(np.float32, copy=False), block
+
+
 def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | None = None,
                       max_tokens: int = MAX_TOKENS, global_positions: tuple[int, ...] = (0,),
-                      name: str | None = None, untrained: bool = False) -> AttentionMaps:
+                      name: str | None = None, untrained: bool = False,
+                      facts: limits.DeviceFacts | None = None) -> AttentionMaps:
     """Run ``text`` through ``model`` once and return every attention matrix as a full square.
 
-    ``text`` is truncated to :func:`token_limit` tokens (a notice says so). Encoder-decoders
-    are teacher-forced with ``target`` (default: the text itself) to get decoder and cross
-    attention. ``global_positions``: Longformer tokens given global attention ([CLS] by default);
-    positions past the end of the text are dropped (a notice says so).
+    ``text`` is truncated to the smallest of ``max_tokens``, the model's maximum and the device's cap
+    (:func:`explorer.limits.attention_tokens`; ``facts``: the device, read from the model when
+    ``None``); a notice says which and why. Texts longer than every map can be kept in full for
+    (:func:`viewer_limit`: only on a GPU) come back as block masses (``maps.block > 1``), reduced
+    layer by layer during the pass (:mod:`.stream`). Encoder-decoders are teacher-forced with
+    ``target`` (default: the text itself) to get decoder and cross attention. ``global_positions``:
+    Longformer tokens given global attention ([CLS] by default); positions past the end are dropped.
     """
     text = check_text(text)
     if target is not None and not target.strip():
         target = None
-    limit = viewer_tokens(model, tokenizer, max_tokens)
+    limit, why = _limit(model, tokenizer, max_tokens, _facts(model, facts))
     runner, inputs, n_input, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
     ids = inputs["input_ids"][0].tolist()
-    out = _run(runner, inputs)
     glob = tuple(sorted({p for p in global_positions if 0 <= p < len(ids)})) if fmt == "longformer-window" else ()
-    att, maps = _collect(out, runner, fmt, inputs, tokenizer, glob)
+    maps, block = {}, 1
+    if len(ids) > viewer_limit(n_maps(model.config)) and _family(runner) != "encoder-decoder":
+        att, block = _streamed(runner, inputs, fmt, len(ids), glob)
+    else:
+        att, maps = _collect(_run(runner, inputs), runner, fmt, inputs, tokenizer, glob)
     family = _family(runner) if maps else ("decoder" if _is_causal(att) else "encoder")
     dropped = sorted({p for p in global_positions if p >= len(ids)}) if fmt == "longformer-window" else []
-    notices = _notices(n_input, len(ids), limit, fmt, untrained) + _row_sum_notice(att, fmt)
+    notices = _notices(n_input, len(ids), why, fmt, untrained) + _row_sum_notice(att, fmt) + _block_notice(block)
     return AttentionMaps(
         model=name or getattr(model.config, "name_or_path", "") or type(model).__name__,
         tokens=tuple(tokenizer.convert_ids_to_tokens(ids)), attentions=att, family=family,
         source_format=fmt, n_input_tokens=n_input, untrained=untrained, global_positions=glob,
-        notices=notices + _dropped_notice(dropped, len(ids)), **maps)
+        notices=notices + _dropped_notice(dropped, len(ids)), block=block, **maps)
+
+
+def extract_detail(model: Any, tokenizer: Any, text: str, *, layer: int, head: int, rows: tuple[int, int],
+                   cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
+                   global_positions: tuple[int, ...] = (0,), facts: limits.DeviceFacts | None = None) -> np.ndarray:
+    """Full-resolution cells ``[rows, cols]`` of one layer's head, from a fresh pass over the same tokens as
+    :func:`extract_attention` (whose block maps hold no single cells): only that slice is kept.
+    ``cols=None``: every key (one query's row: ``rows=(q, q + 1)``). ``(r, c)`` float32."""
+    text = check_text(text)
+    limit, _why = _limit(model, tokenizer, max_tokens, _facts(model, facts))
+    runner, inputs, _n, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
+    length = int(inputs["input_ids"].shape[1])
+    r0, r1 = check_span(rows, length, "query")
+    c0, c1 = (0, length) if cols is None else check_span(cols, length, "key")
+    n_layers, n_heads = _layers_heads(model.config)
+    if not 0 <= int(layer) < (n_layers or 1 << 30) or not 0 <= int(head) < (n_heads or 1 << 30):
+        raise ExplorerError(f"Layer {layer}, head {head} does not exist: pick layer 0 to {(n_layers or 1) - 1} "
+                            f"and head 0 to {(n_heads or 1) - 1}.")
+    glob = tuple(sorted({p for p in global_positions if 0 <= p < length})) if fmt == "longformer-window" else ()
+    model_inputs = _model_inputs(runner, inputs)
+    kept = _guarded(runner, lambda: reduce_layers(
+        runner, model_inputs, length, lambda att: att[:, r0:r1, c0:c1].float().cpu(),  # (H, r, c)
+        longformer=fmt == "longformer-window", global_idx=glob, layers={int(layer)}))
+    return kept[int(layer)][int(head)].numpy().astype(np.float32, copy=False)
+
+
+def _block_notice(block: int) -> tuple[Notice, ...]:
+    if block <= 1:
+        return ()
+    return (Notice("info", f"Long text: each cell is a block of {block} x {block} tokens (the mean over the "
+                           f"block's queries of the weight they give its keys; rows still sum to 1). Zoom "
+                           "into any range or pick one query for the exact weights."),)
 
 
 def _row_sum_notice(att: np.ndarray, fmt: str) -> tuple[Notice, ...]:
@@ -215,12 +318,12 @@ def _dropped_notice(dropped: list[int], n_tokens: int) -> tuple[Notice, ...]:
                               f"{n_tokens}-token text (0..{n_tokens - 1}): ignored."),)
 
 
-def _notices(n_input: int, n_kept: int, limit: int, fmt: str, untrained: bool) -> tuple[Notice, ...]:
-    """What the page and the CLI show above the maps, each with its kind."""
+def _notices(n_input: int, n_kept: int, why: str, fmt: str, untrained: bool) -> tuple[Notice, ...]:
+    """What the page and the CLI show above the maps, each with its kind (a cut names its limit)."""
     out = []
     if n_input > n_kept:
         out.append(Notice("truncated", f"The text has {n_input:,} tokens; only the first {n_kept} are shown "
-                                       f"(limit {limit}: the model's maximum or what the viewer holds for it)."))
+                                       f"(limit: {why})."))
     if fmt == "longformer-window":
         out.append(Notice("info", "Longformer's windowed output was mapped back onto the full matrix: cells "
                                   "outside the sliding window are exactly 0, except to and from the global tokens."))
@@ -234,14 +337,28 @@ def _notices(n_input: int, n_kept: int, limit: int, fmt: str, untrained: bool) -
     return tuple(out)
 
 
+def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | None) -> Any:
+    from explorer.loading import load_model
+
+    check_text(text)  # before loading: bad input should not cost a model load
+    return load_model(key_or_path, "base", attn_implementation="eager",
+                      random_weights=random_weights, models_dir=models_dir)
+
+
 def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
             random_weights: bool = False, models_dir: str | None = None,
             global_positions: tuple[int, ...] = (0,)) -> AttentionMaps:
     """Load ``key_or_path`` with the eager kernel (see explorer.loading) and extract its attention."""
-    from explorer.loading import load_model
-
-    text = check_text(text)  # before loading: bad input should not cost a model load
-    lm = load_model(key_or_path, "base", attn_implementation="eager",
-                    random_weights=random_weights, models_dir=models_dir)
+    lm = _load(key_or_path, text, random_weights, models_dir)
     return extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
                              global_positions=global_positions, name=lm.key, untrained=lm.untrained)
+
+
+def load_detail(key_or_path: str, text: str, *, layer: int, head: int, rows: tuple[int, int],
+                cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
+                random_weights: bool = False, models_dir: str | None = None,
+                global_positions: tuple[int, ...] = (0,)) -> np.ndarray:
+    """:func:`extract_detail` on a catalog key or directory (the same load as :func:`extract`)."""
+    lm = _load(key_or_path, text, random_weights, models_dir)
+    return extract_detail(lm.model, lm.tokenizer, text, layer=layer, head=head, rows=rows, cols=cols,
+                          target=target, max_tokens=max_tokens, global_positions=global_positions)

@@ -16,33 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from explorer.limits import BASE_TOKENS, MAP_BYTES, MAX_TOKENS, viewer_limit  # one home for caps
 from explorer.notices import Notice, texts
 
 __all__ = ["BASE_TOKENS", "MAP_BYTES", "MAX_TOKENS", "AttentionMaps", "viewer_limit"]
-
-BASE_TOKENS = 512  # every model may show this many: 12 layers x 12 heads x 512^2 float32 is already 150 MB
-MAP_BYTES = 12 * 12 * 512 * 512 * 4  # models with fewer maps may show longer texts within the same memory...
-MAX_TOKENS = 1024  # ...up to this: Gemma 3's local layers (a 512-token window) need texts longer than 512
-
-
-def viewer_limit(n_maps: int | None) -> int:
-    """Tokens the viewer shows for a model with ``n_maps`` attention matrices (layers x heads, all stacks):
-    as many as fit :data:`MAP_BYTES` of float32 maps, never fewer than 512 nor more than 1,024.
-
-    >>> viewer_limit(12 * 12), viewer_limit(18 * 4), viewer_limit(24 * 16), viewer_limit(None)
-    (512, 724, 512, 512)
-    """
-    if not n_maps or n_maps <= 0:
-        return BASE_TOKENS
-    return max(BASE_TOKENS, min(MAX_TOKENS, int((MAP_BYTES / (4 * n_maps)) ** 0.5)))
 
 
 @dataclass(frozen=True, eq=False)
 class AttentionMaps:
     """Attention weights of one text through one model, every matrix square and unpadded.
 
-    ``attentions``: ``(layers, H, L, L)`` float32, row = query token, column = key token; it is
-    the encoder's self-attention for encoder-decoders. ``decoder_attentions``: ``(Ld, H, T, T)``
+    ``attentions``: ``(layers, H, L, L)`` float32 (block masses when ``block > 1``, see below), row =
+    query token, column = key token; it is the encoder's self-attention for encoder-decoders. ``decoder_attentions``: ``(Ld, H, T, T)``
     and ``cross_attentions``: ``(Ld, H, T, L)`` for encoder-decoders only (else ``None``).
     ``notices``: what the user should know (truncation, sparse formats, random weights), by kind.
     """
@@ -59,6 +44,10 @@ class AttentionMaps:
     cross_attentions: np.ndarray | None = None
     global_positions: tuple[int, ...] = ()  # Longformer tokens with global attention
     notices: tuple[Notice, ...] = ()
+    # Tokens per cell side of ``attentions``: 1 = every map in full. Above 1 (long texts on a GPU) the
+    # maps were reduced layer by layer as they came (explorer.attention.blocks.block_mass): ``attentions``
+    # is then ``(layers, H, ceil(L/block), ceil(L/block))`` block masses whose rows sum to 1.
+    block: int = 1
 
     @property
     def n_layers(self) -> int:
@@ -80,7 +69,7 @@ class AttentionMaps:
             "n_tokens": len(self.tokens), "n_input_tokens": self.n_input_tokens,
             "truncated": self.truncated, "shape": list(self.attentions.shape),
             "untrained": self.untrained, "global_positions": list(self.global_positions),
-            "notices": texts(self.notices),
+            "notices": texts(self.notices), "block": self.block,
         }
         if self.cross_attentions is not None and self.decoder_attentions is not None:
             d["decoder_tokens"] = list(self.decoder_tokens)

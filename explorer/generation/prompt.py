@@ -29,10 +29,24 @@ class Prompt:
     notices: tuple[Notice, ...]
 
 
-def context_limit(model: Any, cap: int = MAX_PROMPT_TOKENS) -> int:
-    """Tokens a prompt may have: the model's position limit, at most ``cap``."""
+def context_limit(model: Any, cap: int | None = None) -> int:
+    """Tokens a prompt may have: the model's position limit, at most ``cap`` (``None``: the device's cap,
+    :func:`explorer.limits.prompt_tokens`: 1,024 on a CPU, the context where KV caches fit on a GPU)."""
     limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    if cap is None:
+        cap = _device_cap(model, int(limit) if limit else None)
     return min(int(limit), cap) if limit else cap
+
+
+def _device_cap(model: Any, context: int | None) -> int:
+    from explorer import limits
+    from explorer.offload import input_device
+
+    if not hasattr(model, "parameters"):
+        return MAX_PROMPT_TOKENS
+    dtype = next((p.dtype for p in model.parameters()), None)
+    kv = limits.kv_bytes_per_token(model.config, getattr(dtype, "itemsize", 4))
+    return limits.prompt_tokens(limits.device_facts(input_device(model)), context, kv).value
 
 
 def _leading_specials(ids: list[int], special: set[int]) -> int:

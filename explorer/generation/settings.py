@@ -19,18 +19,20 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from explorer.errors import ExplorerError
+from explorer.limits import CPU_NEW_TOKENS, CPU_PROMPT_TOKENS
 
 __all__ = ["MAX_BEAMS", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K", "STRATEGIES", "TOP_ALTERNATIVES",
            "DecodingSettings", "Strategy", "logits_processors"]
 
 Strategy = Literal["greedy", "sample", "top-k", "top-p", "beam"]
 STRATEGIES: tuple[str, ...] = ("greedy", "sample", "top-k", "top-p", "beam")
-MAX_NEW_TOKENS = 200  # about 25 s of CPU decoding for Gemma 3 270M: a page must answer
+MAX_NEW_TOKENS = CPU_NEW_TOKENS  # the CPU cap (explorer.limits.new_tokens gives the device's)
 MAX_BEAMS = 8  # each beam is a row of every forward pass
 MAX_TOP_K = 1000
 # The model's context is far longer (32,768 for Gemma 3 270M), but one forward pass over 1,024
 # tokens already takes several seconds on a 2-core CPU; longer prompts are cut with a notice.
-MAX_PROMPT_TOKENS = 1024
+# The CPU cap; explorer.limits.prompt_tokens gives the device's (the context where KV caches fit).
+MAX_PROMPT_TOKENS = CPU_PROMPT_TOKENS
 TOP_ALTERNATIVES = 5  # alternatives recorded at every step (hover text, CLI "top")
 
 

