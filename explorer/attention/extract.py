@@ -236,12 +236,18 @@ def _notices(n_input: int, n_kept: int, limit: int, fmt: str, untrained: bool) -
 
 def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
             random_weights: bool = False, models_dir: str | None = None,
-            global_positions: tuple[int, ...] = (0,)) -> AttentionMaps:
-    """Load ``key_or_path`` with the eager kernel (see explorer.loading) and extract its attention."""
+            global_positions: tuple[int, ...] = (0,), device: str | None = None,
+            dtype: str | None = None) -> AttentionMaps:
+    """Load ``key_or_path`` with the eager kernel (see explorer.loading) on ``device`` in ``dtype``
+    (:mod:`explorer.placement`) and extract its attention; the result says what ran."""
+    from dataclasses import replace
+
     from explorer.loading import load_model
+    from explorer.placement import ran_on
 
     text = check_text(text)  # before loading: bad input should not cost a model load
     lm = load_model(key_or_path, "base", attn_implementation="eager",
-                    random_weights=random_weights, models_dir=models_dir)
-    return extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
+                    random_weights=random_weights, models_dir=models_dir, device=device, dtype=dtype)
+    maps = extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
                              global_positions=global_positions, name=lm.key, untrained=lm.untrained)
+    return replace(maps, **ran_on(lm))

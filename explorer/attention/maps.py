@@ -59,6 +59,9 @@ class AttentionMaps:
     cross_attentions: np.ndarray | None = None
     global_positions: tuple[int, ...] = ()  # Longformer tokens with global attention
     notices: tuple[Notice, ...] = ()
+    device: str = "cpu"  # what ran: set by explorer.attention.extract.extract from the loaded model
+    device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     @property
     def n_layers(self) -> int:
@@ -80,7 +83,8 @@ class AttentionMaps:
             "n_tokens": len(self.tokens), "n_input_tokens": self.n_input_tokens,
             "truncated": self.truncated, "shape": list(self.attentions.shape),
             "untrained": self.untrained, "global_positions": list(self.global_positions),
-            "notices": texts(self.notices),
+            "notices": texts(self.notices), "device": self.device, "device_name": self.device_name,
+            "dtype": self.dtype,
         }
         if self.cross_attentions is not None and self.decoder_attentions is not None:
             d["decoder_tokens"] = list(self.decoder_tokens)
