@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from explorer.cli import add_placement, placement_of
 from explorer.errors import ExplorerError
 
 
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--npy", type=Path, default=None,
                    help="save the attention tensor (or, with --layer, the printed matrix) as .npy")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_placement(p)
     p.set_defaults(func=cmd_attention)
 
 
@@ -61,7 +63,8 @@ def cmd_attention(args: argparse.Namespace) -> int:
     if not 2 <= args.max_tokens <= attention.MAX_TOKENS:
         raise ExplorerError(f"--max-tokens must be between 2 and {attention.MAX_TOKENS}, got {args.max_tokens}.")
     maps = attention.extract(args.model, _read_text(args), target=args.target, max_tokens=args.max_tokens,
-                             random_weights=args.random_weights, models_dir=args.models_dir)
+                             random_weights=args.random_weights, models_dir=args.models_dir,
+                             **placement_of(args).kwargs())
     view = None
     if args.layer is not None:
         view = attention.select_view(maps, args.view, args.layer, args.head, args.token_range)
@@ -86,7 +89,8 @@ def _save(path: Path, data: bytes) -> None:
 
 def _print_text(out: dict) -> None:
     print(f"{out['model']}: {out['family']}, {out['layers']} layers x {out['heads']} heads, "
-          f"{out['n_tokens']} tokens, tensor {tuple(out['shape'])} ({out['source_format']})")
+          f"{out['n_tokens']} tokens, tensor {tuple(out['shape'])} ({out['source_format']}) "
+          f"[{out['device_name']} · {out['dtype']}]")
     for note in out["notices"]:
         print(f"  note: {note}")
     print("  tokens: " + " ".join(out["tokens"]))
