@@ -24,7 +24,7 @@ __all__ = ["AREAS", "add_placement", "build_parser", "print_json", "check_utf8",
 
 # One module per area; each defines ``register(subparsers) -> None``.
 AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity",
-         "results", "generation", "mechanisms")
+         "results", "generation", "mechanisms", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):
