@@ -29,13 +29,16 @@ class Req(NamedTuple):
     max_tokens: int = attention.MAX_TOKENS
     random_weights: bool = False
     global_positions: tuple[int, ...] = (0,)  # Longformer only: tokens with global attention
+    device: str = "auto"  # the sidebar's choice (app.device_picker): part of every cache key below
+    dtype: str = "auto"
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def _maps(req: Req) -> attention.AttentionMaps:
     return attention.extract(req.model, req.text, target=req.target, max_tokens=req.max_tokens,
-                             random_weights=req.random_weights, global_positions=req.global_positions)
+                             random_weights=req.random_weights, global_positions=req.global_positions,
+                             device=req.device, dtype=req.dtype)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -10,7 +10,7 @@ import functools
 import streamlit as st
 
 from app import cache_attention as cache
-from app import ui
+from app import device_picker, ui
 from explorer import attention, userinput
 from explorer.plots import attention as plots
 
@@ -60,11 +60,11 @@ def _request() -> cache.Req:
     target = c1.text_input("Decoder text (encoder-decoders only)", key="att_target",
                            help="T5/BART decoders read this text (teacher-forced); empty: the text itself.")
     max_tokens = c2.number_input("Max tokens", 2, attention.MAX_TOKENS, attention.MAX_TOKENS, key="att_max")
-    # Longformer's global tokens: the field appears once the model is known (see _global_tokens)
-    extra: tuple[int, ...] = ()
+    extra: tuple[int, ...] = ()  # Longformer's global tokens: the field appears once the model is known
     with ui.guard():  # a typo: say so, and go on with [CLS] alone so the field stays editable
         extra = userinput.parse_positions(st.session_state.get("att_global", ""), int(max_tokens))
-    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})))
+    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})),
+                     **device_picker.pick().kwargs())  # the sidebar's device and precision: part of the key
 
 
 def _global_tokens(info: dict) -> None:
@@ -79,7 +79,7 @@ def _notices(info: dict, notices: tuple) -> None:
         box, icon = NOTICE_STYLE.get(note.kind, (st.info, ":material/info:"))
         box(note.text, icon=icon)
     st.caption(f"**{ui.markdown_safe(info['model'])}**: {info['family']}, {info['layers']} layers x {info['heads']} heads, "
-               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])}.")
+               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])} · {info['device_name']} · {info['dtype']}.")
 
 
 def _index(col, label: str, count: int, key: str, disabled: bool = False) -> int:
