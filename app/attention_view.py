@@ -27,7 +27,7 @@ def notices(info: dict, notices: tuple) -> None:
         box, icon = NOTICE_STYLE.get(note.kind, (st.info, ":material/info:"))
         box(note.text, icon=icon)
     st.caption(f"**{ui.markdown_safe(info['model'])}**: {info['family']}, {info['layers']} layers x {info['heads']} heads, "
-               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])}.")
+               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])} · {info['device_name']} · {info['dtype']}.")
 
 
 def _range(col, label: str, n: int, key: str, start: int) -> tuple[int, int]:

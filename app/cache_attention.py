@@ -31,13 +31,16 @@ class Req(NamedTuple):
     max_tokens: int = attention.MAX_TOKENS
     random_weights: bool = False
     global_positions: tuple[int, ...] = (0,)  # Longformer only: tokens with global attention
+    device: str = "auto"  # the sidebar's choice (app.device_picker): part of every cache key below
+    dtype: str = "auto"
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def _maps(req: Req) -> attention.AttentionMaps:
     return attention.extract(req.model, req.text, target=req.target, max_tokens=req.max_tokens,
-                             random_weights=req.random_weights, global_positions=req.global_positions)
+                             random_weights=req.random_weights, global_positions=req.global_positions,
+                             device=req.device, dtype=req.dtype)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -84,7 +87,7 @@ def block_map(req: Req, layer: int, head: int | None) -> tuple[np.ndarray, list[
 def _rerun(req: Req, layer: int, head: int, rows: tuple[int, int], cols: tuple[int, int] | None) -> np.ndarray:
     return attention.load_detail(req.model, req.text, layer=layer, head=head, rows=rows, cols=cols,
                                  target=req.target, max_tokens=req.max_tokens, random_weights=req.random_weights,
-                                 global_positions=req.global_positions)
+                                 global_positions=req.global_positions, device=req.device, dtype=req.dtype)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -22,16 +22,16 @@ MAX_DECODERS = 8  # live decoders kept per session (each holds a KV cache)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def prepared(model: str, _progress: Any = None) -> str:
+def prepared(model: str, _progress: Any = None, device: str = "auto", dtype: str = "auto") -> str:
     """The model ready to load (the bundled GGUF converted first, reporting to ``_progress``)."""
-    gen.load_decoder(model, progress=_progress)
+    gen.load_decoder(model, progress=_progress, device=device, dtype=dtype)
     return model
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the prompt through the model…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def next_token(model: str, prompt: str, top_k: int) -> gen.NextToken:
-    return gen.next_token(gen.load_decoder(model), prompt, top_k)
+def next_token(model: str, prompt: str, top_k: int, device: str = "auto", dtype: str = "auto") -> gen.NextToken:
+    return gen.next_token(gen.load_decoder(model, device=device, dtype=dtype), prompt, top_k)
 
 
 def _decoders() -> OrderedDict:
@@ -39,10 +39,12 @@ def _decoders() -> OrderedDict:
 
 
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def generation(model: str, prompt: str, settings: gen.DecodingSettings, steps: int) -> gen.Generation:
-    """The first ``steps`` tokens of this strategy, continuing this session's decoder when it can."""
-    live, key = _decoders(), (model, prompt, settings)
-    loaded = gen.load_decoder(model)
+def generation(model: str, prompt: str, settings: gen.DecodingSettings, steps: int, device: str = "auto",
+               dtype: str = "auto") -> gen.Generation:
+    """The first ``steps`` tokens of this strategy, continuing this session's decoder when it can (a decoder
+    is kept per device and dtype: its KV cache lives there)."""
+    live, key = _decoders(), (model, prompt, settings, device, dtype)
+    loaded = gen.load_decoder(model, device=device, dtype=dtype)
     if key not in live or len(live[key][1].steps) > steps:  # new settings, or asked for fewer tokens
         live[key] = gen.start(loaded, prompt, settings)
     live.move_to_end(key)

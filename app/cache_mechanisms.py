@@ -16,9 +16,10 @@ from explorer.mechanisms import deberta, distillation, text2text
 
 @st.cache_data(max_entries=8, show_spinner="Splitting DeBERTa's attention…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def deberta_split(key: str, text: str) -> deberta.DisentangledSplit:
-    """Layer-0 scores of ``text`` split into c2c + c2p + p2c, checked against the model."""
-    return deberta.split_attention(key, text)
+def deberta_split(key: str, text: str, device: str = "auto", dtype: str = "auto") -> deberta.DisentangledSplit:
+    """Layer-0 scores of ``text`` split into c2c + c2p + p2c, checked against the model (on the sidebar's
+    device and precision: the real module runs there)."""
+    return deberta.split_attention(key, text, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -32,19 +32,22 @@ def default_fill_models(directory: str | None) -> list[str]:
 @st.cache_data(max_entries=128, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, directory: str | None,
-         stamps: tuple[str, ...], answer_tokens: int = 1) -> fillmask.FillMaskResult:
-    """Every model's top-k for every mask of ``prompt`` (``stamps`` only key the cache)."""
+         stamps: tuple[str, ...], answer_tokens: int = 1, device: str = "auto",
+         dtype: str = "auto") -> fillmask.FillMaskResult:
+    """Every model's top-k for every mask of ``prompt`` (``stamps`` only key the cache; ``device``/``dtype``:
+    the sidebar's choice, part of the key)."""
     return fillmask.fill_mask(specs, prompt, top_k, allow_random=allow_random, models_dir=directory,
-                              answer_tokens=answer_tokens)
+                              answer_tokens=answer_tokens, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def electra(generator: str, disc: str, text: str, fraction: float, seed: int, allow_random: bool,
-            directory: str | None, stamps: tuple[str, ...]) -> discriminator.ReplacedTokens:
+            directory: str | None, stamps: tuple[str, ...], device: str = "auto",
+            dtype: str = "auto") -> discriminator.ReplacedTokens:
     """ELECTRA's generator corrupts ``text``; its discriminator scores every token."""
     return discriminator.detect(generator, disc, text, fraction, seed, allow_random=allow_random,
-                                models_dir=directory)
+                                models_dir=directory, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -2,7 +2,8 @@
 
 Models are NOT wrapped in ``st.cache_resource`` here: ``explorer.loading.load_model`` already keeps
 one process-wide, memory-bounded LRU cache shared by every session, and holding a second reference
-here would stop that cache from ever freeing memory. Which checkpoint serves ColBERT is the library's
+here would stop that cache from ever freeing memory. ``device``/``dtype`` (the sidebar's choice,
+:mod:`app.device_picker`) are arguments, so they are part of every cache key. Which checkpoint serves ColBERT is the library's
 decision (``colbert.default_encoder``). Results are ``st.cache_data`` (small frozen dataclasses,
 hashable arguments, bounded). ExplorerErrors are not cached: they reach ``ui.guard``.
 """
@@ -23,34 +24,37 @@ def clean_lines(text: str) -> similarity.SentenceList:
 
 @st.cache_data(max_entries=32, show_spinner="Embedding the sentences…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def matrix(model: str, text: str) -> similarity.SimilarityResult:
+def matrix(model: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SimilarityResult:
     """Cosine matrix of the lines of ``text`` with bi-encoder ``model`` (key or directory)."""
-    return similarity.similarity(load_model(model), text)
+    return similarity.similarity(load_model(model, device=device, dtype=dtype), text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Ranking the sentences…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def search(model: str, query: str, text: str) -> similarity.SearchResult:
+def search(model: str, query: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SearchResult:
     """The lines of ``text`` ranked by cosine similarity to ``query``."""
-    return similarity.search(load_model(model), query, text)
+    return similarity.search(load_model(model, device=device, dtype=dtype), query, text)
 
 
 @st.cache_data(max_entries=16, show_spinner="Late interaction: encoding every token…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def late_ranking(query: str, text: str) -> colbert.Ranking:
+def late_ranking(query: str, text: str, device: str = "auto", dtype: str = "auto") -> colbert.Ranking:
     """MaxSim ranking of the lines of ``text`` next to the bundled bi-encoder's ranking."""
-    return colbert.rank(colbert.default_encoder(), load_model(similarity.BI_ENCODER), query, text)
+    return colbert.rank(colbert.default_encoder(device=device, dtype=dtype),
+                        load_model(similarity.BI_ENCODER, device=device, dtype=dtype), query, text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Token by token similarity…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def maxsim(query: str, doc: str) -> colbert.MaxSim:
+def maxsim(query: str, doc: str, device: str = "auto", dtype: str = "auto") -> colbert.MaxSim:
     """MaxSim of the query against one document, token by token."""
-    return colbert.maxsim_texts(colbert.default_encoder(), query, doc)
+    return colbert.maxsim_texts(colbert.default_encoder(device=device, dtype=dtype), query, doc)
 
 
 @st.cache_data(max_entries=16, show_spinner="Clustering token vectors and compressing…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
-def compression(query: str, text: str, k: int, seed: int, top_k: int) -> colbert.CompressionStudy:
+def compression(query: str, text: str, k: int, seed: int, top_k: int, device: str = "auto",
+                dtype: str = "auto") -> colbert.CompressionStudy:
     """ColBERTv2 compression study with 1- and 2-bit residuals (k = 0: the default number of centroids)."""
-    return colbert.compression_study(colbert.default_encoder(), query, text, (1, 2), k or None, seed, top_k)
+    return colbert.compression_study(colbert.default_encoder(device=device, dtype=dtype), query, text, (1, 2),
+                                     k or None, seed, top_k)

@@ -35,14 +35,15 @@ def default_models(directory: str | None) -> list[str]:
 @st.cache_data(max_entries=32, show_spinner="Generating…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def fill_spans(model: str, prompt: str, max_new_tokens: int, random_weights: bool, directory: str | None,
-               stamp: str) -> infill.InfillResult:
+               stamp: str, device: str = "auto", dtype: str = "auto") -> infill.InfillResult:
     """The prompt filled in by a decoder, T5 or BART ``model`` (``stamp`` only keys the cache)."""
-    return infill.run(model, prompt, max_new_tokens, random_weights, directory)
+    return infill.run(model, prompt, max_new_tokens, random_weights, directory, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=32, show_spinner="Reading the context…")
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def answer(model: str, question: str, context: str, max_answer_len: int, random_weights: bool,
-           directory: str | None, stamp: str) -> qa.QAResult | GenerativeAnswer:
+           directory: str | None, stamp: str, device: str = "auto",
+           dtype: str = "auto") -> qa.QAResult | GenerativeAnswer:
     """A decoder's written answer, or a reader's best span with its start/end probability strip (``stamp`` only keys the cache)."""
-    return qa.ask(model, question, context, max_answer_len, random_weights, directory)
+    return qa.ask(model, question, context, max_answer_len, random_weights, directory, device=device, dtype=dtype)

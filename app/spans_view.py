@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import cache_spans as cache
 from app import ui
+from app.device_picker import ran_caption
 from explorer import weights
 from explorer.causal.answer import GenerativeAnswer
 from explorer.labels import UNTRAINED_NOTE, escape_markdown
@@ -37,8 +38,10 @@ def not_ready(found: weights.LoadPlan | None) -> None:
         st.error(ui.markdown_safe(found.reason), icon=":material/error:")
 
 
-def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, directory: str | None) -> None:
-    """One model's column: weights status, filled-in text with highlighted spans, raw output."""
+def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, directory: str | None,
+                  where: dict[str, str] | None = None) -> None:
+    """One model's column: weights status, filled-in text with highlighted spans, raw output (``where``: the
+    sidebar's device and dtype, :func:`app.device_picker.pick`)."""
     st.subheader(escape_markdown(Path(model).name if "/" in model else model))
     if "/" in model:  # a directory: the full path under its short name
         st.caption(escape_markdown(model))
@@ -47,13 +50,13 @@ def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, d
         not_ready(found)
         return
     with ui.guard():
-        res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp)
+        res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp, **(where or {}))
         if res.untrained:
             st.warning(UNTRAINED_NOTE, icon=":material/casino:")
         st.markdown(plots.segments_markdown(res.segments))
         notices(res.notices)
         kind = "decoder (causal LM)" if res.family == "causal" else res.family.upper()
-        st.caption(f"{kind} · {res.device} · {res.seconds * 1000:.0f} ms")
+        st.caption(f"{kind} · {ran_caption(res)} · {res.seconds * 1000:.0f} ms")
         with st.expander("Model input and raw output"):
             st.code(res.model_input, language=None, wrap_lines=True)
             st.code(res.raw_output, language=None, wrap_lines=True)
@@ -64,7 +67,7 @@ def generative_answer(res: GenerativeAnswer) -> None:
     st.markdown(f"**Answer (generative):** {escape_markdown(res.answer) or '∅'}")
     where = {"whole": f"found at characters {res.start}–{res.end} of the context",
              "part": f"part of it found at characters {res.start}–{res.end}"}.get(res.match, "not in the context")
-    st.caption(f"written token by token by a decoder, then looked up: {where} · {res.device} · "
+    st.caption(f"written token by token by a decoder, then looked up: {where} · {ran_caption(res)} · "
                f"{res.latency_ms:.0f} ms")
     notices(res.notices)
     st.markdown(plots.located_markdown(res.context, res.start, res.end))
@@ -74,7 +77,7 @@ def extractive_answer(res: QAResult) -> None:
     """A reader's span with its start/end probability strip."""
     st.markdown(f"**Answer (extractive):** {escape_markdown(res.answer) or '∅'}")
     st.caption(f"score {res.score:.4f} · no-answer score {res.null_score:.4f} · characters "
-               f"{res.start_char}–{res.end_char} · {res.device} · {res.seconds * 1000:.0f} ms")
+               f"{res.start_char}–{res.end_char} · {ran_caption(res)} · {res.seconds * 1000:.0f} ms")
     notices(res.notices)
     ui.figure(plots.qa_strip(res), "qa_probabilities", key="qa_strip")
     table = pd.DataFrame({"token": res.tokens, "start_char": [o[0] for o in res.offsets],

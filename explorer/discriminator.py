@@ -23,6 +23,7 @@ from explorer.errors import ExplorerError
 from explorer.fillmask import clean_text, encode, mask_logits, max_tokens, model_prompt, specials_around
 from explorer.loading import LoadedModel, load_model
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 from explorer.weights import plan
 
 __all__ = ["ReplacedTokens", "detect", "electra_pairs", "electra_replaced"]
@@ -42,6 +43,9 @@ class ReplacedTokens:
     probability: tuple[float, ...]  # discriminator's P(replaced) per token
     notices: tuple[Notice, ...]  # truncation, GPU fallback
     latency_ms: float
+    device: str = "cpu"  # what ran (the discriminator's; both models share the placement)
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict:
         """JSON-able; the notices as one ``notice`` sentence."""
@@ -118,19 +122,21 @@ def electra_replaced(gen: LoadedModel, disc: LoadedModel, text: str, mask_fracti
         gen.key, disc.key, gen.untrained or disc.untrained, tuple(tok.convert_ids_to_tokens(body)),
         tuple(tok.convert_ids_to_tokens(corrupted)), tuple(i in positions for i in range(len(body))),
         tuple(a != b for a, b in zip(body, corrupted, strict=True)), tuple(probs),
-        notices + gen.notices + disc.notices, (time.perf_counter() - begin) * 1000)
+        notices + gen.notices + disc.notices, (time.perf_counter() - begin) * 1000, **ran_on(disc))
 
 
 
 
 def detect(generator: str, discriminator: str, text: str, mask_fraction: float = 0.15, seed: int = 0, *,
            allow_random: bool = False, models_dir: str | None = None,
-           loader: Callable[..., LoadedModel] = load_model) -> ReplacedTokens:
+           loader: Callable[..., LoadedModel] = load_model, device: str | None = None,
+           dtype: str | None = None) -> ReplacedTokens:
     """Load an ELECTRA pair (untrained when allowed and its weights are missing) and run
     :func:`electra_replaced`; if either model runs untrained, both do, so their vocabularies match."""
     untrained = allow_random and any(plan(k, models_dir, True).random_weights for k in (generator, discriminator))
-    gen = loader(generator, "masked-lm", random_weights=untrained, models_dir=models_dir)
-    disc = loader(discriminator, "electra-discriminator", random_weights=untrained, models_dir=models_dir)
+    gen = loader(generator, "masked-lm", random_weights=untrained, models_dir=models_dir, device=device, dtype=dtype)
+    disc = loader(discriminator, "electra-discriminator", random_weights=untrained, models_dir=models_dir,
+                  device=device, dtype=dtype)
     return electra_replaced(gen, disc, text, mask_fraction, seed)
 
 

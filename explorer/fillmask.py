@@ -18,6 +18,7 @@ kind (``FILLERS``: one function per kind; masked LMs today).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -26,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from explorer import convert, limits
+from explorer import convert, limits, placement
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel, load_model
@@ -233,9 +234,10 @@ def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
         masks.append(MaskResult(m, pos, tuple(preds)))
         best[pos] = preds[0].token_id
     notes = ((notice,) if notice else ()) + lm.notices
+    ran = placement.ran_on(lm)
     return ModelFill(lm.key, lm.name, lm.untrained, lm.device, tok.decode(ids, skip_special_tokens=False),
                      tuple(masks), tok.decode(best, skip_special_tokens=True), len(ids), notes,
-                     (time.perf_counter() - begin) * 1000)
+                     (time.perf_counter() - begin) * 1000, ran["device_name"], ran["dtype"])
 
 
 # (spec, cleaned prompt, top_k, random_weights, models_dir, loader, answer_tokens) -> ModelFill
@@ -273,12 +275,14 @@ def model_kind(spec: str) -> str:
 
 def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weights: bool = False,
               allow_random: bool = False, models_dir: str | None = None,
-              loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1) -> FillMaskResult:
+              loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1,
+              device: str | None = None, dtype: str | None = None) -> FillMaskResult:
     """Every model's top-k for every mask of one prompt, side by side (the page and the CLI call this).
 
     ``random_weights`` runs every model untrained; ``allow_random`` only those whose weights are not
     on disk (:func:`explorer.weights.plan`). ``answer_tokens``: a decoder's answers may have up to this many
     tokens (1..6, :mod:`explorer.causal.fill`); masked LMs fill one token per [MASK] whatever it is.
+    ``device``/``dtype``: where and in what precision every model runs (:mod:`explorer.placement`).
     A model that cannot answer (missing weights, no MLM head)
     is listed in ``errors`` and the others still answer; a bad prompt raises ExplorerError once for all.
     """
@@ -288,6 +292,9 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
         raise ExplorerError("Pick at least one model (a catalog key or a save_pretrained directory).")
     if not 1 <= int(top_k) <= MAX_TOP_K:
         raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
+    chosen = placement.Placement.parse(device, dtype)
+    chosen.resolve()  # a device this machine lacks is one message, not one per model
+    loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
     fills, errors = [], []
     for spec in dict.fromkeys(picked):  # a model asked twice answers once
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)

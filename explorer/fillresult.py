@@ -45,6 +45,8 @@ class ModelFill:
     n_tokens: int
     notices: tuple[Notice, ...]  # e.g. truncation around the mask, GPU fallback
     latency_ms: float  # tokenize + forward + top-k, model already loaded
+    device_name: str = "cpu"  # what ran, as people know it: "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"  # the precision that ran (a GPU out of memory falls back to cpu float32)
 
     def to_dict(self) -> dict:
         """JSON-able; the notices as one ``notice`` sentence (the CLI's JSON keeps its shape)."""

@@ -26,6 +26,7 @@ import torch
 
 from explorer.errors import ExplorerError
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 
 __all__ = [
     "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
@@ -66,6 +67,8 @@ class InfillResult:
     seconds: float
     notices: tuple[Notice, ...] = ()
     device: str = "cpu"
+    device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     @property
     def filled(self) -> str:
@@ -291,7 +294,7 @@ def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
     name = str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
     return InfillResult(name, fam, prompt, out.model_input, out.raw_output, out.spans, out.segments, out.aligned,
                         bool(getattr(loaded, "untrained", False)), round(time.perf_counter() - start, 4),
-                        out.notices, str(getattr(loaded, "device", "cpu")))
+                        out.notices, **ran_on(loaded))
 
 
 def infill_keys() -> list[str]:
@@ -323,7 +326,7 @@ def task(model: str, models_dir: str | None = None) -> str:
 
 
 def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,
-        models_dir: str | None = None) -> InfillResult:
+        models_dir: str | None = None, *, device: str | None = None, dtype: str | None = None) -> InfillResult:
     """Load ``model`` (catalog key or directory) as seq2seq and fill the blanks of ``prompt``.
 
     ``models_dir`` is where catalog weights are looked for first. A bad prompt is refused before any
@@ -332,5 +335,6 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     from explorer.loading import load_model
 
     split_blanks(prompt)
-    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir)
+    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
+                        device=device, dtype=dtype)
     return infill(loaded, prompt, max_new_tokens)

@@ -12,6 +12,9 @@ Cached models are shared: callers must never move or mutate them.
 
 >>> best_device() in ("cuda", "mps", "cpu"), device_dtype("cpu")
 (True, torch.float32)
+
+Device and dtype are the caller's choice (``device=``/``dtype=``: ``auto`` or a name, see
+:mod:`explorer.placement`, the one home of the rule); both are part of the cache key.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 import torch
 
-from explorer import budget, fence, modelcache, offload, weights
+from explorer import budget, fence, modelcache, offload, placement, weights
 from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError
 from explorer.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
@@ -62,27 +65,28 @@ class LoadedModel:
     load_seconds: float
     notices: tuple[Notice, ...] = ()  # e.g. "fallback": CUDA ran out of memory, the model runs on the CPU
 
+    @property
+    def device_name(self) -> str:
+        """The device as people know it, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)" or "cpu"."""
+        return placement.device_name(self.device)
+
     def to_dict(self) -> dict[str, Any]:
         """Everything but the model and tokenizer objects (JSON-able)."""
-        return {"key": self.key, "name": self.name, "device": self.device, "dtype": self.dtype,
+        return {"key": self.key, "name": self.name, "device": self.device, "device_name": self.device_name,
+                "dtype": self.dtype,
                 "path": fence.public(self.path), "source": self.source, "untrained": self.untrained,
                 "load_seconds": round(self.load_seconds, 3), "notice": " ".join(texts(self.notices)),
                 "parameters": sum(p.numel() for p in self.model.parameters())}
 
 
 def best_device() -> str:
-    """"cuda" if present, else "mps" (Apple), else "cpu"."""
-    if torch.cuda.is_available():
-        return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    return "mps" if mps is not None and mps.is_available() else "cpu"
+    """"cuda" if present, else "mps" (Apple), else "cpu" (:func:`explorer.placement.best_device`)."""
+    return placement.best_device()
 
 
 def device_dtype(device: str) -> torch.dtype:
-    """Half precision on accelerators (bf16 where CUDA supports it), float32 on CPU."""
-    if device == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.float16 if device == "mps" else torch.float32
+    """The dtype ``auto`` picks on ``device`` (:func:`explorer.placement.auto_dtype`)."""
+    return placement.auto_dtype(device)
 
 
 def _auto_class(task: str):
@@ -205,7 +209,8 @@ def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
                             f"checkpoint was saved without it. Pick another checkpoint, or random-weight mode.")
 
 
-def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pickle: bool) -> dict[str, Any]:
+def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pickle: bool,
+                       dtype: torch.dtype = torch.float32) -> dict[str, Any]:
     """from_pretrained's arguments for a ready directory: safetensors, or pickles only when opted in."""
     use_safetensors = "safetensors" in status.formats
     if not use_safetensors and not allow_pickle:
@@ -214,9 +219,9 @@ def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pi
     if not use_safetensors:  # stacklevel 4: reported in load_model, past _from_pretrained and _load_uncached
         warnings.warn(f"Loading pickled weights from {status.path}: only do this for files you trust.",
                       UserWarning, stacklevel=4)
-    # float32 first (transformers 5 defaults to the checkpoint's dtype, and fp16 on a CPU is slow or
-    # unsupported); _place() halves it on a GPU.
-    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False, "dtype": torch.float32,
+    # Read straight into the chosen dtype (transformers 5 would otherwise keep the checkpoint's, and a
+    # bf16 load never holds a float32 copy); float16 never reaches the CPU (explorer.placement refuses it).
+    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False, "dtype": dtype,
                               "use_safetensors": use_safetensors, "output_loading_info": True}
     if attn:
         kwargs["attn_implementation"] = attn
@@ -224,22 +229,23 @@ def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pi
 
 
 def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None, allow_pickle: bool,
-                     device: str = "cpu") -> tuple[torch.nn.Module, offload.Offloaded | None]:
+                     device: str = "cpu", dtype: torch.dtype = torch.float32,
+                     ) -> tuple[torch.nn.Module, offload.Offloaded | None]:
     """(model in eval mode, its offload placement or None): on the CPU, or over the memory budget
     spread by accelerate over GPU, CPU and disk."""
     from safetensors import SafetensorError
 
-    kwargs = _pretrained_kwargs(status, attn, allow_pickle)
+    kwargs = _pretrained_kwargs(status, attn, allow_pickle, dtype)
     # Before any allocation: parameters from the safetensors headers (no data read), else the .bin size
-    # assuming half precision on disk; loaded as float32 either way.
+    # assuming half precision on disk; the budget counts float32 either way (the safe side).
     try:  # a corrupt header fails here already: the same message as a corrupt file below
         stored = budget.checkpoint_parameters(status.path) or status.disk_bytes // 2
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            # Over the budget: spread over GPU, CPU and disk (half precision when a GPU runs it), or refused.
+            # Over the budget: spread over GPU, CPU and disk in the chosen dtype, or refused.
             spread = offload.load_if_over_budget(
                 status.path, status.formats, task, stored, what=f"The checkpoint in {fence.public(status.path)}",
-                device=device, dtype=device_dtype(device) if device == "cuda" else torch.float32, attn=attn)
+                device=device, dtype=dtype, attn=attn)
             if spread is not None:
                 model, info = spread.model, {"missing_keys": spread.missing_keys}
             else:
@@ -299,33 +305,26 @@ def _random_model(key: str, task: str, attn: str | None):
     return model.eval(), tokenizer
 
 
-def _place(model: torch.nn.Module, device: str, name: str) -> tuple[torch.nn.Module, str, str, tuple[Notice, ...]]:
-    """Move to ``device`` in its dtype; GPU out-of-memory falls back to CPU with a notice.
+def _place(model: torch.nn.Module, device: str, dtype: torch.dtype, name: str,
+           ) -> tuple[torch.nn.Module, str, str, tuple[Notice, ...]]:
+    """Move to ``device`` in ``dtype``; GPU out-of-memory falls back to the CPU in float32 with a notice.
 
-    Returns (model, device, dtype name, notices).
+    Returns (model, device, dtype name, notices). A model already in ``dtype`` is not cast again, so
+    the float32 layers transformers keeps in a half-precision load (``_keep_in_fp32_modules``) stay so.
     """
-    if device == "cpu":
-        return model, "cpu", "float32", ()
-    dtype = device_dtype(device)
     try:
-        return model.to(device=device, dtype=dtype), device, str(dtype).removeprefix("torch."), ()
+        if model.dtype != dtype:
+            model = model.to(dtype=dtype)
+        return model.to(device=device), device, placement.dtype_name(dtype), ()
     except (torch.cuda.OutOfMemoryError, RuntimeError) as err:
-        if not isinstance(err, torch.cuda.OutOfMemoryError) and "out of memory" not in str(err).lower():
+        if device == "cpu" or (not isinstance(err, torch.cuda.OutOfMemoryError)
+                               and "out of memory" not in str(err).lower()):
             raise
         model.to(device="cpu", dtype=torch.float32)  # bring back the half that made it
         if device == "cuda":
             torch.cuda.empty_cache()
         return model, "cpu", "float32", (
-            Notice("fallback", f"{device.upper()} ran out of memory: {name} runs on the CPU instead."),)
-
-
-def _check_device(device: str | None) -> str:
-    if device is None:
-        return best_device()
-    if device == "cpu" or (device == "cuda" and torch.cuda.is_available()) or (
-            device == "mps" and best_device() == "mps"):
-        return device
-    raise ExplorerError(f"Device {device!r} is not available here: use 'cpu' or leave it empty for the best one.")
+            Notice("fallback", f"{device.upper()} ran out of memory: {name} runs on the CPU in float32 instead."),)
 
 
 # transformers 5 is not thread-safe while it builds a model (see explorer.build.BUILD_LOCK):
@@ -334,7 +333,7 @@ MODEL_BUILD_LOCK = BUILD_LOCK
 
 
 def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool, allow_pickle: bool,
-                   status: weights.WeightsStatus | None, device: str) -> LoadedModel:
+                   status: weights.WeightsStatus | None, device: str, dtype: torch.dtype) -> LoadedModel:
     start = time.perf_counter()
     variant = _catalog_variant(name)
     spread = None
@@ -342,23 +341,25 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
         model, tokenizer = _random_model(name, task, attn)
     else:
         assert status is not None and status.path is not None
-        model, spread = _from_pretrained(status, task, attn, allow_pickle, device)
+        model, spread = _from_pretrained(status, task, attn, allow_pickle, device, dtype)
         tokenizer = _dir_tokenizer(Path(status.path), variant)
     label = variant.name if variant else Path(name).name or name
     if spread is None:
-        model, device, dtype, notices = _place(model, device, label)
+        model, device, dtype_label, notices = _place(model, device, dtype, label)
     else:  # accelerate placed it already: moving it would undo the placement
-        device, dtype = spread.device, str(next(model.parameters()).dtype).removeprefix("torch.")
+        device, dtype_label = spread.device, placement.dtype_name(next(model.parameters()).dtype)
         notices = (Notice("offload", f"{label} is too big for one device: {spread.summary()}."),)
-    return LoadedModel(name, label, model, tokenizer, device, dtype, status.path if status else None,
+    return LoadedModel(name, label, model, tokenizer, device, dtype_label, status.path if status else None,
                        status.source if status else None, random_weights, time.perf_counter() - start, notices)
 
 
 def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str | None = None,
                random_weights: bool = False, allow_pickle: bool = False, models_dir: str | None = None,
-               device: str | None = None) -> LoadedModel:
+               device: str | None = None, dtype: str | torch.dtype | None = None) -> LoadedModel:
     """A shared, eval-mode model + tokenizer for a catalog key or a save_pretrained directory.
 
+    ``device``: auto (None), cpu, cuda or mps; ``dtype``: auto (None), float32, bfloat16 or float16
+    (:mod:`explorer.placement` checks both and says what to pick when this machine cannot).
     Missing weights raise ExplorerError at once (no network) naming how to get them. Two
     threads asking for the same model wait on one load; different models load in parallel.
     """
@@ -367,16 +368,19 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
         raise ExplorerError(f"Unknown task {task!r}: use one of {', '.join(TASKS)}.")
     if not name:
         raise ExplorerError("No model given: pick a catalog key or type a directory.")
-    device = _check_device(device)
+    device = placement.resolve_device(device)
+    torch_dtype = placement.resolve_dtype(dtype, device)  # before any file is read: a bad choice costs nothing
     status = None if random_weights else _resolve(name, models_dir)
     ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
-            status.path if status else None, weights.weights_stamp(status.path if status else None))
+            status.path if status else None, weights.weights_stamp(status.path if status else None),
+            placement.dtype_name(torch_dtype))
     if (hit := modelcache.cached(ckey)) is not None:
         return hit
     with modelcache.key_lock(ckey):
         if (hit := modelcache.cached(ckey)) is not None:  # another session loaded it while we waited
             return hit
         with MODEL_BUILD_LOCK:
-            loaded = _load_uncached(name, task, attn_implementation, random_weights, allow_pickle, status, device)
+            loaded = _load_uncached(name, task, attn_implementation, random_weights, allow_pickle, status, device,
+                                    torch_dtype)
         modelcache.store(ckey, loaded)
     return loaded

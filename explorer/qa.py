@@ -25,6 +25,7 @@ import torch
 from explorer.errors import ExplorerError
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 
 if TYPE_CHECKING:  # the generative path loads only when a decoder is asked
     from explorer.causal.answer import GenerativeAnswer
@@ -69,6 +70,8 @@ class QAResult:
     notices: tuple[Notice, ...] = ()
     device: str = "cpu"
     kind: str = "extractive"  # a span read off the context (vs "generative": written by a decoder)
+    device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -207,16 +210,18 @@ def _qa_result(loaded: Any, q: str, ctx: str, enc: Any, best: tuple, n_windows: 
                     n_windows, tuple(ctx[a:b] for a, b in offsets), tuple(offsets),
                     tuple(float(sp[t]) for t in idx), tuple(float(ep[t]) for t in idx),
                     (idx.index(i), idx.index(j)), bool(getattr(loaded, "untrained", False)),
-                    round(seconds, 4), tuple(notices), str(getattr(loaded, "device", "cpu")))
+                    round(seconds, 4), tuple(notices), **ran_on(loaded))
 
 
-def load(model: str, random_weights: bool = False, models_dir: str | None = None) -> Any:
+def load(model: str, random_weights: bool = False, models_dir: str | None = None, *,
+         device: str | None = None, dtype: str | None = None) -> Any:
     """The QA model for a hub id, key or directory; random mode builds the matching catalog architecture."""
     from explorer.loading import load_model
 
     if random_weights:
-        return load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True)
-    return load_model(model, "question-answering", models_dir=models_dir)
+        return load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,
+                          device=device, dtype=dtype)
+    return load_model(model, "question-answering", models_dir=models_dir, device=device, dtype=dtype)
 
 
 def qa_models() -> list[str]:
@@ -244,7 +249,8 @@ def describe(model: str) -> str:
 
 
 def ask(model: str, question: str, context: str, max_answer_len: int = 30, random_weights: bool = False,
-        models_dir: str | None = None) -> QAResult | GenerativeAnswer:
+        models_dir: str | None = None, *, device: str | None = None, dtype: str | None = None,
+        ) -> QAResult | GenerativeAnswer:
     """Load ``model`` and answer: bad input is refused before any model is loaded.
 
     A catalog decoder writes its answer (:func:`explorer.causal.answer.answer_question`, located in
@@ -255,6 +261,8 @@ def ask(model: str, question: str, context: str, max_answer_len: int = 30, rando
         from explorer.causal.answer import answer_question
         from explorer.loading import load_model
 
-        loaded = load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir)
+        loaded = load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir,
+                            device=device, dtype=dtype)
         return answer_question(loaded, question, context)
-    return answer(load(model, random_weights, models_dir), question, context, max_answer_len)
+    return answer(load(model, random_weights, models_dir, device=device, dtype=dtype), question, context,
+                  max_answer_len)

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 
 from explorer.errors import ExplorerError
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 
 __all__ = [
     "BI_ENCODER", "MAX_CHARS", "MAX_SENTENCES", "SearchHit", "SearchResult", "SentenceList", "SimilarityResult",
@@ -65,6 +66,8 @@ class SimilarityResult:
     notices: tuple[Notice, ...] = ()  # the list's "dropped" notices, then "truncated" ones
     seconds: float = 0.0  # embedding time (the page shows each prediction's latency)
     device: str = "cpu"
+    device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "sentences": list(self.sentences), "matrix": [list(r) for r in self.matrix],
@@ -89,10 +92,13 @@ class SearchResult:
     untrained: bool
     seconds: float = 0.0
     device: str = "cpu"
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "query": self.query, "untrained": self.untrained,
-                "seconds": self.seconds, "device": self.device, "hits": [asdict(h) for h in self.hits]}
+                "seconds": self.seconds, "device": self.device, "device_name": self.device_name,
+                "dtype": self.dtype, "hits": [asdict(h) for h in self.hits]}
 
 
 def tidy(text: str) -> str:
@@ -231,7 +237,7 @@ def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> Sim
     return SimilarityResult(_model_label(loaded), clean.sentences, rows, int(emb.shape[1]),
                             bool(getattr(loaded, "untrained", False)),
                             clean.notices + truncation_notices(loaded, clean.sentences), seconds,
-                            str(getattr(loaded, "device", "cpu")))
+                            **ran_on(loaded))
 
 
 def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = None) -> SearchResult:
@@ -248,4 +254,4 @@ def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = 
     order = torch.argsort(scores, descending=True, stable=True).tolist()[: top_k or len(clean.sentences)]
     hits = tuple(SearchHit(r + 1, i, clean.sentences[i], round(float(scores[i]), 6)) for r, i in enumerate(order))
     return SearchResult(_model_label(loaded), q, hits, bool(getattr(loaded, "untrained", False)),
-                        round(time.perf_counter() - started, 4), str(getattr(loaded, "device", "cpu")))
+                        round(time.perf_counter() - started, 4), **ran_on(loaded))

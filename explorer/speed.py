@@ -41,6 +41,9 @@ class Speed:
     ms_per_example: tuple[float, ...]
     seq_len: int
     runs: int
+    device: str = "cpu"  # what ran (explorer.placement)
+    device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     @property
     def ratio(self) -> float:
@@ -49,7 +52,8 @@ class Speed:
     def to_dict(self) -> dict[str, Any]:
         return {"models": [{"key": k, "ms_per_example": round(ms, 3)} for k, ms in zip(self.keys, self.ms_per_example,
                                                                                       strict=True)],
-                "ratio": round(self.ratio, 3)}
+                "ratio": round(self.ratio, 3), "device": self.device, "device_name": self.device_name,
+                "dtype": self.dtype}
 
 
 def schedule(n_models: int, runs: int) -> list[int]:
@@ -106,6 +110,21 @@ def _build(key: str, seq_len: int):
     return build.instantiate(config, "base", "cpu", variant.extra).eval(), config
 
 
+def _synced(call: Callable[[], Any], device: str) -> Callable[[], Any]:
+    """``call`` that waits for the GPU to finish: CUDA kernels run asynchronously, so without the wait
+    the clock would only time the launch."""
+    if not device.startswith("cuda"):
+        return call
+    import torch
+
+    def run() -> Any:
+        out = call()
+        torch.cuda.synchronize()
+        return out
+
+    return run
+
+
 def _inputs(model, config, seq_len: int, vocab: int) -> dict[str, Any]:
     """The same seeded token ids for every model (ids below every model's vocabulary size)."""
     import torch
@@ -116,21 +135,29 @@ def _inputs(model, config, seq_len: int, vocab: int) -> dict[str, Any]:
     return {name: ids for name in anatomy.dummy_inputs(model, config, seq_len)}
 
 
-def measure(keys: Sequence[str], seq_len: int = DEFAULT_SEQ_LEN, runs: int = 20, threads: int = 1) -> Speed:
-    """Median ms per example (batch size 1) of two variants, timed in interleaved rounds on ``threads`` threads."""
+def measure(keys: Sequence[str], seq_len: int = DEFAULT_SEQ_LEN, runs: int = 20, threads: int = 1, *,
+            device: str | None = None, dtype: str | None = None) -> Speed:
+    """Median ms per example (batch size 1) of two variants, timed in interleaved rounds on ``threads``
+    CPU threads, on ``device`` in ``dtype`` (:mod:`explorer.placement`; the paper's Table 3 is the CPU in
+    float32, which ``auto`` picks only on a machine without a GPU)."""
     import torch
+
+    from explorer import placement
 
     _check(keys, runs, seq_len)
     if not 1 <= threads <= MAX_THREADS:
         raise ExplorerError(f"--threads must be between 1 and {MAX_THREADS} (got {threads}).")
-    built = [_build(key, seq_len) for key in keys]
+    where, torch_dtype = placement.Placement.parse(device, dtype).resolve()
+    built = [(model.to(device=where, dtype=torch_dtype), config) for model, config in
+             (_build(key, seq_len) for key in keys)]
     vocab = min(int(getattr(c, "vocab_size", 0) or getattr(getattr(c, "encoder", None), "vocab_size", 30000))
                 for _, c in built)
     calls = []
     for model, config in built:
-        inputs = _inputs(model, config, seq_len, vocab)
-        calls.append(lambda m=model, x=inputs: m(**x))
+        inputs = {name: x.to(where) for name, x in _inputs(model, config, seq_len, vocab).items()}
+        calls.append(_synced(lambda m=model, x=inputs: m(**x), where))
     with torch.inference_mode(), _threads(threads):
         times = interleaved(calls, runs)
     medians = tuple(1000 * statistics.median(t) for t in times)
-    return Speed(tuple(keys), medians, seq_len, runs)
+    return Speed(tuple(keys), medians, seq_len, runs, where, placement.device_name(where),
+                 placement.dtype_name(torch_dtype))

@@ -9,7 +9,7 @@ import functools
 
 import streamlit as st
 
-from app import attention_view, ui
+from app import attention_view, device_picker, ui
 from app import cache_attention as cache
 from explorer import attention, userinput
 from explorer.plots import attention as plots
@@ -60,7 +60,8 @@ def _request() -> cache.Req:
     extra: tuple[int, ...] = ()
     with ui.guard():  # a typo: say so, and go on with [CLS] alone so the field stays editable
         extra = userinput.parse_positions(st.session_state.get("att_global", ""), int(max_tokens))
-    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})))
+    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})),
+                     **device_picker.pick().kwargs())  # the sidebar's device and precision: part of the key
 
 
 def _global_tokens(info: dict) -> None:

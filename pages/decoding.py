@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_generation as cache
-from app import cache_objectives, ui
+from app import cache_objectives, device_picker, ui
 from explorer.errors import ExplorerError
 from explorer.generation import STRATEGIES, DecodingSettings, step_table
 from explorer.objectives import decoding as toy
@@ -30,6 +30,7 @@ def set_steps(value: int) -> None:
     st.session_state["dec_steps"] = max(1, min(value, LAB_MAX))
 
 
+where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
 st.title("Decoding lab")
 st.caption("A real decoder (Gemma 3 270M, bundled offline) predicts a distribution over its whole vocabulary; "
            "a decoding strategy turns it into text, one token at a time.")
@@ -39,7 +40,8 @@ model = st.text_input("Model (catalog key or a causal-LM directory)", key="dec_m
 bar = st.empty()
 try:  # the first use converts the bundled GGUF once, with a progress bar
     cache.prepared(model, _progress=lambda f, what: bar.progress(min(max(f, 0.0), 1.0),
-                                                               text=f"Preparing {model} (once): {what}"))
+                                                               text=f"Preparing {model} (once): {what}"),
+                   **where)
 except ExplorerError as err:
     bar.empty()
     st.warning(ui.markdown_safe(str(err)), icon=":material/cloud_off:")
@@ -51,12 +53,12 @@ prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
                       help="Long prompts are cut to their last 1,024 tokens (you are told).")
 k = st.slider("Rows in the next-token table", 5, 30, 10, key="dec_k")
 with ui.guard():
-    nxt = cache.next_token(model, prompt, k)
+    nxt = cache.next_token(model, prompt, k, **where)
     for note in nxt.notices:
         st.info(note.text, icon=":material/content_cut:" if note.kind == "truncated" else ":material/info:")
     tied = "is" if nxt.tied_output else "is not"
     st.caption(f"{nxt.prompt_tokens} prompt tokens · vocabulary {nxt.vocab_size:,} · the output layer {tied} the "
-               "input embedding matrix (checked on the loaded tensors).")
+               f"input embedding matrix (checked on the loaded tensors) · {device_picker.ran_caption(nxt)}.")
     left, right = st.columns([2, 3])
     left.dataframe(pd.DataFrame([c.to_dict() for c in nxt.candidates]), hide_index=True, key="dec_table")
     with right:
@@ -87,9 +89,9 @@ if not strategies:
     st.stop()
 with ui.guard():
     settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
-    gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"]) for s in settings]
+    gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
     st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
-               "(the prompt's keys and values stay in the KV cache).")
+               f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
     for g in gens:
         st.text(f"{g.settings.strategy:>7}: {g.prompt}{g.text}")
     ui.figure(plots.tokens_figure(gens), "generated-tokens")

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_models as cache
-from app import ui
+from app import device_picker, ui
 from explorer import fillmask, weights
 from explorer.errors import ExplorerError
 from explorer.fillmask import PRESETS
@@ -17,6 +17,7 @@ from explorer.plots import fillmask as plots
 
 ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:", "untrained": ":material/casino:"}
 
+where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
 st.title("Fill-mask, side by side")
 st.caption("Type one prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
            "its own mask token and answers in its column. Models without weights on disk can run with "
@@ -59,7 +60,7 @@ if valid and specs:
     with ui.guard(), st.spinner(f"Running {len(specs)} model(s)…"):
         plans = {s: weights.plan(s, directory, allow_random) for s in specs}
         result = cache.fill(tuple(specs), prompt, int(top_k), allow_random, directory,
-                            tuple(p.stamp for p in plans.values()), int(answer_tokens))
+                            tuple(p.stamp for p in plans.values()), int(answer_tokens), **where)
         fills = list(result.models)
         for spec, message in result.errors:  # the other models still answer; missing weights are no failure
             show = st.warning if plans[spec].missing else st.error
@@ -76,7 +77,7 @@ if fills:
             st.subheader(escape_markdown(f.name), divider="gray")
             if f.untrained:
                 st.warning(UNTRAINED_NOTE, icon=":material/casino:")
-            st.caption(f"{f.device} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
+            st.caption(f"{device_picker.ran_caption(f)} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
             st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
             for note in f.notices:
                 st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
@@ -118,13 +119,13 @@ with ui.guard(), st.spinner("Generator and discriminator at work…"):
     if any(p.missing and not p.random_weights for p in el_plans):
         st.stop()  # the warnings above say how to get the weights
     res = cache.electra(gen, disc, sentence, float(fraction), seed, allow_random, directory,
-                        tuple(p.stamp for p in el_plans))
+                        tuple(p.stamp for p in el_plans), **where)
     if res.untrained:
         st.warning(UNTRAINED_NOTE, icon=":material/casino:")
     for note in res.notices:
         st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
     st.caption(f"{sum(res.replaced)} of {len(res.tokens)} tokens replaced · accuracy at 0.5: {res.accuracy:.0%} "
-               f"· {res.latency_ms:.0f} ms")
+               f"· {device_picker.ran_caption(res)} · {res.latency_ms:.0f} ms")
     ui.figure(plots.replaced_strip(res), "electra_replaced", key="el_fig")
     table = pd.DataFrame({"original": res.original, "input": res.tokens, "replaced": res.replaced,
                           "P(replaced)": res.probability})

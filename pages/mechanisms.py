@@ -9,13 +9,14 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_mechanisms as cache
-from app import ui
+from app import device_picker, ui
 from explorer.mechanisms import deberta, distillation, text2text
 from explorer.plots import mechanisms as plots
 
 TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 TEMPERATURES = ("1", "2", "4", "8")
 
+where = device_picker.pick().kwargs()  # DeBERTa's real module runs there (distillation stays on the CPU)
 st.title("Mechanisms")
 st.caption("What defines a variant, computed on real modules built from the catalog configs. The weights are "
            "**random** (nothing is downloaded): the point is the arithmetic, which holds for any weights; "
@@ -32,7 +33,7 @@ def show_deberta() -> None:
     text = c2.text_input("Sentence", TEXT, key="mech_deberta_text", help="DeBERTa's own vocabulary files are not "
                          f"shipped: {deberta.STAND_IN.get(key, 'bert-base-uncased')}'s tokenizer stands in.")
     with ui.guard():
-        split = cache.deberta_split(key, text)
+        split = cache.deberta_split(key, text, **where)
         heads = split.c2c.shape[0]
         head = st.slider("Head", 0, heads - 1, ui.query_int("head", 0, 0, heads - 1), key="mech_head")
         st.query_params["head"] = str(head)
@@ -42,7 +43,8 @@ def show_deberta() -> None:
         m3.metric("tokens × heads", f"{len(split.tokens)} × {heads}")
         ui.figure(plots.deberta_terms(split, head), f"deberta_terms_head{head}", key="mech_terms")
         shares = pd.DataFrame([{"head": h, **split.shares(h)} for h in range(heads)])
-        st.caption("Mean |term| per head: how much each term contributes before the softmax.")
+        st.caption(f"Mean |term| per head: how much each term contributes before the softmax · "
+                   f"{device_picker.ran_caption(split)}.")
         st.dataframe(shares, hide_index=True)
         ui.csv_download(shares, "deberta_term_shares", key="mech_shares_csv")
         distances, buckets, exact = cache.deberta_buckets(key)

@@ -8,9 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_models as cache
-from app import ui
-from explorer import download, loading, modelcache, weights, workers
+from app import device_picker, ui
+from explorer import download, modelcache, placement, weights, workers
 
+chosen = device_picker.pick()  # the sidebar's device and precision, shared by every live page
 st.title("Models & weights")
 st.caption("Weights are looked up, in order, in your models directory, the Hugging Face cache, and the "
            "weights bundled with the app (all-MiniLM-L6-v2). Nothing is downloaded unless you press Download. "
@@ -23,7 +24,11 @@ st.text_input("Models directory", value=st.session_state["models_dir"], key="mod
               placeholder="/path/to/models (or set EXPLORER_MODELS_DIR)", help="Used by every demo page.",
               on_change=lambda: st.session_state.update(models_dir=st.session_state["models_dir_input"]))
 directory = cache.models_dir()
-st.caption(f"Device: **{loading.best_device()}** (CUDA, then Apple MPS, then CPU; half precision on a GPU).")
+with ui.guard():
+    device, dtype = chosen.resolve()
+    st.caption(f"Models run on **{placement.caption(placement.device_name(device), placement.dtype_name(dtype))}** "
+               f"(sidebar: {chosen.label}; auto is CUDA, then Apple MPS, then the CPU; half precision on a GPU). "
+               "`python -m explorer doctor` checks the set-up.")
 
 rows = []
 with ui.guard():
@@ -65,7 +70,7 @@ st.caption(f"Model cache bound: {modelcache.budget_bytes() / 2**30:.1f} GB (EXPL
            f"{jobs['running']}, median wait {jobs['median_wait_s']:.2f} s over the last {jobs['jobs']} jobs")
 loaded = modelcache.cache_info()  # every session's models, least recently used first
 if loaded:
-    st.dataframe(pd.DataFrame(loaded)[["name", "task", "device", "dtype", "untrained", "memory_mb",
+    st.dataframe(pd.DataFrame(loaded)[["name", "task", "device_name", "dtype", "untrained", "memory_mb",
                                        "load_seconds", "path", "notice"]], hide_index=True, width="stretch")
 else:
     st.caption("No model loaded yet: the demo pages load them on first use.")

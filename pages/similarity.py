@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_similarity as cache
-from app import ui
+from app import device_picker, ui
 from explorer.colbert import RATIO_NOTE
 from explorer.labels import UNTRAINED_NOTE, escape_markdown, safe_label
 from explorer.plots import similarity as plots
@@ -35,6 +35,7 @@ def show_notices(notices: tuple, kinds: tuple[str, ...]) -> None:
         box(escape_markdown(note.text) if note.kind == "dropped" else note.text, icon=icon)
 
 
+where = device_picker.pick().kwargs()  # the sidebar's device and precision: every wrapper below takes them
 st.title("Sentence similarity")
 st.caption("Bi-encoder (Sentence-BERT): one mean-pooled, normalised vector per sentence, compared by cosine. "
            "Late interaction (ColBERT): one vector per token, scored by MaxSim.")
@@ -57,31 +58,32 @@ t_matrix, t_search, t_late, t_comp = st.tabs(
     ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)"])
 
 with t_matrix, ui.guard():
-    res = cache.matrix(model, text)
+    res = cache.matrix(model, text, **where)
     show_notices(res.notices, ("truncated",))
     if res.untrained:
         st.warning(UNTRAINED_NOTE, icon=":material/casino:")
-    st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {res.device} · "
+    st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {device_picker.ran_caption(res)} · "
                f"{res.seconds * 1000:.0f} ms")
     ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
     ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
         names="sentence"), "similarity_matrix", key="sim_matrix_csv")
 
 with t_search, ui.guard():
-    hits = cache.search(model, query, text)
-    st.caption(f"{len(hits.hits)} sentences ranked · {hits.device} · {hits.seconds * 1000:.0f} ms")
+    hits = cache.search(model, query, text, **where)
+    st.caption(f"{len(hits.hits)} sentences ranked · {device_picker.ran_caption(hits)} · {hits.seconds * 1000:.0f} ms")
     ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
     table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
     st.dataframe(table, hide_index=True, width="stretch")
     ui.csv_download(table, "search", key="sim_search_csv")
 
 with t_late, ui.guard():
-    ranking = cache.late_ranking(query, text)
+    ranking = cache.late_ranking(query, text, **where)
     show_notices(ranking.notices, ("stand-in", "truncated"))
-    st.caption(f"Encoder: {ranking.encoder} · Kendall tau vs bi-encoder: {ranking.kendall_tau:.2f}")
+    st.caption(f"Encoder: {ranking.encoder} · Kendall tau vs bi-encoder: {ranking.kendall_tau:.2f} · "
+               f"{device_picker.ran_caption(ranking)}")
     docs = [d.text for d in ranking.docs]
     pick = st.selectbox("Document to inspect token by token", docs, key="sim_late_doc")
-    m = cache.maxsim(query, pick)
+    m = cache.maxsim(query, pick, **where)
     ui.figure(plots.maxsim_heatmap(m, f"MaxSim, {safe_label(ranking.encoder, 80)}"), "maxsim", key="sim_maxsim_fig")
     ui.figure(plots.ranking_slope(ranking), "rankings", key="sim_rank_fig")
     late = pd.DataFrame([d.__dict__ for d in ranking.docs])
@@ -92,12 +94,12 @@ with t_comp, ui.guard():
     c1, c2 = st.columns(2)
     k = c1.number_input("Centroids (0 = automatic)", min_value=0, max_value=512, value=0, step=1, key="sim_k")
     seed = c2.number_input("k-means seed", min_value=0, max_value=10_000, value=0, step=1, key="sim_seed")
-    study = cache.compression(query, text, int(k), int(seed), 3)
+    study = cache.compression(query, text, int(k), int(seed), 3, **where)
     if study.stand_in:
         st.warning("Stand-in token vectors (no ColBERT checkpoint present): see the late interaction tab.",
                    icon=":material/science:")
     st.caption(f"{study.n_tokens} document token vectors · {study.dim}-d · {study.k} centroids "
-               f"(table: {study.centroid_table_bytes:,} bytes, paid once per index)")
+               f"(table: {study.centroid_table_bytes:,} bytes, paid once per index) · {device_picker.ran_caption(study)}")
     ui.figure(plots.compression_figure(study), "compression", key="sim_comp_fig")
     report = pd.DataFrame([{k: v for k, v in r.__dict__.items() if k != "scores"} for r in study.reports])
     st.dataframe(report, hide_index=True, width="stretch")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import cache_spans as cache
+from app import device_picker
 from app import spans_view as view
 from app.cache_models import models_dir
 from explorer import infill, qa, weights
@@ -16,6 +17,7 @@ CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mar
            "to 1889 as the centerpiece of the 1889 World's Fair.")
 OTHER = "other (type below)"
 
+where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
 st.title("Spans & QA")
 random_weights = st.toggle("Untrained weights (random) instead of real ones", value=False, key="spans_random",
                            help="Shows every code path without a download. Nothing a random model says "
@@ -40,7 +42,7 @@ with t_infill:
         st.info("Pick at least one model.", icon=":material/info:")
     for col, model in zip(st.columns(max(1, len(models))), models, strict=False):
         with col:
-            view.infill_column(model, prompt, max_new, random_weights, directory)
+            view.infill_column(model, prompt, max_new, random_weights, directory, where)
 
 with t_qa:
     st.caption("A decoder writes its answer after the context and the question, then the answer is looked up "
@@ -59,4 +61,4 @@ with t_qa:
     else:
         with view.ui.guard():
             view.answer(cache.answer(model, question, context, max_len, random_weights, directory,
-                                     found.stamp if found else ""))
+                                     found.stamp if found else "", **where))

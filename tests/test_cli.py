@@ -26,8 +26,9 @@ CASES = [
     ("pattern-longformer.json", 'pattern longformer --seq-len 4096 --json'),
     ("pattern-bigbird.json", 'pattern bigbird --seq-len 4096 --json'),
     ("pattern-gpt3.json", 'pattern gpt3 --seq-len 2048 --json'),
-    ("similarity.json", 'similarity --model sentence-bert --json "A cat sits on the mat." "A kitten rests on a rug." "Stock markets fell today."'),
-    ("attention.json", 'attention --model sentence-bert --text "The cat sat on the mat." --json'),
+    # live commands pin the CPU in float32: the golden bytes (device, dtype, scores) are the same on a GPU machine
+    ("similarity.json", 'similarity --model sentence-bert --device cpu --dtype float32 --json "A cat sits on the mat." "A kitten rests on a rug." "Stock markets fell today."'),
+    ("attention.json", 'attention --model sentence-bert --text "The cat sat on the mat." --device cpu --dtype float32 --json'),
     ("inspect-bert-base.txt", "inspect bert-base"),
     ("compare.csv", "compare bert-base albert-base t5-small --csv"),
 ]

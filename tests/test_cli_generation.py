@@ -28,7 +28,8 @@ def test_generate_json_has_the_documented_shape_and_library_ids(tiny_dir, capsys
                           strategy, "--max-new-tokens", "6", "--seed", "3", "--beams", "3", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["model", "strategy", "prompt", "text", "token_ids", "tokens", "steps"]
+    assert list(data) == ["model", "strategy", "prompt", "text", "token_ids", "tokens", "steps", "device",
+                          "device_name", "dtype"]
     assert data["strategy"] == strategy and data["prompt"] == "The cat sat"
     assert len(data["token_ids"]) == len(data["tokens"]) == len(data["steps"]) == 6
     step = data["steps"][0]
@@ -45,7 +46,7 @@ def test_next_token_json(tiny_dir, capsys) -> None:
                           "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["model", "vocab_size", "tokens"]
+    assert list(data) == ["model", "vocab_size", "device", "device_name", "dtype", "tokens"]
     assert data["vocab_size"] == 50257 and len(data["tokens"]) == 4
     assert list(data["tokens"][0]) == ["token", "token_id", "logit", "probability"]
     probs = [t["probability"] for t in data["tokens"]]

@@ -54,9 +54,10 @@ def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
 
 
 def test_fill_mask_text_output_and_bad_top_k(dirs, capsys) -> None:
-    rc = main(["fill-mask", "--models", str(dirs["bert"]), "--text", "The [MASK] sat.", "--top-k", "2"])
+    rc = main(["fill-mask", "--models", str(dirs["bert"]), "--text", "The [MASK] sat.", "--top-k", "2",
+               "--device", "cpu"])
     out = capsys.readouterr().out
-    assert rc == 0 and out.startswith("== bert  [cpu, ") and out.count("mask 1:") == 1
+    assert rc == 0 and out.startswith("== bert  [cpu · float32, ") and out.count("mask 1:") == 1
     with pytest.raises(SystemExit) as exit_:
         main(["fill-mask", "--models", str(dirs["bert"]), "--text", "The [MASK] sat.", "--top-k", "x"])
     assert exit_.value.code == 2 and "--top-k must be a whole number" in capsys.readouterr().err

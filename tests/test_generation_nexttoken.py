@@ -56,7 +56,7 @@ def test_bad_top_k_is_refused(tiny, k) -> None:
 
 def test_json_keys_and_truncation_notice(tiny) -> None:
     result = next_token(tiny, "word " * 10_000, 3)
-    assert list(result.to_dict()) == ["model", "vocab_size", "tokens"]
+    assert list(result.to_dict()) == ["model", "vocab_size", "device", "device_name", "dtype", "tokens"]
     assert [n.kind for n in result.notices] == ["truncated"]
     assert result.prompt_tokens == 256  # the tiny model's max_position_embeddings
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import loading, modelcache
+from explorer import loading, modelcache, placement
 from explorer.errors import ExplorerError
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
@@ -59,7 +59,7 @@ def test_missing_head_unknown_task_missing_path(models) -> None:
         loading.load_model(str(models["bert"]), "translate")
     with pytest.raises(ExplorerError, match="does not exist"):
         loading.load_model("/no/such/model", "masked-lm")
-    with pytest.raises(ExplorerError, match="not available"):
+    with pytest.raises(ExplorerError, match="Unknown device 'tpu'"):
         loading.load_model(str(models["bert"]), device="tpu")
     assert modelcache.cache_info() == []  # failures are never cached
 
@@ -171,7 +171,8 @@ def test_gpu_out_of_memory_falls_back_to_cpu(models, monkeypatch) -> None:
         return real_to(self, *args, **kw)
 
     monkeypatch.setattr(torch.nn.Module, "to", to)
-    monkeypatch.setattr(loading, "best_device", lambda: "cuda")
+    monkeypatch.setattr(placement, "best_device", lambda: "cuda")
+    monkeypatch.setattr(placement, "auto_dtype", lambda device: torch.bfloat16)
     lm = loading.load_model(str(models["bert"]), "masked-lm")
     assert (lm.device, lm.dtype) == ("cpu", "float32") and [n.kind for n in lm.notices] == ["fallback"]
     assert "ran out of memory" in lm.to_dict()["notice"]

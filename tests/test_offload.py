@@ -171,3 +171,22 @@ def test_offload_folders_are_per_checkpoint_task_and_dtype(fresh, checkpoint):
     assert a.parent == fresh / "offload" and a == offload_dir_for(checkpoint, "causal-lm", torch.float32)
     base32, base16 = (offload_dir_for(checkpoint, "base", dtype) for dtype in (torch.float32, torch.float16))
     assert len({a, base32, base16}) == 3
+
+
+def test_offloaded_load_honours_the_chosen_dtype(fresh, checkpoint, monkeypatch):
+    from explorer import loading
+    from explorer.tokenization import load_tokenizer
+
+    load_tokenizer("gpt2").save_pretrained(checkpoint)
+    # over the budget (counted in float32) and, even at bfloat16's half size, too big for the CPU share alone
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.0003")
+    lm = loading.load_model(str(checkpoint), "causal-lm", device="cpu", dtype="bfloat16")
+    assert "disk" in set(lm.model.hf_device_map.values()) and (lm.device, lm.dtype) == ("cpu", "bfloat16")
+    in_memory = {p.dtype for p in lm.model.parameters() if p.device.type != "meta"}
+    assert in_memory == {torch.bfloat16}
+    [folder] = (fresh / "offload").iterdir()  # the dtype is part of the offload folder's name hash
+    assert "bfloat16" not in folder.name and folder.is_dir()
+    whole = _normal_load(checkpoint, monkeypatch)  # float32, in memory
+    probs = [torch.softmax(x, -1) for x in (_logits(lm), _logits(whole))]
+    assert torch.allclose(probs[0].sum(-1), torch.ones(1, X.shape[1]), atol=1e-3)
+    assert (probs[0] - probs[1]).abs().max() < 0.05  # bf16 rounding only

@@ -27,7 +27,8 @@ def test_interleaved_warms_up_then_alternates_and_times_each_call():
 def test_speed_result_shape_and_ratio():
     s = speed.Speed(("bert-base", "distilbert"), (100.0, 62.5), 32, 20)
     assert s.to_dict() == {"models": [{"key": "bert-base", "ms_per_example": 100.0},
-                                      {"key": "distilbert", "ms_per_example": 62.5}], "ratio": 1.6}
+                                      {"key": "distilbert", "ms_per_example": 62.5}], "ratio": 1.6,
+                            "device": "cpu", "device_name": "cpu", "dtype": "float32"}
     assert speed.PAPER["bert-base"] / speed.PAPER["distilbert"] == pytest.approx(1.63, abs=0.005)
 
 

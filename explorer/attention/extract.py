@@ -337,28 +337,38 @@ def _notices(n_input: int, n_kept: int, why: str, fmt: str, untrained: bool) -> 
     return tuple(out)
 
 
-def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | None) -> Any:
+def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | None,
+          device: str | None, dtype: str | None) -> Any:
     from explorer.loading import load_model
 
     check_text(text)  # before loading: bad input should not cost a model load
-    return load_model(key_or_path, "base", attn_implementation="eager",
-                      random_weights=random_weights, models_dir=models_dir)
+    return load_model(key_or_path, "base", attn_implementation="eager", random_weights=random_weights,
+                      models_dir=models_dir, device=device, dtype=dtype)
 
 
 def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
             random_weights: bool = False, models_dir: str | None = None,
-            global_positions: tuple[int, ...] = (0,)) -> AttentionMaps:
-    """Load ``key_or_path`` with the eager kernel (see explorer.loading) and extract its attention."""
-    lm = _load(key_or_path, text, random_weights, models_dir)
-    return extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
+            global_positions: tuple[int, ...] = (0,), device: str | None = None,
+            dtype: str | None = None) -> AttentionMaps:
+    """Load ``key_or_path`` with the eager kernel (see explorer.loading) on ``device`` in ``dtype``
+    (:mod:`explorer.placement`) and extract its attention; the result says what ran."""
+    from dataclasses import replace
+
+    from explorer.placement import ran_on
+
+    text = check_text(text)
+    lm = _load(key_or_path, text, random_weights, models_dir, device, dtype)
+    maps = extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
                              global_positions=global_positions, name=lm.key, untrained=lm.untrained)
+    return replace(maps, **ran_on(lm))
 
 
 def load_detail(key_or_path: str, text: str, *, layer: int, head: int, rows: tuple[int, int],
                 cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
                 random_weights: bool = False, models_dir: str | None = None,
-                global_positions: tuple[int, ...] = (0,)) -> np.ndarray:
+                global_positions: tuple[int, ...] = (0,), device: str | None = None,
+                dtype: str | None = None) -> np.ndarray:
     """:func:`extract_detail` on a catalog key or directory (the same load as :func:`extract`)."""
-    lm = _load(key_or_path, text, random_weights, models_dir)
+    lm = _load(key_or_path, text, random_weights, models_dir, device, dtype)
     return extract_detail(lm.model, lm.tokenizer, text, layer=layer, head=head, rows=rows, cols=cols,
                           target=target, max_tokens=max_tokens, global_positions=global_positions)

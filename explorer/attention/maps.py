@@ -48,6 +48,9 @@ class AttentionMaps:
     # maps were reduced layer by layer as they came (explorer.attention.blocks.block_mass): ``attentions``
     # is then ``(layers, H, ceil(L/block), ceil(L/block))`` block masses whose rows sum to 1.
     block: int = 1
+    device: str = "cpu"  # what ran: set by explorer.attention.extract.extract from the loaded model
+    device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     @property
     def n_layers(self) -> int:
@@ -69,7 +72,8 @@ class AttentionMaps:
             "n_tokens": len(self.tokens), "n_input_tokens": self.n_input_tokens,
             "truncated": self.truncated, "shape": list(self.attentions.shape),
             "untrained": self.untrained, "global_positions": list(self.global_positions),
-            "notices": texts(self.notices), "block": self.block,
+            "notices": texts(self.notices), "block": self.block, "device": self.device,
+            "device_name": self.device_name, "dtype": self.dtype,
         }
         if self.cross_attentions is not None and self.decoder_attentions is not None:
             d["decoder_tokens"] = list(self.decoder_tokens)

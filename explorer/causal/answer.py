@@ -17,6 +17,7 @@ from explorer.generation.decoder import TokenDecoder
 from explorer.generation.prompt import context_limit
 from explorer.generation.settings import DecodingSettings
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 from explorer.userinput import require_text
 
 __all__ = ["MAX_ANSWER_TOKENS", "PROMPT", "GenerativeAnswer", "answer_question", "locate", "locate_part", "qa_prompt"]
@@ -46,6 +47,8 @@ class GenerativeAnswer:
     untrained: bool = False
     device: str = "cpu"
     match: str = "whole"  # where start/end point: the "whole" answer, the longest "part" found, or "none"
+    device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -134,4 +137,4 @@ def answer_question(loaded: Any, question: str, context: str) -> GenerativeAnswe
         notices.append(Notice("untrained", "Untrained weights: predictions are noise."))
     return GenerativeAnswer(loaded.key, question, context, answer, span[0] if span else None,
                             span[1] if span else None, token_ids, tuple(notices), (time.perf_counter() - begin) * 1000,
-                            untrained=loaded.untrained, device=loaded.device, match=match)
+                            untrained=loaded.untrained, match=match, **ran_on(loaded))

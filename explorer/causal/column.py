@@ -13,6 +13,7 @@ from explorer.causal.fill import BlankFill, CausalFill, causal_fill
 from explorer.fillresult import MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel
 from explorer.notices import Notice
+from explorer.placement import ran_on
 
 __all__ = ["CANDIDATES", "fill_causal_lm", "to_model_fill"]
 
@@ -33,9 +34,11 @@ def _left_note(fill: CausalFill) -> Notice:
 def to_model_fill(fill: CausalFill, loaded: LoadedModel) -> ModelFill:
     """A :class:`CausalFill` in the shape of a masked LM's column."""
     n_tokens = len(loaded.tokenizer(fill.filled)["input_ids"])
+    ran = ran_on(loaded)
     return ModelFill(fill.model, fill.name, fill.untrained, loaded.device, fill.text,
                      tuple(_mask(b) for b in fill.blanks), fill.filled, n_tokens,
-                     (_left_note(fill), *fill.notices, *loaded.notices), fill.latency_ms)
+                     (_left_note(fill), *fill.notices, *loaded.notices), fill.latency_ms,
+                     ran["device_name"], ran["dtype"])
 
 
 def fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,

@@ -12,15 +12,19 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.errors import ExplorerError
 
-__all__ = ["AREAS", "build_parser", "print_json", "check_utf8", "read_stdin", "read_text_file", "main"]
+if TYPE_CHECKING:  # explorer.placement imports torch: only commands that run a model pay for it
+    from explorer.placement import Placement
+
+__all__ = ["AREAS", "add_placement", "build_parser", "print_json", "check_utf8", "placement_of",
+           "read_stdin", "read_text_file", "main"]
 
 # One module per area; each defines ``register(subparsers) -> None``.
 AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity",
-         "results", "generation", "mechanisms")
+         "results", "generation", "mechanisms", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,6 +47,40 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command is not None and command in sub.choices:
             break
     return parser
+
+
+def _choice(what: str):
+    """argparse ``type=`` for --device / --dtype: the name checked by explorer.placement (one line, exit 2)."""
+    def check(text: str) -> str:
+        from explorer.placement import Placement
+
+        try:
+            chosen = Placement.parse(text, None) if what == "device" else Placement.parse(None, text)
+        except ExplorerError as err:
+            raise argparse.ArgumentTypeError(str(err)) from err
+        return getattr(chosen, what)
+    check.__name__ = what  # argparse names the type in its fallback message
+    return check
+
+
+def add_placement(parser: argparse.ArgumentParser) -> None:
+    """``--device`` and ``--dtype`` on a command that runs a model (every live command uses this one helper).
+
+    Defaults are None (= auto), not "auto": argparse would run the check, and import torch, for every call.
+    """
+    parser.add_argument("--device", type=_choice("device"), default=None, metavar="{auto,cpu,cuda,mps}",
+                        help="where the model runs (default auto: CUDA, then Apple MPS, then the CPU)")
+    parser.add_argument("--dtype", type=_choice("dtype"), default=None, metavar="{auto,float32,bfloat16,float16}",
+                        help="precision (default auto: bfloat16 on CUDA, float16 on MPS, float32 on the CPU)")
+
+
+def placement_of(args: argparse.Namespace) -> Placement:
+    """The command's device/dtype choice, checked against this machine (a missing GPU: one line, exit 2)."""
+    from explorer.placement import Placement
+
+    chosen = Placement.parse(getattr(args, "device", None), getattr(args, "dtype", None))
+    chosen.resolve()  # "cuda is not available here: ..." before any model is loaded
+    return chosen
 
 
 def print_json(obj: Any) -> None:

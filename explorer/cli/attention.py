@@ -14,6 +14,7 @@ import argparse
 import functools
 from pathlib import Path
 
+from explorer.cli import add_placement, placement_of
 from explorer.errors import ExplorerError
 
 
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--npy", type=Path, default=None,
                    help="save the attention tensor (or, with --layer, the printed matrix) as .npy")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_placement(p)
     p.set_defaults(func=cmd_attention)
 
 
@@ -99,7 +101,8 @@ def _rerun(args: argparse.Namespace, text: str, layer: int, head: int, rows: tup
 
     return attention.load_detail(args.model, text, layer=layer, head=head, rows=rows, cols=cols,
                                  target=args.target, max_tokens=args.max_tokens,
-                                 random_weights=args.random_weights, models_dir=args.models_dir)
+                                 random_weights=args.random_weights, models_dir=args.models_dir,
+                                 **placement_of(args).kwargs())
 
 
 def _rounded(cells) -> list:
@@ -113,12 +116,13 @@ def cmd_attention(args: argparse.Namespace) -> int:
     from explorer import attention, limits
     from explorer.cli import print_json
 
-    ceiling = limits.attention_ceiling(limits.device_facts("auto"))
+    placement = placement_of(args)
+    ceiling = limits.attention_ceiling(limits.device_facts(placement.resolve()[0]))
     if not 2 <= args.max_tokens <= ceiling:
         raise ExplorerError(f"--max-tokens must be between 2 and {ceiling:,} on this device, got {args.max_tokens}.")
     text = _read_text(args)
     maps = attention.extract(args.model, text, target=args.target, max_tokens=args.max_tokens,
-                             random_weights=args.random_weights, models_dir=args.models_dir)
+                             random_weights=args.random_weights, models_dir=args.models_dir, **placement.kwargs())
     detail = _detail(args, maps, text)
     view = None
     if detail is None and args.layer is not None:
@@ -157,7 +161,8 @@ def _save(path: Path, data: bytes) -> None:
 
 def _print_text(out: dict) -> None:
     print(f"{out['model']}: {out['family']}, {out['layers']} layers x {out['heads']} heads, "
-          f"{out['n_tokens']} tokens, tensor {tuple(out['shape'])} ({out['source_format']})")
+          f"{out['n_tokens']} tokens, tensor {tuple(out['shape'])} ({out['source_format']}) "
+          f"[{out['device_name']} · {out['dtype']}]")
     for note in out["notices"]:
         print(f"  note: {note}")
     print("  tokens: " + " ".join(out["tokens"]))

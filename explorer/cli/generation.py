@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.cli import add_placement, placement_of
 from explorer.generation.settings import STRATEGIES
 
 
@@ -30,13 +31,14 @@ def _generate(args: argparse.Namespace) -> int:
 
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated()  # bad knobs fail before loading
-    loaded = load_decoder(args.model, args.models_dir, _progress)
+    loaded = load_decoder(args.model, args.models_dir, _progress, **placement_of(args).kwargs())
     result = generate(loaded, args.text, settings)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
         return 0
-    print(f"== {result.model}  [{settings.strategy}, {len(result.steps)} tokens, {result.seconds:.1f} s]")
+    print(f"== {result.model}  [{settings.strategy}, {len(result.steps)} tokens, {result.seconds:.1f} s, "
+          f"{result.device_name} · {result.dtype}]")
     print(result.prompt + result.text)
     for step in result.steps:
         others = ", ".join(f"{a.token!r} {a.probability:.3f}" for a in step.top[:3])
@@ -48,14 +50,15 @@ def _next_token(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
     from explorer.generation import load_decoder, next_token
 
-    loaded = load_decoder(args.model, args.models_dir, _progress)
+    loaded = load_decoder(args.model, args.models_dir, _progress, **placement_of(args).kwargs())
     result = next_token(loaded, args.text, args.top_k)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
         return 0
     tied = "is" if result.tied_output else "is not"
-    print(f"== {result.model}: {result.vocab_size:,} tokens; the output layer {tied} the input embedding matrix")
+    print(f"== {result.model}: {result.vocab_size:,} tokens; the output layer {tied} the input embedding matrix "
+          f"[{result.device_name} · {result.dtype}]")
     for c in result.candidates:
         print(f"   {c.token!r:>16}  id {c.token_id:>7}  logit {c.logit:8.3f}  p {c.probability:.4f}")
     return 0
@@ -79,6 +82,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text", required=True, help="the prompt")
     p.add_argument("--models-dir", default=None, help="directory of downloaded/converted models")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_placement(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

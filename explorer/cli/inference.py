@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.cli import add_placement, placement_of
+
 __all__ = ["register"]
 
 
@@ -19,7 +21,7 @@ def _fill_mask(args: argparse.Namespace) -> int:
 
     specs = [s for s in (args.models or "").split(",") if s.strip()]
     result = fill_mask(specs, args.text, args.top_k, random_weights=args.random_weights,
-                       models_dir=args.models_dir, answer_tokens=args.decoder_tokens)
+                       models_dir=args.models_dir, answer_tokens=args.decoder_tokens, **placement_of(args).kwargs())
     if result.models:
         _print_fill(result, args.json)
     for spec, message in result.errors:  # one line per model that could not answer
@@ -35,7 +37,7 @@ def _print_fill(result, as_json: bool) -> None:
         return
     for fill in result.models:
         label = " (untrained: random weights)" if fill.untrained else ""
-        print(f"== {fill.name}{label}  [{fill.device}, {fill.latency_ms:.0f} ms]")
+        print(f"== {fill.name}{label}  [{fill.device_name} · {fill.dtype}, {fill.latency_ms:.0f} ms]")
         if fill.notices:
             print(f"   note: {' '.join(str(n) for n in fill.notices)}")
         for mask in fill.masks:
@@ -119,6 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--random-weights", action="store_true", help="untrained weights built from the config")
     p.add_argument("--models-dir", default=None, help="directory with downloaded models (else EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_placement(p)
     p.set_defaults(func=_fill_mask)
 
     d = sub.add_parser("download", help="fetch reference weights (safetensors) from the Hugging Face hub")

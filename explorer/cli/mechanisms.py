@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from explorer.cli import add_placement, placement_of
+
 DEFAULT_TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 
 
@@ -18,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = kinds.add_parser("deberta", help="layer-0 attention split into c2c + c2p + p2c, checked against the model")
     d.add_argument("key", help="deberta-base, deberta-v2-xlarge or deberta-v3-base")
     d.add_argument("--text", default=DEFAULT_TEXT)
+    add_placement(d)  # the split runs on a real module: where and in what precision is the user's choice
     k = kinds.add_parser("distillation", help="DistilBERT's triple loss and TinyBERT's layer-wise losses")
     k.add_argument("--text", default=DEFAULT_TEXT)
     k.add_argument("--seed", type=int, default=0, help="which tokens are masked")
@@ -43,7 +46,7 @@ def _result(args: argparse.Namespace) -> dict[str, Any]:
     from explorer.mechanisms import deberta, distillation, text2text
 
     if args.mechanism == "deberta":
-        return deberta.split_attention(args.key, args.text).to_dict()
+        return deberta.split_attention(args.key, args.text, **placement_of(args).kwargs()).to_dict()
     if args.mechanism == "distillation":
         return {"sizes": distillation.model_sizes().to_dict(),
                 "distilbert": distillation.triple_loss(args.text, args.seed, args.temperature).to_dict(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from explorer import speed
-from explorer.cli import print_json
+from explorer.cli import add_placement, placement_of, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,11 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--benchmark", help="only this benchmark (e.g. glue-test)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_results)
-    p = sub.add_parser("speed", help="ms per example of two variants on this CPU (random weights, batch 1)")
+    p = sub.add_parser("speed", help="ms per example of two variants on this machine (random weights, batch 1)")
     p.add_argument("keys", nargs="+", help="two catalog keys, e.g. bert-base distilbert")
     p.add_argument("--seq-len", type=int, default=speed.DEFAULT_SEQ_LEN, help="tokens per example")
     p.add_argument("--runs", type=int, default=20, help="interleaved timed rounds")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads while timing")
+    add_placement(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_speed)
 
@@ -37,11 +38,15 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_speed(args: argparse.Namespace) -> int:
-    result = speed.measure(args.keys, seq_len=args.seq_len, runs=args.runs, threads=args.threads)
+    from explorer.placement import caption
+
+    result = speed.measure(args.keys, seq_len=args.seq_len, runs=args.runs, threads=args.threads,
+                           **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0
     for key, ms in zip(result.keys, result.ms_per_example, strict=True):
         print(f"{key:<28} {ms:10.1f} ms per example")
     print(f"ratio {result.keys[0]} / {result.keys[1]}: {result.ratio:.2f} (random weights time as trained ones)")
+    print(f"ran on {caption(result.device_name, result.dtype)}")
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.cli import add_placement, placement_of
+
 __all__ = ["cmd_similarity", "register"]
 
 
@@ -17,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
     p.add_argument("--batch-size", type=int, default=32, help="sentences per forward pass")
     p.add_argument("--json", action="store_true", help='print {"model", "sentences", "matrix"} as JSON')
+    add_placement(p)
     p.set_defaults(func=cmd_similarity)
 
 
@@ -27,20 +30,23 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     from explorer.errors import ExplorerError
     from explorer.loading import load_model
     from explorer.notices import texts
+    from explorer.placement import caption
 
     if args.batch_size < 1:
         raise ExplorerError(f"--batch-size must be at least 1, got {args.batch_size}.")
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
-    res = similarity.similarity(load_model(args.model, models_dir=args.models_dir), list(clean.sentences),
-                                args.batch_size)
+    loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
+    res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
     if args.json:
         print_json({"model": args.model, "sentences": list(res.sentences), "matrix": [list(r) for r in res.matrix],
-                    "dim": res.dim, "untrained": res.untrained, "notices": texts(clean.notices)})
+                    "dim": res.dim, "untrained": res.untrained, "notices": texts(clean.notices),
+                    "device": res.device, "device_name": res.device_name, "dtype": res.dtype})
         return 0
     for note in clean.notices:
         print(f"note: {note}")
     width = len(res.sentences)
-    print(f"{res.model}: cosine similarity of {width} sentences ({res.dim}-d embeddings)")
+    print(f"{res.model}: cosine similarity of {width} sentences ({res.dim}-d embeddings) "
+          f"[{caption(res.device_name, res.dtype)}]")
     for i, (sent, row) in enumerate(zip(res.sentences, res.matrix, strict=True)):
         cells = " ".join(f"{v:6.3f}" for v in row)
         print(f"[{i + 1:>2}] {cells}  {sent[:60]}")

@@ -123,12 +123,14 @@ def make_encoder(loaded: Any) -> TokenEncoder:
     return TokenEncoder(loaded, proj, label)
 
 
-def default_encoder(models_dir: str | None = None) -> TokenEncoder:
-    """The ColBERT checkpoint when one is on disk (:func:`checkpoint_key`), else the stand-in."""
+def default_encoder(models_dir: str | None = None, *, device: str | None = None,
+                    dtype: str | None = None) -> TokenEncoder:
+    """The ColBERT checkpoint when one is on disk (:func:`checkpoint_key`), else the stand-in; on
+    ``device`` in ``dtype`` (:mod:`explorer.placement`)."""
     from explorer.loading import load_model  # the shared, memory-bounded model cache
 
     key = checkpoint_key(models_dir)
-    return make_encoder(load_model(key or BI_ENCODER, models_dir=models_dir))
+    return make_encoder(load_model(key or BI_ENCODER, models_dir=models_dir, device=device, dtype=dtype))
 
 
 def limits(enc: TokenEncoder) -> tuple[int, int]:
@@ -178,7 +180,7 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
         batch = {"input_ids": torch.tensor([ids], device=device),
                  "attention_mask": torch.tensor([mask], device=device)}
         hidden = model(**batch).last_hidden_state[0].float().cpu()  # (T, hidden)
-    vecs = hidden if enc.stand_in else hidden @ enc.projection.T  # (T, 128) for ColBERT
+    vecs = hidden if enc.stand_in else hidden @ enc.projection.float().T  # (T, 128) for ColBERT
     keep = _keep(tok, ids, kind)
     tokens = tuple(tok.convert_ids_to_tokens([ids[i] for i in keep]))
     return TokenEmbeddings(clean, kind, tokens, F.normalize(vecs[keep], dim=-1))

@@ -34,6 +34,7 @@ from explorer.colbert.encoder import (
 )
 from explorer.errors import ExplorerError
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 
 __all__ = [
     "MaxSim", "RankedDoc", "Ranking", "kendall_tau", "maxsim", "maxsim_scores", "maxsim_texts", "rank", "ranks",
@@ -134,6 +135,9 @@ class Ranking:
     docs: tuple[RankedDoc, ...]  # best ColBERT score first
     kendall_tau: float  # agreement of the two rankings
     notices: tuple[Notice, ...] = ()  # dropped lines, texts cut at the token limits, the stand-in
+    device: str = "cpu"  # what ran the token encoder (the bi-encoder shares the placement)
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "docs": [asdict(d) for d in self.docs], "notices": texts(self.notices)}
@@ -153,4 +157,4 @@ def rank(enc: TokenEncoder, bi_loaded: Any, query: str, lines: list[str] | str) 
     notices = clean.notices + truncation_notices(enc, q.text, clean.sentences) + (
         (Notice("stand-in", STAND_IN_NOTE),) if enc.stand_in else ())
     return Ranking(q.text, enc.label, enc.stand_in, untrained, tuple(rows),
-                   round(kendall_tau(late, bi), 5), notices)
+                   round(kendall_tau(late, bi), 5), notices, **ran_on(enc.loaded))

@@ -30,6 +30,7 @@ from explorer.colbert.compression import (
 from explorer.colbert.encoder import TokenEncoder, encode_collection
 from explorer.colbert.kmeans import default_k
 from explorer.colbert.late import kendall_tau, maxsim_scores, top_k_overlap
+from explorer.placement import ran_on
 
 __all__ = ["BitsReport", "CompressionStudy", "compression_study"]
 
@@ -64,6 +65,9 @@ class CompressionStudy:
     centroid_table_bytes: int  # fp16 centroids, paid once per index
     exact_scores: tuple[float, ...]  # (N,) MaxSim with uncompressed vectors
     reports: tuple[BitsReport, ...]
+    device: str = "cpu"  # what ran the token encoder
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,4 +105,5 @@ def compression_study(enc: TokenEncoder, query: str, lines: list[str] | str, bit
     dim = int(flat.shape[1])
     return CompressionStudy(enc.label, enc.stand_in, bool(getattr(enc.loaded, "untrained", False)), q.text,
                             clean.sentences, int(flat.shape[0]), dim, k, min(top_k, len(docs)),
-                            k * dim * FP16_BYTES, tuple(round(float(s), 5) for s in exact.tolist()), reports)
+                            k * dim * FP16_BYTES, tuple(round(float(s), 5) for s in exact.tolist()), reports,
+                            **ran_on(enc.loaded))

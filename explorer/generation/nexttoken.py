@@ -18,6 +18,7 @@ from explorer.errors import ExplorerError
 from explorer.generation.prompt import Prompt, context_limit, encode_prompt
 from explorer.notices import Notice, texts
 from explorer.offload import input_device
+from explorer.placement import ran_on
 
 __all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "takes_logits_to_keep",
            "token_text"]
@@ -49,10 +50,14 @@ class NextToken:
     prompt_tokens: int  # tokens read (after cutting)
     candidates: tuple[Candidate, ...]
     notices: tuple[Notice, ...] = ()
+    device: str = "cpu"  # what ran, from the loaded model
+    device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON: ``{"model", "vocab_size", "tokens": [...]}``."""
-        return {"model": self.model, "vocab_size": self.vocab_size,
+        """The CLI's JSON: ``{"model", "vocab_size", "device", "device_name", "dtype", "tokens": [...]}``."""
+        return {"model": self.model, "vocab_size": self.vocab_size, "device": self.device,
+                "device_name": self.device_name, "dtype": self.dtype,
                 "tokens": [c.to_dict() for c in self.candidates]}
 
     @property
@@ -108,4 +113,4 @@ def next_token(loaded: Any, text: str, top_k: int = 10) -> NextToken:
         logits, _ = forward_last(model, torch.tensor([prompt.ids]))
     untrained = (Notice("untrained", "Untrained weights: predictions are noise."),) if loaded.untrained else ()
     return NextToken(loaded.key, int(logits.shape[-1]), output_is_input_embedding(model), len(prompt.ids),
-                     _candidates(tokenizer, logits[0], top_k), prompt.notices + untrained)
+                     _candidates(tokenizer, logits[0], top_k), prompt.notices + untrained, **ran_on(loaded))

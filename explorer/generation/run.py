@@ -20,6 +20,7 @@ from explorer.generation.repetition import RepetitionPoint, repetition_curve
 from explorer.generation.settings import STRATEGIES, DecodingSettings
 from explorer.generation.steps import Step
 from explorer.notices import Notice, texts
+from explorer.placement import ran_on
 
 __all__ = ["Generation", "compare", "generate", "load_decoder", "make_decoder", "result", "start"]
 
@@ -38,6 +39,9 @@ class Generation:
     finished: bool  # ended (end-of-sequence or max_new_tokens), not just paused
     seconds: float
     notices: tuple[Notice, ...] = ()
+    device: str = "cpu"  # what ran, from the loaded model
+    device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
 
     @property
     def token_ids(self) -> list[int]:
@@ -53,20 +57,24 @@ class Generation:
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON (``generate --json``)."""
         return {"model": self.model, "strategy": self.settings.strategy, "prompt": self.prompt, "text": self.text,
-                "token_ids": self.token_ids, "tokens": self.tokens, "steps": [s.to_dict() for s in self.steps]}
+                "token_ids": self.token_ids, "tokens": self.tokens, "steps": [s.to_dict() for s in self.steps],
+                "device": self.device, "device_name": self.device_name, "dtype": self.dtype}
 
     @property
     def notice_texts(self) -> list[str]:
         return texts(self.notices)
 
 
-def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any = None) -> Any:
-    """A loaded causal LM; the bundled Gemma 3 270M is converted first (once) with ``progress``."""
-    from explorer import convert, loading
+def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any = None, *,
+                 device: str | None = None, dtype: str | None = None) -> Any:
+    """A loaded causal LM on ``device`` in ``dtype`` (:mod:`explorer.placement`); the bundled Gemma 3 270M
+    is converted first (once) with ``progress``."""
+    from explorer import convert, loading, placement
 
+    placement.Placement.parse(device, dtype).resolve()  # a bad choice is refused before a conversion starts
     if (key_or_path or "").strip() == convert.KEY:
         convert.ensure_converted(models_dir, progress)
-    return loading.load_model(key_or_path, "causal-lm", models_dir=models_dir)
+    return loading.load_model(key_or_path, "causal-lm", models_dir=models_dir, device=device, dtype=dtype)
 
 
 def make_decoder(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> Decoder:
@@ -97,7 +105,7 @@ def result(loaded: Any, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) 
     steps = tuple(decoder.steps)
     text = loaded.tokenizer.decode([s.token_id for s in steps], skip_special_tokens=True)
     return Generation(loaded.key, decoder.settings, prompt.text, text, steps, decoder.finished, seconds,
-                      _notices(loaded, prompt, decoder.settings))
+                      _notices(loaded, prompt, decoder.settings), **ran_on(loaded))
 
 
 def generate(loaded: Any, text: str, settings: DecodingSettings) -> Generation:

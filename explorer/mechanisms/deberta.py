@@ -18,12 +18,13 @@ so no tree or breakdown can show it; :data:`EMD_NOTE` says so on the page.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import torch
 
+from explorer import placement
 from explorer.errors import ExplorerError
 
 __all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention", "variant_buckets"]
@@ -53,6 +54,9 @@ class DisentangledSplit:
     max_prob_error: float  # max |softmax(c2c + c2p + p2c) - model_probs|
     max_bias_error: float  # max |c2p + p2c - model.disentangled_attention_bias|
     relative: np.ndarray  # (L, L) bucketed relative distance i - j the position terms used
+    device: str = "cpu"  # where the real module ran (explorer.placement)
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     @property
     def total(self) -> np.ndarray:
@@ -67,7 +71,8 @@ class DisentangledSplit:
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "tokens": list(self.tokens), "heads": int(self.c2c.shape[0]),
                 "max_prob_error": self.max_prob_error, "max_bias_error": self.max_bias_error,
-                "shares_head0": self.shares(0)}
+                "shares_head0": self.shares(0), "device": self.device, "device_name": self.device_name,
+                "dtype": self.dtype}
 
 
 def bucket_table(position_buckets: int = 256, max_relative_positions: int = 512,
@@ -139,8 +144,11 @@ def _position_terms(att: Any, q: torch.Tensor, k: torch.Tensor, rel: torch.Tenso
     return c2p, p2c
 
 
-def split_attention(key: str, text: str) -> DisentangledSplit:
+def split_attention(key: str, text: str, *, device: str | None = None, dtype: str | None = None) -> DisentangledSplit:
     """Run layer 0 of ``key`` on ``text`` and split its attention scores into c2c + c2p + p2c.
+
+    ``device``/``dtype`` (:mod:`explorer.placement`): where the real module runs; in half precision the
+    two error columns grow to that precision's rounding (about 1e-2 for bfloat16), which they then show.
 
     >>> s = split_attention("deberta-v3-base", "The cat sat.")
     >>> s.c2c.shape == s.c2p.shape == s.p2c.shape, s.max_prob_error < 1e-5, s.max_bias_error < 1e-5
@@ -153,17 +161,25 @@ def split_attention(key: str, text: str) -> DisentangledSplit:
                         max_chars=2_000, limit_note="Type a shorter sentence.")
     tok = load_tokenizer(STAND_IN.get(key, "bert-base-uncased"))  # DeBERTa's own files are not shipped
     enc = tok(text, return_tensors="pt", truncation=True, max_length=MAX_TOKENS)
-    model = _one_layer_model(key, len(tok))
+    where, torch_dtype = placement.Placement.parse(device, dtype).resolve()
+    model = _one_layer_model(key, len(tok)).to(device=where, dtype=torch_dtype)
     att = model.encoder.layer[0].attention.self
     seen: dict[str, Any] = {}
     hook = att.register_forward_pre_hook(lambda m, a, kw: seen.update(h=a[0], **kw), with_kwargs=True)
     try:
         with torch.inference_mode():
-            out = model(input_ids=enc["input_ids"], output_attentions=True)
+            out = model(input_ids=enc["input_ids"].to(where), output_attentions=True)
     finally:
         hook.remove()
     split = _split_v1 if key in V1 else _split
-    return split(key, tok.convert_ids_to_tokens(enc["input_ids"][0]), att, seen, out.attentions[0][0])
+    result = split(key, tok.convert_ids_to_tokens(enc["input_ids"][0]), att, seen, out.attentions[0][0])
+    return replace(result, device=where, device_name=placement.device_name(where),
+                   dtype=placement.dtype_name(torch_dtype))
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    """A tensor from any device and dtype as float32 numpy (numpy has no bfloat16)."""
+    return t.detach().float().cpu().numpy()
 
 
 def _split(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: torch.Tensor) -> DisentangledSplit:
@@ -176,8 +192,8 @@ def _split(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: t
         own_bias = att.disentangled_attention_bias(q, k, seen["relative_pos"], seen["rel_embeddings"], scale_factor)
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)
     return DisentangledSplit(
-        key, tuple(tokens), c2c.numpy(), c2p.numpy(), p2c.numpy(), probs.numpy(),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0].numpy())
+        key, tuple(tokens), _np(c2c), _np(c2p), _np(p2c), _np(probs),
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), _np(rel[0]))
 
 
 def _terms_v1(att: Any, h: torch.Tensor, rel: torch.Tensor, rel_emb: torch.Tensor,
@@ -206,5 +222,5 @@ def _split_v1(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs
         own_bias = att.disentangled_att_bias(q, k, seen["relative_pos"], seen["rel_embeddings"], scale_factor)
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)[0]
     return DisentangledSplit(
-        key, tuple(tokens), c2c[0].numpy(), c2p[0].numpy(), p2c[0].numpy(), probs.numpy(),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0, 0].numpy())
+        key, tuple(tokens), _np(c2c[0]), _np(c2p[0]), _np(p2c[0]), _np(probs),
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), _np(rel[0, 0]))
