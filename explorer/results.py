@@ -28,7 +28,10 @@ __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "h
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
 COST_SEQ_LEN = 128  # sequence length at which FLOPs per token are counted for the chart
-LOWER_IS_BETTER = {"inference_seconds"}  # every other metric is a score or a size
+LOWER_IS_BETTER = {"inference_seconds", "params_millions"}  # times and sizes; every other metric is a score
+# Columns that describe a model's size rather than score it (DistilBERT's Table 3, ALBERT's Table 2): listed
+# after the scores, so a benchmark's default metric is never "the bigger model wins".
+SIZE_METRICS = ("params_millions",)
 
 
 @dataclass(frozen=True)
@@ -130,8 +133,9 @@ def rows(benchmark: str | None = None) -> list[Row]:
     if benchmark is None:
         return list(load_rows())
     names = benchmarks()
+    benchmark = {n.lower(): n for n in names}.get(benchmark.strip().lower(), benchmark)  # "GLUE-dev" is glue-dev
     if benchmark not in names:
-        close = difflib.get_close_matches(benchmark, names, n=2, cutoff=0.4)
+        close = difflib.get_close_matches(benchmark.lower(), names, n=2, cutoff=0.4)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise ExplorerError(f"Unknown benchmark {benchmark!r}.{hint} Choose one of: {', '.join(names)}.")
     return [r for r in load_rows() if r.benchmark == benchmark]
@@ -148,8 +152,9 @@ def scored_variants(selected: Iterable[Row]) -> tuple[str, ...]:
 
 
 def metrics(benchmark: str) -> list[str]:
-    """The metrics of a benchmark, in table order."""
-    return list(dict.fromkeys(r.metric for r in rows(benchmark)))
+    """The metrics of a benchmark, scores in table order, then sizes (so the first is a score)."""
+    names = list(dict.fromkeys(r.metric for r in rows(benchmark)))
+    return sorted(names, key=lambda m: m in SIZE_METRICS)
 
 
 def table(selected: Sequence[Row]) -> list[dict[str, Any]]:

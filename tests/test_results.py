@@ -71,7 +71,7 @@ def test_described_settings_become_part_of_the_model_label():
 def test_unknown_benchmark_is_a_message_with_suggestions():
     with pytest.raises(ExplorerError, match="Did you mean glue-dev, glue-test"):
         results.rows("glue")
-    assert results.metrics("cpu-inference") == ["params_millions", "inference_seconds"]
+    assert results.metrics("cpu-inference")[0] == "inference_seconds"  # a score first, the size last
 
 
 @pytest.mark.parametrize("cell", ["abc", "1/2/3", "<b>9</b>"])
@@ -120,3 +120,29 @@ def test_variant_cost_is_our_own_count():
 def test_times_are_lower_is_better_and_scored_variants_are_sorted_keys():
     assert results.higher_is_better("average") and not results.higher_is_better("inference_seconds")
     assert results.scored_variants(results.rows("cpu-inference")) == ("bert-base", "distilbert")
+
+
+def test_sizes_are_not_scores_and_never_the_default_metric():
+    # Sanh et al. Table 3 and Lan et al. Table 2 list parameters beside the scores: a bigger model is not better.
+    assert not results.higher_is_better("params_millions")
+    for name in results.benchmarks():
+        assert results.metrics(name)[0] not in results.SIZE_METRICS
+    assert results.metrics("cpu-inference") == ["inference_seconds", "params_millions"]
+
+
+def test_albert_table_2_is_whole():
+    # Cells read from arXiv:1909.11942v6, Table 2: the BERT rows, all four ALBERT sizes, parameters and speed-up.
+    rows = results.rows("squad-mnli-sst2-race-dev")
+    cell = {(r.model, r.metric): r.value for r in rows}
+    assert {r.model for r in rows} == {"BERT-base", "BERT-large", "ALBERT-base", "ALBERT-large", "ALBERT-xlarge",
+                                       "ALBERT-xxlarge"}
+    assert cell[("BERT-base", "squad1.1_f1")] == 90.4 and cell[("BERT-base", "params_millions")] == 108
+    assert cell[("BERT-large", "race")] == 73.9 and cell[("BERT-large", "speedup")] == 1.0
+    assert cell[("ALBERT-xxlarge", "squad2.0_em")] == 85.1 and cell[("ALBERT-xxlarge", "avg")] == 88.7
+    assert cell[("ALBERT-base", "speedup")] == 5.6 and cell[("ALBERT-xlarge", "params_millions")] == 60
+
+
+def test_benchmark_names_ignore_case_and_unknown_ones_get_the_closest():
+    assert results.rows("GLUE-Dev") == results.rows("glue-dev")
+    with pytest.raises(ExplorerError, match="Did you mean"):
+        results.rows("GLUE")
