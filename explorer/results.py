@@ -29,6 +29,8 @@ RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
 COST_SEQ_LEN = 128  # sequence length at which FLOPs per token are counted for the chart
 LOWER_IS_BETTER = {"inference_seconds", "params_millions"}  # times and sizes; every other metric is a score
+# Metric-name endings that are lower-is-better: perplexity, bits per byte / character (GPT-2's Table 3), latency.
+LOWER_IS_BETTER_SUFFIXES = ("_ppl", "_bpb", "_bpc", "_ms", "_seconds")
 # Columns that describe a model's size rather than score it (DistilBERT's Table 3, ALBERT's Table 2): listed
 # after the scores, so a benchmark's default metric is never "the bigger model wins".
 SIZE_METRICS = ("params_millions",)
@@ -143,7 +145,7 @@ def rows(benchmark: str | None = None) -> list[Row]:
 
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` is better (scores) or worse (times)."""
-    return metric not in LOWER_IS_BETTER
+    return metric not in LOWER_IS_BETTER and not metric.endswith(LOWER_IS_BETTER_SUFFIXES)
 
 
 def scored_variants(selected: Iterable[Row]) -> tuple[str, ...]:
