@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -23,7 +23,7 @@ from explorer import ASSETS
 from explorer.errors import ExplorerError
 
 __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "higher_is_better", "load_rows",
-           "metrics", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost"]
+           "metrics", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost", "with_compute"]
 
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
@@ -190,6 +190,7 @@ class Point:
     params: int
     flops_per_token: int
     source: str
+    train_flops: float | None = None  # pretraining compute from explorer.budgets (reported or 6ND), when known
 
 
 def variant_cost(key: str, seq_len: int = COST_SEQ_LEN) -> tuple[int, int]:
@@ -209,6 +210,11 @@ def points(selected: Iterable[Row], costs: dict[str, tuple[int, int]]) -> list[P
     """Rows that have a variant and a value, placed at that variant's cost."""
     return [Point(r.model, r.variant, r.value, *costs[r.variant], r.source)
             for r in selected if r.variant is not None and r.value is not None]
+
+
+def with_compute(pts: Iterable[Point], train_flops: dict[str, float | None]) -> list[Point]:
+    """The points whose variant has a pretraining compute (``train_flops`` by catalog key), carrying it."""
+    return [replace(p, train_flops=train_flops[p.variant]) for p in pts if train_flops.get(p.variant) is not None]
 
 
 def frontier(pts: Sequence[Point], x: str = "params", higher_is_better: bool = True) -> list[Point]:
