@@ -20,7 +20,7 @@ def test_every_row_has_a_source_a_benchmark_and_a_known_variant():
     assert len(rows) > 300
     keys = set(catalog.keys())
     for r in rows:
-        assert re.match(r"[A-Z][a-z]+ et al\. 20\d\d \(", r.source), r  # paper, year, then where in it
+        assert re.match(r"[A-Z][a-z]+ (et al\.|& [A-Z][a-z]+) 20\d\d \(", r.source), r  # paper, year, where in it
         assert r.benchmark and r.metric and r.model
         assert r.variant is None or r.variant in keys, r
         assert r.value is None or math.isfinite(r.value)
@@ -146,3 +146,70 @@ def test_benchmark_names_ignore_case_and_unknown_ones_get_the_closest():
     assert results.rows("GLUE-Dev") == results.rows("glue-dev")
     with pytest.raises(ExplorerError, match="Did you mean"):
         results.rows("GLUE")
+
+
+# A few cells of every table transcribed for issue 19, as read in the source each file's README row names.
+CELLS = [
+    ("fairseq_glue_dev", "RoBERTa-base (dev, single model, single-task)", "mnli", 87.6),
+    ("fairseq_glue_dev", "BART-large (dev, single model, single-task)", "cola", 62.8),
+    ("fairseq_glue_dev", "RoBERTa-large (dev, single model, single-task)", "stsb", 92.4),
+    ("fairseq_squad_dev", "BART-large", "squad2.0_f1", 89.2),
+    ("bart_cnndm_test", "BART-large", "rouge2", 21.28),
+    ("xlmr_xnli", "XLM-R large (translate-train-all)", "sw", 78.0),
+    ("xlmr_xnli", "RoBERTa-large (MNLI) (translate-test)", "avg", 77.8),
+    ("xlm_xnli", "XLM (MLM+TLM) (zero-shot)", "avg", 75.1),
+    ("xlm_xnli", "XLM (MLM) (zero-shot)", "ur", 63.4),
+    ("xlm_xnli", "mBERT (zero-shot)", "fr", None),
+    ("gpt2_zeroshot", "GPT-2 117M", "lambada_ppl", 35.13),
+    ("gpt2_zeroshot", "GPT-2 1542M", "1bw_ppl", 42.16),
+    ("gpt2_zeroshot", "GPT-2 762M", "1bw_ppl", 44.575),
+    ("gpt3_openqa", "GPT-3 175B (few-shot)", "triviaqa", 71.2),
+    ("gpt3_openqa", "T5-11B (fine-tuned, closed-book)", "natural_questions", 34.5),
+    ("colbert_rerank", "ColBERT (over BERT-base) (re-rank top-1000)", "latency_ms", 61.0),
+    ("colbert_rerank", "BERT-large (Nogueira and Cho) (re-rank top-1000)", "mrr10_dev", 36.5),
+    ("colbert_e2e", "ColBERT L2 (end-to-end) (end-to-end)", "recall1000", 96.8),
+    ("colbertv2_msmarco", "ColBERTv2 (end-to-end)", "mrr10_dev", 39.7),
+    ("sbert_sts", "SBERT-NLI-base", "stsb", 77.03),
+    ("sbert_sts", "Universal Sentence Encoder", "sickr", 76.69),
+    ("tinybert_glue_test", "TinyBERT4", "mnli_mismatched", 81.8),
+    ("tinybert_glue_test", "BERT6-PKD", "cola", None),
+    ("mobilebert_glue_test", "MobileBERT", "glue_score", 77.7),
+    ("mobilebert_glue_test", "BERT-base", "glue_score", 78.3),
+    ("mobilebert_squad_dev", "MobileBERT", "squad1.1_f1", 90.0),
+    ("electra_readme_glue_test", "ELECTRA-Base (released)", "glue_score", 82.7),
+    ("electra_readme_glue_dev", "ELECTRA-Small (released) (dev, median of many seeds)", "rte", 66.7),
+    ("electra_readme_squad_dev", "ELECTRA-Large (released)", "squad2.0_em", 88.1),
+    ("longformer_dev", "Longformer-base", "hyperpartisan", 94.8),
+    ("longformer_leaderboard", "Longformer-large", "wikihop", 81.9),
+]
+
+
+@pytest.mark.parametrize(("name", "model", "metric", "value"), CELLS, ids=[f"{c[0]}-{c[2]}" for c in CELLS])
+def test_transcribed_cells_equal_their_source(name, model, metric, value):
+    rows = results.parse_table((results.RESULTS_DIR / f"{name}.tsv").read_text(encoding="utf-8"))
+    assert [r.value for r in rows if r.model == model and r.metric == metric] == [value]
+
+
+def test_every_results_file_has_a_readme_row():
+    readme = (results.RESULTS_DIR / "README.md").read_text(encoding="utf-8")
+    for path in results.RESULTS_DIR.glob("*.tsv"):
+        assert f"| {path.name} |" in readme, path.name
+
+
+def test_longformer_rows_agree_between_its_paper_and_bigbird():
+    ours = {(r.model, r.metric): r.value for r in results.rows("long-document-dev")}
+    bigbird = {(r.model, r.metric): r.value for r in results.rows("long-document-qa-dev")}
+    assert ours[("Longformer-base", "wikihop")] == bigbird[("Longformer", "wikihop_mcq")] == 75.0
+    assert ours[("RoBERTa-base", "triviaqa")] == bigbird[("RoBERTa", "triviaqa_full")] == 74.3
+
+
+def test_perplexity_bits_and_latency_are_lower_is_better():
+    assert not any(results.higher_is_better(m) for m in ("lambada_ppl", "enwik8_bpb", "text8_bpc", "latency_ms"))
+    assert results.higher_is_better("lambada_acc") and results.higher_is_better("mrr10_dev")
+
+
+def test_with_compute_keeps_only_variants_with_a_budget():
+    pts = [results.Point("a", "bert-base", 80.0, 1, 1, "s"), results.Point("b", "t5-small", 70.0, 1, 1, "s")]
+    kept = results.with_compute(pts, {"bert-base": 8.4e19, "t5-small": None})
+    assert [(p.variant, p.train_flops) for p in kept] == [("bert-base", 8.4e19)]
+    assert results.frontier(kept, "train_flops") == kept
