@@ -23,7 +23,9 @@ SPLITS = ("dev", "test")
 # MRPC and QQP, Spearman before Pearson for STS-B: the GLUE leaderboard's conventions).
 METRICS: dict[str, tuple[str, str]] = {
     "glue_score": ("GLUE score", ""), "score": ("GLUE score", ""), "average": ("GLUE score", ""),
-    "avg": ("GLUE score", ""), "average_without_wnli": ("GLUE score", "average without WNLI"),
+    "avg": ("GLUE score", ""), "macro_score": ("GLUE score", "macro average with WNLI"),
+    "average_without_wnli": ("GLUE score", "average without WNLI"),
+    "macro_score_without_wnli": ("GLUE score", "macro average without WNLI"),
     "cola": ("CoLA", ""), "sst2": ("SST-2", ""),
     "mrpc_f1": ("MRPC", "F1"), "mrpc_accuracy": ("MRPC", "accuracy"), "mrpc": ("MRPC", "metric not named"),
     "stsb_spearman": ("STS-B", "Spearman"), "stsb_pearson": ("STS-B", "Pearson"), "stsb": ("STS-B", "metric not named"),
