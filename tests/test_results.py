@@ -20,7 +20,7 @@ def test_every_row_has_a_source_a_benchmark_and_a_known_variant():
     assert len(rows) > 300
     keys = set(catalog.keys())
     for r in rows:
-        assert re.match(r"[A-Z][a-z]+ (et al\.|& [A-Z][a-z]+) 20\d\d \(", r.source), r  # paper, year, where in it
+        assert re.match(r"[A-Z][a-z]+ (et al\.|& [A-Z][a-z]+|Team) 20\d\d \(", r.source), r  # paper, year, where in it
         assert r.benchmark and r.metric and r.model
         assert r.variant is None or r.variant in keys, r
         assert r.value is None or math.isfinite(r.value)
@@ -195,6 +195,9 @@ CELLS = [
     ("distil_readme_glue_dev", "DistilBERT-base-cased (Distil* README)", "macro_score_without_wnli", None),
     ("fastbert_readme", "FastBERT (self-distillation epoch 5, Speed=0.5) (Ag.news)", "flops", 2108341649.0),
     ("fastbert_readme", "BERT baseline (fine-tuned, epoch 3) (Douban book review)", "accuracy", 0.8688),
+    ("gemma3_270m_card", "Gemma 3 PT 270M (pretrained, 10-shot)", "hellaswag", 40.9),
+    ("gemma3_270m_card", "Gemma 3 IT 270M (instruction-tuned, 0-shot)", "ifeval", 51.2),
+    ("gemma3_270m_card", "Gemma 3 PT 270M (pretrained, 10-shot)", "boolq", None),
 ]
 
 
@@ -248,7 +251,7 @@ FAMILIES = {
     "BART": (("bart-base", "bart-large"), "BART"), "M2M-100": (("m2m100",), "M2M-100"),
     "BigBird-Pegasus": (("bigbird-pegasus",), "BigBird-Pegasus"), "BERT2BERT": (("bert2bert",), "BERT2BERT"),
 }
-NO_ROW_YET = {"CTRL", "Gemma 3", "M2M-100", "BigBird-Pegasus", "BERT2BERT"}
+NO_ROW_YET = {"CTRL", "M2M-100", "BigBird-Pegasus", "BERT2BERT"}
 
 
 def test_every_catalog_key_is_in_a_family():
@@ -278,3 +281,11 @@ def test_distil_readme_macro_scores_are_the_means_of_their_cells():
 def test_costs_are_never_the_default_metric():
     assert results.metrics("fastbert-adaptive-test") == ["accuracy", "flops"]
     assert not results.higher_is_better("flops")
+
+
+def test_model_labels_are_unique_within_a_table():
+    """``table`` keys records by (model label, source): two lines with one label would overwrite each other."""
+    for path in results.RESULTS_DIR.glob("*.tsv"):
+        rows = results.parse_table(path.read_text(encoding="utf-8"))
+        pairs = [(r.model, r.metric) for r in rows]
+        assert len(pairs) == len(set(pairs)), path.name
