@@ -1,10 +1,10 @@
-"""Cached wrappers of the Results page: published rows, variant costs, speed measurements."""
+"""Cached wrappers of the Results page: published rows, the cross-paper GLUE view, budgets, variant costs, speed."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer import results, speed, workers
+from explorer import budgets, crosspaper, results, scaling, speed, workers
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -21,3 +21,23 @@ def costs(keys: tuple[str, ...]) -> dict[str, tuple[int, int]]:
 @workers.queued  # model work waits its turn (explorer.workers); cache hits do not
 def measure(keys: tuple[str, str], seq_len: int, runs: int) -> speed.Speed:
     return speed.measure(keys, seq_len=seq_len, runs=runs)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def glue_view(split: str | None) -> list[dict]:
+    return crosspaper.glue_view(split)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def train_flops(keys: tuple[str, ...]) -> dict[str, float | None]:
+    return {key: budgets.train_flops(key) for key in keys}
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def placements() -> list[scaling.Placement]:
+    return scaling.placements()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def budget_table() -> list[dict]:
+    return [b.to_dict() for b in budgets.budgets()]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from explorer import catalog, census, persist
+from explorer import budgets, catalog, census, persist
 from explorer.errors import ExplorerError
 
 if TYPE_CHECKING:  # torch and transformers load only when an entry must be computed
@@ -128,7 +128,7 @@ def compare(keys: Sequence[str], seq_len: int = 512, lengths: Sequence[int] = LE
     for key in dict.fromkeys(keys):  # keep order, drop duplicates
         entry = _stored_entry(stored, key, seq_len, lengths)
         name = entry["row"]["name"]
-        rows.append(entry["row"])
+        rows.append({**entry["row"], **budgets.compare_columns(key)})  # the paper's budget: not cached, not computed
         comps[name] = entry["components"]
         flops[name], mem[name] = tuple(entry["flops"]), tuple(entry["memory"])
     persist.save("compare", stored)

@@ -1,10 +1,11 @@
 """Compute and memory cost: FLOPs per token and attention-score memory against sequence length.
 
-FLOPs follow Kaplan et al. (2020): a forward pass costs about 2 FLOPs per weight used in a
-matrix multiply (embedding *lookups* are free, a tied output projection is not) plus
-4 * layers * d_model * context for the attention scores and their weighted sum, where the
-context is how many keys each query sees: all of them for full attention, about half on
-average for causal, the window plus global tokens for Longformer and BigBird.
+Weights follow Kaplan et al. (2020, Table 1): a forward pass costs about 2 FLOPs per weight used in a
+matrix multiply (embedding *lookups* are free, a tied output projection is not). Attention adds
+4 * layers * d_model * context, where the context is how many keys each query sees: all of them for
+full attention, about half on average for causal, the window plus global tokens for Longformer and
+BigBird. Kaplan's Table 1 counts only the scores QK^T (2 * n_layer * n_ctx * d_attn); the factor 4
+also counts the weighted sum of the values AV, as Hoffmann et al. (2022, Chinchilla, Appendix F) do.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ MAX_TOP_K = 50
 
 PRESETS: dict[str, tuple[str, ...]] = {
     "trivia": ("The capital of France is [MASK].", "Albert Einstein was born in [MASK]."),
+    "course probes": ("Stanford University is located in [MASK].",),  # the course's own probing sentence (issue 19)
     "syntax": ("The keys to the cabinet [MASK] on the table.", "She [MASK] to the store yesterday."),
     "coreference": ("The trophy did not fit in the suitcase because [MASK] was too big.",),
     "lexical semantics": ("A [MASK] is a kind of bird.", "The opposite of hot is [MASK]."),

@@ -20,7 +20,7 @@ __all__ = ["RELATIONS", "Lineage", "dates", "graph", "lineage", "publication_dat
 
 # Every relation a catalog entry may use: a closed list keeps the legend and the tests honest.
 RELATIONS = (
-    "distilled from", "same architecture, more data", "new objective", "objective taken from",
+    "distilled from", "distilled from an inverted-bottleneck version of", "same architecture, more data", "new objective", "objective taken from",
     "sparse attention of", "retrieval built on", "multilingual version of", "scaled up from",
     "smaller version of", "parameter sharing of", "new attention of", "component of", "early exits on",
     "sentence embeddings from", "successor of", "open replication of", "control codes on",

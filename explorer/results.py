@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -23,12 +23,17 @@ from explorer import ASSETS
 from explorer.errors import ExplorerError
 
 __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "higher_is_better", "load_rows",
-           "metrics", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost"]
+           "metrics", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost", "with_compute"]
 
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
 COST_SEQ_LEN = 128  # sequence length at which FLOPs per token are counted for the chart
-LOWER_IS_BETTER = {"inference_seconds"}  # every other metric is a score or a size
+LOWER_IS_BETTER = {"inference_seconds", "params_millions", "flops"}  # times and sizes; every other metric is a score
+# Metric-name endings that are lower-is-better: perplexity, bits per byte / character (GPT-2's Table 3), latency.
+LOWER_IS_BETTER_SUFFIXES = ("_ppl", "_bpb", "_bpc", "_ms", "_seconds")
+# Columns that describe a model's size or cost rather than score it (ALBERT's Table 2, FastBERT's FLOPs): listed
+# after the scores, so a benchmark's default metric is never "the bigger model wins".
+SIZE_METRICS = ("params_millions", "flops")
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,9 @@ def rows(benchmark: str | None = None) -> list[Row]:
     if benchmark is None:
         return list(load_rows())
     names = benchmarks()
+    benchmark = {n.lower(): n for n in names}.get(benchmark.strip().lower(), benchmark)  # "GLUE-dev" is glue-dev
     if benchmark not in names:
-        close = difflib.get_close_matches(benchmark, names, n=2, cutoff=0.4)
+        close = difflib.get_close_matches(benchmark.lower(), names, n=2, cutoff=0.4)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise ExplorerError(f"Unknown benchmark {benchmark!r}.{hint} Choose one of: {', '.join(names)}.")
     return [r for r in load_rows() if r.benchmark == benchmark]
@@ -139,7 +145,7 @@ def rows(benchmark: str | None = None) -> list[Row]:
 
 def higher_is_better(metric: str) -> bool:
     """Whether a larger value of ``metric`` is better (scores) or worse (times)."""
-    return metric not in LOWER_IS_BETTER
+    return metric not in LOWER_IS_BETTER and not metric.endswith(LOWER_IS_BETTER_SUFFIXES)
 
 
 def scored_variants(selected: Iterable[Row]) -> tuple[str, ...]:
@@ -148,8 +154,9 @@ def scored_variants(selected: Iterable[Row]) -> tuple[str, ...]:
 
 
 def metrics(benchmark: str) -> list[str]:
-    """The metrics of a benchmark, in table order."""
-    return list(dict.fromkeys(r.metric for r in rows(benchmark)))
+    """The metrics of a benchmark, scores in table order, then sizes (so the first is a score)."""
+    names = list(dict.fromkeys(r.metric for r in rows(benchmark)))
+    return sorted(names, key=lambda m: m in SIZE_METRICS)
 
 
 def table(selected: Sequence[Row]) -> list[dict[str, Any]]:
@@ -183,6 +190,7 @@ class Point:
     params: int
     flops_per_token: int
     source: str
+    train_flops: float | None = None  # pretraining compute from explorer.budgets (reported or 6ND), when known
 
 
 def variant_cost(key: str, seq_len: int = COST_SEQ_LEN) -> tuple[int, int]:
@@ -202,6 +210,11 @@ def points(selected: Iterable[Row], costs: dict[str, tuple[int, int]]) -> list[P
     """Rows that have a variant and a value, placed at that variant's cost."""
     return [Point(r.model, r.variant, r.value, *costs[r.variant], r.source)
             for r in selected if r.variant is not None and r.value is not None]
+
+
+def with_compute(pts: Iterable[Point], train_flops: dict[str, float | None]) -> list[Point]:
+    """The points whose variant has a pretraining compute (``train_flops`` by catalog key), carrying it."""
+    return [replace(p, train_flops=train_flops[p.variant]) for p in pts if train_flops.get(p.variant) is not None]
 
 
 def frontier(pts: Sequence[Point], x: str = "params", higher_is_better: bool = True) -> list[Point]:

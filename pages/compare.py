@@ -50,4 +50,7 @@ with right:
     ui.figure(plots.scaling(result, "memory"), "attention-memory-vs-length", height=420)
 st.caption("Full attention grows quadratically with length (a straight line of slope 2 on the memory chart); "
            "Longformer's window and BigBird's blocks grow linearly. FLOPs per token = 2 x weights used + "
-           "4 x layers x d_model x keys attended (Kaplan et al. 2020).")
+           "4 x layers x d_model x keys attended: weights as in Kaplan et al. 2020 (Table 1); attention counts "
+           "QKᵀ and AV, as Hoffmann et al. 2022 (Appendix F) do, where Kaplan's Table 1 counts QKᵀ alone (factor 2). "
+           "train_flops is the pretraining compute the paper reports, else 6 x parameters x tokens (marked "
+           "'estimated' in train_flops_source); `python -m explorer budget` lists every recorded budget.")

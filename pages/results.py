@@ -2,58 +2,28 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from app import cache_results as cache
-from app import ui
-from explorer import catalog, results, speed
+from app import results_view, ui
+from explorer import catalog, speed
 from explorer.plots import results as plots
 
 st.title("Published results")
 st.markdown(
-    "Benchmark figures **as the papers report them** (every row names its paper and table), next to what "
-    "each architecture costs by **our own count** (parameters, forward FLOPs per token). A blank in a paper's "
-    "table is shown as *not reported*, never as a number."
+    "Benchmark figures **as the papers report them** (every row names its paper and table), what each variant "
+    "**cost to pretrain** (as its paper says), and what each architecture costs by **our own count** (parameters, "
+    "forward FLOPs per token). A blank in a paper's table is shown as *not reported*, never as a number."
 )
 
 with ui.guard():
-    names = results.benchmarks()
-    ui.seed_from_url("res_benchmark", "benchmark", names)
-    benchmark = st.selectbox("Benchmark", names, key="res_benchmark")
-    st.query_params["benchmark"] = benchmark
-    rows = cache.rows(benchmark)
-
-    st.subheader(f"{benchmark}: the published table")
-    table = pd.DataFrame(results.table(rows)).astype(str)  # "not reported" beside numbers: one text column
-    st.dataframe(table, hide_index=True, key="res_table")
-    ui.csv_download(table, f"results-{benchmark}", key="res_csv")
-    st.caption("Sources: " + "; ".join(dict.fromkeys(r.source for r in rows)))
-
-    st.subheader("Score against cost: the efficiency frontier")
-    metric_names = results.metrics(benchmark)
-    ui.seed_from_url("res_metric", "metric", metric_names)
-    if st.session_state.get("res_metric") not in metric_names:
-        st.session_state["res_metric"] = metric_names[0]
-    left, right = st.columns([2, 1])
-    metric = left.selectbox("Metric", metric_names, key="res_metric")
-    ui.seed_from_url("res_x", "x", list(plots.AXES))
-    x = right.radio("Cost on x", list(plots.AXES), key="res_x", horizontal=True, format_func=lambda a: plots.AXES[a][2])
-    st.query_params.update({"metric": metric, "x": x})
-    chosen = [r for r in rows if r.metric == metric]
-    higher = results.higher_is_better(metric)
-    pts = results.points(chosen, cache.costs(results.scored_variants(chosen)))
-    if pts:
-        best = results.frontier(pts, plots.AXES[x][0], higher_is_better=higher)
-        ui.figure(plots.efficiency_figure(pts, best, metric, x), f"efficiency-{benchmark}-{metric}", key="res_fig")
-        st.caption("Red points are on the frontier: no cheaper variant scores better. Costs are the catalog "
-                   "architecture's (bare network, no task head), not the paper's own count."
-                   + ("" if higher else " Lower is better for this metric."))
+    view = results_view.pick_view()
+    if view == "glue":
+        results_view.glue_section()
+    elif view == "paper":
+        results_view.paper_section()
     else:
-        st.info("No row of this metric maps to a catalog variant with a reported value.", icon=":material/info:")
-    for why, models in results.unplaced(chosen).items():
-        if models:
-            st.caption(f"Not on the chart ({why}): {', '.join(ui.markdown_safe(m) for m in models)}")
+        results_view.budgets_section()
 
 st.divider()
 st.subheader("Reproduced here: DistilBERT's Table 3")

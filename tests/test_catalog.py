@@ -99,3 +99,33 @@ def test_unknown_key_suggests_close_ones() -> None:
 
 def test_albert_base_is_an_order_of_magnitude_smaller_than_bert_base() -> None:
     assert analysis.base_params_of_variant("albert-base") * 9 < analysis.base_params_of_variant("bert-base")
+
+
+def test_facts_corrected_against_their_sources():
+    # Gemma 3 270M: released August 2025 (Google's announcement, model card); the March report covers 1B-27B.
+    gemma = catalog.get_variant("gemma3-270m")
+    assert (gemma.year, gemma.month) == (2025, 8) and "August 2025" in gemma.extra["date_source"]
+    # GPT-2 moved layer norm to the block inputs and uses byte-level BPE: not "the same architecture".
+    assert catalog.get_variant("gpt2").derived_from == ({"key": "gpt", "relation": "successor of"},)
+    # MobileBERT's teacher is IB-BERT (Sun et al. 2020, Section 3.1), an inverted-bottleneck BERT-large.
+    mobile = catalog.get_variant("mobilebert")
+    assert mobile.derived_from[0]["relation"] == "distilled from an inverted-bottleneck version of"
+    assert "IB-BERT" in mobile.idea
+    # DeBERTaV3's GDES: E_D = sg(E_G) + E_Delta, the discriminator's gradient never reaches the shared table.
+    v3 = catalog.get_variant("deberta-v3-base").idea
+    assert "sg(E_G)" in v3 and "never reaches the shared table" in v3
+
+
+def test_byte_for_byte_is_claimed_only_for_verified_copies():
+    import re
+
+    from explorer import ASSETS
+
+    levels = dict(re.findall(r"^\| (configs/\S+) \|.*\| ([ABC]) \|$", (ASSETS / "ATTRIBUTION.md").read_text(),
+                             flags=re.MULTILINE))
+    assert levels, "assets/ATTRIBUTION.md lists the verification level of every copied config"
+    for v in catalog.load_catalog().values():
+        if "byte for byte" in v.config_source:
+            assert levels.get(v.config_file) == "A", v.key
+        if "copied" in v.config_source and v.config_file in levels:  # a copy says how far it is verified
+            assert f"level {levels[v.config_file]}" in v.config_source, v.key

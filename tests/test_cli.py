@@ -31,6 +31,7 @@ CASES = [
     ("attention.json", 'attention --model sentence-bert --text "The cat sat on the mat." --device cpu --dtype float32 --json'),
     ("inspect-bert-base.txt", "inspect bert-base"),
     ("compare.csv", "compare bert-base albert-base t5-small --csv"),
+    ("budget.json", "budget --json"),
 ]
 
 

@@ -35,13 +35,36 @@ def test_results_text_says_not_reported(capsys):
     assert "not reported" in capsys.readouterr().out
 
 
+def test_results_json_covers_the_new_tables(capsys):
+    assert main(["results", "--json"]) == 0
+    benchmarks = {r["benchmark"] for r in json.loads(capsys.readouterr().out)}
+    assert {"xnli", "lm-zero-shot", "open-domain-qa-test", "ms-marco-passage", "sts-unsupervised",
+            "long-document-dev", "cnn-dailymail-test"} <= benchmarks
+
+
+def test_budget_json_has_the_documented_fields(capsys):
+    assert main(["budget", "gpt3", "t5-small", "--json"]) == 0
+    gpt3, t5 = json.loads(capsys.readouterr().out)
+    fields = {"key", "corpus", "corpus_gb", "tokens", "steps", "batch", "seq_len", "hardware", "days", "train_flops",
+              "train_flops_source"}
+    assert fields <= set(gpt3) and fields <= set(t5)
+    assert gpt3["train_flops"] == 3.14e23 and t5["train_flops"] is None
+
+
+def test_budget_text_names_the_source(capsys):
+    assert main(["budget", "bert-base"]) == 0
+    out = capsys.readouterr().out
+    assert "estimated: 6 x N x D" in out and "Devlin et al. 2019" in out
+
+
 def test_speed_json_shape(monkeypatch, capsys):
     fake = speed.Speed(("bert-base", "distilbert"), (10.0, 5.0), 32, 3)
-    monkeypatch.setattr(speed, "measure", lambda keys, seq_len, runs, threads: fake)
+    monkeypatch.setattr(speed, "measure", lambda keys, seq_len, runs, threads, **placement: fake)
     assert main(["speed", "bert-base", "distilbert", "--runs", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out == {"models": [{"key": "bert-base", "ms_per_example": 10.0},
-                              {"key": "distilbert", "ms_per_example": 5.0}], "ratio": 2.0}
+                              {"key": "distilbert", "ms_per_example": 5.0}], "ratio": 2.0,
+                   "device": "cpu", "device_name": "cpu", "dtype": "float32"}  # what ran
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -50,6 +73,7 @@ def test_speed_json_shape(monkeypatch, capsys):
     (["speed", "bert-base", "distilbert", "--runs", "0"], "--runs"),
     (["speed", "no-such-model", "distilbert"], "Unknown variant"),
     (["speed"], "required"),
+    (["budget", "<b>bert</b>"], "Unknown variant"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, needle):
     proc = subprocess.run([sys.executable, "-m", "explorer", *argv], cwd=ROOT, capture_output=True, text=True,

@@ -33,3 +33,13 @@ def test_bad_input() -> None:
         compare.compare([])
     with pytest.raises(ExplorerError):
         compare.compare(["no-such-model"])
+
+
+def test_rows_carry_the_pretraining_budget_one_type_per_column():
+    from explorer import budgets, compare
+
+    result = compare.compare(["bert-base", "albert-base"], seq_len=128)
+    bert, albert = result.rows
+    assert bert["train_flops"] == budgets.train_flops("bert-base") and isinstance(bert["train_flops"], float)
+    assert albert["train_flops"] is None and albert["train_flops_source"] == budgets.NOT_RECORDED
+    assert bert["train_flops_source"].startswith("estimated")

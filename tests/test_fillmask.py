@@ -210,3 +210,9 @@ def test_default_models_are_the_decoder_and_the_masked_lms_on_disk(tmp_path, mon
     assert fm.default_models(str(tmp_path / "models")) == ["gemma3-270m", "roberta-base"]
     assert all(k in fm.fill_keys() for k in fm.default_models(None))
     assert weights.locate("gemma3-270m").status in ("ready", "not present")
+
+
+def test_presets_include_the_course_probing_sentence():
+    from explorer.fillmask import PRESETS
+
+    assert "Stanford University is located in [MASK]." in PRESETS["course probes"]

@@ -79,3 +79,10 @@ def test_v1_clamps_instead_of_bucketing() -> None:
     i, j = np.indices((n, n))
     np.testing.assert_array_equal(s.relative, i - j)
     assert all(share > 1e-4 for share in s.shares(0).values())
+
+
+def test_stand_in_tokenizers_are_the_catalogs():
+    from explorer import catalog
+
+    assert {k: catalog.get_variant(k).tokenizer for k in deberta.SUPPORTED} == deberta.STAND_IN
+    assert deberta.STAND_IN["deberta-v3-base"] == "t5"  # one stand-in app-wide (was bert-base-uncased here)

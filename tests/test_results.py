@@ -20,7 +20,7 @@ def test_every_row_has_a_source_a_benchmark_and_a_known_variant():
     assert len(rows) > 300
     keys = set(catalog.keys())
     for r in rows:
-        assert re.match(r"[A-Z][a-z]+ et al\. 20\d\d \(", r.source), r  # paper, year, then where in it
+        assert re.match(r"[A-Z][a-z]+ (et al\.|& [A-Z][a-z]+|Team) 20\d\d \(", r.source), r  # paper, year, where in it
         assert r.benchmark and r.metric and r.model
         assert r.variant is None or r.variant in keys, r
         assert r.value is None or math.isfinite(r.value)
@@ -71,7 +71,7 @@ def test_described_settings_become_part_of_the_model_label():
 def test_unknown_benchmark_is_a_message_with_suggestions():
     with pytest.raises(ExplorerError, match="Did you mean glue-dev, glue-test"):
         results.rows("glue")
-    assert results.metrics("cpu-inference") == ["params_millions", "inference_seconds"]
+    assert results.metrics("cpu-inference")[0] == "inference_seconds"  # a score first, the size last
 
 
 @pytest.mark.parametrize("cell", ["abc", "1/2/3", "<b>9</b>"])
@@ -120,3 +120,172 @@ def test_variant_cost_is_our_own_count():
 def test_times_are_lower_is_better_and_scored_variants_are_sorted_keys():
     assert results.higher_is_better("average") and not results.higher_is_better("inference_seconds")
     assert results.scored_variants(results.rows("cpu-inference")) == ("bert-base", "distilbert")
+
+
+def test_sizes_are_not_scores_and_never_the_default_metric():
+    # Sanh et al. Table 3 and Lan et al. Table 2 list parameters beside the scores: a bigger model is not better.
+    assert not results.higher_is_better("params_millions")
+    for name in results.benchmarks():
+        assert results.metrics(name)[0] not in results.SIZE_METRICS
+    assert results.metrics("cpu-inference") == ["inference_seconds", "params_millions"]
+
+
+def test_albert_table_2_is_whole():
+    # Cells read from arXiv:1909.11942v6, Table 2: the BERT rows, all four ALBERT sizes, parameters and speed-up.
+    rows = results.rows("squad-mnli-sst2-race-dev")
+    cell = {(r.model, r.metric): r.value for r in rows}
+    assert {r.model for r in rows} == {"BERT-base", "BERT-large", "ALBERT-base", "ALBERT-large", "ALBERT-xlarge",
+                                       "ALBERT-xxlarge"}
+    assert cell[("BERT-base", "squad1.1_f1")] == 90.4 and cell[("BERT-base", "params_millions")] == 108
+    assert cell[("BERT-large", "race")] == 73.9 and cell[("BERT-large", "speedup")] == 1.0
+    assert cell[("ALBERT-xxlarge", "squad2.0_em")] == 85.1 and cell[("ALBERT-xxlarge", "avg")] == 88.7
+    assert cell[("ALBERT-base", "speedup")] == 5.6 and cell[("ALBERT-xlarge", "params_millions")] == 60
+
+
+def test_benchmark_names_ignore_case_and_unknown_ones_get_the_closest():
+    assert results.rows("GLUE-Dev") == results.rows("glue-dev")
+    with pytest.raises(ExplorerError, match="Did you mean"):
+        results.rows("GLUE")
+
+
+# A few cells of every table transcribed for issue 19, as read in the source each file's README row names.
+CELLS = [
+    ("fairseq_glue_dev", "RoBERTa-base (dev, single model, single-task)", "mnli", 87.6),
+    ("fairseq_glue_dev", "BART-large (dev, single model, single-task)", "cola", 62.8),
+    ("fairseq_glue_dev", "RoBERTa-large (dev, single model, single-task)", "stsb", 92.4),
+    ("fairseq_squad_dev", "BART-large", "squad2.0_f1", 89.2),
+    ("bart_cnndm_test", "BART-large", "rouge2", 21.28),
+    ("xlmr_xnli", "XLM-R large (translate-train-all)", "sw", 78.0),
+    ("xlmr_xnli", "RoBERTa-large (MNLI) (translate-test)", "avg", 77.8),
+    ("xlm_xnli", "XLM (MLM+TLM) (zero-shot, test)", "avg", 75.1),
+    ("xlm_xnli", "XLM (MLM) (zero-shot, test)", "ur", 63.4),
+    ("xlm_xnli", "mBERT (zero-shot, test)", "fr", None),
+    ("gpt2_zeroshot", "GPT-2 117M", "lambada_ppl", 35.13),
+    ("gpt2_zeroshot", "GPT-2 1542M", "1bw_ppl", 42.16),
+    ("gpt2_zeroshot", "GPT-2 762M", "1bw_ppl", 44.575),
+    ("gpt3_openqa", "GPT-3 175B (few-shot)", "triviaqa", 71.2),
+    ("gpt3_openqa", "T5-11B (fine-tuned, closed-book)", "natural_questions", 34.5),
+    ("colbert_rerank", "ColBERT (over BERT-base) (re-rank top-1000)", "latency_ms", 61.0),
+    ("colbert_rerank", "BERT-large (Nogueira and Cho) (re-rank top-1000)", "mrr10_dev", 36.5),
+    ("colbert_e2e", "ColBERT L2 (end-to-end) (end-to-end)", "recall1000", 96.8),
+    ("colbertv2_msmarco", "ColBERTv2 (end-to-end)", "mrr10_dev", 39.7),
+    ("sbert_sts", "SBERT-NLI-base", "stsb", 77.03),
+    ("sbert_sts", "Universal Sentence Encoder", "sickr", 76.69),
+    ("tinybert_glue_test", "TinyBERT4", "mnli_mismatched", 81.8),
+    ("tinybert_glue_test", "BERT6-PKD", "cola", None),
+    ("mobilebert_glue_test", "MobileBERT", "glue_score", 77.7),
+    ("mobilebert_glue_test", "BERT-base", "glue_score", 78.3),
+    ("mobilebert_squad_dev", "MobileBERT", "squad1.1_f1", 90.0),
+    ("electra_readme_glue_test", "ELECTRA-Base (released)", "glue_score", 82.7),
+    ("electra_readme_glue_dev", "ELECTRA-Small (released) (dev, median of many seeds)", "rte", 66.7),
+    ("electra_readme_squad_dev", "ELECTRA-Large (released)", "squad2.0_em", 88.1),
+    ("longformer_dev", "Longformer-base", "hyperpartisan", 94.8),
+    ("longformer_leaderboard", "Longformer-large", "wikihop", 81.9),
+    ("deberta_readme_glue_dev", "DeBERTa-V2-xlarge (README NLU dev table)", "qqp_f1", 89.8),
+    ("deberta_readme_glue_dev", "DeBERTa-V3-base (README NLU dev table)", "mnli_mismatched", 90.7),
+    ("deberta_readme_glue_dev", "DeBERTa-xlarge (README NLU dev table)", "qnli", None),
+    ("deberta_readme_squad_dev", "DeBERTa-V3-base", "squad2.0_em", 85.4),
+    ("deberta_readme_xnli_dev", "XLM-R base (zero-shot, dev)", "avg", 76.2),
+    ("deberta_readme_xnli_dev", "mDeBERTa-V3 base (zero-shot, dev)", "ur", 72.4),
+    ("gptj_readme_zeroshot", "GPT-J 6B (lm-evaluation-harness)", "lambada_ppl", 3.99),
+    ("gptj_readme_zeroshot", "GPT-Neo 1.3B (lm-evaluation-harness)", "piqa", 71.1),
+    ("gptj_readme_zeroshot", "GPT-3 175B (reported by the model's authors)", "hellaswag", 78.9),
+    ("distil_readme_glue_dev", "DistilRoBERTa", "macro_score_without_wnli", 82.3),
+    ("distil_readme_glue_dev", "BERT-base-uncased (Distil* README)", "mnli", 84.7),
+    ("distil_readme_glue_dev", "DistilBERT-base-cased (Distil* README)", "macro_score_without_wnli", None),
+    ("fastbert_readme", "FastBERT (self-distillation epoch 5, Speed=0.5) (Ag.news)", "flops", 2108341649.0),
+    ("fastbert_readme", "BERT baseline (fine-tuned, epoch 3) (Douban book review)", "accuracy", 0.8688),
+    ("gemma3_270m_card", "Gemma 3 PT 270M (pretrained, 10-shot)", "hellaswag", 40.9),
+    ("gemma3_270m_card", "Gemma 3 IT 270M (instruction-tuned, 0-shot)", "ifeval", 51.2),
+    ("gemma3_270m_card", "Gemma 3 PT 270M (pretrained, 10-shot)", "boolq", None),
+]
+
+
+@pytest.mark.parametrize(("name", "model", "metric", "value"), CELLS, ids=[f"{c[0]}-{c[2]}" for c in CELLS])
+def test_transcribed_cells_equal_their_source(name, model, metric, value):
+    rows = results.parse_table((results.RESULTS_DIR / f"{name}.tsv").read_text(encoding="utf-8"))
+    assert [r.value for r in rows if r.model == model and r.metric == metric] == [value]
+
+
+def test_every_results_file_has_a_readme_row():
+    readme = (results.RESULTS_DIR / "README.md").read_text(encoding="utf-8")
+    for path in results.RESULTS_DIR.glob("*.tsv"):
+        assert f"| {path.name} |" in readme, path.name
+
+
+def test_longformer_rows_agree_between_its_paper_and_bigbird():
+    ours = {(r.model, r.metric): r.value for r in results.rows("long-document-dev")}
+    bigbird = {(r.model, r.metric): r.value for r in results.rows("long-document-qa-dev")}
+    assert ours[("Longformer-base", "wikihop")] == bigbird[("Longformer", "wikihop_mcq")] == 75.0
+    assert ours[("RoBERTa-base", "triviaqa")] == bigbird[("RoBERTa", "triviaqa_full")] == 74.3
+
+
+def test_perplexity_bits_and_latency_are_lower_is_better():
+    assert not any(results.higher_is_better(m) for m in ("lambada_ppl", "enwik8_bpb", "text8_bpc", "latency_ms"))
+    assert results.higher_is_better("lambada_acc") and results.higher_is_better("mrr10_dev")
+
+
+def test_with_compute_keeps_only_variants_with_a_budget():
+    pts = [results.Point("a", "bert-base", 80.0, 1, 1, "s"), results.Point("b", "t5-small", 70.0, 1, 1, "s")]
+    kept = results.with_compute(pts, {"bert-base": 8.4e19, "t5-small": None})
+    assert [(p.variant, p.train_flops) for p in kept] == [("bert-base", 8.4e19)]
+    assert results.frontier(kept, "train_flops") == kept
+
+
+# Catalog families -> (catalog keys, the paper tag a source names). A family is covered when a row names one
+# of its keys as variant, or comes from its paper (Sentence-BERT's table has no row of the catalog's checkpoint).
+FAMILIES = {
+    "BERT": (("bert-base", "bert-large"), "BERT"), "RoBERTa": (("roberta-base", "roberta-large"), "RoBERTa"),
+    "DeBERTa": (("deberta-base", "deberta-v2-xlarge", "deberta-v3-base"), "DeBERTa"),
+    "ALBERT": (("albert-base", "albert-large", "albert-xxlarge"), "ALBERT"), "DistilBERT": (("distilbert",), "DistilBERT"),
+    "DistilRoBERTa": (("distilroberta",), "DistilRoBERTa"), "TinyBERT": (("tinybert",), "TinyBERT"),
+    "MobileBERT": (("mobilebert",), "MobileBERT"), "FastBERT": (("fastbert",), "FastBERT"),
+    "ELECTRA": (("electra-small", "electra-base", "electra-small-generator", "electra-small-discriminator",
+                 "electra-base-generator", "electra-base-discriminator"), "ELECTRA"),
+    "SpanBERT": (("spanbert",), "SpanBERT"), "StructBERT": (("structbert",), "StructBERT"), "XLM": (("xlm",), "XLM"),
+    "XLM-R": (("xlm-roberta",), "XLM-R"), "Longformer": (("longformer",), "Longformer"), "BigBird": (("bigbird",), "BigBird"),
+    "Sentence-BERT": (("sentence-bert",), "Sentence-BERT"), "ColBERT": (("colbert",), "ColBERT"),
+    "ColBERTv2": (("colbertv2",), "ColBERTv2"), "GPT": (("gpt",), "GPT"), "GPT-2": (("gpt2",), "GPT-2"),
+    "GPT-3": (("gpt3",), "GPT-3"), "GPT-Neo": (("gpt-neo",), "GPT-Neo"), "GPT-J": (("gpt-j",), "GPT-J"),
+    "CTRL": (("ctrl",), "CTRL"), "Gemma 3": (("gemma3-270m",), "Gemma 3"), "T5": (("t5-small", "t5-base", "t5-11b"), "T5"),
+    "BART": (("bart-base", "bart-large"), "BART"), "M2M-100": (("m2m100",), "M2M-100"),
+    "BigBird-Pegasus": (("bigbird-pegasus",), "BigBird-Pegasus"), "BERT2BERT": (("bert2bert",), "BERT2BERT"),
+}
+NO_ROW_YET = {"CTRL", "M2M-100", "BigBird-Pegasus", "BERT2BERT"}
+
+
+def test_every_catalog_key_is_in_a_family():
+    assert {k for keys, _ in FAMILIES.values() for k in keys} == set(catalog.keys())
+
+
+def test_every_family_but_the_listed_ones_has_a_sourced_row():
+    rows = results.rows()
+    covered = {name for name, (keys, tag) in FAMILIES.items()
+               if any(r.variant in keys or f"({tag})" in r.source for r in rows)}
+    assert set(FAMILIES) - covered == NO_ROW_YET
+    readme = (results.RESULTS_DIR / "README.md").read_text(encoding="utf-8")
+    assert all(name in readme for name in NO_ROW_YET)  # the README says which families still lack a table
+
+
+def test_distil_readme_macro_scores_are_the_means_of_their_cells():
+    rows = [r for r in results.rows("glue-dev") if "distillation README" in r.source]
+    by = {(r.model, r.metric): r.value for r in rows}
+    tasks = ("cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "stsb")
+    for model in ("DistilRoBERTa", "RoBERTa-base (reported; Distil* README)"):
+        with_wnli = sum(by[(model, t)] for t in (*tasks, "wnli")) / 9
+        without = sum(by[(model, t)] for t in tasks) / 8
+        assert abs(with_wnli - by[(model, "macro_score")]) < 0.06
+        assert abs(without - by[(model, "macro_score_without_wnli")]) < 0.06
+
+
+def test_costs_are_never_the_default_metric():
+    assert results.metrics("fastbert-adaptive-test") == ["accuracy", "flops"]
+    assert not results.higher_is_better("flops")
+
+
+def test_model_labels_are_unique_within_a_table():
+    """``table`` keys records by (model label, source): two lines with one label would overwrite each other."""
+    for path in results.RESULTS_DIR.glob("*.tsv"):
+        rows = results.parse_table(path.read_text(encoding="utf-8"))
+        pairs = [(r.model, r.metric) for r in rows]
+        assert len(pairs) == len(set(pairs)), path.name

@@ -1,4 +1,5 @@
-"""CLI commands of the results area: ``results`` (published benchmark figures) and ``speed``."""
+"""CLI commands of the results area: ``results`` (published benchmark figures), ``budget`` (what each
+variant cost to pretrain) and ``speed``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--benchmark", help="only this benchmark (e.g. glue-test)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_results)
+    p = sub.add_parser("budget", help="pretraining budgets: corpus, tokens, steps x batch, hardware, training FLOPs")
+    p.add_argument("keys", nargs="*", help="catalog keys (default: every variant with a recorded budget)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_budget)
     p = sub.add_parser("speed", help="ms per example of two variants on this machine (random weights, batch 1)")
     p.add_argument("keys", nargs="+", help="two catalog keys, e.g. bert-base distilbert")
     p.add_argument("--seq-len", type=int, default=speed.DEFAULT_SEQ_LEN, help="tokens per example")
@@ -34,6 +39,26 @@ def cmd_results(args: argparse.Namespace) -> int:
     for r in rows:
         value = results.NOT_REPORTED if r.value is None else f"{r.value:g}"
         print(f"{r.benchmark:<24} {r.model[:40]:<40} {r.metric:<22} {value:>12}  {r.source}")
+    return 0
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def cmd_budget(args: argparse.Namespace) -> int:
+    from explorer import budgets
+
+    found = budgets.budgets(args.keys)
+    if args.json:
+        print_json([b.to_dict() for b in found])
+        return 0
+    for b in found:
+        print(f"{b.key:<28} tokens {_fmt(b.tokens):>9}  train FLOPs {_fmt(b.train_flops):>9}  "
+              f"{_fmt(b.hardware)[:40]:<40} {_fmt(b.days)} days")
+        print(f"{'':<28} {b.train_flops_source or budgets.NOT_RECORDED}; source: {b.source}")
     return 0
 
 

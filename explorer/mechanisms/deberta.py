@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from explorer import placement
+from explorer import catalog, placement
 from explorer.errors import ExplorerError
 
 __all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention", "variant_buckets"]
 
 SUPPORTED = ("deberta-base", "deberta-v2-xlarge", "deberta-v3-base")
 V1 = ("deberta-base",)  # model_type deberta: another module (fused in_proj, no buckets)
-# DeBERTa's own vocabularies are not shipped: v1 uses GPT-2's BPE (same pieces), v2/v3 a WordPiece stand-in
-STAND_IN = {"deberta-base": "gpt2"}
+# DeBERTa's own vocabularies are not shipped: each variant uses the catalog's stand-in ("tokenizer" in
+# assets/catalog.json: GPT-2's BPE for v1, whose pieces are the same; T5's SentencePiece for v2/v3), one choice app-wide.
+STAND_IN = {key: catalog.get_variant(key).tokenizer for key in SUPPORTED}
 EMD_NOTE = ("The enhanced mask decoder (absolute positions entering just before the MLM head) is not in "
             "transformers' DebertaForMaskedLM or DebertaV2ForMaskedLM, whose heads are a plain transform + decoder: "
             "the tree and breakdown of the DeBERTa variants therefore cannot show it. Its only trace is `z_steps` "
@@ -114,7 +115,7 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
 
 def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
     """The variant with one layer and the stand-in tokenizer's vocabulary, random weights, eval mode."""
-    from explorer import build, catalog
+    from explorer import build
 
     if key not in SUPPORTED:
         raise ExplorerError(f"{key!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
@@ -159,7 +160,9 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
 
     text = require_text(text, what="The sentence", empty_hint="Type a short sentence.",
                         max_chars=2_000, limit_note="Type a shorter sentence.")
-    tok = load_tokenizer(STAND_IN.get(key, "bert-base-uncased"))  # DeBERTa's own files are not shipped
+    if key not in SUPPORTED:
+        raise ExplorerError(f"{key!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
+    tok = load_tokenizer(STAND_IN[key])  # DeBERTa's own files are not shipped
     enc = tok(text, return_tensors="pt", truncation=True, max_length=MAX_TOKENS)
     where, torch_dtype = placement.Placement.parse(device, dtype).resolve()
     model = _one_layer_model(key, len(tok)).to(device=where, dtype=torch_dtype)

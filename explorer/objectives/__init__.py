@@ -106,9 +106,11 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
        _SUBST_XLM, pair=True),
     _s("nsp", "BERT next-sentence prediction", "sentence-level", "sentence", "bert-base-uncased", "bert", sentence.nsp,
        "[CLS] A [SEP] B [SEP]: B is the true next sentence (50%) or a sentence from another document (50%)."),
-    _s("sop", "ALBERT sentence-order prediction", "sentence-level", "sentence", "t5", "albert", sentence.sop,
+    # The catalog's stand-in for ALBERT (assets/catalog.json "tokenizer"): one choice everywhere in the app.
+    _s("sop", "ALBERT sentence-order prediction", "sentence-level", "sentence", "bert-base-uncased", "bert", sentence.sop,
        "Two consecutive segments of the same document, swapped 50% of the time: topic cannot give the answer away.",
-       "ALBERT's own 30k SentencePiece model is not shipped; T5's SentencePiece stands in (with ALBERT's [CLS]/[SEP])."),
+       "ALBERT's own 30k SentencePiece model is not shipped; BERT's uncased WordPiece stands in, as everywhere in "
+       "the app (ALBERT frames its input with the same [CLS]/[SEP])."),
     _s("structbert-word", "StructBERT word structural", "sentence-level", "token", "bert-base-uncased", "bert", sentence.structbert_word,
        "5% of trigrams are shuffled; the model restores the original order (predicts the original token at each shuffled position)."),
     _s("structbert-sentence", "StructBERT sentence structural", "sentence-level", "sentence", "bert-base-uncased", "bert", sentence.structbert_sentence,

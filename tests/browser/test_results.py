@@ -24,3 +24,21 @@ def test_speed_button_measures_two_small_models(open_page) -> None:
     wait_idle(page)
     assert page.get_by_text("ms / example").count() >= 2
     assert_clean(page, "results-speed")
+
+
+def test_glue_across_papers_opens_first_and_switches_to_dev(open_page) -> None:
+    page = open_page("results")
+    page.get_by_text("What is not comparable").first.wait_for(timeout=90_000)
+    page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=90_000)
+    page.get_by_text("dev", exact=True).first.click()
+    wait_idle(page)
+    assert "view=glue" in page.url
+    assert page.get_by_text("Dev and test are different sets").count() >= 1
+    assert_clean(page, "results-glue-dev")
+
+
+def test_budgets_view_draws_the_scaling_laws(open_page) -> None:
+    page = open_page("results?view=budgets")
+    page.get_by_text("Scaling laws, with the catalog on them").first.wait_for(timeout=90_000)
+    page.locator("[data-testid='stPlotlyChart']").nth(1).wait_for(timeout=90_000)
+    assert_clean(page, "results-budgets")

@@ -127,3 +127,15 @@ def test_hostile_uploads_are_one_red_message() -> None:
         assert not at.exception, (data[:40], at.exception)
         shown = at.error[0].value.replace("\\", "").lower()  # the message is markdown-escaped
         assert len(at.error) == 1 and needle.lower() in shown, (data[:40], at.error)
+
+
+def test_compare_page_shows_the_pretraining_budget() -> None:
+    import math
+
+    at = _page("compare.py")
+    at.query_params["models"] = "bert-base,albert-base"
+    at.run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert table["train_flops"].iloc[0] > 1e19 and math.isnan(table["train_flops"].iloc[1])
+    assert list(table["train_flops_source"])[1] == "not recorded"

@@ -1,18 +1,55 @@
-"""AppTest: the Results page (tables, efficiency chart, URL state, the speed button)."""
+"""AppTest: the Results page (cross-paper GLUE view, single tables, efficiency chart, budgets and scaling
+laws, URL state, the speed button)."""
 
 from __future__ import annotations
 
-from explorer import results, speed
+from explorer import crosspaper, results, speed
 from tests.pages.conftest import assert_clean, figures, page_app, plotly_array
 
 
-def test_default_view_has_table_chart_and_url_state():
+def test_default_view_is_glue_across_papers_with_the_notes():
     at = page_app("results.py").run()
+    assert_clean(at)
+    assert at.query_params["view"] == "glue"
+    table = at.dataframe[0].value
+    assert {"BERT", "TinyBERT", "MobileBERT", "StructBERT"} <= {p.split("(")[-1].rstrip(")") for p in table["paper"]}
+    assert set(table["split"]) == {"test"}  # test by default; dev one click away
+    assert len(figures(at)) == 1
+    assert any("Dev and test are different sets" in m.value for m in at.markdown)
+
+
+def test_glue_view_both_splits_and_another_task():
+    at = page_app("results.py").run()
+    at.radio(key="res_split").set_value("both").run()
+    at.selectbox(key="res_task").set_value("CoLA").run()
+    assert_clean(at)
+    assert set(at.dataframe[0].value["split"]) == {"dev", "test"}
+    assert "CoLA" in figures(at)[0]["layout"]["title"]["text"]
+
+
+def test_paper_view_has_table_chart_and_url_state():
+    at = page_app("results.py", view="paper").run()
     assert_clean(at)
     assert len(figures(at)) == 1
     assert at.query_params["benchmark"] == results.benchmarks()[0]
     assert {"metric", "x", "speed"} <= set(at.query_params)
     assert len(at.dataframe) == 1
+
+
+def test_score_against_pretraining_compute():
+    at = page_app("results.py", benchmark="glue-test", metric="glue_score", x="train_flops").run()
+    assert_clean(at)
+    fig = figures(at)[0]
+    assert "pretraining FLOPs" in fig["layout"]["xaxis"]["title"]["text"]
+    assert len(plotly_array(fig["data"][1]["x"])) >= 1  # BERT-base / -large have a 6ND estimate
+
+
+def test_budgets_view_shows_the_table_and_both_scaling_figures():
+    at = page_app("results.py", view="budgets").run()
+    assert_clean(at)
+    assert len(at.dataframe[0].value) >= 20
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert any("Kaplan" in t for t in titles) and any("compute-optimal" in t for t in titles)
 
 
 def test_selection_from_the_url_and_not_reported_rows():
@@ -30,6 +67,9 @@ def test_garbage_in_the_url_falls_back():
     at = page_app("results.py", benchmark="<script>alert(1)</script>", metric="nope", x="zzz").run()
     assert_clean(at)
     assert at.query_params["benchmark"] == results.benchmarks()[0]
+    at = page_app("results.py", view="<b>nope</b>").run()
+    assert_clean(at)
+    assert at.query_params["view"] == "glue" and len(crosspaper.glue_view("test")) == len(at.dataframe[0].value)
 
 
 def test_inference_time_frontier_prefers_lower_seconds():

@@ -1,0 +1,43 @@
+"""Scaling laws: Kaplan's constants, Chinchilla's split, and the catalog placed by its recorded budgets."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer import scaling
+from explorer.plots import scaling as plots
+
+
+def test_kaplan_curves_at_their_constants():
+    assert scaling.loss_n(scaling.N_C) == pytest.approx(1.0)
+    assert scaling.loss_d(scaling.D_C) == pytest.approx(1.0)
+    assert scaling.loss_n(1e9) == pytest.approx(88_000 ** 0.076)  # 8.8e13 / 1e9
+    assert scaling.loss_n(2e9) / scaling.loss_n(1e9) == pytest.approx(2 ** -0.076)  # 5% per doubling
+
+
+def test_chinchilla_optimum_recovers_chinchilla_itself():
+    n, d = scaling.chinchilla_optimal(6 * 70e9 * 1.4e12)  # 70B parameters on 1.4T tokens
+    assert n == pytest.approx(70e9, rel=0.01) and d == pytest.approx(1.4e12, rel=0.01)
+    assert d / n == scaling.TOKENS_PER_PARAM
+
+
+def test_placements_use_published_params_and_recorded_tokens():
+    places = {p.key: p for p in scaling.placements()}
+    assert {"bert-base", "gpt3", "gpt-j", "longformer"} <= set(places)
+    gpt3 = places["gpt3"]
+    assert gpt3.params == 175_000_000_000 and gpt3.tokens == 3e11
+    assert gpt3.tokens_per_param == pytest.approx(300 / 175)  # far below Chinchilla's 20
+    assert "albert-base" not in places  # its budget gives no token count
+
+
+def test_geomspace_is_log_even():
+    pts = scaling.geomspace(1e2, 1e4, 3)
+    assert pts == pytest.approx([1e2, 1e3, 1e4])
+
+
+def test_figures_draw_every_placement():
+    places = scaling.placements()
+    kaplan = plots.kaplan_figure(places)
+    assert len(kaplan.data) == 4 and len(kaplan.data[2].x) == len(places)
+    plane = plots.chinchilla_figure(places)
+    assert plane.data[0].name.startswith("Chinchilla") and len(plane.data[-1].x) == len(places)
