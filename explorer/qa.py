@@ -215,8 +215,9 @@ def load(model: str, random_weights: bool = False, models_dir: str | None = None
     from explorer.loading import load_model
 
     if random_weights:
-        return load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True)
-    return load_model(model, "question-answering", models_dir=models_dir)
+        return load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,
+                          purpose="Question answering")
+    return load_model(model, "question-answering", models_dir=models_dir, purpose="Question answering")
 
 
 def qa_models() -> list[str]:

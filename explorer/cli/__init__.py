@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ECHO_CHARS, ExplorerError, shorten
 
 __all__ = ["AREAS", "build_parser", "print_json", "check_utf8", "read_stdin", "read_text_file", "main"]
 
@@ -23,9 +24,14 @@ AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", 
          "results", "generation", "mechanisms")
 
 
+# A quoted value in one of argparse's own messages ("invalid choice: '<10,000 characters>'").
+_QUOTED = re.compile(rf"'[^'\n]{{{ECHO_CHARS + 1},}}'|\"[^\"\n]{{{ECHO_CHARS + 1},}}\"")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
-        print(f"error: {message}", file=sys.stderr)
+        message = _QUOTED.sub(lambda m: repr(shorten(m.group(0)[1:-1])), message)
+        print(f"error: {' '.join(message.split())}", file=sys.stderr)
         raise SystemExit(2)
 
 

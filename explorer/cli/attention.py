@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
     from explorer.attention import MAX_TOKENS, VIEWS
+    from explorer.cli.argtypes import number
 
     p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
     p.add_argument("--model", required=True, help="catalog key (sentence-bert is bundled) or a model directory")
@@ -23,12 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--text", help="the text to run through the model")
     src.add_argument("--text-file", type=Path, help="read the text from this UTF-8 file")
     p.add_argument("--target", default=None, help="encoder-decoders: decoder text (default: the text)")
-    p.add_argument("--layer", type=int, default=None, help="print this layer's matrix (0-based)")
-    p.add_argument("--head", type=int, default=0, help="head of --layer (0-based, default 0)")
+    p.add_argument("--layer", type=number(int, 0, 10_000), default=None,
+                   help="print this layer's matrix (0-based)")
+    p.add_argument("--head", type=number(int, 0, 10_000), default=0, help="head of --layer (0-based, default 0)")
     p.add_argument("--view", default="head", choices=VIEWS, help="which matrix --layer prints")
     p.add_argument("--range", dest="token_range", type=_token_range, default=None,
                    help="zoom the printed matrix to tokens START:END")
-    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help=f"truncate to this many (<= {MAX_TOKENS})")
+    p.add_argument("--max-tokens", type=number(int, 2, MAX_TOKENS), default=MAX_TOKENS,
+                   help=f"truncate to this many (<= {MAX_TOKENS})")
     p.add_argument("--random-weights", action="store_true", help="untrained model from the variant's config")
     p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
     p.add_argument("--npy", type=Path, default=None,
@@ -41,7 +44,7 @@ def _token_range(text: str) -> tuple[int, int]:
     try:
         start, end = (int(x) for x in text.split(":"))
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"--range takes START:END token positions, got {text!r}") from err
+        raise argparse.ArgumentTypeError(f"--range takes START:END token positions, got {shorten(text)!r}") from err
     return start, end
 
 
@@ -81,7 +84,7 @@ def _save(path: Path, data: bytes) -> None:
     try:
         path.write_bytes(data)
     except OSError as err:
-        raise ExplorerError(f"Cannot write {path}: {err.strerror or err}.") from err
+        raise ExplorerError(f"Cannot write {shorten(path)}: {err.strerror or err}.") from err
 
 
 def _print_text(out: dict) -> None:

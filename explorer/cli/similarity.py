@@ -9,13 +9,16 @@ __all__ = ["cmd_similarity", "register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
+    from explorer.cli.argtypes import number
+
     p = sub.add_parser("similarity", help="cosine similarity matrix of sentences with a bi-encoder")
     p.add_argument("sentences", nargs="+", metavar="SENT", help="sentences to compare (quote each one)")
     p.add_argument("--model", default="sentence-bert",
                    help="catalog key, hub id or save_pretrained directory (default: the bundled "
                         "all-MiniLM-L6-v2, key sentence-bert)")
     p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
-    p.add_argument("--batch-size", type=int, default=32, help="sentences per forward pass")
+    p.add_argument("--batch-size", type=number(int, 1, 1024), default=32,
+                   help="sentences per forward pass")
     p.add_argument("--json", action="store_true", help='print {"model", "sentences", "matrix"} as JSON')
     p.set_defaults(func=cmd_similarity)
 

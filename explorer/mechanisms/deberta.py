@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention", "variant_buckets"]
 
@@ -96,7 +96,7 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
     from explorer import catalog
 
     if key not in SUPPORTED:
-        raise ExplorerError(f"{key!r} has no DeBERTa position buckets; choose one of {SUPPORTED}.")
+        raise ExplorerError(f"{shorten(key)!r} has no DeBERTa position buckets; choose one of {SUPPORTED}.")
     config = catalog.variant_config(key)
     buckets = int(config.get("position_buckets", -1))
     max_rel = int(config.get("max_relative_positions", -1))
@@ -112,7 +112,7 @@ def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
     from explorer import build, catalog
 
     if key not in SUPPORTED:
-        raise ExplorerError(f"{key!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
+        raise ExplorerError(f"{shorten(key)!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
     config = build.config_from_dict({**catalog.variant_config(key), "num_hidden_layers": 1,
                                      "vocab_size": vocab_size})
     config._attn_implementation = "eager"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["CTRL_EXAMPLES", "M2M_LANGUAGES", "T5_TASKS", "CtrlFraming", "Layout", "M2MFraming", "T5Framing",
            "T5Task", "ctrl_codes", "ctrl_frame", "m2m_frame", "m2m_language_id", "stsb_label", "t5_frame"]
@@ -135,7 +135,7 @@ def t5_frame(task: str, text: str, target: str) -> T5Framing:
     from explorer.tokenization import load_tokenizer
 
     if task not in T5_TASKS:
-        raise ExplorerError(f"Unknown T5 task {task!r}: choose one of {', '.join(T5_TASKS)}.")
+        raise ExplorerError(f"Unknown T5 task {shorten(task)!r}: choose one of {', '.join(T5_TASKS)}.")
     prefix = T5_TASKS[task].prefix
     source, target = f"{prefix} {_text(text, 'input text')}", _t5_target(task, _text(target, 'label text'))
     tok = load_tokenizer("t5")
