@@ -21,7 +21,7 @@ __all__ = ["AREAS", "build_parser", "print_json", "check_utf8", "read_stdin", "r
 
 # One module per area; each defines ``register(subparsers) -> None``.
 AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity",
-         "results", "generation", "mechanisms")
+         "results", "generation", "spans", "mechanisms")
 
 
 # A quoted value in one of argparse's own messages ("invalid choice: '<10,000 characters>'").

@@ -16,13 +16,11 @@ from explorer.errors import ExplorerError, shorten
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
     from explorer.attention import MAX_TOKENS, VIEWS
-    from explorer.cli.argtypes import number
+    from explorer.cli.argtypes import number, text_source
 
     p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
     p.add_argument("--model", required=True, help="catalog key (sentence-bert is bundled) or a model directory")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--text", help="the text to run through the model")
-    src.add_argument("--text-file", type=Path, help="read the text from this UTF-8 file")
+    text_source(p, help="the text to run through the model")
     p.add_argument("--target", default=None, help="encoder-decoders: decoder text (default: the text)")
     p.add_argument("--layer", type=number(int, 0, 10_000), default=None,
                    help="print this layer's matrix (0-based)")
@@ -48,14 +46,6 @@ def _token_range(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _read_text(args: argparse.Namespace) -> str:
-    if args.text_file is None:
-        return args.text
-    from explorer.cli import read_text_file
-
-    return read_text_file(args.text_file, "--text-file")
-
-
 def cmd_attention(args: argparse.Namespace) -> int:
     """Extract, then print the summary (and the selected matrix) as JSON or text."""
     from explorer import attention
@@ -63,7 +53,9 @@ def cmd_attention(args: argparse.Namespace) -> int:
 
     if not 2 <= args.max_tokens <= attention.MAX_TOKENS:
         raise ExplorerError(f"--max-tokens must be between 2 and {attention.MAX_TOKENS}, got {args.max_tokens}.")
-    maps = attention.extract(args.model, _read_text(args), target=args.target, max_tokens=args.max_tokens,
+    from explorer.cli.argtypes import read_source
+
+    maps = attention.extract(args.model, read_source(args), target=args.target, max_tokens=args.max_tokens,
                              random_weights=args.random_weights, models_dir=args.models_dir)
     view = None
     if args.layer is not None:

@@ -26,12 +26,14 @@ def _notes(texts: list[str]) -> None:
 
 def _generate(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
+    from explorer.cli.argtypes import read_source
     from explorer.generation import DecodingSettings, generate, load_decoder
 
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated()  # bad knobs fail before loading
+    text = read_source(args)  # a bad file too
     loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`")
-    result = generate(loaded, args.text, settings)
+    result = generate(loaded, text, settings)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
@@ -46,10 +48,12 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _next_token(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
+    from explorer.cli.argtypes import read_source
     from explorer.generation import load_decoder, next_token
 
+    text = read_source(args)  # a bad file fails before the model loads
     loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`")
-    result = next_token(loaded, args.text, args.top_k)
+    result = next_token(loaded, text, args.top_k)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
@@ -69,8 +73,10 @@ def _table_rows(text: str) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    from explorer.cli.argtypes import text_source
+
     p.add_argument("--model", required=True, help="catalog key (gemma3-270m) or a save_pretrained directory")
-    p.add_argument("--text", required=True, help="the prompt")
+    text_source(p, help="the prompt")
     p.add_argument("--models-dir", default=None, help="directory of downloaded/converted models")
     p.add_argument("--json", action="store_true", help="print JSON")
 
