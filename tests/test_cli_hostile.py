@@ -161,3 +161,23 @@ def test_every_command_has_a_cheap_base_invocation() -> None:
     """A new command gets an entry in BASE (else its hostile runs start from "x" everywhere)."""
     commands = {c for c, _ in _leaves(build_parser())}
     assert commands - set(BASE) <= {"list", "models", "results"}, commands - set(BASE)
+
+
+@pytest.mark.parametrize("argv", [
+    ["results", "--benchmark", "{long}"],
+    ["inspect", "{long}"],
+    ["pattern", "{long}", "--seq-len", "64"],
+    ["mask", "{long}", "--text", "Hello."],
+    ["tokenize", "--text", "Hi", "--tokenizers", "{long}"],
+    ["mechanism", "t5", "{long}"],
+    ["mechanism", "ctrl", "{long}"],
+    ["generate", "--model", "{long}", "--text", "Hi"],
+    ["pattern", "bert-base", "--seq-len", "64", "--part", "{long}"],
+    ["generate", "--model", "m", "--text", "Hi", "--temperature", "{long}"],
+])
+def test_a_10k_character_value_is_echoed_cut(argv: list[str]) -> None:
+    """Issue 16: `results --benchmark <10k characters>` repeated the whole value in its message."""
+    long = "y" * 10_000
+    code, err = _run([a.replace("{long}", long) for a in argv])
+    assert code == 2 and "Traceback" not in err
+    assert "y" * 81 not in err and "…" in err and len(err) < 600, err[:300]
