@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "estimate_bytes",
            "memory_budget", "nearest_divisor", "require_fits"]
@@ -140,7 +140,7 @@ def memory_budget(device: str = "cpu") -> tuple[int, str]:
         try:
             cap_bytes = int(float(cap) * 1e9)
         except ValueError as err:
-            raise ExplorerError(f"EXPLORER_MEMORY_CAP_GB={cap!r} is not a number of gigabytes.") from err
+            raise ExplorerError(f"EXPLORER_MEMORY_CAP_GB={shorten(cap)!r} is not a number of gigabytes.") from err
         if cap_bytes < budget:
             budget, why = cap_bytes, f"the cap EXPLORER_MEMORY_CAP_GB={cap}"
     return budget, why

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from explorer import budget, catalog, userdata
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -103,7 +103,7 @@ def config_from_dict(data: Mapping[str, Any]) -> PretrainedConfig:
             return AutoConfig.for_model(model_type, **data)
     except ValueError as err:
         if "Unrecognized model" in str(err) or "model_type" in str(err):
-            raise ExplorerError(f"Unknown model_type {model_type!r}: use one transformers knows.") from err
+            raise ExplorerError(f"Unknown model_type {shorten(model_type)!r}: use one transformers knows.") from err
         raise ExplorerError(f"Invalid config: {err}") from err
     except (TypeError, StrictDataclassFieldValidationError, StrictDataclassClassValidationError) as err:
         # a field of the wrong type, or fields that do not fit together (transformers' validators)
@@ -129,7 +129,7 @@ def apply_overrides(config: PretrainedConfig, overrides: Mapping[str, int] | Non
     config = config.__class__.from_dict(config.to_dict())
     for knob, value in (overrides or {}).items():
         if knob not in KNOBS:
-            raise ExplorerError(f"Unknown setting {knob!r}; choose from {', '.join(KNOBS)}.")
+            raise ExplorerError(f"Unknown setting {shorten(knob)!r}; choose from {', '.join(KNOBS)}.")
         value = int(value)
         if value < 1:
             raise ExplorerError(f"{knob.replace('_', ' ')} must be at least 1 (got {value}).")
@@ -207,7 +207,7 @@ def instantiate(config: PretrainedConfig, head: str, device: str = "meta", extra
             if head in custom_models.CUSTOM:
                 return custom_models.CUSTOM[head](config, extra)
             if head not in STANDARD_HEADS:
-                raise ExplorerError(f"Unknown head {head!r}; choose from {STANDARD_HEADS + tuple(custom_models.CUSTOM)}.")
+                raise ExplorerError(f"Unknown head {shorten(head)!r}; choose from {STANDARD_HEADS + tuple(custom_models.CUSTOM)}.")
             return _auto(head).from_config(config)
     except ExplorerError:
         raise

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = [
     "FAMILIES", "CATALOG_FILE", "Variant", "load_catalog", "keys", "get_variant", "is_decoder", "config_text",
@@ -67,7 +67,7 @@ def _parse(record: dict[str, Any]) -> Variant:
     missing = fields - set(record) - {"extra"}
     if missing:
         raise ExplorerError(
-            f"Catalog entry {record.get('key', '?')!r} lacks {sorted(missing)}: fix assets/catalog.json."
+            f"Catalog entry {shorten(record.get('key', '?'))!r} lacks {sorted(missing)}: fix assets/catalog.json."
         )
     data = {k: record[k] for k in fields if k in record}
     data["objectives"] = tuple(data["objectives"] or ())
@@ -75,7 +75,7 @@ def _parse(record: dict[str, Any]) -> Variant:
     data["derived_from"] = tuple(dict(d) for d in data["derived_from"] or ())
     data["extra"] = dict(record.get("extra") or {})
     if data["family"] not in FAMILIES:
-        raise ExplorerError(f"Catalog entry {data['key']!r} has unknown family {data['family']!r}.")
+        raise ExplorerError(f"Catalog entry {shorten(data['key'])!r} has unknown family {shorten(data['family'])!r}.")
     return Variant(**data)
 
 
@@ -105,10 +105,10 @@ def get_variant(key: str) -> Variant:
     catalog = load_catalog()
     if key in catalog:
         return catalog[key]
-    close = difflib.get_close_matches(key, list(catalog), n=3, cutoff=0.5)
+    close = difflib.get_close_matches(key[:200], list(catalog), n=3, cutoff=0.5)  # difflib is quadratic
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     raise ExplorerError(
-        f"Unknown variant {key!r}.{hint} Run `python -m explorer list` to see all {len(catalog)} keys."
+        f"Unknown variant {shorten(key)!r}.{hint} Run `python -m explorer list` to see all {len(catalog)} keys."
     )
 
 

@@ -30,15 +30,20 @@ def _first(config: PretrainedConfig, *names: str) -> int | None:
 
 
 def config_summary(config: PretrainedConfig) -> dict[str, Any]:
-    """Layers, hidden size, heads, FFN size, vocabulary, positions of any config."""
+    """Layers, hidden size, heads, FFN size, vocabulary, positions of any config.
+
+    One type per column (a table of several variants must convert to Arrow: "6+6" beside 12 did not):
+    ``layers`` is the encoder's (or the only) stack, ``decoder_layers`` the decoder's of an
+    encoder-decoder, None otherwise.
+    """
     if config.model_type == "encoder-decoder":
         enc = config_summary(config.encoder)
-        enc["layers"] = f"{enc['layers']}+{config.decoder.num_hidden_layers}"
+        enc["decoder_layers"] = _first(config.decoder, "num_hidden_layers")
         return enc
-    layers = _first(config, "num_hidden_layers")
     dec = _first(config, "num_decoder_layers", "decoder_layers") if getattr(config, "is_encoder_decoder", False) else None
     return {
-        "layers": f"{layers}+{dec}" if dec is not None else layers,
+        "layers": _first(config, "num_hidden_layers"),
+        "decoder_layers": dec,
         "hidden": _first(config, "hidden_size"),
         "heads": _first(config, "num_attention_heads"),
         "ffn": _first(config, "intermediate_size", "n_inner", "d_ff", "dff", "hidden_dim", "encoder_ffn_dim")

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.fence import hf_cache_dir, models_dir_default
 from explorer.weights import _DOWNLOADING, HUB_ID, WeightsStatus, locate, variant_hub_id
 
@@ -132,7 +132,7 @@ def download(key: str, models_dir: str | None = None,
     is_key, hub_id = variant_hub_id(key)
     hub_id = hub_id if is_key else (key if HUB_ID.fullmatch(key) else None)
     if not hub_id:
-        raise ExplorerError(f"{key!r} has no published checkpoint to download: use random-weight mode, "
+        raise ExplorerError(f"{shorten(key)!r} has no published checkpoint to download: use random-weight mode, "
                             "or a catalog key from `python -m explorer models`.")
     root = models_dir_default(models_dir)
     _DOWNLOADING[key] = 0.0

@@ -6,7 +6,9 @@ with ``st.error`` and the CLI prints it on one line and exits non-zero.
 
 from __future__ import annotations
 
-__all__ = ["ExplorerError"]
+__all__ = ["ECHO_CHARS", "ExplorerError", "shorten"]
+
+ECHO_CHARS = 80  # user input echoed in a message is cut to this many characters
 
 
 class ExplorerError(Exception):
@@ -18,3 +20,16 @@ class ExplorerError(Exception):
 
     def __str__(self) -> str:  # one line, always
         return " ".join(self.message.split())
+
+
+def shorten(value: object, limit: int = ECHO_CHARS) -> str:
+    """``value`` as text, cut to ``limit`` characters (an ellipsis and the full length say it was cut),
+    so a message never repeats 10,000 characters a user pasted.
+
+    >>> shorten("bert-base")
+    'bert-base'
+    >>> shorten("x" * 10_000, 8)
+    'xxxxxxxx… (10,000 characters)'
+    """
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

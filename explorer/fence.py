@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir", "models_dir_default",
            "public", "restricted"]
@@ -96,8 +96,7 @@ def check_path_text(text: str, what: str = "path") -> str:
     """
     parts = text.replace("\\", "/").split("/")
     if "\0" in text or len(text) > 4096 or any(len(part.encode()) > 255 for part in parts):
-        shown = text[:60] + ("..." if len(text) > 60 else "")
-        raise ExplorerError(f"That {what} cannot exist ({shown!r} is too long or has a NUL byte): "
+        raise ExplorerError(f"That {what} cannot exist ({shorten(text, 60)!r} is too long or has a NUL byte): "
                             "type the directory that holds config.json.")
     return text
 

@@ -249,7 +249,7 @@ def _fill_masked_lm(spec: str, text: str, top_k: int, random_weights: bool, mode
                     loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """A masked LM: its own mask token at every blank, top-k over the vocabulary (one token per
     [MASK] by construction: ``answer_tokens`` is a decoder's option)."""
-    lm = loader(spec, "masked-lm", random_weights=random_weights, models_dir=models_dir)
+    lm = loader(spec, "masked-lm", random_weights=random_weights, models_dir=models_dir, purpose="Fill-mask")
     return fill_one(lm, text, top_k)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.notices import Notice, texts
 from explorer.placement import ran_on
 
@@ -99,10 +99,12 @@ def split_blanks(prompt: str) -> tuple[str, ...]:
 
 
 def is_causal_type(model_type: str | None) -> bool:
-    """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above, nor an
+    encoder that merely has a causal-LM class too (BERT's BertLMHeadModel)."""
+    from explorer.modelkind import config_family
 
-    return bool(model_type) and model_type not in T5_TYPES + BART_TYPES and model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    return bool(model_type) and model_type not in T5_TYPES + BART_TYPES \
+        and config_family({"model_type": model_type}) == "decoder"
 
 
 def family(loaded: Any) -> str:
@@ -114,7 +116,7 @@ def family(loaded: Any) -> str:
         return "bart"
     if is_causal_type(mtype):
         return "causal"
-    raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} is a {mtype!r} model: span infilling needs "
+    raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} is a {shorten(mtype)!r} model: span infilling needs "
                         "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
 
 
@@ -336,5 +338,5 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
 
     split_blanks(prompt)
     loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
-                        device=device, dtype=dtype)
+                        device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)

@@ -14,7 +14,7 @@ from typing import Any
 import networkx as nx
 
 from explorer import catalog
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["RELATIONS", "Lineage", "dates", "graph", "lineage", "publication_date"]
 
@@ -48,9 +48,9 @@ def graph(variants: dict[str, catalog.Variant] | None = None) -> nx.DiGraph:
         for parent in v.derived_from:
             key, relation = parent.get("key"), parent.get("relation")
             if key not in variants:
-                raise ExplorerError(f"{v.key!r} derives from unknown variant {key!r}: fix assets/catalog.json.")
+                raise ExplorerError(f"{shorten(v.key)!r} derives from unknown variant {shorten(key)!r}: fix assets/catalog.json.")
             if relation not in RELATIONS:
-                raise ExplorerError(f"{v.key!r} uses unknown relation {relation!r}: use one of {RELATIONS}.")
+                raise ExplorerError(f"{shorten(v.key)!r} uses unknown relation {shorten(relation)!r}: use one of {RELATIONS}.")
             g.add_edge(key, v.key, relation=relation)
     if not nx.is_directed_acyclic_graph(g):
         raise ExplorerError(f"The lineage has a cycle {nx.find_cycle(g)}: fix derived_from in assets/catalog.json.")

@@ -28,9 +28,9 @@ from typing import Any
 
 import torch
 
-from explorer import budget, fence, modelcache, offload, placement, weights
+from explorer import budget, fence, modelcache, modelkind, offload, placement, weights
 from explorer.build import BUILD_LOCK
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.notices import Notice, texts
 
@@ -195,8 +195,10 @@ def _resolve(key_or_path: str, models_dir: str | None) -> weights.WeightsStatus:
     return status
 
 
-def _first_line(err: BaseException) -> str:
-    return (str(err).strip().splitlines() or [type(err).__name__])[0][:240]
+def _first_line(err: BaseException, path: str | None = None) -> str:
+    """The first line of a library error, cut, with ``path`` shown as :func:`explorer.fence.public` shows it."""
+    line = (str(err).strip().splitlines() or [type(err).__name__])[0][:240]
+    return line.replace(path, fence.public(path)) if path else line
 
 
 def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
@@ -205,8 +207,8 @@ def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
                if not k.endswith(HARMLESS_MISSING) and not any(p in k for p in HARMLESS_PARTS)]
     if missing:
         shown = ", ".join(sorted(missing)[:3]) + (" ..." if len(missing) > 3 else "")
-        raise ExplorerError(f"{path} has no trained weights for the {task} head (missing {shown}): this "
-                            f"checkpoint was saved without it. Pick another checkpoint, or random-weight mode.")
+        raise ExplorerError(f"{fence.public(path)} has no trained weights for the {task} head (missing {shown}): "
+                            "this checkpoint was saved without it. Pick a checkpoint that has that head.")
 
 
 def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pickle: bool,
@@ -214,7 +216,7 @@ def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pi
     """from_pretrained's arguments for a ready directory: safetensors, or pickles only when opted in."""
     use_safetensors = "safetensors" in status.formats
     if not use_safetensors and not allow_pickle:
-        raise ExplorerError(f"{status.path} only has pickled .bin weights, which can run code when loaded: "
+        raise ExplorerError(f"{fence.public(status.path)} only has pickled .bin weights, which can run code when loaded: "
                             "convert them to safetensors, or opt in with allow_pickle (only for files you trust).")
     if not use_safetensors:  # stacklevel 4: reported in load_model, past _from_pretrained and _load_uncached
         warnings.warn(f"Loading pickled weights from {status.path}: only do this for files you trust.",
@@ -250,17 +252,19 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
                 model, info = spread.model, {"missing_keys": spread.missing_keys}
             else:
                 model, info = _auto_class(task).from_pretrained(status.path, **kwargs)
-    except ValueError as err:
+    except ValueError as err:  # messages show the path as fence.public does: never a server's absolute path
+        shown = fence.public(status.path)
         if "Unrecognized configuration class" in str(err) or "does not support" in str(err):
-            raise ExplorerError(f"{status.path} cannot be loaded for {task!r}: {_first_line(err)}") from err
-        raise ExplorerError(f"Cannot load {status.path}: {_first_line(err)}") from err
+            raise ExplorerError(f"{shown} cannot be loaded for {task!r}: {_first_line(err, status.path)}") from err
+        raise ExplorerError(f"Cannot load {shown}: {_first_line(err, status.path)}") from err
     except (OSError, SafetensorError) as err:  # corrupt or truncated file
-        raise ExplorerError(f"Cannot load the weights in {status.path} ({type(err).__name__}: {_first_line(err)}). "
+        raise ExplorerError(f"Cannot load the weights in {fence.public(status.path)} ({type(err).__name__}: "
+                            f"{_first_line(err, status.path)}). "
                             "The file may be corrupt or truncated: delete it and download or save it again.") from err
     except RuntimeError as err:  # only weights whose shapes contradict config.json are the user's problem
         if not any(m in str(err) for m in SHAPE_MISMATCH):
             raise
-        raise ExplorerError(f"The weights in {status.path} do not have the shapes its config.json describes: "
+        raise ExplorerError(f"The weights in {fence.public(status.path)} do not have the shapes its config.json describes: "
                             "the config was edited or belongs to another checkpoint. Save the model again.") from err
     _check_missing(status.path, task, info)
     return model.eval(), spread
@@ -284,7 +288,7 @@ def _random_model(key: str, task: str, attn: str | None):
 
     variant = _catalog_variant(key)
     if variant is None:
-        raise ExplorerError(f"Random-weight mode needs a catalog key, not {key!r}: pick a variant.")
+        raise ExplorerError(f"Random-weight mode needs a catalog key, not {shorten(key)!r}: pick a variant.")
     config = make_config(key)
     tokenizer = (tokenizer_with_mask if task == "masked-lm" else shipped_tokenizer)(
         variant.tokenizer, variant.model_type)
@@ -300,7 +304,7 @@ def _random_model(key: str, task: str, attn: str | None):
             torch.manual_seed(RANDOM_SEED)
             model = build(config, **kwargs)  # Auto classes have from_config, concrete ones _from_config
     except (ValueError, TypeError) as err:
-        raise ExplorerError(f"{key!r} ({config.model_type}) has no {task!r} model in transformers: "
+        raise ExplorerError(f"{shorten(key)!r} ({config.model_type}) has no {task!r} model in transformers: "
                             f"{_first_line(err)}") from err
     return model.eval(), tokenizer
 
@@ -355,12 +359,15 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
 
 def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str | None = None,
                random_weights: bool = False, allow_pickle: bool = False, models_dir: str | None = None,
-               device: str | None = None, dtype: str | torch.dtype | None = None) -> LoadedModel:
+               device: str | None = None, dtype: str | torch.dtype | None = None,
+               purpose: str | None = None) -> LoadedModel:
     """A shared, eval-mode model + tokenizer for a catalog key or a save_pretrained directory.
 
     ``device``: auto (None), cpu, cuda or mps; ``dtype``: auto (None), float32, bfloat16 or float16
     (:mod:`explorer.placement` checks both and says what to pick when this machine cannot).
-    Missing weights raise ExplorerError at once (no network) naming how to get them. Two
+    Missing weights raise ExplorerError at once (no network) naming how to get them; a model of the
+    wrong kind for ``task`` (an encoder as a causal LM) is refused before loading, in the words of
+    :func:`explorer.modelkind.check` (``purpose`` names the page or command that needs it). Two
     threads asking for the same model wait on one load; different models load in parallel.
     """
     name = (key_or_path or "").strip()
@@ -370,7 +377,9 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
         raise ExplorerError("No model given: pick a catalog key or type a directory.")
     device = placement.resolve_device(device)
     torch_dtype = placement.resolve_dtype(dtype, device)  # before any file is read: a bad choice costs nothing
+    modelkind.check(name, task, None, purpose)  # a catalog key's family: before saying how to get its weights
     status = None if random_weights else _resolve(name, models_dir)
+    modelkind.check(name, task, status.path if status else None, purpose)
     ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
             status.path if status else None, weights.weights_stamp(status.path if status else None),
             placement.dtype_name(torch_dtype))

@@ -220,8 +220,9 @@ def load(model: str, random_weights: bool = False, models_dir: str | None = None
 
     if random_weights:
         return load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,
-                          device=device, dtype=dtype)
-    return load_model(model, "question-answering", models_dir=models_dir, device=device, dtype=dtype)
+                          device=device, dtype=dtype, purpose="Question answering")
+    return load_model(model, "question-answering", models_dir=models_dir, device=device, dtype=dtype,
+                      purpose="Question answering")
 
 
 def qa_models() -> list[str]:

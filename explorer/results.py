@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "higher_is_better", "load_rows",
            "metrics", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost", "with_compute"]
@@ -59,7 +59,7 @@ def parse_value(cell: str) -> float | None:
     try:
         return float(cell)
     except ValueError as err:
-        raise ExplorerError(f"Results table cell {cell!r} is not a number: fix assets/results.") from err
+        raise ExplorerError(f"Results table cell {shorten(cell)!r} is not a number: fix assets/results.") from err
 
 
 def _directives(lines: list[str]) -> dict[str, str]:
@@ -88,7 +88,7 @@ def _cells(column: str, cell: str, pairs: dict[str, tuple[str, str]]) -> list[tu
     names = pairs[column]
     parts = cell.split("/") if cell.strip() != "-" else ["-", "-"]
     if len(parts) != 2:
-        raise ExplorerError(f"Results cell {cell!r} of {column!r} should hold two values a/b: fix assets/results.")
+        raise ExplorerError(f"Results cell {shorten(cell)!r} of {shorten(column)!r} should hold two values a/b: fix assets/results.")
     return [(f"{column}_{name}", parse_value(part)) for name, part in zip(names, parts, strict=True)]
 
 
@@ -139,7 +139,7 @@ def rows(benchmark: str | None = None) -> list[Row]:
     if benchmark not in names:
         close = difflib.get_close_matches(benchmark.lower(), names, n=2, cutoff=0.4)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise ExplorerError(f"Unknown benchmark {benchmark!r}.{hint} Choose one of: {', '.join(names)}.")
+        raise ExplorerError(f"Unknown benchmark {shorten(benchmark)!r}.{hint} Choose one of: {', '.join(names)}.")
     return [r for r in load_rows() if r.benchmark == benchmark]
 
 

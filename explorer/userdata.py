@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_TEXT_BYTES", "decode_text", "json_depth",
            "loads_json", "read_limited", "read_path"]
@@ -53,9 +53,9 @@ def read_path(path: str | Path, limit: int, what: str) -> bytes:
         with open(path, "rb") as fh:
             return read_limited(fh, limit, what)
     except IsADirectoryError as err:
-        raise ExplorerError(f"{what} `{path}` is a directory: name a file.") from err
-    except OSError as err:
-        raise ExplorerError(f"Cannot read {what} `{path}`: {err.strerror or err}.") from err
+        raise ExplorerError(f"{what} `{shorten(path)}` is a directory: name a file.") from err
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the name
+        raise ExplorerError(f"Cannot read {what} `{shorten(path)}`: {getattr(err, 'strerror', None) or err}.") from err
 
 
 def decode_text(data: bytes, what: str) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer import convert, fence
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
@@ -232,7 +232,7 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
         if bundled is not None:
             return _describe(name, bundled, "bundled")
     if not is_key and not HUB_ID.fullmatch(name):
-        raise ExplorerError(f"{name!r} is neither a catalog key, a hub id nor an existing directory. "
+        raise ExplorerError(f"{shorten(name)!r} is neither a catalog key, a hub id nor an existing directory. "
                             "Run `python -m explorer models` for the keys.")
     return WeightsStatus(name, "not present", None, None, 0, (), how_to_get(name, hub_id))
 

@@ -28,7 +28,7 @@ with ui.guard():
 if result is None:
     st.stop()
 
-frame = pd.DataFrame(result.rows)
+frame = pd.DataFrame(result.rows).astype({"decoder_layers": "Int64"})  # None (no decoder) stays empty, not NaN
 shown = frame.assign(
     params=frame["params"].map(ui.human), params_with_heads=frame["params_with_heads"].map(ui.human),
     fp32=frame["fp32_bytes"].map(ui.human_bytes), fp16=frame["fp16_bytes"].map(ui.human_bytes),

@@ -92,3 +92,12 @@ def test_huge_prompt_is_cut_with_a_note(tiny_dir, capsys) -> None:
 def test_missing_model_is_one_line(capsys, tmp_path) -> None:
     code, _, err = _run(capsys, "generate", "--model", str(tmp_path / "nope"), "--text", "x", "--json")
     assert code == 2 and err.startswith("error:") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("temperature", ["1e-45", "1e-39", "1e-300"])
+def test_a_tiny_temperature_samples_greedily_with_a_note(tiny_dir, capsys, temperature: str) -> None:
+    code, out, err = _run(capsys, "generate", "--model", str(tiny_dir), "--text", "Hello", "--strategy", "sample",
+                          "--temperature", temperature, "--max-new-tokens", "3", "--json")
+    greedy = generate(load_tiny_gemma(tiny_dir), "Hello", DecodingSettings("greedy", max_new_tokens=3))
+    assert code == 0 and json.loads(out)["token_ids"] == greedy.token_ids
+    assert "below 0.01" in err and "ran as greedy" in err and "Traceback" not in err

@@ -68,5 +68,6 @@ def test_cli_text_table_notes_dropped_lines(capsys) -> None:
 def test_cli_batch_size_must_be_positive(capsys) -> None:
     from explorer.cli import main
 
-    assert main(["similarity", "--batch-size", "0", "a", "b"]) == 2
-    assert "--batch-size must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # refused while parsing (explorer.cli.argtypes)
+        main(["similarity", "--batch-size", "0", "a", "b"])
+    assert stop.value.code == 2 and "argument --batch-size: must be at least 1" in capsys.readouterr().err

@@ -43,3 +43,37 @@ def test_rows_carry_the_pretraining_budget_one_type_per_column():
     assert bert["train_flops"] == budgets.train_flops("bert-base") and isinstance(bert["train_flops"], float)
     assert albert["train_flops"] is None and albert["train_flops_source"] == budgets.NOT_RECORDED
     assert bert["train_flops_source"].startswith("estimated")
+
+
+def _arrow_table(rows):
+    """What st.dataframe does with the rows: pandas, then Arrow (ArrowInvalid on a column of mixed types)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(pd.DataFrame(list(rows))), pa.Table.from_pandas(pd.DataFrame(list(rows)).convert_dtypes())
+
+
+def test_every_catalog_variant_summary_has_one_type_per_column() -> None:
+    """Layers were 12 for BERT but "6+6" for T5 in the same column: every /compare load logged ArrowInvalid."""
+    from explorer import build, catalog
+
+    summaries = [compare.config_summary(build.make_config(key)) for key in catalog.keys()]
+    _arrow_table(summaries)
+    for s in summaries:
+        assert isinstance(s["layers"], int) and (s["decoder_layers"] is None or isinstance(s["decoder_layers"], int))
+
+
+def test_a_table_of_every_family_converts_to_arrow() -> None:
+    c = compare.compare(["bert-base", "t5-small", "bert2bert", "gpt2", "bart-base"], seq_len=128, lengths=(512,))
+    table, _ = _arrow_table(c.rows)
+    by_key = {r["key"]: r for r in c.rows}
+    assert by_key["t5-small"]["layers"] == by_key["t5-small"]["decoder_layers"] == 6
+    assert by_key["bart-base"]["decoder_layers"] == 6 and by_key["gpt2"]["decoder_layers"] is None
+    assert table.num_rows == 5
+
+
+@pytest.mark.slow
+def test_the_whole_catalog_compared_converts_to_arrow() -> None:
+    from explorer import catalog
+
+    _arrow_table(compare.compare(catalog.keys(), seq_len=128, lengths=(512,)).rows)

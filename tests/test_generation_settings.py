@@ -12,7 +12,7 @@ from explorer.generation.settings import MAX_BEAMS, MAX_NEW_TOKENS, DecodingSett
 
 @pytest.mark.parametrize(("kwargs", "words"), [
     ({"strategy": "nucleus"}, "Unknown strategy"),
-    ({"temperature": -0.5}, "0 or more"),
+    ({"temperature": -0.5}, "from 0 to 100"),
     ({"temperature": math.nan}, "finite"),
     ({"top_p": 0.0}, "(0, 1]"),
     ({"top_p": 1.5}, "(0, 1]"),
@@ -52,3 +52,11 @@ def test_processors_follow_generate_order_and_choice() -> None:
     names = [type(p).__name__ for p in logits_processors(DecodingSettings("top-p", top_p=0.8))]
     assert names == ["TopPLogitsWarper"]
     assert list(logits_processors(DecodingSettings("sample"))) == []
+
+
+@pytest.mark.parametrize("temperature", [1e-45, 1e-39, 1e-300, 0.009])
+def test_a_temperature_too_cold_to_sample_decodes_greedily(temperature: float) -> None:
+    """logits / 1e-45 overflow float32 (softmax gives NaN and torch.multinomial raised): greedy instead."""
+    for strategy in ("sample", "top-k", "top-p"):
+        assert DecodingSettings(strategy, temperature=temperature).validated().effective_strategy == "greedy"
+    assert DecodingSettings("sample", temperature=0.01).validated().effective_strategy == "sample"

@@ -48,12 +48,12 @@ def test_bundled_minilm_base_but_no_mlm_head() -> None:
 
     lm = loading.load_model(BUNDLED_HUB_ID)
     assert lm.source == "bundled" and type(lm.model).__name__ == "BertModel" and len(lm.tokenizer) == 30522
-    with pytest.raises(ExplorerError, match="no trained weights for the masked-lm head"):
+    with pytest.raises(ExplorerError, match="an encoder saved without a masked-language-model head"):
         loading.load_model(BUNDLED_HUB_ID, "masked-lm")
 
 
 def test_missing_head_unknown_task_missing_path(models) -> None:
-    with pytest.raises(ExplorerError, match="masked-lm head"):
+    with pytest.raises(ExplorerError, match="masked-language-model head"):
         loading.load_model(str(models["bert-base"]), "masked-lm")
     with pytest.raises(ExplorerError, match="Unknown task"):
         loading.load_model(str(models["bert"]), "translate")

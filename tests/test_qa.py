@@ -127,7 +127,8 @@ def test_ask_checks_input_before_loading_and_random_mode_maps_hub_ids(monkeypatc
     asked = []
     monkeypatch.setattr("explorer.loading.load_model", lambda spec, task, **kw: asked.append((spec, task, kw)))
     qa.load("deepset/roberta-base-squad2", random_weights=True)
-    assert asked == [("roberta-base", "question-answering", {"random_weights": True, "device": None, "dtype": None})]
+    assert asked == [("roberta-base", "question-answering",
+                      {"random_weights": True, "device": None, "dtype": None, "purpose": "Question answering"})]
 
 
 def test_window_length_takes_roberta_offset_off() -> None:

@@ -44,6 +44,6 @@ def to_model_fill(fill: CausalFill, loaded: LoadedModel) -> ModelFill:
 def fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
                    loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """The ``explorer.fillmask.FILLERS`` entry for decoders (same signature as the masked-LM one)."""
-    lm = loader(spec, "causal-lm", random_weights=random_weights, models_dir=models_dir)
+    lm = loader(spec, "causal-lm", random_weights=random_weights, models_dir=models_dir, purpose="Fill-mask")
     fill = causal_fill(lm, text, top_k, candidates=max(CANDIDATES, top_k), answer_tokens=answer_tokens)
     return to_model_fill(fill, lm)

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from explorer.causal.scoring import PrefixScorer, beam_continuations
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.generation.prompt import context_limit
 from explorer.notices import Notice, texts
 from explorer.userinput import MARKER, require_text
@@ -157,7 +157,7 @@ def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int,
 
 def _check(name: str, value: object, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
-        raise ExplorerError(f"{name} must be a whole number from 1 to {hi} (got {value!r}).")
+        raise ExplorerError(f"{name} must be a whole number from 1 to {hi} (got {shorten(value)!r}).")
     return value
 
 

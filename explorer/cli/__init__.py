@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ECHO_CHARS, ExplorerError, shorten
 
 if TYPE_CHECKING:  # explorer.placement imports torch: only commands that run a model pay for it
     from explorer.placement import Placement
@@ -24,12 +25,17 @@ __all__ = ["AREAS", "add_placement", "build_parser", "print_json", "check_utf8",
 
 # One module per area; each defines ``register(subparsers) -> None``.
 AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity",
-         "results", "generation", "mechanisms", "doctor")
+         "results", "generation", "spans", "mechanisms", "doctor")
+
+
+# A quoted value in one of argparse's own messages ("invalid choice: '<10,000 characters>'").
+_QUOTED = re.compile(rf"'[^'\n]{{{ECHO_CHARS + 1},}}'|\"[^\"\n]{{{ECHO_CHARS + 1},}}\"")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
-        print(f"error: {message}", file=sys.stderr)
+        message = _QUOTED.sub(lambda m: repr(shorten(m.group(0)[1:-1])), message)
+        print(f"error: {' '.join(message.split())}", file=sys.stderr)
         raise SystemExit(2)
 
 

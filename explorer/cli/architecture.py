@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.cli import print_json
-from explorer.errors import ExplorerError
+from explorer.cli.argtypes import number
+from explorer.errors import ExplorerError, shorten
 
 if TYPE_CHECKING:
     from explorer import analysis
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 # and `python -m explorer mask ...` should not pay for them.
 
 
-__all__ = ["register", "cmd_list", "cmd_inspect", "cmd_compare", "text_table", "write_csv"]
+__all__ = ["MAX_SEQ_LEN", "register", "cmd_list", "cmd_inspect", "cmd_compare", "text_table", "write_csv"]
+
+MAX_SEQ_LEN = 1_000_000  # shapes and FLOPs are closed-form: a long length costs nothing, but 10**20 means a typo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,14 +30,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("inspect", help="layer tree and parameter breakdown of a variant or config.json")
     p.add_argument("target", help="catalog key or path to a config.json")
-    p.add_argument("--seq-len", type=int, default=128, help="sequence length for shapes and FLOPs")
+    p.add_argument("--seq-len", type=number(int, 1, MAX_SEQ_LEN), default=128,
+                   help="sequence length for shapes and FLOPs")
     p.add_argument("--share-layers", action="store_true", help="ALBERT-style cross-layer sharing")
-    p.add_argument("--depth", type=int, default=4, help="depth of the text tree")
+    p.add_argument("--depth", type=number(int, 0, 64), default=4, help="depth of the text tree")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
     p = sub.add_parser("compare", help="side-by-side table of several variants")
     p.add_argument("keys", nargs="+", help="catalog keys")
-    p.add_argument("--seq-len", type=int, default=512)
+    p.add_argument("--seq-len", type=number(int, 1, MAX_SEQ_LEN), default=512)
     p.add_argument("--csv", action="store_true", help="CSV instead of a text table")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_compare)
@@ -61,12 +65,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _analyse(target: str, seq_len: int, share: bool) -> analysis.Analysis:
     from explorer import analysis, build, userdata
 
-    if seq_len < 1 or seq_len > 1_000_000:
-        raise ExplorerError(f"--seq-len must be between 1 and 1,000,000 (got {seq_len}).")
+    if seq_len < 1 or seq_len > MAX_SEQ_LEN:
+        raise ExplorerError(f"--seq-len must be between 1 and {MAX_SEQ_LEN:,} (got {seq_len}).")
     path = Path(target)
-    if target.endswith(".json") or path.is_file():
-        if not path.is_file():
-            raise ExplorerError(f"No such file: {target}. Give a catalog key or the path of a config.json.")
+    try:
+        is_file = path.is_file()
+    except (OSError, ValueError):  # a name too long for a path, or a NUL byte: it can only be a (bad) key
+        is_file = False
+    if target.endswith(".json") or is_file:
+        if not is_file:
+            raise ExplorerError(f"No such file: {shorten(target)}. Give a catalog key or the path of a config.json.")
         data = userdata.read_path(path, userdata.MAX_CONFIG_BYTES, "That config.json")  # size checked before reading
         config = build.parse_config_json(data)
         return analysis.analyse_config(config, name=path.stem, seq_len=seq_len, share_layers=share)

@@ -15,30 +15,30 @@ import functools
 from pathlib import Path
 
 from explorer.cli import add_placement, placement_of
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
     from explorer.attention import MAX_TOKENS, VIEWS
+    from explorer.cli.argtypes import number, text_source
 
     p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
     p.add_argument("--model", required=True, help="catalog key (sentence-bert is bundled) or a model directory")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--text", help="the text to run through the model")
-    src.add_argument("--text-file", type=Path, help="read the text from this UTF-8 file")
+    text_source(p, help="the text to run through the model")
     p.add_argument("--target", default=None, help="encoder-decoders: decoder text (default: the text)")
-    p.add_argument("--layer", type=int, default=None, help="print this layer's matrix (0-based)")
-    p.add_argument("--head", type=int, default=0, help="head of --layer (0-based, default 0)")
+    p.add_argument("--layer", type=number(int, 0, 10_000), default=None, help="print this layer's matrix (0-based)")
+    p.add_argument("--head", type=number(int, 0, 10_000), default=0, help="head of --layer (0-based, default 0)")
     p.add_argument("--view", default="head", choices=VIEWS, help="which matrix --layer prints")
     p.add_argument("--range", dest="token_range", type=_token_range, default=None,
                    help="zoom the printed matrix to tokens START:END")
-    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS,
+    # The device's ceiling is checked in cmd_attention (it depends on --device); here only the absolute range.
+    p.add_argument("--max-tokens", type=number(int, 2, 1_000_000), default=MAX_TOKENS,
                    help=f"truncate to this many (CPU: <= {MAX_TOKENS}; a GPU takes more, see explorer.limits)")
     p.add_argument("--block", action="store_true", help="print --layer/--head as a block-averaged map (<= 256 a side)")
     p.add_argument("--zoom", type=_zoom, default=None, metavar="Q0:Q1[,K0:K1]",
                    help="print --layer/--head at full resolution for these queries (and keys; default the same)")
-    p.add_argument("--query", type=int, default=None, help="print query Q's full-resolution row of --layer/--head")
+    p.add_argument("--query", type=number(int, 0, 1_000_000), default=None, help="print query Q's full-resolution row of --layer/--head")
     p.add_argument("--random-weights", action="store_true", help="untrained model from the variant's config")
     p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
     p.add_argument("--npy", type=Path, default=None,
@@ -52,24 +52,16 @@ def _token_range(text: str) -> tuple[int, int]:
     try:
         start, end = (int(x) for x in text.split(":"))
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"ranges take START:END token positions, got {text[:80]!r}") from err
+        raise argparse.ArgumentTypeError(f"ranges take START:END token positions, got {shorten(text)!r}") from err
     return start, end
 
 
 def _zoom(text: str) -> tuple[tuple[int, int], tuple[int, int]]:
     parts = text.split(",")
     if len(parts) > 2:
-        raise argparse.ArgumentTypeError(f"--zoom takes Q0:Q1 or Q0:Q1,K0:K1, got {text[:80]!r}")
+        raise argparse.ArgumentTypeError(f"--zoom takes Q0:Q1 or Q0:Q1,K0:K1, got {shorten(text)!r}")
     rows = _token_range(parts[0])
     return rows, _token_range(parts[1]) if len(parts) == 2 else rows
-
-
-def _read_text(args: argparse.Namespace) -> str:
-    if args.text_file is None:
-        return args.text
-    from explorer.cli import read_text_file
-
-    return read_text_file(args.text_file, "--text-file")
 
 
 def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
@@ -120,7 +112,9 @@ def cmd_attention(args: argparse.Namespace) -> int:
     ceiling = limits.attention_ceiling(limits.device_facts(placement.resolve()[0]))
     if not 2 <= args.max_tokens <= ceiling:
         raise ExplorerError(f"--max-tokens must be between 2 and {ceiling:,} on this device, got {args.max_tokens}.")
-    text = _read_text(args)
+    from explorer.cli.argtypes import read_source
+
+    text = read_source(args)
     maps = attention.extract(args.model, text, target=args.target, max_tokens=args.max_tokens,
                              random_weights=args.random_weights, models_dir=args.models_dir, **placement.kwargs())
     detail = _detail(args, maps, text)

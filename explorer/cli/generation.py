@@ -27,12 +27,15 @@ def _notes(texts: list[str]) -> None:
 
 def _generate(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
+    from explorer.cli.argtypes import read_source
     from explorer.generation import DecodingSettings, generate, load_decoder
 
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated()  # bad knobs fail before loading
-    loaded = load_decoder(args.model, args.models_dir, _progress, **placement_of(args).kwargs())
-    result = generate(loaded, args.text, settings)
+    text = read_source(args)  # a bad file too
+    loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`",
+                          **placement_of(args).kwargs())
+    result = generate(loaded, text, settings)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
@@ -48,10 +51,13 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _next_token(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
+    from explorer.cli.argtypes import read_source
     from explorer.generation import load_decoder, next_token
 
-    loaded = load_decoder(args.model, args.models_dir, _progress, **placement_of(args).kwargs())
-    result = next_token(loaded, args.text, args.top_k)
+    text = read_source(args)  # a bad file fails before the model loads
+    loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",
+                          **placement_of(args).kwargs())
+    result = next_token(loaded, text, args.top_k)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
@@ -64,42 +70,45 @@ def _next_token(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bounded(kind: type, name: str, lo: float, hi: float):
-    """An argparse type: a number of ``kind`` in [lo, hi] (else one line, exit 2)."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(f"{name} must be a {kind.__name__}, not {text!r}") from err
-        if not lo <= value <= hi or value != value:  # value != value: NaN
-            raise argparse.ArgumentTypeError(f"{name} must be between {lo:g} and {hi:g}, not {text}")
-        return value
-    return parse
+def _table_rows(text: str) -> int:
+    from explorer.cli.argtypes import number
+    from explorer.generation.nexttoken import MAX_TABLE  # imports torch: only when the option is used
+
+    return int(number(int, 1, MAX_TABLE)(text))
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    from explorer.cli.argtypes import text_source
+
     p.add_argument("--model", required=True, help="catalog key (gemma3-270m) or a save_pretrained directory")
-    p.add_argument("--text", required=True, help="the prompt")
+    text_source(p, help="the prompt")
     p.add_argument("--models-dir", default=None, help="directory of downloaded/converted models")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_placement(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from explorer.generation.settings import MAX_BEAMS, MAX_NEW_TOKENS, MAX_TOP_K
+    from explorer.cli.argtypes import number, seed
+    from explorer.generation.settings import (
+        MAX_BEAMS,
+        MAX_NEW_TOKENS,
+        MAX_TEMPERATURE,
+        MAX_TOP_K,
+        MIN_TEMPERATURE,
+    )
 
     p = sub.add_parser("generate", help="generate a continuation with one decoding strategy")
     _common(p)
     p.add_argument("--strategy", choices=STRATEGIES, default="greedy")
-    p.add_argument("--temperature", type=_bounded(float, "--temperature", 0, 100), default=1.0,
-                   help="0 means greedy")
-    p.add_argument("--top-k", type=_bounded(int, "--top-k", 1, MAX_TOP_K), default=50)
-    p.add_argument("--top-p", type=float, default=0.9, help="in (0, 1]")
-    p.add_argument("--beams", type=_bounded(int, "--beams", 1, MAX_BEAMS), default=4)
-    p.add_argument("--max-new-tokens", type=_bounded(int, "--max-new-tokens", 1, MAX_NEW_TOKENS), default=20)
-    p.add_argument("--seed", type=_bounded(int, "--seed", 0, 2**32 - 1), default=0)
+    p.add_argument("--temperature", type=number(float, 0, MAX_TEMPERATURE), default=1.0,
+                   help=f"0 (or below {MIN_TEMPERATURE:g}, too cold to sample) means greedy")
+    p.add_argument("--top-k", type=number(int, 1, MAX_TOP_K), default=50)
+    p.add_argument("--top-p", type=number(float, 0, 1, lo_open=True), default=0.9, help="in (0, 1]")
+    p.add_argument("--beams", type=number(int, 1, MAX_BEAMS), default=4)
+    p.add_argument("--max-new-tokens", type=number(int, 1, MAX_NEW_TOKENS), default=20)
+    p.add_argument("--seed", type=seed(), default=0)
     p.set_defaults(func=_generate)
     p = sub.add_parser("next-token", help="the next-token distribution of a decoder")
     _common(p)
-    p.add_argument("--top-k", type=_bounded(int, "--top-k", 1, 100), default=10)
+    p.add_argument("--top-k", type=_table_rows, default=10)
     p.set_defaults(func=_next_token)

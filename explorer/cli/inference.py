@@ -12,6 +12,8 @@ import argparse
 import sys
 
 from explorer.cli import add_placement, placement_of
+from explorer.cli.argtypes import number
+from explorer.errors import shorten
 
 __all__ = ["register"]
 
@@ -25,7 +27,7 @@ def _fill_mask(args: argparse.Namespace) -> int:
     if result.models:
         _print_fill(result, args.json)
     for spec, message in result.errors:  # one line per model that could not answer
-        print(f"error: {spec}: {message}", file=sys.stderr)
+        print(f"error: {shorten(spec)}: {message}", file=sys.stderr)
     return 2 if result.errors else 0
 
 
@@ -91,23 +93,10 @@ def _prepare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _top_k(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"--top-k must be a whole number, not {text!r}") from err
-    if not 1 <= value <= 50:
-        raise argparse.ArgumentTypeError("--top-k must be between 1 and 50")
-    return value
-
-
 def _decoder_tokens(text: str) -> int:
     from explorer.causal.fill import MAX_ANSWER_TOKENS  # the library's cap, read when the option is used
 
-    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_ANSWER_TOKENS:
-        raise argparse.ArgumentTypeError(f"--decoder-tokens must be a whole number from 1 to {MAX_ANSWER_TOKENS}, "
-                                         f"not {text!r}")
-    return int(text)
+    return int(number(int, 1, MAX_ANSWER_TOKENS)(text))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fill-mask", help="top-k predictions for each [MASK], several models side by side")
     p.add_argument("--models", required=True, help="comma-separated catalog keys or save_pretrained directories")
     p.add_argument("--text", required=True, help="prompt with [MASK], <mask> or ___ where a word is missing")
-    p.add_argument("--top-k", type=_top_k, default=5)
+    p.add_argument("--top-k", type=number(int, 1, 50), default=5)
     p.add_argument("--decoder-tokens", type=_decoder_tokens, default=1,
                    help="a decoder's answers (gemma3-270m) may have up to N tokens: a number, a name (default 1)")
     p.add_argument("--random-weights", action="store_true", help="untrained weights built from the config")

@@ -15,6 +15,8 @@ DEFAULT_TEXT = "Paris is the capital of France, and Rome is the capital of Italy
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``mechanism`` and its five kinds to the parser."""
+    from explorer.cli.argtypes import number, seed
+
     p = sub.add_parser("mechanism", help="DeBERTa's attention split, distillation losses, text-to-text layouts")
     kinds = p.add_subparsers(dest="mechanism", required=True)
     d = kinds.add_parser("deberta", help="layer-0 attention split into c2c + c2p + p2c, checked against the model")
@@ -23,8 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_placement(d)  # the split runs on a real module: where and in what precision is the user's choice
     k = kinds.add_parser("distillation", help="DistilBERT's triple loss and TinyBERT's layer-wise losses")
     k.add_argument("--text", default=DEFAULT_TEXT)
-    k.add_argument("--seed", type=int, default=0, help="which tokens are masked")
-    k.add_argument("--temperature", type=float, default=2.0, help="softmax temperature of L_ce (DistilBERT: 2)")
+    k.add_argument("--seed", type=seed(), default=0, help="which tokens are masked")
+    k.add_argument("--temperature", type=number(float, 0.5, 20), default=2.0,
+                   help="softmax temperature of L_ce, 0.5-20 (DistilBERT: 2)")
     t = kinds.add_parser("t5", help="a task in T5's framing: prefix + input, label as text")
     t.add_argument("task", help="translation, cola, stsb or summarize")
     t.add_argument("--text", default=None, help="input text (default: the paper's example)")

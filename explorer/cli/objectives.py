@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from explorer.cli import print_json
+from explorer.cli.argtypes import number, seed
 from explorer.errors import ExplorerError
 
 
@@ -76,9 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("strategy", nargs="?", help="strategy name (see --list)")
     p.add_argument("--text", help="the text to corrupt")
     p.add_argument("--text2", help="the translation of --text (xlm-tlm only)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--epoch", type=int, default=0, help="epoch: the generator is seeded with (seed, epoch)")
-    p.add_argument("--p-original", type=float, help="electra: how often the generator proposes the original token (0.25)")
+    p.add_argument("--seed", type=seed(), default=0, help="random seed (default 0)")
+    p.add_argument("--epoch", type=seed(), default=0, help="epoch: the generator is seeded with (seed, epoch)")
+    p.add_argument("--p-original", type=number(float, 0, 1),
+                   help="electra: how often the generator proposes the original token (0.25)")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.add_argument("--list", action="store_true", help="list the strategies and exit")
     p.set_defaults(func=cmd_mask)

@@ -9,17 +9,24 @@ from explorer.errors import ExplorerError
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
+    from explorer.cli.argtypes import number, seed
+    from explorer.patterns.kinds import MAX_LEN
+
     p = sub.add_parser("pattern", help="attention pattern of a variant: non-zeros, density, score memory")
     p.add_argument("key", help="variant key (python -m explorer list)")
-    p.add_argument("--seq-len", type=int, required=True, help="sequence length in tokens")
-    p.add_argument("--layer", type=int, default=0, help="layer index (alternating / per-layer windows)")
+    p.add_argument("--seq-len", type=number(int, 1, MAX_LEN), required=True,
+                   help="sequence length in tokens")
+    p.add_argument("--layer", type=number(int, 0, 10_000), default=0,
+                   help="layer index (alternating / per-layer windows)")
     p.add_argument("--part", default="auto", choices=["auto", "encoder", "decoder", "cross"],
                    help="encoder-decoders: which attention (default: encoder)")
-    p.add_argument("--dec-len", type=int, default=None, help="decoder length (default: --seq-len)")
+    p.add_argument("--dec-len", type=number(int, 1, MAX_LEN), default=None,
+                   help="decoder length (default: --seq-len)")
     p.add_argument("--global", dest="global_positions", default="",
                    help="Longformer: extra global token positions, e.g. 5,17 ([CLS]=0 always is)")
-    p.add_argument("--seed", type=int, default=0, help="BigBird: seed of the random blocks")
-    p.add_argument("--dilation", type=int, default=1, help="Longformer: window dilation")
+    p.add_argument("--seed", type=seed(), default=0, help="BigBird: seed of the random blocks")
+    p.add_argument("--dilation", type=number(int, 1, MAX_LEN), default=1,
+                   help="Longformer: window dilation")
     p.add_argument("--verify", action="store_true",
                    help="also count the non-zeros by streaming the mask (nnz_from_mask)")
     p.add_argument("--curve", action="store_true", help="add the cost curve for 512..16,384 tokens")

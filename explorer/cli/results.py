@@ -7,6 +7,7 @@ import argparse
 
 from explorer import speed
 from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,9 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_budget)
     p = sub.add_parser("speed", help="ms per example of two variants on this machine (random weights, batch 1)")
     p.add_argument("keys", nargs="+", help="two catalog keys, e.g. bert-base distilbert")
-    p.add_argument("--seq-len", type=int, default=speed.DEFAULT_SEQ_LEN, help="tokens per example")
-    p.add_argument("--runs", type=int, default=20, help="interleaved timed rounds")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads while timing")
+    p.add_argument("--seq-len", type=number(int, 1, speed.MAX_SEQ_LEN), default=speed.DEFAULT_SEQ_LEN,
+                   help="tokens per example")
+    p.add_argument("--runs", type=number(int, 1, speed.MAX_RUNS), default=20, help="interleaved timed rounds")
+    p.add_argument("--threads", type=number(int, 1, speed.MAX_THREADS), default=1,
+                   help="torch CPU threads while timing")
     add_placement(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_speed)

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.generation.prompt import Prompt, context_limit, encode_prompt
 from explorer.notices import Notice, texts
 from explorer.offload import input_device
@@ -106,7 +106,7 @@ def _candidates(tokenizer: Any, logits: torch.Tensor, top_k: int) -> tuple[Candi
 def next_token(loaded: Any, text: str, top_k: int = 10) -> NextToken:
     """The next-token distribution of a loaded decoder (``explorer.loading.LoadedModel``)."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TABLE:
-        raise ExplorerError(f"top-k must be a whole number from 1 to {MAX_TABLE} (got {top_k!r}).")
+        raise ExplorerError(f"top-k must be a whole number from 1 to {MAX_TABLE} (got {shorten(top_k)!r}).")
     model, tokenizer = loaded.model, loaded.tokenizer
     prompt: Prompt = encode_prompt(tokenizer, text, context_limit(model))
     with torch.inference_mode():

@@ -1,7 +1,9 @@
 """A typed prompt -> the token ids a decoder reads, cut to the usable window with a notice.
 
 A decoder predicts from the *end* of its input, so an over-long prompt keeps its last tokens
-(and the tokenizer's leading special tokens such as Gemma's ``<bos>``).
+(and the special tokens the tokenizer itself puts in front, such as Gemma's one ``<bos>``). Special
+tokens the user typed (``<pad>`` x 2,000) are text like any other: counted and cut with the rest,
+so no prompt ever feeds more than ``limit`` tokens.
 """
 
 from __future__ import annotations
@@ -49,24 +51,41 @@ def _device_cap(model: Any, context: int | None) -> int:
     return limits.prompt_tokens(limits.device_facts(input_device(model)), context, kv).value
 
 
-def _leading_specials(ids: list[int], special: set[int]) -> int:
+def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
+    """How many of ``ids``' first tokens the tokenizer added itself (Gemma: its one ``<bos>``; GPT-2: none).
+
+    Read off an empty text, which gets exactly the tokens the tokenizer adds; only those are kept
+    through a cut, never a run of special tokens the user typed.
+    """
+    added = list(tokenizer("", add_special_tokens=True)["input_ids"])
     count = 0
-    while count < len(ids) and ids[count] in special:
+    while count < min(len(added), len(ids)) and ids[count] == added[count]:
         count += 1
     return count
 
 
+def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, limit: int) -> Notice:
+    front = ""
+    if kept_front:
+        names = getattr(tokenizer, "convert_ids_to_tokens", None)
+        shown = " ".join(str(t) for t in names(kept_front)) if names else f"{len(kept_front)} special token(s)"
+        front = f" The tokenizer's own {shown} stays in front."
+    return Notice("truncated", f"The prompt has {total:,} tokens (special tokens included); only its last "
+                               f"{tail:,} are used (the model reads at most {limit:,} here), so the beginning "
+                               f"was cut.{front}")
+
+
 def encode_prompt(tokenizer: Any, text: str, limit: int) -> Prompt:
-    """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit``."""
+    """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them."""
     text = require_text(text, what="prompt", empty_hint="type a few words for the model to continue.",
                         max_chars=MAX_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
     ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
     if not ids:
         raise ExplorerError("The prompt gave no tokens: type some words.")
+    limit = max(1, int(limit))
     if len(ids) <= limit:
         return Prompt(text, tuple(ids), len(ids), ())
-    head = _leading_specials(ids, set(tokenizer.all_special_ids))
-    kept = ids[:head] + ids[len(ids) - (limit - head):]
-    note = Notice("truncated", f"The prompt has {len(ids):,} tokens; only its last {limit - head:,} are used "
-                               f"(the model reads at most {limit:,} here), so the beginning was cut.")
-    return Prompt(text, tuple(kept), len(ids), (note,))
+    head = min(_added_in_front(tokenizer, ids), limit - 1)  # at least one token of the text itself
+    tail = limit - head
+    kept = ids[:head] + ids[len(ids) - tail:]  # (limit,)
+    return Prompt(text, tuple(kept), len(ids), (_cut_notice(tokenizer, len(ids), ids[:head], tail, limit),))

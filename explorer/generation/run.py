@@ -17,7 +17,7 @@ from explorer.generation.beam import BeamDecoder
 from explorer.generation.decoder import TokenDecoder
 from explorer.generation.prompt import Prompt, context_limit, encode_prompt
 from explorer.generation.repetition import RepetitionPoint, repetition_curve
-from explorer.generation.settings import STRATEGIES, DecodingSettings
+from explorer.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
 from explorer.generation.steps import Step
 from explorer.notices import Notice, texts
 from explorer.placement import ran_on
@@ -66,15 +66,17 @@ class Generation:
 
 
 def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any = None, *,
-                 device: str | None = None, dtype: str | None = None) -> Any:
+                 purpose: str = "the Decoding lab", device: str | None = None, dtype: str | None = None) -> Any:
     """A loaded causal LM on ``device`` in ``dtype`` (:mod:`explorer.placement`); the bundled Gemma 3 270M
-    is converted first (once) with ``progress``."""
+    is converted first (once) with ``progress``. Another kind of model is refused in words naming
+    ``purpose`` (the page or command)."""
     from explorer import convert, loading, placement
 
     placement.Placement.parse(device, dtype).resolve()  # a bad choice is refused before a conversion starts
     if (key_or_path or "").strip() == convert.KEY:
         convert.ensure_converted(models_dir, progress)
-    return loading.load_model(key_or_path, "causal-lm", models_dir=models_dir, device=device, dtype=dtype)
+    return loading.load_model(key_or_path, "causal-lm", models_dir=models_dir, purpose=purpose,
+                              device=device, dtype=dtype)
 
 
 def make_decoder(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> Decoder:
@@ -94,7 +96,8 @@ def start(loaded: Any, text: str, settings: DecodingSettings) -> tuple[Prompt, D
 def _notices(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> tuple[Notice, ...]:
     out = list(prompt.notices)
     if settings.effective_strategy != settings.strategy:
-        out.append(Notice("info", f"Temperature 0 makes {settings.strategy} sampling greedy decoding."))
+        out.append(Notice("info", f"Temperature {settings.temperature:g} is below {MIN_TEMPERATURE:g}: sampling that "
+                                  f"cold is greedy decoding, so {settings.strategy} ran as greedy."))
     if loaded.untrained:
         out.append(Notice("untrained", "Untrained weights: the tokens are noise."))
     return tuple(out)

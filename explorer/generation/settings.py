@@ -10,6 +10,8 @@ same seed samples the same tokens as ``torch.manual_seed(seed); model.generate(d
 'top-p'
 >>> DecodingSettings("sample", temperature=0.0).validated().effective_strategy
 'greedy'
+>>> DecodingSettings("sample", temperature=1e-45).validated().effective_strategy  # too cold to sample
+'greedy'
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.limits import CPU_NEW_TOKENS, CPU_PROMPT_TOKENS
 
-__all__ = ["MAX_BEAMS", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K", "STRATEGIES", "TOP_ALTERNATIVES",
+__all__ = ["MAX_BEAMS", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K", "STRATEGIES", "TOP_ALTERNATIVES",
            "DecodingSettings", "Strategy", "logits_processors"]
 
 Strategy = Literal["greedy", "sample", "top-k", "top-p", "beam"]
@@ -33,6 +35,10 @@ MAX_TOP_K = 1000
 # tokens already takes several seconds on a 2-core CPU; longer prompts are cut with a notice.
 # The CPU cap; explorer.limits.prompt_tokens gives the device's (the context where KV caches fit).
 MAX_PROMPT_TOKENS = CPU_PROMPT_TOKENS
+# Below this, logits / T overflow float32 (1e-45 gives inf - inf = NaN in the softmax) long before
+# the distribution is anything but one-hot already: such a temperature runs as greedy, with a notice.
+MIN_TEMPERATURE = 0.01
+MAX_TEMPERATURE = 100.0  # flatter than this is uniform noise for any model
 TOP_ALTERNATIVES = 5  # alternatives recorded at every step (hover text, CLI "top")
 
 
@@ -41,7 +47,7 @@ class DecodingSettings:
     """One strategy and its knobs (the knobs another strategy uses are ignored)."""
 
     strategy: str = "greedy"
-    temperature: float = 1.0  # 0 means greedy
+    temperature: float = 1.0  # 0 (or below MIN_TEMPERATURE) means greedy
     top_k: int = 50
     top_p: float = 0.9
     beams: int = 4
@@ -50,9 +56,9 @@ class DecodingSettings:
 
     @property
     def effective_strategy(self) -> str:
-        """The strategy actually run: sampling at temperature 0 is greedy."""
+        """The strategy actually run: sampling below MIN_TEMPERATURE (0 included) is greedy."""
         sampling = self.strategy in ("sample", "top-k", "top-p")
-        return "greedy" if sampling and self.temperature == 0 else self.strategy
+        return "greedy" if sampling and self.temperature < MIN_TEMPERATURE else self.strategy
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,10 +66,11 @@ class DecodingSettings:
     def validated(self) -> DecodingSettings:
         """These settings if every knob is in range, else one ExplorerError saying what to change."""
         if self.strategy not in STRATEGIES:
-            raise ExplorerError(f"Unknown strategy {self.strategy!r}: use one of {', '.join(STRATEGIES)}.")
+            raise ExplorerError(f"Unknown strategy {shorten(self.strategy)!r}: use one of {', '.join(STRATEGIES)}.")
         _check_number(self.temperature, "temperature")
-        if self.temperature < 0:
-            raise ExplorerError(f"Temperature must be 0 or more (got {self.temperature:g}); 0 means greedy.")
+        if not 0 <= self.temperature <= MAX_TEMPERATURE:
+            raise ExplorerError(f"Temperature must be from 0 to {MAX_TEMPERATURE:g} (got {self.temperature:g}); "
+                                "0 means greedy.")
         _check_number(self.top_p, "top-p")
         if not 0 < self.top_p <= 1:
             raise ExplorerError(f"top-p must be in (0, 1] (got {self.top_p:g}): 0.9 keeps the tokens holding "
@@ -77,12 +84,12 @@ class DecodingSettings:
 
 def _check_number(value: object, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ExplorerError(f"{name} must be a finite number, not {value!r}.")
+        raise ExplorerError(f"{name} must be a finite number, not {shorten(repr(value))}.")
 
 
 def _check_range(value: object, name: str, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ExplorerError(f"{name} must be a whole number, not {value!r}.")
+        raise ExplorerError(f"{name} must be a whole number, not {shorten(repr(value))}.")
     if not lo <= value <= hi:
         raise ExplorerError(f"{name} must be between {lo:,} and {hi:,} (got {value:,}).")
 

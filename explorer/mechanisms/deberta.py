@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from explorer import catalog, placement
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention", "variant_buckets"]
 
@@ -102,7 +102,7 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
     from explorer import catalog
 
     if key not in SUPPORTED:
-        raise ExplorerError(f"{key!r} has no DeBERTa position buckets; choose one of {SUPPORTED}.")
+        raise ExplorerError(f"{shorten(key)!r} has no DeBERTa position buckets; choose one of {SUPPORTED}.")
     config = catalog.variant_config(key)
     buckets = int(config.get("position_buckets", -1))
     max_rel = int(config.get("max_relative_positions", -1))
@@ -118,7 +118,7 @@ def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
     from explorer import build
 
     if key not in SUPPORTED:
-        raise ExplorerError(f"{key!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
+        raise ExplorerError(f"{shorten(key)!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
     config = build.config_from_dict({**catalog.variant_config(key), "num_hidden_layers": 1,
                                      "vocab_size": vocab_size})
     config._attn_implementation = "eager"
@@ -161,7 +161,7 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
     text = require_text(text, what="The sentence", empty_hint="Type a short sentence.",
                         max_chars=2_000, limit_note="Type a shorter sentence.")
     if key not in SUPPORTED:
-        raise ExplorerError(f"{key!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
+        raise ExplorerError(f"{shorten(key)!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
     tok = load_tokenizer(STAND_IN[key])  # DeBERTa's own files are not shipped
     enc = tok(text, return_tensors="pt", truncation=True, max_length=MAX_TOKENS)
     where, torch_dtype = placement.Placement.parse(device, dtype).resolve()

@@ -72,6 +72,10 @@ def masked_input(text: str, seed: int = 0) -> MaskedInput:
     from explorer.tokenization import load_tokenizer
     from explorer.userinput import require_text
 
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
+        from explorer.errors import ExplorerError, shorten
+
+        raise ExplorerError(f"The seed must be a whole number from 0 to {2**32 - 1:,}, not {shorten(seed)}.")
     text = require_text(text, what="sentence", empty_hint="type a short sentence.", max_chars=2_000,
                         limit_note=f"the models here read at most {MAX_TOKENS} tokens")
     tok = load_tokenizer("bert-base-uncased")  # the teacher's, DistilBERT's and TinyBERT's vocabulary

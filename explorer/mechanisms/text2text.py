@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = ["CTRL_EXAMPLES", "M2M_LANGUAGES", "T5_TASKS", "CtrlFraming", "Layout", "M2MFraming", "T5Framing",
            "T5Task", "ctrl_codes", "ctrl_frame", "m2m_frame", "m2m_language_id", "stsb_label", "t5_frame"]
@@ -127,7 +127,7 @@ def _t5_target(task: str, target: str) -> str:
         return stsb_label(float(target))
     except ValueError as err:
         raise ExplorerError(f"STS-B's label is a similarity from 0 to 5 written as text: type a number "
-                            f"such as 3.8, not {target[:20]!r}.") from err
+                            f"such as 3.8, not {shorten(target, 20)!r}.") from err
 
 
 def t5_frame(task: str, text: str, target: str) -> T5Framing:
@@ -135,7 +135,7 @@ def t5_frame(task: str, text: str, target: str) -> T5Framing:
     from explorer.tokenization import load_tokenizer
 
     if task not in T5_TASKS:
-        raise ExplorerError(f"Unknown T5 task {task!r}: choose one of {', '.join(T5_TASKS)}.")
+        raise ExplorerError(f"Unknown T5 task {shorten(task)!r}: choose one of {', '.join(T5_TASKS)}.")
     prefix = T5_TASKS[task].prefix
     source, target = f"{prefix} {_text(text, 'input text')}", _t5_target(task, _text(target, 'label text'))
     tok = load_tokenizer("t5")
@@ -177,7 +177,7 @@ def ctrl_frame(code: str, text: str) -> CtrlFraming:
     from explorer.tokenization import load_tokenizer
 
     if code not in CONTROL_CODES:
-        raise ExplorerError(f"{code[:40]!r} is not one of CTRL's {len(CONTROL_CODES)} control codes "
+        raise ExplorerError(f"{shorten(code, 40)!r} is not one of CTRL's {len(CONTROL_CODES)} control codes "
                             f"(such as {', '.join(CTRL_EXAMPLES)}).")
     text = _text(text, "text after the control code")
     tok = load_tokenizer("gpt2")
@@ -195,7 +195,7 @@ def m2m_language_id(lang: str, vocab_size: int | None = None) -> int:
     from explorer import catalog
 
     if lang not in M2M_LANGUAGES:
-        raise ExplorerError(f"{lang[:20]!r} is not one of M2M-100's 100 languages (such as en, fr, de, zh).")
+        raise ExplorerError(f"{shorten(lang, 20)!r} is not one of M2M-100's 100 languages (such as en, fr, de, zh).")
     size = vocab_size or int(catalog.variant_config("m2m100")["vocab_size"])  # 128,112
     return size - len(M2M_LANGUAGES) - M2M_MADEUP_WORDS + M2M_LANGUAGES.index(lang)
 

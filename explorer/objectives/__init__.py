@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.objectives import bart, decoding, electra, mlm, sentence, spans, xlm
 from explorer.objectives.base import ObjectiveResult, Option, Vocab
 
@@ -123,7 +123,7 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
 def get_strategy(name: str) -> Strategy:
     """The strategy called ``name``; an unknown name lists the valid ones."""
     if name not in STRATEGIES:
-        raise ExplorerError(f"Unknown strategy {name!r}. Choose one of: {', '.join(STRATEGIES)} (python -m explorer mask --list).")
+        raise ExplorerError(f"Unknown strategy {shorten(name)!r}. Choose one of: {', '.join(STRATEGIES)} (python -m explorer mask --list).")
     return STRATEGIES[name]
 
 

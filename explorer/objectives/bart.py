@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.objectives.base import (
     NOT_SELECTED,
     SENTENCE_END,
@@ -184,7 +184,7 @@ def compose(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
     current, steps, last = tuple(tokens), [], None
     for name in noises:
         if name not in NOISES:
-            raise ExplorerError(f"unknown BART noise {name!r}; choose from {', '.join(NOISES)}")
+            raise ExplorerError(f"unknown BART noise {shorten(name)!r}; choose from {', '.join(NOISES)}")
         last = NOISES[name](current, rng, vocab)
         current = last.input_tokens
         steps.append((name, current))

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.objectives.base import SPECIAL, MaskedLMResult, Vocab, _lists, is_special
 
 __all__ = ["EXAMPLE_CONTEXT", "EXAMPLE_TABLE", "METHODS", "DecodingResult", "adjust", "bigram_table",
@@ -41,11 +41,11 @@ def table_from_rows(tokens: Sequence[object], probs: Sequence[object]) -> dict[s
         if not name or p is None or (isinstance(p, float) and np.isnan(p)):
             continue
         if name in table:
-            raise ExplorerError(f"The token {name!r} appears twice in the table: merge the two rows.")
+            raise ExplorerError(f"The token {shorten(name)!r} appears twice in the table: merge the two rows.")
         try:
             table[name] = float(p)
         except (TypeError, ValueError):
-            raise ExplorerError(f"The probability of {name!r} is not a number: type e.g. 0.25.") from None
+            raise ExplorerError(f"The probability of {shorten(name)!r} is not a number: type e.g. 0.25.") from None
     if not table:
         raise ExplorerError("The table is empty: add at least one token with a probability.")
     return table
@@ -72,7 +72,7 @@ def adjust(probs: np.ndarray, method: str, temperature: float = 1.0, top_k: int 
     if method == "greedy":
         return np.eye(len(p))[int(np.argmax(p))]
     if method not in METHODS:
-        raise ExplorerError(f"unknown decoding method {method!r}; choose from {', '.join(METHODS)}")
+        raise ExplorerError(f"unknown decoding method {shorten(method)!r}; choose from {', '.join(METHODS)}")
     if temperature <= 0:
         raise ExplorerError("Temperature must be above 0: use greedy decoding for the T -> 0 limit.")
     if method == "top-k":

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.objectives.base import _lists
 
 __all__ = ["EXAMPLE_CONTEXT", "EXAMPLE_STUDENT", "EXAMPLE_TEACHER", "EXAMPLE_TOKENS", "EXAMPLE_TRUE",
@@ -65,7 +65,7 @@ def distill_loss(tokens: tuple[str, ...], teacher_logits: tuple[float, ...], stu
     if not (len(tokens) == len(teacher_logits) == len(student_logits)) or not tokens:
         raise ExplorerError("tokens, teacher and student logits must be non-empty and of the same length")
     if true_token not in tokens:
-        raise ExplorerError(f"the true token {true_token!r} must be one of the candidates")
+        raise ExplorerError(f"the true token {shorten(true_token)!r} must be one of the candidates")
     if temperature <= 0 or not 0 <= alpha <= 1:
         raise ExplorerError("temperature must be > 0 and alpha in [0, 1]")
     t_soft, s_soft = softmax(teacher_logits, temperature), softmax(student_logits, temperature)

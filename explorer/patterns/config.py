@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.modeltypes import RELATIVE_POSITION_TYPES, position_offset
 from explorer.patterns.kinds import (
     PatternSpec,
@@ -126,4 +126,4 @@ def self_attention_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len
             w = int(_first(cfg, "window_size", "local_window", "sliding_window", "attention_window") or 256)
             return f"{kind} (window {w})", local_causal(seq_len, w, d)
         return f"{kind} (causal)", causal(seq_len, d)
-    raise ExplorerError(f"No pattern is known for attention {attention!r}: update explorer/patterns/config.py.")
+    raise ExplorerError(f"No pattern is known for attention {shorten(attention)!r}: update explorer/patterns/config.py.")

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.modeltypes import bigbird_falls_back
 
 __all__ = [
@@ -79,7 +79,7 @@ class PatternSpec:
 def check_len(name: str, value: int) -> int:
     """``value`` as an int if it is a whole number of tokens in ``1..MAX_LEN``, else an ExplorerError."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ExplorerError(f"{name} must be a whole number, got {value!r}.")
+        raise ExplorerError(f"{name} must be a whole number, got {shorten(value)!r}.")
     if not 0 < int(value) <= MAX_LEN:
         raise ExplorerError(f"{name} must be between 1 and {MAX_LEN:,} tokens, got {value:,}.")
     return int(value)
@@ -88,7 +88,7 @@ def check_len(name: str, value: int) -> int:
 def _validated(spec: PatternSpec) -> PatternSpec:
     """Check a spec's parameters; every constructor goes through here."""
     if spec.kind not in KINDS:
-        raise ExplorerError(f"Unknown pattern kind {spec.kind!r}; choose one of {', '.join(KINDS)}.")
+        raise ExplorerError(f"Unknown pattern kind {shorten(spec.kind)!r}; choose one of {', '.join(KINDS)}.")
     check_len("Query length", spec.q_len)
     check_len("Key length", spec.k_len)
     if spec.kind != "cross" and spec.q_len != spec.k_len:

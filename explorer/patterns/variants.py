@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.patterns.config import (
     KNOWN_ATTENTION,
     alternating_layers,
@@ -39,7 +39,7 @@ ENCODER_DECODER_PARTS = ("encoder", "decoder", "cross")
 def _resolve_part(variant: Any, part: str) -> str:
     """``self`` for single-stack models; encoder/decoder/cross for encoder-decoders."""
     if part not in PARTS:
-        raise ExplorerError(f"Unknown part {part!r}; choose one of {', '.join(PARTS)}.")
+        raise ExplorerError(f"Unknown part {shorten(part)!r}; choose one of {', '.join(PARTS)}.")
     if variant.family == "encoder-decoder":
         return "encoder" if part == "auto" else part
     if part in ("auto", variant.family):

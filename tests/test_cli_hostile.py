@@ -1,0 +1,183 @@
+"""Every CLI subcommand, every option, hostile values: exit 0 or 2, never a traceback, one line on error.
+
+The commands and their options are read from the argparse parser itself, so a new command or option
+is covered the moment it is registered. Each case starts from a cheap valid invocation (``BASE``,
+tiny random models saved locally) and replaces one option's value with a hostile one: negative, zero,
+huge, NaN, infinity, 1e-45, empty, 10,000 characters, unicode with a right-to-left override, HTML.
+Numbers are refused at parse time (``explorer.cli.argtypes``); text reaches the library, which answers
+with an ExplorerError or a result. Commands that build big random models (DeBERTa, the distillation
+trio, ``prepare``) are marked slow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+
+import pytest
+
+from explorer.cli import build_parser, main
+from tests.tiny_gemma import save_tiny_gemma
+from tests.tiny_models import save_tiny
+
+HOSTILE = ("-1", "0", "99999999999999999999", "nan", "inf", "1e-45", "", "x" * 10_000,
+           "\u202eé東京🙂\u0000"[:-1], "<script>alert(1)</script>")
+
+# A cheap valid invocation per command: option -> value (a list for nargs="+"); "{bert}" etc. are the
+# tiny models' directories. A command missing here still runs, with "x" for every required argument.
+BASE: dict[str, dict[str, object]] = {
+    "inspect": {"target": "bert-base", "--seq-len": "16"},
+    "compare": {"keys": ["bert-base"], "--seq-len": "128"},
+    "mask": {"strategy": "bert", "--text": "Hello world."},
+    "tokenize": {"--text": "Hello", "--tokenizers": "gpt2"},
+    "pattern": {"key": "bigbird", "--seq-len": "1024"},
+    "attention": {"--model": "{bert}", "--text": "The cat sat."},
+    "fill-mask": {"--models": "{bert}", "--text": "Paris is the [MASK] of France."},
+    "download": {"keys": ["no-such-model"]},
+    "prepare": {"--skip-decoder": True},
+    "similarity": {"sentences": ["A cat.", "A dog."], "--model": "{bert_base}"},
+    "speed": {"keys": ["bert-base", "distilbert"], "--runs": "1", "--seq-len": "8"},
+    "generate": {"--model": "{gemma}", "--text": "Hello", "--max-new-tokens": "2"},
+    "next-token": {"--model": "{gemma}", "--text": "Hello", "--top-k": "2"},
+    "infill": {"--model": "{t5}", "--text": "Thank you ___ me.", "--max-new-tokens": "2"},
+    "qa": {"--model": "{qa}", "--question": "Where?", "--context": "In Paris."},
+    "colbert": {"--query": "A cat.", "sentences": ["A cat sat.", "Stocks fell."], "--model": "{bert_base}"},
+    "mechanism deberta": {"key": "deberta-base", "--text": "Hi there."},
+    "mechanism distillation": {"--text": "Hi there."},
+    "mechanism t5": {"task": "cola"},
+    "mechanism ctrl": {"code": "Links"},
+    "mechanism m2m": {},
+}
+SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
+PROGRESS = re.compile(r"^\s*\d+(\.\d+)?%\s|^note: ")  # progress and notes may precede the one error line
+
+
+def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(command path, its parser) for every runnable subcommand, nested ones included."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield " ".join(path), parser
+        return
+    for name, child in subs[0].choices.items():
+        yield from _leaves(child, (*path, name))
+
+
+def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Actions that take a value (flags and help take none)."""
+    return [a for a in parser._actions if a.nargs != 0 and not isinstance(a, argparse._HelpAction)]
+
+
+def _name(action: argparse.Action) -> str:
+    return action.option_strings[-1] if action.option_strings else action.dest
+
+
+def _cases():
+    for command, parser in _leaves(build_parser()):
+        marks = [pytest.mark.slow] if command in SLOW else []
+        for action in _options(parser) or [None]:
+            option = _name(action) if action else "(none)"
+            yield pytest.param(command, option, marks=marks, id=f"{command}:{option}")
+
+
+def _conflicting(parser: argparse.ArgumentParser, option: str) -> set[str]:
+    """Options in a mutually exclusive group with ``option`` (left out of the base invocation)."""
+    out: set[str] = set()
+    for group in parser._mutually_exclusive_groups:
+        names = {_name(a) for a in group._group_actions}
+        if option in names:
+            out |= names - {option}
+    return out
+
+
+def _argv(command: str, parser: argparse.ArgumentParser, option: str, value: str, dirs: dict[str, str]) -> list[str]:
+    """The base invocation of ``command`` with ``option`` set to ``value`` (positionals after ``--``)."""
+    base = {k: v for k, v in BASE.get(command, {}).items() if k not in _conflicting(parser, option)}
+    for action in _options(parser):  # required arguments a new command may have: "x"
+        needed = action.required or (not action.option_strings and action.nargs not in ("?", "*"))
+        if needed and _name(action) not in base and _name(action) not in _conflicting(parser, option):
+            base[_name(action)] = "x"
+    fill = {k: ([v.format(**dirs) for v in val] if isinstance(val, list) else
+                val.format(**dirs) if isinstance(val, str) else val) for k, val in base.items()}
+    if option != "(none)":
+        fill[option] = value
+    optional, positional = [], []
+    for action in _options(parser) + [a for a in parser._actions if a.nargs == 0]:
+        name = _name(action)
+        if name not in fill:
+            continue
+        val = fill[name]
+        vals = val if isinstance(val, list) else [val]
+        if not action.option_strings:
+            positional += vals
+        else:
+            optional += [name] if val is True else [name, *vals]
+    return [*command.split(), *optional, *(["--", *positional] if positional else [])]
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("hostile")
+    return {"bert": str(save_tiny("bert", root / "bert")), "bert_base": str(save_tiny("bert-base", root / "bb")),
+            "t5": str(save_tiny("t5", root / "t5")), "qa": str(save_tiny("distilbert-qa", root / "qa")),
+            "gemma": str(save_tiny_gemma(root / "gemma"))}
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse's own exit (our parser: exit 2 after one line)
+            code = int(exc.code or 0)
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize(("command", "option"), list(_cases()))
+def test_hostile_values_exit_cleanly(command: str, option: str, dirs, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # --npy / --models-dir values land in a scratch folder
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "models"))
+    parser = dict(_leaves(build_parser()))[command]
+    values = HOSTILE if option != "(none)" else ("",)
+    problems = []
+    for value in values:
+        argv = _argv(command, parser, option, value, dirs)
+        code, err = _run(argv)  # an exception other than SystemExit fails the test with its traceback
+        lines = [line for line in err.splitlines() if line.strip() and not PROGRESS.match(line)]
+        shown = f"{command} {option}={value[:20]!r}"
+        if code not in (0, 2):
+            problems.append(f"{shown}: exit {code}")
+        if "Traceback" in err:
+            problems.append(f"{shown}: traceback on stderr")
+        if code == 2 and len(lines) != 1:
+            problems.append(f"{shown}: {len(lines)} lines on stderr: {err[:300]!r}")
+        if any(len(line) > 600 for line in lines):
+            problems.append(f"{shown}: a {max(map(len, lines))}-character error line (echoed input not cut)")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_command_has_a_cheap_base_invocation() -> None:
+    """A new command gets an entry in BASE (else its hostile runs start from "x" everywhere)."""
+    commands = {c for c, _ in _leaves(build_parser())}
+    assert commands - set(BASE) <= {"list", "models", "results"}, commands - set(BASE)
+
+
+@pytest.mark.parametrize("argv", [
+    ["results", "--benchmark", "{long}"],
+    ["inspect", "{long}"],
+    ["pattern", "{long}", "--seq-len", "64"],
+    ["mask", "{long}", "--text", "Hello."],
+    ["tokenize", "--text", "Hi", "--tokenizers", "{long}"],
+    ["mechanism", "t5", "{long}"],
+    ["mechanism", "ctrl", "{long}"],
+    ["generate", "--model", "{long}", "--text", "Hi"],
+    ["pattern", "bert-base", "--seq-len", "64", "--part", "{long}"],
+    ["generate", "--model", "m", "--text", "Hi", "--temperature", "{long}"],
+])
+def test_a_10k_character_value_is_echoed_cut(argv: list[str]) -> None:
+    """Issue 16: `results --benchmark <10k characters>` repeated the whole value in its message."""
+    long = "y" * 10_000
+    code, err = _run([a.replace("{long}", long) for a in argv])
+    assert code == 2 and "Traceback" not in err
+    assert "y" * 81 not in err and "…" in err and len(err) < 600, err[:300]
