@@ -12,10 +12,9 @@ from explorer import fillbatch as fb
 from explorer import fillmask as fm
 from explorer.errors import ExplorerError
 from explorer.loading import load_model
+from tests.peaked_models import save_peaked
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
-from tests.tiny_models import save_tiny
 
-SCALE = 50  # logits' spread x50
 KINDS = ("bert", "roberta", "distilbert", "electra-generator", "albert")
 # Lengths deliberately unsorted, with one and two masks, so sorting and restoring order is exercised.
 PROMPTS = [
@@ -29,23 +28,18 @@ PROMPTS = [
 ]
 
 
-def _peaked(kind: str, directory: Path) -> Path:
-    """A tiny model whose vocabulary projection is scaled up (a low softmax temperature): its top-k is
-    peaked and well separated, so float noise from padding cannot reorder it; the encoder is untouched."""
-    from transformers import AutoModelForMaskedLM
+@pytest.fixture(autouse=True)
+def _on_the_cpu(monkeypatch):
+    """These tests are about float32 results: pin the CPU even where a GPU would be picked (bf16 there)."""
+    from explorer import loading
 
-    save_tiny(kind, directory)
-    model = AutoModelForMaskedLM.from_pretrained(directory)
-    with torch.no_grad():  # tied to the input embeddings in some families: LayerNorm follows them there
-        model.get_output_embeddings().weight.mul_(SCALE)
-    model.save_pretrained(directory)
-    return directory
+    monkeypatch.setattr(loading, "best_device", lambda: "cpu")
 
 
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("fb")
-    return {k: _peaked(k, root / k) for k in KINDS}
+    return {k: save_peaked(k, root / k) for k in KINDS}
 
 
 def _lm(dirs, kind: str):
@@ -216,3 +210,24 @@ def test_plan_batches_covers_every_prompt_within_the_bounds() -> None:
         assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
         for b in batches:
             assert len(b) <= max_batch and (len(b) == 1 or len(b) * max(lengths[i] for i in b) <= budget)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (the CPU paths are tested above)")
+def test_on_cuda_equals_the_pipeline_and_the_cpu(dirs) -> None:
+    """On the GPU in the dtype loading picks there (bfloat16): the same top-3 as the pipeline on the same
+    model and as float32 on the CPU; probabilities within bfloat16's rounding."""
+    from transformers import pipeline
+
+    gpu, cpu = (load_model(str(dirs["bert"]), "masked-lm", device=d) for d in ("cuda", "cpu"))
+    assert next(gpu.model.parameters()).device.type == "cuda"
+    ours, on_cpu = fb.fill_batch(gpu, PROMPTS, 3, max_batch=3), fb.fill_batch(cpu, PROMPTS, 3)
+    ref = pipeline("fill-mask", model=gpu.model, tokenizer=gpu.tokenizer, top_k=3)(
+        [fm.model_prompt(p, gpu.tokenizer, "bert") for p in PROMPTS], batch_size=4)
+    for fill, want, base in zip(ours, ref, on_cpu, strict=True):
+        want = [want] if isinstance(want[0], dict) else want
+        assert fill.device == "cuda"
+        for mask, expected, m_cpu in zip(fill.masks, want, base.masks, strict=True):
+            ids = [p.token_id for p in mask.predictions]
+            assert ids == [e["token"] for e in expected] == [p.token_id for p in m_cpu.predictions]
+            assert [p.score for p in mask.predictions] == pytest.approx([e["score"] for e in expected], abs=2e-2)
+            assert [p.score for p in mask.predictions] == pytest.approx([p.score for p in m_cpu.predictions], abs=2e-2)
