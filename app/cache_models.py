@@ -14,7 +14,7 @@ import os
 
 import streamlit as st
 
-from explorer import discriminator, fillmask, modelcache, workers
+from explorer import discriminator, fillbatch, fillmask, modelcache, workers
 
 
 def models_dir() -> str | None:
@@ -36,6 +36,23 @@ def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, di
     """Every model's top-k for every mask of ``prompt`` (``stamps`` only key the cache)."""
     return fillmask.fill_mask(specs, prompt, top_k, allow_random=allow_random, models_dir=directory,
                               answer_tokens=answer_tokens)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+def fill_many(specs: tuple[str, ...], text: str, top_k: int, allow_random: bool, directory: str | None,
+              stamps: tuple[str, ...], answer_tokens: int, limit: int) -> fillbatch.BatchFill:
+    """Every model's top-k for every line of ``text`` (one prompt per line), at most ``limit`` prompts."""
+    return fillbatch.fill_mask_many(specs, text, top_k, allow_random=allow_random, models_dir=directory,
+                                    answer_tokens=answer_tokens, limit=limit)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def prompt_limit() -> int:
+    """How many prompts one request runs here (more on a GPU)."""
+    from explorer.loading import best_device
+
+    return fillbatch.page_prompt_limit(best_device())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -63,4 +80,5 @@ def free_memory() -> None:
     """Forget every loaded model and the results computed with them."""
     modelcache.clear_cache()
     fill.clear()
+    fill_many.clear()
     electra.clear()

@@ -32,13 +32,13 @@ from explorer import fillmask as fm
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, ModelFill
 from explorer.loading import LoadedModel, load_model
-from explorer.notices import Notice
+from explorer.notices import Notice, texts
 from explorer.offload import input_device
 from explorer.weights import plan
 
 __all__ = ["MAX_BATCH", "MAX_FILE_PROMPTS", "MAX_PROMPTS", "MAX_PROMPTS_GPU", "TOKEN_BUDGET", "BatchFill",
-           "PromptFill", "batch_logits", "fill_batch", "fill_mask_many", "page_prompt_limit", "plan_batches",
-           "prompt_lines"]
+           "PromptFill", "batch_logits", "fill_batch", "fill_mask_many", "is_batch", "page_prompt_limit",
+           "plan_batches", "prompt_lines", "refuse_binary"]
 
 MAX_PROMPTS = 64  # prompts one page request runs on a CPU: 64 short prompts x 3 base models ~ 2-4 s
 MAX_PROMPTS_GPU = 512  # on a GPU a batch of 64 takes milliseconds; the table, not the model, is the limit
@@ -85,7 +85,8 @@ class BatchFill:
     def rows(self) -> list[dict]:
         """One row per (prompt, model, mask, rank): the CSV export."""
         return [{"line": p.line, "prompt": p.prompt, "model": f.name, "untrained": f.untrained, "mask": m.index + 1,
-                 "rank": r + 1, "word": c.word, "token": c.token, "token_id": c.token_id, "probability": c.score}
+                 "rank": r + 1, "word": c.word, "token": c.token, "token_id": c.token_id, "probability": c.score,
+                 "notice": " ".join(texts(f.notices))}
                 for p in self.answered() for f in p.result.models for m in f.masks
                 for r, c in enumerate(m.predictions)]
 
@@ -112,6 +113,20 @@ def _column(row: dict, name: str) -> str:
     return title
 
 
+def is_batch(text: object) -> bool:
+    """Whether ``text`` holds more than one prompt (non-blank line): the page then shows one row per prompt."""
+    return isinstance(text, str) and sum(1 for line in text.splitlines() if line.strip()) > 1
+
+
+def refuse_binary(text: str, what: str) -> str:
+    """``text`` read from a file, unless it holds NUL bytes: valid UTF-8, but a binary file (an image, a
+    model's weights) rather than prompts, which would otherwise come back as lines without a mask."""
+    if "\x00" in text:
+        raise ExplorerError(f"{what} holds NUL bytes, so it looks like a binary file: give a UTF-8 text file with "
+                            "one prompt per line.")
+    return text
+
+
 def page_prompt_limit(device: str) -> int:
     """How many prompts one page request runs on ``device`` ("cuda", "mps" or "cpu")."""
     return MAX_PROMPTS_GPU if device == "cuda" else MAX_PROMPTS
@@ -120,13 +135,11 @@ def page_prompt_limit(device: str) -> int:
 def prompt_lines(text: object, limit: int = MAX_PROMPTS) -> tuple[list[tuple[int, str]], tuple[Notice, ...]]:
     """(line number, line) for each non-blank line, at most ``limit`` of them, and a notice when cut.
 
-    Raises ExplorerError for no text, binary data (NUL bytes) or only blank lines.
+    Raises ExplorerError for no text or only blank lines (control characters in a line are blanked by
+    :func:`explorer.fillmask.clean_text` as for one prompt; a file is checked by :func:`refuse_binary`).
     """
     if not isinstance(text, str):
         raise ExplorerError(f"The prompts must be text, not {type(text).__name__}.")
-    if "\x00" in text:
-        raise ExplorerError("The prompts hold NUL bytes, so this looks like a binary file: give UTF-8 text with "
-                            "one prompt per line.")
     lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if not lines:
         raise ExplorerError("There are no prompts: write one sentence per line with [MASK] (or ___) where a word "

@@ -180,11 +180,18 @@ def test_the_decoder_column_is_looped_with_the_same_answers(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("", "no prompts"), ("\n \n\t\n", "no prompts"), ("a [MASK]\x00b", "binary"), (None, "must be text"),
+    ("", "no prompts"), ("\n \n\t\n", "no prompts"), (None, "must be text"),
 ])
 def test_unusable_text_is_one_message(dirs, text, message: str) -> None:
     with pytest.raises(ExplorerError, match=message):
         fb.fill_mask_many([str(dirs["bert"])], text)
+
+
+def test_binary_files_are_refused_and_typed_control_characters_blanked(dirs) -> None:
+    with pytest.raises(ExplorerError, match="looks like a binary file"):
+        fb.refuse_binary("a [MASK]\x00b", "--text-file")
+    out = fb.fill_mask_many([str(dirs["bert"])], "a [MASK]\x00b\n\x00\x1b", 2)  # typed on the page: as one prompt
+    assert out.prompts[0].result.prompt == "a [MASK] b" and "no mask" in out.prompts[1].error
 
 
 def test_too_many_prompts_are_cut_with_a_notice() -> None:

@@ -33,9 +33,10 @@ def _fill_mask(args: argparse.Namespace) -> int:
 def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
     """One prompt per line of ``--text-file`` (``-``: standard input), batched; JSON: a list in input order."""
     from explorer.cli import print_json, read_stdin, read_text_file
-    from explorer.fillbatch import MAX_FILE_PROMPTS, fill_mask_many
+    from explorer.fillbatch import MAX_FILE_PROMPTS, fill_mask_many, refuse_binary
 
     text = read_stdin("--text-file -") if args.text_file == "-" else read_text_file(args.text_file, "--text-file")
+    text = refuse_binary(text, "--text-file")
     batch = fill_mask_many(specs, text, args.top_k, random_weights=args.random_weights, models_dir=args.models_dir,
                            answer_tokens=args.decoder_tokens, limit=MAX_FILE_PROMPTS)
     if args.json:
