@@ -82,6 +82,7 @@ def batch(result: BatchFill, plans: dict[str, LoadPlan], wall_ms: float) -> None
     st.caption(f"{len(answered)} prompt(s) answered in {wall_ms:.0f} ms ({devices}; masked LMs run the prompts "
                f"in batches). Each cell: the {SHOWN} best words per mask with their probability; masks "
                "separated by |.")
-    st.dataframe(pd.DataFrame(result.summary(SHOWN)), hide_index=True, width="stretch", key="fm_batch_table")
+    table = pd.DataFrame(result.summary(SHOWN)).fillna("")  # a refused line has no model cells
+    st.dataframe(table, hide_index=True, width="stretch", key="fm_batch_table")
     ui.csv_download(pd.DataFrame(result.rows()), "fill_mask_prompts", label="Download CSV (every prompt, top-k)",
                     key="fm_batch_csv")

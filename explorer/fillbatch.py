@@ -93,11 +93,9 @@ class BatchFill:
     def summary(self, shown: int = 3) -> list[dict]:
         """One row per prompt, one column per model: its ``shown`` best words per mask ("a 0.412, b 0.12"),
         masks separated by " | "; a refused line shows its reason."""
-        out = []
+        out, notes = [], any(p.error for p in self.prompts)
         for p in self.prompts:
-            row: dict = {"line": p.line, "prompt": p.prompt}
-            if p.result is None:
-                row["note"] = p.error
+            row: dict = {"line": p.line, "prompt": p.prompt, **({"note": p.error or ""} if notes else {})}
             for f in p.result.models if p.result else ():
                 row[_column(row, f.name)] = " | ".join(", ".join(f"{c.word} {c.score:.3g}" for c in m.predictions[:shown])
                                                        for m in f.masks)

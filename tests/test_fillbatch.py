@@ -143,7 +143,8 @@ def test_lines_with_zero_one_and_two_masks(dirs) -> None:
     for a, b in zip(out.prompts[2].result.models, single.models, strict=True):
         _same(a, b)
     summary = out.summary()
-    assert summary[1]["note"] == out.prompts[1].error and set(summary[0]) == {"line", "prompt", "bert", "roberta"}
+    assert summary[1] == {"line": 3, "prompt": "No blank on this line.", "note": out.prompts[1].error}
+    assert list(summary[0]) == ["line", "prompt", "note", "bert", "roberta"] and summary[0]["note"] == ""
     assert " | " in summary[0]["bert"]  # two masks in one cell
     rows = out.rows()
     assert len(rows) == (2 + 1) * 2 * 3 and {r["line"] for r in rows} == {1, 5}

@@ -232,7 +232,8 @@ def test_several_prompts_give_one_row_each_and_per_line_messages(tiny) -> None:
     table = _table(at)
     assert list(table["line"]) == [1, 3, 4, 5] and table["prompt"][2] == "<b>Hi</b> [MASK] 🤖"  # shown as text
     assert {"ELECTRA-small generator", "bert", "roberta"} <= set(table.columns)
-    assert " | " in table["bert"][0] and table["bert"][1] != table["bert"][1]  # two masks; NaN for a refused line
+    assert list(table.columns[:3]) == ["line", "prompt", "note"] and "no mask" in table["note"][1]
+    assert " | " in table["bert"][0] and table["bert"][1] == ""  # two masks in one cell; a refused line: empty
     boxes = [w.value.replace("\\", "") for w in at.warning]
     assert any("Line 3: There is no mask" in w and "Line 5:" in w and "sentinel" in w for w in boxes)
     assert any(b.proto.label.startswith("Download CSV (every prompt") for b in at.get("download_button"))
