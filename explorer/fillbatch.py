@@ -172,10 +172,12 @@ def batch_logits(model: torch.nn.Module, ids: torch.Tensor, attention: torch.Ten
     """
     with torch.inference_mode():
         head = fm.mlm_head(model) if mask_only else None
+        # Indices go where the output is: under accelerate's offloading the last layer may run elsewhere.
         if head is None:
-            return model(input_ids=ids, attention_mask=attention).logits[rows, cols]  # (B, T, V) -> (M, V)
+            logits = model(input_ids=ids, attention_mask=attention).logits  # (B, T, V)
+            return logits[rows.to(logits.device), cols.to(logits.device)]  # (M, V)
         hidden = model.base_model(input_ids=ids, attention_mask=attention)[0]  # (B, T, H)
-        return head(hidden[rows, cols])  # (M, H) -> (M, V)
+        return head(hidden[rows.to(hidden.device), cols.to(hidden.device)])  # (M, H) -> (M, V)
 
 
 def _batch_topk(lm: LoadedModel, framed: list[tuple[list[int], list[int]]], top_k: int,

@@ -183,9 +183,10 @@ def mask_logits(model: torch.nn.Module, ids: torch.Tensor, positions: torch.Tens
     with torch.inference_mode():
         head = mlm_head(model)
         if head is None:  # unknown class: full forward, then pick the rows
-            return model(input_ids=ids, attention_mask=attention).logits[0, positions].float()
+            logits = model(input_ids=ids, attention_mask=attention).logits  # (1, T, V)
+            return logits[0, positions.to(logits.device)].float()
         hidden = model.base_model(input_ids=ids, attention_mask=attention)[0]  # (1, T, H)
-        return head(hidden[0, positions]).float()  # (M, H) -> (M, V)
+        return head(hidden[0, positions.to(hidden.device)]).float()  # (M, H) -> (M, V)
 
 
 def _word_scheme(tokenizer) -> str:

@@ -239,3 +239,16 @@ def test_on_cuda_equals_the_pipeline_and_the_cpu(dirs) -> None:
             assert ids == [e["token"] for e in expected] == [p.token_id for p in m_cpu.predictions]
             assert [p.score for p in mask.predictions] == pytest.approx([e["score"] for e in expected], abs=2e-2)
             assert [p.score for p in mask.predictions] == pytest.approx([p.score for p in m_cpu.predictions], abs=2e-2)
+
+
+def test_a_model_streamed_from_disk_answers_the_same(dirs, tmp_path) -> None:
+    import dataclasses
+
+    from explorer.offload import load_offloaded
+
+    whole = _lm(dirs, "bert")
+    spread = load_offloaded(dirs["bert"], "masked-lm", tmp_path / "offload", max_memory={"cpu": 600_000})
+    assert "disk" in spread.placement()  # the budget pushed part of it to disk (accelerate's hooks stream it)
+    streamed = dataclasses.replace(whole, model=spread.model)
+    for a, b in zip(fb.fill_batch(streamed, PROMPTS, 5, max_batch=3), fb.fill_batch(whole, PROMPTS, 5), strict=True):
+        _same(a, b)
