@@ -207,23 +207,27 @@ def many_prompts(path: Path, device: str, n: int = 64, reps: int = 5, rounds: in
             "fill_mask_many_vs_pipeline": piped / whole, "target_gpu_vs_pipeline": 1.5}
 
 
-def save_bert(root: Path) -> Path:
-    """Only the base-size random BERT (the many-prompt benchmark needs no other model)."""
+def save_bert(root: Path, size: str = "base") -> Path:
+    """Only a random BERT (the many-prompt benchmark needs no other model): base size, or "tiny" (2 layers,
+    32 wide), where the model costs almost nothing and what is timed is each side's own overhead (tokenizing,
+    padding, top-k, decoding): the regime a GPU is in, measured on the CPU."""
     import torch
     import transformers as tf
 
     from explorer.tokenization import load_tokenizer
 
     tok = load_tokenizer("bert-base-uncased")
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
     torch.manual_seed(0)
-    tf.BertForMaskedLM(tf.BertConfig(vocab_size=len(tok))).eval().save_pretrained(root / "bert-base")
+    config = tf.BertConfig(vocab_size=len(tok), **(small if size == "tiny" else {}))
+    tf.BertForMaskedLM(config).eval().save_pretrained(root / "bert-base")
     tok.save_pretrained(root / "bert-base")
     return root / "bert-base"
 
 
-def print_many(m: dict) -> None:
-    where = m["gpu"] or f"CPU, {m['device']}"
-    print(f"{m['prompts']} prompts on BERT-base ({where}, {m['dtype']}); top-5 equal on {m['top5_equal_first_mask']}")
+def print_many(m: dict, size: str) -> None:
+    where, model = m["gpu"] or "CPU", "a tiny BERT" if size == "tiny" else "BERT-base"
+    print(f"{m['prompts']} prompts on {model} ({where}, {m['dtype']}); top-5 equal on {m['top5_equal_first_mask']}")
     print(f"{'measure':44} {'ours':>10} {'reference':>10} {'ratio':>7}")
     print(f"{'batched vs pipeline(batch_size=64) (ms)':44} {m['batched_ms']:10.1f} {m['pipeline_ms']:10.1f} "
           f"{m['speedup_vs_pipeline']:7.2f}")
@@ -241,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where the 64-prompt run goes")
     parser.add_argument("--only", choices=("all", "many"), default="all", help="'many': only the 64-prompt run")
+    parser.add_argument("--size", choices=("base", "tiny"), default="base",
+                        help="with --only many: BERT-base, or a tiny BERT (each side's overhead alone)")
     parser.add_argument("--reps", type=int, default=5, help="timed calls per function and round (64 prompts)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of --reps (the least disturbed is kept)")
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        dirs = save_base_models(Path(tmp)) if args.only == "all" else {"bert-base": save_bert(Path(tmp))}
+        dirs = save_base_models(Path(tmp)) if args.only == "all" else {"bert-base": save_bert(Path(tmp), args.size)}
         build_s = time.perf_counter() - t
         result = {"threads": torch.get_num_threads(), "load_average_1min": os.getloadavg()[0],
                   "build_and_save_s": build_s,
@@ -258,9 +264,10 @@ def main(argv: list[str] | None = None) -> int:
                           cached_second_request=cached_request(dirs["bert-base"]))
         result["load_average_1min_after"] = os.getloadavg()[0]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "fillmask.json" if args.only == "all" else f"fillmask-many-{args.device}.json"
+    result["model"] = "bert-base" if args.only == "all" else args.size
+    name = "fillmask.json" if args.only == "all" else f"fillmask-many-{args.size}-{args.device}.json"
     (RESULTS / name).write_text(json.dumps(result, indent=2))
-    print_many(result["many_prompts"])
+    print_many(result["many_prompts"], result["model"])
     if args.only != "all":
         return 0
     s, b, c = result["single_bert_base"], result["side_by_side"], result["cached_second_request"]
