@@ -50,7 +50,8 @@ def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
     answered = batch.answered()
     for spec, message in batch.model_errors():  # once per model, with the lines when not every one failed
         lines = [p.line for p in answered if (spec, message) in p.result.errors]
-        where = "" if len(lines) == len(answered) else f"line {', '.join(map(str, lines[:10]))}: "
+        shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+        where = "" if len(lines) == len(answered) else f"line {shown}: "
         print(f"error: {where}{spec}: {message}", file=sys.stderr)
     refused = [p for p in batch.prompts if p.error]
     for p in refused:
