@@ -14,7 +14,7 @@ import os
 
 import streamlit as st
 
-from explorer import discriminator, fillmask, modelcache, workers
+from explorer import discriminator, fillbatch, fillmask, modelcache, workers
 
 
 def models_dir() -> str | None:
@@ -38,6 +38,24 @@ def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, di
     the sidebar's choice, part of the key)."""
     return fillmask.fill_mask(specs, prompt, top_k, allow_random=allow_random, models_dir=directory,
                               answer_tokens=answer_tokens, device=device, dtype=dtype)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+def fill_many(specs: tuple[str, ...], text: str, top_k: int, allow_random: bool, directory: str | None,
+              stamps: tuple[str, ...], answer_tokens: int, limit: int, device: str = "auto",
+              dtype: str = "auto") -> fillbatch.BatchFill:
+    """Every model's top-k for every line of ``text`` (one prompt per line), at most ``limit`` prompts."""
+    return fillbatch.fill_mask_many(specs, text, top_k, allow_random=allow_random, models_dir=directory,
+                                    answer_tokens=answer_tokens, limit=limit, device=device, dtype=dtype)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def prompt_limit(device: str = "auto") -> int:
+    """How many prompts one request runs on the chosen device (more on a GPU)."""
+    from explorer.placement import resolve_device
+
+    return fillbatch.page_prompt_limit(resolve_device(device))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -66,4 +84,5 @@ def free_memory() -> None:
     """Forget every loaded model and the results computed with them."""
     modelcache.clear_cache()
     fill.clear()
+    fill_many.clear()
     electra.clear()

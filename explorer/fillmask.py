@@ -33,12 +33,14 @@ from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Predictio
 from explorer.loading import LoadedModel, load_model
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice
+from explorer.offload import input_device
 from explorer.userinput import MARKER
 from explorer.weights import plan
 
 __all__ = [
     "FILLERS", "MARKER", "MAX_CHARS", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "MaskResult",
-    "ModelFill", "Prediction", "clean_text", "encode", "fill_mask", "fill_one", "mask_logits", "max_tokens",
+    "ModelFill", "Prediction", "clean_text", "encode", "encode_many", "fill_mask", "fill_one", "frame", "mask_logits",
+    "max_tokens", "picked_models", "to_model_fill", "word_context",
     "DEFAULT_MLMS", "MAX_PAGE_MODELS", "default_models", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
@@ -94,13 +96,26 @@ def model_prompt(text: str, tokenizer, label: str) -> str:
     return MARKER.sub(lambda _: tokenizer.mask_token, text)
 
 
-def encode(tokenizer, text: str, specials: bool = False) -> list[int]:
-    """Token ids, without special tokens unless ``specials``. Locked per tokenizer: the Rust backend
-    keeps truncation/padding state on the shared object, so concurrent calls must not interleave."""
+def _lock(tokenizer) -> threading.Lock:
+    """The tokenizer's own lock: the Rust backend keeps truncation/padding state on the shared object,
+    so concurrent calls must not interleave."""
     with _LOCKS_GUARD:
-        lock = _TOKENIZER_LOCKS.setdefault(id(tokenizer), threading.Lock())
-    with lock:
+        return _TOKENIZER_LOCKS.setdefault(id(tokenizer), threading.Lock())
+
+
+def encode(tokenizer, text: str, specials: bool = False) -> list[int]:
+    """Token ids, without special tokens unless ``specials`` (locked per tokenizer)."""
+    with _lock(tokenizer):
         return list(tokenizer(text, add_special_tokens=specials, truncation=False)["input_ids"])
+
+
+def encode_many(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """:func:`encode` for many texts in one call (the Rust backend splits them over its threads);
+    the same ids as encoding them one by one."""
+    if not texts:
+        return []
+    with _lock(tokenizer):
+        return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]]
 
 
 def specials_around(tokenizer) -> tuple[list[int], list[int]]:
@@ -170,9 +185,10 @@ def mask_logits(model: torch.nn.Module, ids: torch.Tensor, positions: torch.Tens
     with torch.inference_mode():
         head = mlm_head(model)
         if head is None:  # unknown class: full forward, then pick the rows
-            return model(input_ids=ids, attention_mask=attention).logits[0, positions].float()
+            logits = model(input_ids=ids, attention_mask=attention).logits  # (1, T, V)
+            return logits[0, positions.to(logits.device)].float()
         hidden = model.base_model(input_ids=ids, attention_mask=attention)[0]  # (1, T, H)
-        return head(hidden[0, positions]).float()  # (M, H) -> (M, V)
+        return head(hidden[0, positions.to(hidden.device)]).float()  # (M, H) -> (M, V)
 
 
 def _word_scheme(tokenizer) -> str:
@@ -200,18 +216,47 @@ def whole_word(tokenizer, tokens: list[str], pos: int, scheme: str, specials: se
     return tokenizer.convert_tokens_to_string(tokens[start:end]).strip()
 
 
-def _prepare(lm: LoadedModel, text: str) -> tuple[list[int], int, list[int], Notice | None]:
-    """(input ids with specials, offset of the prompt body, mask positions in ids, truncation notice)."""
+def frame(lm: LoadedModel, body: list[int], around: tuple[list[int], list[int]]) -> tuple[list[int], list[int],
+                                                                                       Notice | None]:
+    """(input ids with specials, mask positions in them, truncation notice) for the prompt body ``body``
+    (token ids without specials); ``around`` is :func:`specials_around` of the model's tokenizer."""
     tok = lm.tokenizer
-    body = encode(tok, model_prompt(text, tok, lm.name))
     masks = [i for i, t in enumerate(body) if t == tok.mask_token_id]
     if not masks:  # the marker vanished in tokenization (should not happen): say so, do not guess
         raise ExplorerError(f"{lm.name} did not see a mask token in the prompt: use [MASK] or ___ between words.")
-    before, after = specials_around(tok)
+    before, after = around
     budget = max_tokens(lm) - len(before) - len(after)
     start, notice = window(body, masks, budget)
     ids = before + body[start:start + budget] + after
-    return ids, len(before), [len(before) + m - start for m in masks], notice
+    return ids, [len(before) + m - start for m in masks], notice
+
+
+def word_context(tokenizer) -> tuple[str, set[str]]:
+    """(word-boundary scheme, special tokens) that :func:`to_model_fill` joins whole words with."""
+    return _word_scheme(tokenizer), set(tokenizer.all_special_tokens)
+
+
+def to_model_fill(lm: LoadedModel, ids: list[int], positions: list[int], scores: list[list[float]],
+                  token_ids: list[list[int]], notice: Notice | None, latency_ms: float,
+                  words: tuple[str, set[str]]) -> ModelFill:
+    """One model's column from its top-k: ``scores`` and ``token_ids`` are (M, k) lists, one row per
+    mask position; ``words`` comes from :func:`word_context`."""
+    tok, (scheme, specials) = lm.tokenizer, words
+    # Special tokens (including a neighbouring mask) end a word: "[MASK]##ly" is not one word.
+    tokens, masks, best = tok.convert_ids_to_tokens(ids), [], list(ids)
+    for m, pos in enumerate(positions):
+        preds = []
+        for score, tid in zip(scores[m], token_ids[m], strict=True):
+            piece = tok.convert_ids_to_tokens(tid)  # None: a padding row of the embedding beyond the vocab
+            word = whole_word(tok, tokens[:pos] + [piece] + tokens[pos + 1:], pos, scheme, specials) \
+                if piece is not None else f"[id {tid}]"
+            preds.append(Prediction(tid, tok.decode([tid]), word, score))
+        masks.append(MaskResult(m, pos, tuple(preds)))
+        best[pos] = preds[0].token_id
+    ran = placement.ran_on(lm)
+    return ModelFill(lm.key, lm.name, lm.untrained, lm.device, tok.decode(ids, skip_special_tokens=False),
+                     tuple(masks), tok.decode(best, skip_special_tokens=True), len(ids),
+                     ((notice,) if notice else ()) + lm.notices, latency_ms, ran["device_name"], ran["dtype"])
 
 
 def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
@@ -219,26 +264,13 @@ def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
     if not 1 <= int(top_k) <= MAX_TOP_K:
         raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
     begin, tok, text = time.perf_counter(), lm.tokenizer, clean_text(prompt)
-    ids, _, positions, notice = _prepare(lm, text)
-    logits = mask_logits(lm.model, torch.tensor([ids], device=lm.device), torch.tensor(positions))  # (M, V)
+    body = encode(tok, model_prompt(text, tok, lm.name))
+    ids, positions, notice = frame(lm, body, specials_around(tok))
+    x = torch.tensor([ids], device=input_device(lm.model))  # (1, T)
+    logits = mask_logits(lm.model, x, torch.tensor(positions, device=x.device))  # (M, V) float32
     values, indices = logits.softmax(-1).topk(int(top_k), dim=-1)  # (M, k) each
-    # Special tokens (including a neighbouring mask) end a word: "[MASK]##ly" is not one word.
-    tokens, scheme, specials = tok.convert_ids_to_tokens(ids), _word_scheme(tok), set(tok.all_special_tokens)
-    masks, best = [], list(ids)
-    for m, pos in enumerate(positions):
-        preds = []
-        for score, tid in zip(values[m].tolist(), indices[m].tolist(), strict=True):
-            piece = tok.convert_ids_to_tokens(tid)  # None: a padding row of the embedding beyond the vocab
-            word = whole_word(tok, tokens[:pos] + [piece] + tokens[pos + 1:], pos, scheme, specials) \
-                if piece is not None else f"[id {tid}]"
-            preds.append(Prediction(tid, tok.decode([tid]), word, score))
-        masks.append(MaskResult(m, pos, tuple(preds)))
-        best[pos] = preds[0].token_id
-    notes = ((notice,) if notice else ()) + lm.notices
-    ran = placement.ran_on(lm)
-    return ModelFill(lm.key, lm.name, lm.untrained, lm.device, tok.decode(ids, skip_special_tokens=False),
-                     tuple(masks), tok.decode(best, skip_special_tokens=True), len(ids), notes,
-                     (time.perf_counter() - begin) * 1000, ran["device_name"], ran["dtype"])
+    return to_model_fill(lm, ids, positions, values.cpu().tolist(), indices.cpu().tolist(), notice,
+                         (time.perf_counter() - begin) * 1000, word_context(tok))
 
 
 # (spec, cleaned prompt, top_k, random_weights, models_dir, loader, answer_tokens) -> ModelFill
@@ -274,6 +306,16 @@ def model_kind(spec: str) -> str:
     return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
 
 
+def picked_models(models: Sequence[str], top_k: int) -> list[str]:
+    """The models asked for, blanks dropped and each once; ExplorerError for none or a bad ``top_k``."""
+    picked = [m.strip() for m in models if m and m.strip()]
+    if not picked:
+        raise ExplorerError("Pick at least one model (a catalog key or a save_pretrained directory).")
+    if not 1 <= int(top_k) <= MAX_TOP_K:
+        raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
+    return list(dict.fromkeys(picked))  # a model asked twice answers once
+
+
 def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weights: bool = False,
               allow_random: bool = False, models_dir: str | None = None,
               loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1,
@@ -288,16 +330,11 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
     is listed in ``errors`` and the others still answer; a bad prompt raises ExplorerError once for all.
     """
     text = clean_text(prompt)
-    picked = [m.strip() for m in models if m and m.strip()]
-    if not picked:
-        raise ExplorerError("Pick at least one model (a catalog key or a save_pretrained directory).")
-    if not 1 <= int(top_k) <= MAX_TOP_K:
-        raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
     chosen = placement.Placement.parse(device, dtype)
     chosen.resolve()  # a device this machine lacks is one message, not one per model
     loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
     fills, errors = [], []
-    for spec in dict.fromkeys(picked):  # a model asked twice answers once
+    for spec in picked_models(models, top_k):
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
             fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,

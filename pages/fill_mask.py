@@ -9,19 +9,19 @@ import streamlit as st
 
 from app import cache_models as cache
 from app import device_picker, ui
-from explorer import fillmask, weights
+from app import fillmask_view as view
+from explorer import fillbatch, fillmask, weights
 from explorer.errors import ExplorerError
 from explorer.fillmask import PRESETS
-from explorer.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.labels import UNTRAINED_NOTE
 from explorer.plots import fillmask as plots
-
-ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:", "untrained": ":material/casino:"}
 
 where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
 st.title("Fill-mask, side by side")
-st.caption("Type one prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
-           "its own mask token and answers in its column. Models without weights on disk can run with "
-           "untrained (random) weights, clearly labelled, so their code path is still visible.")
+st.caption("Type a prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
+           "its own mask token and answers in its column. Several prompts, one per line, give one row per "
+           "prompt. Models without weights on disk can run with untrained (random) weights, clearly "
+           "labelled, so their code path is still visible.")
 
 
 def _use_preset() -> None:
@@ -33,7 +33,8 @@ st.selectbox("Probing prompts (what does pretraining teach?)", presets, index=No
              on_change=_use_preset, placeholder="Pick a preset: trivia, syntax, coreference, bias…",
              format_func=lambda p: f"{next(g for g, ps in PRESETS.items() if p in ps)}: {p}")
 st.session_state.setdefault("fm_text", presets[0])
-prompt = st.text_area("Prompt", key="fm_text", height=90, max_chars=100_000)
+prompt = st.text_area("Prompt (several: one per line)", key="fm_text", height=90, max_chars=100_000,
+                      help=f"Up to {cache.prompt_limit()} prompts, one per line; blank lines are skipped.")
 
 keys = cache.fill_keys()  # the bundled decoder (gemma3-270m: a causal column) and the masked LMs
 c1, c2, c3 = st.columns([3, 2, 1])
@@ -54,47 +55,24 @@ directory = cache.models_dir()
 specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
 
 valid, fills, started = False, [], time.perf_counter()
-with ui.guard():  # one message for a bad prompt, not one per model
-    valid = bool(fillmask.clean_text(prompt))
+several = fillbatch.is_batch(prompt)  # one prompt per line: a table with a row per prompt
+with ui.guard():  # one message for a bad prompt, not one per model (each line is checked on its own)
+    valid = several or bool(fillmask.clean_text(prompt))
 if valid and specs:
     with ui.guard(), st.spinner(f"Running {len(specs)} model(s)…"):
         plans = {s: weights.plan(s, directory, allow_random) for s in specs}
-        result = cache.fill(tuple(specs), prompt, int(top_k), allow_random, directory,
-                            tuple(p.stamp for p in plans.values()), int(answer_tokens), **where)
-        fills = list(result.models)
-        for spec, message in result.errors:  # the other models still answer; missing weights are no failure
-            show = st.warning if plans[spec].missing else st.error
-            show(ui.markdown_safe(f"{spec}: {message}"), icon=":material/cloud_download:" if plans[spec].missing
-                 else ":material/error:")
-wall_ms = (time.perf_counter() - started) * 1000
-
+        stamps = tuple(p.stamp for p in plans.values())
+        if several:
+            many = cache.fill_many(tuple(specs), prompt, int(top_k), allow_random, directory, stamps,
+                                   int(answer_tokens), cache.prompt_limit(where["device"]), **where)
+            view.batch(many, plans, (time.perf_counter() - started) * 1000)
+        else:
+            result = cache.fill(tuple(specs), prompt, int(top_k), allow_random, directory, stamps,
+                                int(answer_tokens), **where)
+            fills = list(result.models)
+            view.model_errors(result.errors, plans)
 if fills:
-    st.caption(f"{len(fills)} model(s) answered in {wall_ms:.0f} ms for this request "
-               "(repeated prompts come from the cache).")
-    columns = st.columns(len(fills))
-    for col, f in zip(columns, fills, strict=True):
-        with col:
-            st.subheader(escape_markdown(f.name), divider="gray")
-            if f.untrained:
-                st.warning(UNTRAINED_NOTE, icon=":material/casino:")
-            st.caption(f"{device_picker.ran_caption(f)} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
-            st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
-            for note in f.notices:
-                st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
-            for m in f.masks:
-                st.markdown(f"**Mask {m.index + 1}**")
-                st.dataframe(pd.DataFrame([{"word": p.word, "token": p.token, "probability": p.score}
-                                           for p in m.predictions]), hide_index=True, width="stretch",
-                             column_config={"probability": st.column_config.ProgressColumn(
-                                 format="%.3f", min_value=0.0, max_value=1.0)})
-    n_masks = max(len(f.masks) for f in fills)
-    mask = st.radio("Chart for mask", range(n_masks), format_func=lambda i: f"mask {i + 1}", horizontal=True,
-                    key="fm_mask") if n_masks > 1 else 0
-    ui.figure(plots.topk_figure(fills, mask or 0), "fill_mask_topk", key="fm_fig")
-    rows = [{"model": f.name, "untrained": f.untrained, "mask": m.index + 1, "rank": r + 1, "word": p.word,
-             "token": p.token, "token_id": p.token_id, "probability": p.score}
-            for f in fills for m in f.masks for r, p in enumerate(m.predictions)]
-    ui.csv_download(pd.DataFrame(rows), "fill_mask", key="fm_csv")
+    view.columns(fills, (time.perf_counter() - started) * 1000)
 elif valid and not specs:
     st.info("Pick at least one model, or type a directory.", icon=":material/info:")
 st.caption("The bundled all-MiniLM-L6-v2 (`sentence-bert`) was trained for sentence embeddings and ships "
@@ -123,7 +101,7 @@ with ui.guard(), st.spinner("Generator and discriminator at work…"):
     if res.untrained:
         st.warning(UNTRAINED_NOTE, icon=":material/casino:")
     for note in res.notices:
-        st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
+        st.info(note.text, icon=view.ICONS.get(note.kind, ":material/info:"))
     st.caption(f"{sum(res.replaced)} of {len(res.tokens)} tokens replaced · accuracy at 0.5: {res.accuracy:.0%} "
                f"· {device_picker.ran_caption(res)} · {res.latency_ms:.0f} ms")
     ui.figure(plots.replaced_strip(res), "electra_replaced", key="el_fig")

@@ -49,6 +49,8 @@ BASE: dict[str, dict[str, object]] = {
     "mechanism t5": {"task": "cola"},
     "mechanism ctrl": {"code": "Links"},
     "mechanism m2m": {},
+    "budget": {"keys": ["bert-base"]},
+    "doctor": {"--no-sizes": True},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
 PROGRESS = re.compile(r"^\s*\d+(\.\d+)?%\s|^note: ")  # progress and notes may precede the one error line

@@ -83,3 +83,116 @@ def test_decoder_tokens_reach_the_library(capsys, monkeypatch) -> None:
     monkeypatch.setattr(fillmask, "fill_mask", fake)
     assert main(["fill-mask", "--models", "gemma3-270m", "--text", "a [MASK] b", "--decoder-tokens", "4"]) == 0
     assert seen["answer_tokens"] == 4
+
+
+# ---- fill-mask --text-file: one prompt per line, batched ----------------------------------
+FILE_PROMPTS = ("The capital of France is [MASK], a city known for its museums and its food.\n"
+                "\n"
+                "Hi [MASK].\n"
+                "No blank on this line.\n"
+                "She [MASK] to the store and bought ___ apples.\n")
+
+
+@pytest.fixture()
+def cpu(monkeypatch) -> None:
+    """The golden file and the pipeline comparison are float32 on the CPU: pinned where a GPU would be picked."""
+    from explorer import loading, placement
+
+    monkeypatch.setattr(loading, "best_device", lambda: "cpu")
+    monkeypatch.setattr(placement, "best_device", lambda: "cpu")  # what "auto" resolves through
+
+
+@pytest.fixture(scope="module")
+def peaked(tmp_path_factory) -> Path:
+    from tests.peaked_models import save_peaked
+
+    return save_peaked("bert", tmp_path_factory.mktemp("cli-fm-file") / "bert")
+
+
+def _stable(entries: list[dict], path: Path) -> list[dict]:
+    """The JSON without what differs between machines: the model's path, timings, last float digits."""
+    for entry in entries:
+        for model in entry.get("models", []):
+            model.update(model=model["model"].replace(str(path), "<tiny-bert>"), latency_ms=0.0)
+            for mask in model["masks"]:
+                for p in mask["predictions"]:
+                    p["score"] = round(p["score"], 4)
+    return entries
+
+
+def test_text_file_json_matches_golden(cpu, peaked, tmp_path, golden, capsys) -> None:
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text(FILE_PROMPTS, encoding="utf-8")
+    rc = main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--top-k", "3", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and err.strip().splitlines() == ["error: line 4: There is no mask in the prompt: put [MASK] "
+                                                    "(or <mask>, or ___) where a word is missing."]
+    entries = json.loads(out)
+    assert [e["line"] for e in entries] == [1, 3, 4, 5]
+    golden("cli/fill-mask-text-file.json", json.dumps(_stable(entries, peaked), ensure_ascii=False, indent=2) + "\n")
+
+
+def test_text_file_equals_the_pipeline_prompt_by_prompt(cpu, peaked, tmp_path, capsys) -> None:
+    from transformers import pipeline
+
+    from explorer.loading import load_model
+
+    lines = [line for line in FILE_PROMPTS.splitlines() if "[MASK]" in line or "___" in line]
+    prompts = tmp_path / "ok.txt"
+    prompts.write_text("\n".join(lines), encoding="utf-8")
+    assert main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--top-k", "4", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    lm = load_model(str(peaked), "masked-lm")
+    ref = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=4)(
+        [line.replace("___", "[MASK]") for line in lines], batch_size=64)
+    for entry, expected in zip(entries, ref, strict=True):
+        expected = [expected] if isinstance(expected[0], dict) else expected
+        masks = entry["models"][0]["masks"]
+        assert [[p["token"] for p in m["predictions"]] for m in masks] == [[e["token_str"] for e in x] for x in expected]
+        for m, x in zip(masks, expected, strict=True):
+            assert [p["score"] for p in m["predictions"]] == pytest.approx([e["score"] for e in x], abs=1e-5)
+
+
+def test_text_file_text_output_and_stdin(cpu, peaked, tmp_path, capsys, monkeypatch) -> None:
+    import io
+
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("A [MASK].\nB [MASK] c.\n", encoding="utf-8")
+    assert main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--top-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## line 1: A [MASK].\n== bert  [cpu · float32, ") and out.count("mask 1:") == 2
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"One [MASK].\n")))
+    assert main(["fill-mask", "--models", str(peaked), "--text-file", "-", "--json"]) == 0
+    assert [e["line"] for e in json.loads(capsys.readouterr().out)] == [1]
+
+
+def test_text_file_model_error_once(peaked, tmp_path, capsys) -> None:
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("A [MASK].\nB [MASK] c.\n", encoding="utf-8")
+    assert main(["fill-mask", "--models", f"{peaked},/no/such/dir", "--text-file", str(prompts), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: /no/such/dir: ")
+    assert all(len(e["models"]) == 1 for e in json.loads(out))
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "no prompts"), (b"\n  \n\n", "no prompts"), (b"\x00" * 1000, "binary"),
+    (bytes(range(256)) * 4, "not UTF-8"), ("café [MASK]".encode("latin-1"), "not UTF-8"),
+    (b"a [MASK]\n" * 300_000, "larger than 2,000,000 bytes"),
+])
+def test_bad_text_files_are_one_line(peaked, tmp_path, capsys, content: bytes, message: str) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(content)
+    assert main(["fill-mask", "--models", str(peaked), "--text-file", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_text_file_missing_directory_and_both_inputs(peaked, tmp_path, capsys) -> None:
+    for path, message in ((tmp_path / "none.txt", "Cannot read --text-file"), (tmp_path, "is a directory")):
+        assert main(["fill-mask", "--models", str(peaked), "--text-file", str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+    with pytest.raises(SystemExit) as stop:
+        main(["fill-mask", "--models", str(peaked), "--text", "a [MASK]", "--text-file", str(tmp_path / "x")])
+    assert stop.value.code == 2 and "not allowed with argument" in capsys.readouterr().err

@@ -150,7 +150,7 @@ def _save(path: Path, data: bytes) -> None:
     try:
         path.write_bytes(data)
     except OSError as err:
-        raise ExplorerError(f"Cannot write {path}: {err.strerror or err}.") from err
+        raise ExplorerError(f"Cannot write {shorten(path)}: {err.strerror or err}.") from err
 
 
 def _print_text(out: dict) -> None:

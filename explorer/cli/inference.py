@@ -1,6 +1,7 @@
 """CLI of the live-model area: ``fill-mask``, ``download``, ``models`` and ``prepare``.
 
     python -m explorer fill-mask --models bert-base,./my-model --text "Paris is the [MASK] of France." --json
+    python -m explorer fill-mask --models bert-base --text-file prompts.txt --json   # one prompt per line
     python -m explorer download electra-small ...
     python -m explorer models --json
     python -m explorer prepare          # convert the bundled decoder, fill the caches (make run does it)
@@ -22,6 +23,8 @@ def _fill_mask(args: argparse.Namespace) -> int:
     from explorer.fillmask import fill_mask
 
     specs = [s for s in (args.models or "").split(",") if s.strip()]
+    if args.text_file is not None:
+        return _fill_mask_file(args, specs)
     result = fill_mask(specs, args.text, args.top_k, random_weights=args.random_weights,
                        models_dir=args.models_dir, answer_tokens=args.decoder_tokens, **placement_of(args).kwargs())
     if result.models:
@@ -29,6 +32,35 @@ def _fill_mask(args: argparse.Namespace) -> int:
     for spec, message in result.errors:  # one line per model that could not answer
         print(f"error: {shorten(spec)}: {message}", file=sys.stderr)
     return 2 if result.errors else 0
+
+
+def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
+    """One prompt per line of ``--text-file`` (``-``: standard input), batched; JSON: a list in input order."""
+    from explorer.cli import print_json, read_stdin, read_text_file
+    from explorer.fillbatch import MAX_FILE_PROMPTS, fill_mask_many, refuse_binary
+
+    text = read_stdin("--text-file -") if args.text_file == "-" else read_text_file(args.text_file, "--text-file")
+    text = refuse_binary(text, "--text-file")
+    batch = fill_mask_many(specs, text, args.top_k, random_weights=args.random_weights, models_dir=args.models_dir,
+                           answer_tokens=args.decoder_tokens, limit=MAX_FILE_PROMPTS, **placement_of(args).kwargs())
+    if args.json:
+        print_json(batch.to_list())
+    for p in [] if args.json else batch.prompts:
+        print(f"## line {p.line}: {p.prompt}")
+        if p.result is not None:
+            _print_fill(p.result, False)
+    for note in batch.notices:
+        print(f"note: {note}", file=sys.stderr)
+    answered = batch.answered()
+    for spec, message in batch.model_errors():  # once per model, with the lines when not every one failed
+        lines = [p.line for p in answered if (spec, message) in p.result.errors]
+        shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+        where = "" if len(lines) == len(answered) else f"line {shown}: "
+        print(f"error: {where}{spec}: {message}", file=sys.stderr)
+    refused = [p for p in batch.prompts if p.error]
+    for p in refused:
+        print(f"error: line {p.line}: {p.error}", file=sys.stderr)
+    return 2 if refused or batch.model_errors() else 0
 
 
 def _print_fill(result, as_json: bool) -> None:
@@ -103,7 +135,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
     p = sub.add_parser("fill-mask", help="top-k predictions for each [MASK], several models side by side")
     p.add_argument("--models", required=True, help="comma-separated catalog keys or save_pretrained directories")
-    p.add_argument("--text", required=True, help="prompt with [MASK], <mask> or ___ where a word is missing")
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", help="prompt with [MASK], <mask> or ___ where a word is missing")
+    given.add_argument("--text-file", metavar="FILE", help="UTF-8 file with one prompt per line (- reads standard "
+                       "input); blank lines are skipped; with --json, a list of per-prompt results in input order")
     p.add_argument("--top-k", type=number(int, 1, 50), default=5)
     p.add_argument("--decoder-tokens", type=_decoder_tokens, default=1,
                    help="a decoder's answers (gemma3-270m) may have up to N tokens: a number, a name (default 1)")

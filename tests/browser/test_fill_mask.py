@@ -32,3 +32,13 @@ def test_fill_mask_typed_prompt_html_stays_text(open_page) -> None:
     _type_prompt(page, "   ")
     page.get_by_text("The prompt is empty").first.wait_for(timeout=60_000)
     assert_clean(page, "fill_mask_empty", errors_expected=True)
+
+
+def test_fill_mask_several_prompts_one_row_each(open_page) -> None:
+    page = open_page("fill-mask?models=electra-small-generator")
+    page.get_by_text("Untrained weights: predictions are noise").first.wait_for(timeout=180_000)
+    _type_prompt(page, "The [MASK] sat on the ___.\n\nNo blank on this line.\n<i id='inj2'>Hi</i> [MASK].")
+    page.get_by_text("Download CSV (every prompt, top-k)").first.wait_for(timeout=120_000)
+    assert page.get_by_text("Line 3: There is no mask").count() == 1  # a per-line message, not a page error
+    assert page.get_by_text("Chart for mask").count() == 0 and page.locator("#inj2").count() == 0
+    assert_clean(page, "fill_mask_several_prompts")

@@ -209,10 +209,68 @@ def test_decoder_answer_length_shows_only_with_a_decoder(monkeypatch) -> None:
     seen = []
     real = cache_models.fill
 
-    def spy(*args):
-        seen.append(args[-1])
-        return real(*args)
+    def spy(*args, **where):
+        seen.append(args[-1])  # answer_tokens; the sidebar's device and dtype come as keywords
+        return real(*args, **where)
 
     monkeypatch.setattr(cache_models, "fill", spy)
     at = _app("gemma3-270m").run()
     assert "fm_decoder_tokens" in [s.key for s in at.slider] and seen == [1]  # one token unless asked
+
+
+# ---- several prompts, one per line ---------------------------------------------------
+def _table(at: AppTest):
+    return next(d.value for d in at.dataframe if "prompt" in d.value.columns)
+
+
+def test_several_prompts_give_one_row_each_and_per_line_messages(tiny) -> None:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value(f"{tiny['bert']}, {tiny['roberta']}")
+    at.text_area(key="fm_text").set_value("The [MASK] sat on the ___.\n\nNo blank on this line.\n"
+                                          "<b>Hi</b> [MASK] 🤖\nThe cat <extra_id_0> the mat.").run()
+    _clean(at)
+    assert not at.error and not at.subheader  # no per-model columns: one table
+    table = _table(at)
+    assert list(table["line"]) == [1, 3, 4, 5] and table["prompt"][2] == "<b>Hi</b> [MASK] 🤖"  # shown as text
+    assert {"ELECTRA-small generator", "bert", "roberta"} <= set(table.columns)
+    assert list(table.columns[:3]) == ["line", "prompt", "note"] and "no mask" in table["note"][1]
+    assert " | " in table["bert"][0] and table["bert"][1] == ""  # two masks in one cell; a refused line: empty
+    boxes = [w.value.replace("\\", "") for w in at.warning]
+    assert any("Line 3: There is no mask" in w and "Line 5:" in w and "sentinel" in w for w in boxes)
+    assert any(b.proto.label.startswith("Download CSV (every prompt") for b in at.get("download_button"))
+    assert len(at.get("plotly_chart")) == 1  # only the ELECTRA strip: the top-k chart is for one prompt
+
+
+def test_too_many_prompts_are_cut_with_a_notice(tiny) -> None:
+    from explorer import fillbatch
+
+    at = _app(SMALL).run()
+    at.text_area(key="fm_text").set_value("\n".join(f"Line {i} is a [MASK]." for i in range(fillbatch.MAX_PROMPTS + 6)))
+    at.run()
+    _clean(at)
+    assert len(_table(at)) == fillbatch.MAX_PROMPTS
+    assert any(f"70 prompts were given; only the first {fillbatch.MAX_PROMPTS} ran" in i.value for i in at.info)
+
+
+def test_several_lines_none_with_a_mask_is_no_page_error(default_run) -> None:
+    at = default_run
+    at.text_area(key="fm_text").set_value("First line.\nSecond line.\n\x00").run()
+    _clean(at)
+    assert not at.error and not any("prompt" in d.value.columns for d in at.dataframe)
+    boxes = [w.value.replace("\\", "") for w in at.warning]
+    assert any("Line 1: There is no mask" in w and "Line 3:" in w for w in boxes)
+
+
+def test_several_prompts_come_from_the_cache_the_second_time(tiny, monkeypatch) -> None:
+    import explorer.fillbatch
+
+    calls = []
+    real = explorer.fillbatch.fill_batch
+    monkeypatch.setattr(explorer.fillbatch, "fill_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = _app(SMALL).run()
+    at.text_input(key="fm_paths").set_value(str(tiny["bert"]))
+    at.text_area(key="fm_text").set_value("A unique batch [MASK].\nAnd its second [MASK].").run()
+    first = len(calls)
+    at.run()
+    _clean(at)
+    assert first == 2 and len(calls) == first  # one batched call per masked LM, then the cache

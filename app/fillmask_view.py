@@ -1,0 +1,88 @@
+"""Drawing the Fill-mask page's answers (Streamlit only; every decision comes from explorer.fillmask / fillbatch).
+
+One prompt: a column per model with its top-k per mask, a chart and a CSV. Several prompts (one per
+line): a table with one row per prompt and one column per model (its best words per mask), per-line
+messages for lines that could not run, and the full top-k of every prompt as CSV.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import device_picker, ui
+from explorer.fillbatch import BatchFill
+from explorer.fillresult import ModelFill
+from explorer.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.plots import fillmask as plots
+from explorer.weights import LoadPlan
+
+ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:",
+         "untrained": ":material/casino:"}
+SHOWN = 3  # best words per mask in a cell of the several-prompt table (the CSV has all of top-k)
+
+
+def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], plans: dict[str, LoadPlan]) -> None:
+    """The other models still answer; weights not downloaded yet are a warning (how to get them), not a failure."""
+    for spec, message in errors:
+        missing = spec in plans and plans[spec].missing
+        (st.warning if missing else st.error)(ui.markdown_safe(f"{spec}: {message}"),
+                                              icon=":material/cloud_download:" if missing else ":material/error:")
+
+
+def columns(fills: list[ModelFill], wall_ms: float) -> None:
+    """One prompt: a column per model, the top-k chart for a chosen mask, and the CSV."""
+    st.caption(f"{len(fills)} model(s) answered in {wall_ms:.0f} ms for this request "
+               "(repeated prompts come from the cache).")
+    for col, f in zip(st.columns(len(fills)), fills, strict=True):
+        with col:
+            st.subheader(escape_markdown(f.name), divider="gray")
+            if f.untrained:
+                st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+            st.caption(f"{device_picker.ran_caption(f)} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
+            st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
+            for note in f.notices:
+                st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
+            for m in f.masks:
+                st.markdown(f"**Mask {m.index + 1}**")
+                st.dataframe(pd.DataFrame([{"word": p.word, "token": p.token, "probability": p.score}
+                                           for p in m.predictions]), hide_index=True, width="stretch",
+                             column_config={"probability": st.column_config.ProgressColumn(
+                                 format="%.3f", min_value=0.0, max_value=1.0)})
+    n_masks = max(len(f.masks) for f in fills)
+    mask = st.radio("Chart for mask", range(n_masks), format_func=lambda i: f"mask {i + 1}", horizontal=True,
+                    key="fm_mask") if n_masks > 1 else 0
+    ui.figure(plots.topk_figure(fills, mask or 0), "fill_mask_topk", key="fm_fig")
+    rows = [{"model": f.name, "untrained": f.untrained, "mask": m.index + 1, "rank": r + 1, "word": p.word,
+             "token": p.token, "token_id": p.token_id, "probability": p.score}
+            for f in fills for m in f.masks for r, p in enumerate(m.predictions)]
+    ui.csv_download(pd.DataFrame(rows), "fill_mask", key="fm_csv")
+
+
+def batch(result: BatchFill, plans: dict[str, LoadPlan], wall_ms: float) -> None:
+    """Several prompts: what was cut, per-line messages, then one row per prompt and the CSV."""
+    for note in result.notices:
+        st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
+    model_errors(result.model_errors(), plans)
+    refused = [p for p in result.prompts if p.error]
+    if refused:  # one box for every line that could not run, each with its own reason
+        st.warning("\n\n".join(ui.markdown_safe(f"Line {p.line}: {p.error}") for p in refused),
+                   icon=":material/edit_note:")
+    answered = result.answered()
+    fills = [f for p in answered for f in p.result.models]
+    if not fills:
+        return
+    if any(f.untrained for f in fills):
+        st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+    cut = sum(1 for f in fills if any(n.kind == "truncated" for n in f.notices))
+    if cut:
+        st.info(f"{cut} answer(s) came from prompts longer than the model reads: cut around their masks "
+                "(the CSV's notice column says where).", icon=ICONS["truncated"])
+    devices = ", ".join(sorted({device_picker.ran_caption(f) for f in fills}))
+    st.caption(f"{len(answered)} prompt(s) answered in {wall_ms:.0f} ms ({devices}; masked LMs run the prompts "
+               f"in batches). Each cell: the {SHOWN} best words per mask with their probability; masks "
+               "separated by |.")
+    table = pd.DataFrame(result.summary(SHOWN)).fillna("")  # a refused line has no model cells
+    st.dataframe(table, hide_index=True, width="stretch", key="fm_batch_table")
+    ui.csv_download(pd.DataFrame(result.rows()), "fill_mask_prompts", label="Download CSV (every prompt, top-k)",
+                    key="fm_batch_csv")
