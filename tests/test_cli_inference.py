@@ -9,6 +9,7 @@ import pytest
 
 from explorer import weights
 from explorer.cli import main
+from explorer.loading import best_device
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -43,7 +44,7 @@ def test_cli_fill_mask_json_and_missing_weights(dirs, capsys, monkeypatch) -> No
 def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
     assert main(["models", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["device"] == "cpu" and [m["key"] for m in out["models"]][:2] == ["tiny-bert", "tiny-roberta"]
+    assert out["device"] == best_device() and [m["key"] for m in out["models"]][:2] == ["tiny-bert", "tiny-roberta"]
     assert main(["models"]) == 0 and "sentence-bert" in capsys.readouterr().out
     from huggingface_hub import HfApi
 
@@ -56,7 +57,7 @@ def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
 def test_fill_mask_text_output_and_bad_top_k(dirs, capsys) -> None:
     rc = main(["fill-mask", "--models", str(dirs["bert"]), "--text", "The [MASK] sat.", "--top-k", "2"])
     out = capsys.readouterr().out
-    assert rc == 0 and out.startswith("== bert  [cpu, ") and out.count("mask 1:") == 1
+    assert rc == 0 and out.startswith(f"== bert  [{best_device()}, ") and out.count("mask 1:") == 1
     with pytest.raises(SystemExit) as exit_:
         main(["fill-mask", "--models", str(dirs["bert"]), "--text", "The [MASK] sat.", "--top-k", "x"])
     assert exit_.value.code == 2 and "--top-k must be a whole number" in capsys.readouterr().err
