@@ -110,7 +110,9 @@ def _run(model: Any, inputs: dict[str, Any]) -> Any:
 
     import torch
 
-    device = next(model.parameters()).device
+    from explorer.offload import input_device
+
+    device = input_device(model)  # the CPU when accelerate streams even the first layer from disk (meta)
     accepted = inspect.signature(model.forward).parameters
     # a tokenizer may return fields its model does not take (token_type_ids for a BERT vocab on T5)
     inputs = {k: v.to(device) for k, v in inputs.items() if k in accepted}

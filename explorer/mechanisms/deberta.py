@@ -107,7 +107,7 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
     return distances, table, buckets // 2
 
 
-def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
+def _one_layer_model(key: str, vocab_size: int, device: str = "cpu") -> torch.nn.Module:
     """The variant with one layer and the stand-in tokenizer's vocabulary, random weights, eval mode."""
     from explorer import build, catalog
 
@@ -116,8 +116,8 @@ def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
     config = build.config_from_dict({**catalog.variant_config(key), "num_hidden_layers": 1,
                                      "vocab_size": vocab_size})
     config._attn_implementation = "eager"
-    torch.manual_seed(0)
-    return build.instantiate(config, "base", device="cpu").eval()
+    torch.manual_seed(0)  # initialised on the CPU whatever the device: the same weights everywhere
+    return build.instantiate(config, "base", device="cpu").eval().to(device)
 
 
 def _heads(module: Any, x: torch.Tensor) -> torch.Tensor:
@@ -139,8 +139,13 @@ def _position_terms(att: Any, q: torch.Tensor, k: torch.Tensor, rel: torch.Tenso
     return c2p, p2c
 
 
-def split_attention(key: str, text: str) -> DisentangledSplit:
-    """Run layer 0 of ``key`` on ``text`` and split its attention scores into c2c + c2p + p2c.
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.float().cpu().numpy()
+
+
+def split_attention(key: str, text: str, device: str = "cpu") -> DisentangledSplit:
+    """Run layer 0 of ``key`` on ``text`` (on ``device``, float32) and split its attention scores into
+    c2c + c2p + p2c.
 
     >>> s = split_attention("deberta-v3-base", "The cat sat.")
     >>> s.c2c.shape == s.c2p.shape == s.p2c.shape, s.max_prob_error < 1e-5, s.max_bias_error < 1e-5
@@ -153,13 +158,13 @@ def split_attention(key: str, text: str) -> DisentangledSplit:
                         max_chars=2_000, limit_note="Type a shorter sentence.")
     tok = load_tokenizer(STAND_IN.get(key, "bert-base-uncased"))  # DeBERTa's own files are not shipped
     enc = tok(text, return_tensors="pt", truncation=True, max_length=MAX_TOKENS)
-    model = _one_layer_model(key, len(tok))
+    model = _one_layer_model(key, len(tok), device)
     att = model.encoder.layer[0].attention.self
     seen: dict[str, Any] = {}
     hook = att.register_forward_pre_hook(lambda m, a, kw: seen.update(h=a[0], **kw), with_kwargs=True)
     try:
         with torch.inference_mode():
-            out = model(input_ids=enc["input_ids"], output_attentions=True)
+            out = model(input_ids=enc["input_ids"].to(device), output_attentions=True)
     finally:
         hook.remove()
     split = _split_v1 if key in V1 else _split
@@ -176,8 +181,8 @@ def _split(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: t
         own_bias = att.disentangled_attention_bias(q, k, seen["relative_pos"], seen["rel_embeddings"], scale_factor)
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)
     return DisentangledSplit(
-        key, tuple(tokens), c2c.numpy(), c2p.numpy(), p2c.numpy(), probs.numpy(),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0].numpy())
+        key, tuple(tokens), _np(c2c), _np(c2p), _np(p2c), _np(probs),
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0].cpu().numpy())
 
 
 def _terms_v1(att: Any, h: torch.Tensor, rel: torch.Tensor, rel_emb: torch.Tensor,
@@ -206,5 +211,5 @@ def _split_v1(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs
         own_bias = att.disentangled_att_bias(q, k, seen["relative_pos"], seen["rel_embeddings"], scale_factor)
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)[0]
     return DisentangledSplit(
-        key, tuple(tokens), c2c[0].numpy(), c2p[0].numpy(), p2c[0].numpy(), probs.numpy(),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0, 0].numpy())
+        key, tuple(tokens), _np(c2c[0]), _np(c2p[0]), _np(p2c[0]), _np(probs),
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0, 0].cpu().numpy())
