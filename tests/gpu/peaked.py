@@ -17,7 +17,7 @@ from explorer.loading import LoadedModel
 TASKS = {"bert": "masked-lm", "roberta": "masked-lm", "distilbert-qa": "question-answering",
          "electra-generator": "masked-lm", "electra-discriminator": "electra-discriminator", "t5": "seq2seq",
          "bart": "seq2seq", "gemma": "causal-lm", "bert-base": "base"}
-SCALE = 40.0  # output weights x40: top logits a few units apart (bf16 moves them by ~0.05)
+SCALE = 100.0  # output weights x100: top logits units apart (bf16 moves them by ~0.1)
 
 
 def _build(kind: str):
@@ -47,8 +47,8 @@ def _peak(model: torch.nn.Module, kind: str) -> None:
             return  # no head: hidden states are compared
         else:
             out = model.get_output_embeddings()
-            if getattr(out, "bias", None) is not None:  # masked LMs: a seeded spread of a few units per token
-                out.bias.copy_(torch.randn(out.bias.shape, generator=torch.Generator().manual_seed(1)) * 4)
+            if getattr(out, "bias", None) is not None:  # masked LMs: a seeded spread of ~10 units per token
+                out.bias.copy_(torch.randn(out.bias.shape, generator=torch.Generator().manual_seed(1)) * 10)
             if kind == "gemma":
                 out.weight.mul_(SCALE)
 
