@@ -6,7 +6,7 @@ PORT ?= 8501
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/fence.py).
 ADDRESS ?= localhost
 
-.PHONY: install install-dev browser prepare run test lint bench
+.PHONY: install install-dev browser prepare run test test-gpu lint bench
 
 install:
 	$(PY) -m pip install -q -r requirements.txt
@@ -32,9 +32,15 @@ lint:
 
 # The load test runs in a process of its own: it drives its own server with Playwright's async API,
 # which cannot share a process with the sync browser fixtures of the other tests.
+# -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
 test: install-dev browser lint prepare
-	$(PY) -m pytest -q -m "not load"
+	$(PY) -m pytest -q -rs -m "not load"
 	$(PY) -m pytest -q -m load tests/browser/test_load.py
+
+# The CUDA half of tests/gpu/ (every live path per dtype on the GPU, CPU-vs-CUDA agreement); on a GPU machine
+# run `make test` too: the whole suite passes there.
+test-gpu: install-dev
+	$(PY) -m pytest -q -rs -m gpu
 
 bench: install-dev
 	$(PY) benchmarks/run_all.py

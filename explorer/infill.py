@@ -26,6 +26,7 @@ import torch
 
 from explorer.errors import ExplorerError, shorten
 from explorer.notices import Notice, texts
+from explorer.offload import input_device
 from explorer.placement import ran_on
 
 __all__ = [
@@ -193,7 +194,7 @@ def _encode_prompt(loaded: Any, text: str) -> dict[str, torch.Tensor]:
     n = int(enc["input_ids"].shape[1])
     if n > limit:
         raise ExplorerError(f"The prompt is {n} tokens; this model takes at most {limit}. Shorten it.")
-    device = str(getattr(loaded, "device", "cpu"))
+    device = input_device(loaded.model)  # where the model is, whatever ``loaded`` claims
     return {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
 
 
@@ -232,8 +233,7 @@ def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Fil
     # The decoder starts from "<pad> <extra_id_0>": a trained T5 always begins its answer with the first
     # sentinel anyway, and forcing it lets even an untrained model show where span 1 goes.
     start = int(getattr(loaded.model.config, "decoder_start_token_id", None) or tok.pad_token_id or 0)
-    prefix = torch.tensor([[start, tok.convert_tokens_to_ids("<extra_id_0>")]],
-                          device=str(getattr(loaded, "device", "cpu")))
+    prefix = torch.tensor([[start, tok.convert_tokens_to_ids("<extra_id_0>")]], device=input_device(loaded.model))
     out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
                     max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
     raw = tok.decode(out[0], skip_special_tokens=False)

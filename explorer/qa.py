@@ -25,6 +25,7 @@ import torch
 from explorer.errors import ExplorerError
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice, texts
+from explorer.offload import input_device
 from explorer.placement import ran_on
 
 if TYPE_CHECKING:  # the generative path loads only when a decoder is asked
@@ -148,7 +149,7 @@ def qa_windows(tok: Any, question: str, context: str, max_length: int = 384, str
 def _qa_logits(loaded: Any, enc: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """Start and end logits (W, L) for every window, 8 windows per forward pass."""
     names = [n for n in loaded.tokenizer.model_input_names if n in enc]  # DistilBERT takes no token_type_ids
-    device = str(getattr(loaded, "device", "cpu"))
+    device = input_device(loaded.model)  # where the model is, whatever ``loaded`` claims
     starts, ends = [], []
     with torch.inference_mode():
         for lo in range(0, enc["input_ids"].shape[0], 8):

@@ -38,6 +38,47 @@ def _keep_the_path_fence_setting():
         os.environ["EXPLORER_RESTRICT_PATHS"] = before
 
 
+# EXPLORER_TEST_AUTO_DTYPE=bfloat16 (or float16): every load that leaves the device to the app (no device=)
+# comes back in that dtype, as it would on a GPU machine; an explicit device="cpu" stays float32. A CPU-only
+# way to find tests that assume float32, or compare half-precision output with a float32 reference, before
+# a GPU run does: `EXPLORER_TEST_AUTO_DTYPE=bfloat16 python -m pytest -q tests/test_x.py`.
+AUTO_DTYPE = os.environ.get("EXPLORER_TEST_AUTO_DTYPE", "").strip()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _auto_loads_in_half_precision():
+    if not AUTO_DTYPE:
+        yield
+        return
+    import threading
+
+    import torch
+
+    from explorer import loading, modelcache
+
+    dtype, auto, patch = getattr(torch, AUTO_DTYPE), threading.local(), pytest.MonkeyPatch()
+    check, place, cached, store = loading._check_device, loading._place, modelcache.cached, modelcache.store
+
+    def check_device(device):
+        auto.on = device is None  # read by _place and the cache key in this thread's load_model
+        return check(device)
+
+    def place_(model, device, name):
+        if device == "cpu" and getattr(auto, "on", False):
+            return model.to(dtype=dtype), "cpu", AUTO_DTYPE, ()
+        return place(model, device, name)
+
+    def keyed(key):  # auto loads and explicit CPU loads are different models here
+        return (*key, "auto") if getattr(auto, "on", False) else key
+
+    patch.setattr(loading, "_check_device", check_device)
+    patch.setattr(loading, "_place", place_)
+    patch.setattr(modelcache, "cached", lambda key: cached(keyed(key)))
+    patch.setattr(modelcache, "store", lambda key, loaded: store(keyed(key), loaded))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def golden(request: pytest.FixtureRequest):
     """``golden("name.txt", text)``: compare with tests/golden/name.txt; a missing file fails.

@@ -13,8 +13,18 @@ from tests.tiny_gemma import load_tiny_gemma
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return load_tiny_gemma(tmp_path_factory.mktemp("gemma"))
+def gemma_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("gemma")
+
+
+@pytest.fixture(scope="module")
+def tiny(gemma_dir):
+    return load_tiny_gemma(gemma_dir)  # the app's device: CUDA in half precision on a GPU machine
+
+
+@pytest.fixture(scope="module")
+def tiny_cpu(gemma_dir):
+    return load_tiny_gemma(gemma_dir, device="cpu")  # float32, for numbers held to 1e-4
 
 
 def test_both_rankings_hold_the_same_candidates(tiny):
@@ -28,11 +38,11 @@ def test_both_rankings_hold_the_same_candidates(tiny):
     assert fill.notices == ()  # a saved checkpoint, one blank, a short text: nothing to say
 
 
-def test_whole_text_scores_are_the_naive_ones(tiny):
-    tok = tiny.tokenizer
-    blank = causal_fill(tiny, "[MASK] is red.", top_k=5, candidates=5).blanks[0]
+def test_whole_text_scores_are_the_naive_ones(tiny_cpu):
+    tok = tiny_cpu.tokenizer
+    blank = causal_fill(tiny_cpu, "[MASK] is red.", top_k=5, candidates=5).blanks[0]
     prefix, suffix = [tok.eos_token_id], tok(" is red.")["input_ids"]
-    naive = naive_scores(tiny.model, prefix, [c.token_ids for c in blank.by_whole], suffix)
+    naive = naive_scores(tiny_cpu.model, prefix, [c.token_ids for c in blank.by_whole], suffix)
     assert [c.whole_logprob for c in blank.by_whole] == pytest.approx(naive, abs=1e-4)
 
 

@@ -15,7 +15,8 @@ from tests.tiny_gemma import load_tiny_gemma, tiny_gemma_config
 
 @pytest.fixture(scope="module")
 def gemma(tmp_path_factory):
-    return load_tiny_gemma(tmp_path_factory.mktemp("gemma")).model
+    # float32 on the CPU: these tests hold the cached scoring to the naive one at 1e-4 (tests/gpu: per device)
+    return load_tiny_gemma(tmp_path_factory.mktemp("gemma"), device="cpu").model
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,8 @@ def test_a_batch_split_over_many_forwards_scores_as_one_forward(gemma, monkeypat
     monkeypatch.setattr(scoring, "FORWARD_BYTES", 1)
     split, calls = _forwards(gemma, lambda: scorer.scores(middles, suffix))
     assert calls == len(middles)
-    assert split == pytest.approx(whole, abs=1e-5)
+    # float32 rounding only: another batch size takes other matrix kernels (1.2e-7 relative seen on sums near -130)
+    assert split == pytest.approx(whole, rel=1e-6, abs=1e-5)
     assert torch.allclose(scorer.next_after([(17,), (), (17, 18)]), after, atol=1e-5)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from explorer import weights
 from explorer.cli import main
+from explorer.loading import best_device
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -43,7 +44,7 @@ def test_cli_fill_mask_json_and_missing_weights(dirs, capsys, monkeypatch) -> No
 def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
     assert main(["models", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["device"] == "cpu" and [m["key"] for m in out["models"]][:2] == ["tiny-bert", "tiny-roberta"]
+    assert out["device"] == best_device() and [m["key"] for m in out["models"]][:2] == ["tiny-bert", "tiny-roberta"]
     assert main(["models"]) == 0 and "sentence-bert" in capsys.readouterr().out
     from huggingface_hub import HfApi
 

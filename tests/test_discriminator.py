@@ -10,6 +10,7 @@ import torch
 from explorer import discriminator as dsc
 from explorer.errors import ExplorerError
 from explorer.loading import load_model
+from explorer.offload import input_device
 from tests.tiny_models import save_tiny
 
 
@@ -31,9 +32,11 @@ def test_electra_generator_and_discriminator(dirs) -> None:
     assert r.replaced == tuple(a != b for a, b in zip(r.original, r.tokens, strict=True))
     assert not any(r.replaced[i] for i, m in enumerate(r.masked) if not m)  # only masked positions change
     tok = disc.tokenizer
-    ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(list(r.tokens)), tok.sep_token_id]])
-    with torch.inference_mode():
-        direct = torch.sigmoid(disc.model(input_ids=ids).logits[0, 1:-1]).tolist()
+    ids = torch.tensor([[tok.cls_token_id, *tok.convert_tokens_to_ids(list(r.tokens)), tok.sep_token_id]],
+                       device=input_device(disc.model))
+    with torch.inference_mode():  # the very forward the library runs, on the model's device and in its dtype
+        logits = disc.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+    direct = torch.sigmoid(logits[0, 1:-1].float()).tolist()
     assert list(r.probability) == pytest.approx(direct, abs=1e-6)
     plain = dsc.electra_replaced(gen, disc, text, mask_fraction=0)
     assert not any(plain.replaced) and not any(plain.masked)

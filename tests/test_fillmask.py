@@ -25,15 +25,17 @@ def dirs(tmp_path_factory) -> dict[str, Path]:
     return {k: save_tiny(k, root / k) for k in (*MLM_KINDS, "electra-discriminator")}
 
 
-def _lm(dirs, kind: str):
-    return load_model(str(dirs[kind]), "electra-discriminator" if kind == "electra-discriminator" else "masked-lm")
+def _lm(dirs, kind: str, device: str | None = None):
+    """The tiny model on ``device`` (None: the app's choice, CUDA in half precision on a GPU machine)."""
+    task = "electra-discriminator" if kind == "electra-discriminator" else "masked-lm"
+    return load_model(str(dirs[kind]), task, device=device)
 
 
 @pytest.mark.parametrize("kind", MLM_KINDS)
 def test_equals_transformers_pipeline(dirs, kind: str) -> None:
     from transformers import pipeline
 
-    lm = _lm(dirs, kind)
+    lm = _lm(dirs, kind, "cpu")  # float32 like the pipeline below (tests/gpu/test_fillmask.py: per device and dtype)
     prompt = "The capital of France is [MASK] and the [MASK] is nice."
     ours = fm.fill_one(lm, prompt, top_k=5)
     ref = pipeline("fill-mask", model=str(dirs[kind]), top_k=5)(prompt.replace("[MASK]", lm.tokenizer.mask_token))
@@ -46,7 +48,7 @@ def test_equals_transformers_pipeline(dirs, kind: str) -> None:
 
 @pytest.mark.parametrize("kind", MLM_KINDS)
 def test_mask_only_head_equals_full_forward(dirs, kind: str) -> None:
-    model = _lm(dirs, kind).model
+    model = _lm(dirs, kind, "cpu").model  # float32: the tolerance is float32's
     assert fm.mlm_head(model) is not None  # the fast path is really taken for these classes
     ids = torch.randint(5, 1000, (1, 12))
     pos = torch.tensor([3, 7])

@@ -8,6 +8,7 @@ import torch
 from explorer.generation import DecodingSettings, generate
 from explorer.generation.decoder import TokenDecoder
 from explorer.generation.prompt import encode_prompt
+from explorer.offload import input_device
 from tests.tiny_gemma import load_tiny_gemma
 
 PROMPT = "The cat sat on the mat and then"
@@ -15,11 +16,13 @@ PROMPT = "The cat sat on the mat and then"
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    return load_tiny_gemma(tmp_path_factory.mktemp("gemma"))
+    # The CPU in float32: equal ids on a near-uniform random model need exact arithmetic, and generate samples
+    # with the global (device) generator. tests/gpu/test_generation.py runs these paths per device.
+    return load_tiny_gemma(tmp_path_factory.mktemp("gemma"), device="cpu")
 
 
 def _ids(loaded) -> torch.Tensor:
-    return torch.tensor([loaded.tokenizer(PROMPT)["input_ids"]])
+    return torch.tensor([loaded.tokenizer(PROMPT)["input_ids"]], device=input_device(loaded.model))
 
 
 def _new(loaded, out: torch.Tensor) -> list[int]:
@@ -85,7 +88,7 @@ def test_prefix_is_run_once_then_one_token_per_step(tiny) -> None:
 def test_stops_at_end_of_sequence_like_generate(tmp_path, tiny) -> None:
     greedy = generate(tiny, PROMPT, DecodingSettings("greedy", max_new_tokens=10)).token_ids
     eos = greedy[2]  # make the third greedy token the end-of-sequence token
-    stopping = load_tiny_gemma(tmp_path / "eos", eos_token_id=eos)
+    stopping = load_tiny_gemma(tmp_path / "eos", eos_token_id=eos, device="cpu")
     ours = generate(stopping, PROMPT, DecodingSettings("greedy", max_new_tokens=10))
     ref = stopping.model.generate(_ids(stopping), max_new_tokens=10, do_sample=False)
     assert ours.token_ids == _new(stopping, ref) == greedy[:3]
@@ -109,6 +112,6 @@ def test_real_gemma_greedy_equals_generate() -> None:
 
     loaded = load_decoder("gemma3-270m")
     ours = generate(loaded, "The capital of France is", DecodingSettings("greedy", max_new_tokens=5))
-    ids = torch.tensor([loaded.tokenizer("The capital of France is")["input_ids"]])
-    ref = loaded.model.generate(ids, max_new_tokens=5, do_sample=False)
+    ids = torch.tensor([loaded.tokenizer("The capital of France is")["input_ids"]], device=input_device(loaded.model))
+    ref = loaded.model.generate(ids, max_new_tokens=5, do_sample=False)  # on its device (CUDA, bf16 on a GPU)
     assert ours.token_ids == ref[0, ids.shape[1]:].tolist()

@@ -96,8 +96,8 @@ def test_t5_real_generation_runs_and_uses_sentinels(tiny) -> None:
     assert res.model_input == "The <extra_id_0> walks in <extra_id_1> park."
     assert len(res.spans) == 2 and not res.untrained
     assert res.raw_output.replace(" ", "").startswith("<pad><extra_id_0>")  # decoder forced to open span 1
-    untrained = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name")},
-                                device="cpu", untrained=True)
+    untrained = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name", "device")},
+                                untrained=True)
     res = infill.infill(untrained, "The ___ walks.", max_new_tokens=5)
     assert res.untrained and [n.kind for n in res.notices if "suppressed" in n.text] == ["untrained"]
     assert "<pad>" not in res.raw_output.removeprefix("<pad>")  # only the decoder start token
@@ -130,8 +130,19 @@ def test_run_refuses_a_bad_prompt_before_loading() -> None:
 
 
 def test_run_loads_and_reports_the_device(tiny) -> None:
+    from explorer.loading import best_device
+
     res = infill.run(str(tiny["t5"]), "The ___ walks.", max_new_tokens=3)
-    assert res.family == "t5" and res.device == "cpu" and res.to_dict()["device"] == "cpu"
+    assert res.family == "t5" and res.device == best_device() and res.to_dict()["device"] == best_device()
+
+
+def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
+    """A caller's stale ``device`` (a namespace saying "meta" for a model on the CPU or CUDA) is not trusted."""
+    loaded = load_model(str(tiny["t5"]), "seq2seq")
+    stale = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name", "untrained")},
+                            device="meta")
+    assert infill.infill(stale, "The ___ walks.", max_new_tokens=3).spans == infill.infill(
+        loaded, "The ___ walks.", max_new_tokens=3).spans
 
 
 def test_infill_keys_are_the_bundled_decoder_then_t5_and_bart_variants() -> None:

@@ -28,12 +28,19 @@ def fresh_cache():
 
 
 def test_loads_saved_dir_in_eval_mode(models) -> None:
-    lm = loading.load_model(str(models["bert"]), "masked-lm")
+    lm = loading.load_model(str(models["bert"]), "masked-lm", device="cpu")  # float32 is the CPU's dtype
     assert type(lm.model).__name__ == "BertForMaskedLM" and not lm.model.training
     assert (lm.device, lm.dtype, lm.untrained, lm.source) == ("cpu", "float32", False, "path")
     assert len(lm.tokenizer) == lm.model.config.vocab_size and lm.to_dict()["parameters"] > 0
-    assert loading.load_model(str(models["bert"]), "masked-lm") is lm  # cached
-    assert loading.load_model(str(models["bert"]), "base") is not lm  # task is part of the key
+    assert loading.load_model(str(models["bert"]), "masked-lm", device="cpu") is lm  # cached
+    assert loading.load_model(str(models["bert"]), "base", device="cpu") is not lm  # task is part of the key
+
+
+def test_auto_device_is_the_best_one_and_says_its_dtype(models) -> None:
+    lm = loading.load_model(str(models["bert"]), "masked-lm")
+    param = next(lm.model.parameters())
+    assert lm.device == loading.best_device() == param.device.type  # "cuda" on a GPU machine
+    assert lm.dtype == str(param.dtype).removeprefix("torch.")
 
 
 def test_electra_discriminator_and_roberta(models) -> None:
@@ -200,7 +207,7 @@ def test_half_precision_checkpoint_loads_as_float32_on_cpu(tmp_path: Path) -> No
                         intermediate_size=64)
     tf.BertForMaskedLM(cfg).half().save_pretrained(tmp_path / "fp16")
     tok.save_pretrained(tmp_path / "fp16")
-    lm = loading.load_model(str(tmp_path / "fp16"), "masked-lm")
+    lm = loading.load_model(str(tmp_path / "fp16"), "masked-lm", device="cpu")
     assert next(lm.model.parameters()).dtype == torch.float32 and lm.dtype == "float32"
 
 

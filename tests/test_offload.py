@@ -68,8 +68,10 @@ def fresh(monkeypatch, tmp_path):
 
 
 def _logits(lm) -> torch.Tensor:
+    from explorer.offload import input_device
+
     with torch.inference_mode():
-        return lm.model(input_ids=X.to(lm.device)).logits.float().cpu()
+        return lm.model(input_ids=X.to(input_device(lm.model))).logits.float().cpu()
 
 
 def _normal_load(path, monkeypatch):
@@ -77,7 +79,12 @@ def _normal_load(path, monkeypatch):
 
     monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
     modelcache.clear_cache()
-    return loading.load_model(str(path), "causal-lm")
+    return loading.load_model(str(path), "causal-lm", device="cpu")
+
+
+# The tests below are about the CPU and the disk (float32, exact logits): they pin the CPU, else on a GPU
+# machine the cap would place part of the model on the GPU in half precision. tests/gpu/test_offload.py
+# spreads one over GPU, CPU and disk.
 
 
 def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, monkeypatch, tmp_path):
@@ -86,11 +93,11 @@ def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, 
 
     path = save_tiny_gemma(tmp_path / "gemma")  # ~1.6M parameters: ~7 MB as float32 with the overhead
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.003")
-    lm = loading.load_model(str(path), "causal-lm")
+    lm = loading.load_model(str(path), "causal-lm", device="cpu")
     [note] = lm.notices
     assert note.kind == "offload" and "too big for one device" in note.text and "disk" in note.text
     assert "disk" in set(lm.model.hf_device_map.values()) and (lm.device, lm.dtype) == ("cpu", "float32")
-    assert loading.load_model(str(path), "causal-lm") is lm  # kept in the shared model cache
+    assert loading.load_model(str(path), "causal-lm", device="cpu") is lm  # kept in the shared model cache
     [folder] = (fresh / "offload").iterdir()  # a per-model folder under the explorer cache
     assert folder.name.startswith("gemma-")
     spread = _logits(lm)
@@ -119,7 +126,7 @@ def test_over_the_budget_splits_cpu_and_disk_and_says_so(fresh, checkpoint, monk
 
     load_tokenizer("gpt2").save_pretrained(checkpoint)  # load_model wants a tokenizer; X uses ids < 256 only
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.0006")  # the checkpoint is ~1.3 MB: embedding fits, layers not
-    lm = loading.load_model(str(checkpoint), "causal-lm")
+    lm = loading.load_model(str(checkpoint), "causal-lm", device="cpu")
     assert {"cpu", "disk"} <= set(lm.model.hf_device_map.values())
     assert "on the CPU" in lm.notices[0].text and "streamed from disk (slow)" in lm.notices[0].text
     assert torch.allclose(_logits(lm), _logits(_normal_load(checkpoint, monkeypatch)), atol=1e-5)
@@ -129,7 +136,7 @@ def test_within_the_budget_loads_as_before(fresh, tmp_path):
     from explorer import loading
     from tests.tiny_gemma import save_tiny_gemma
 
-    lm = loading.load_model(str(save_tiny_gemma(tmp_path / "gemma")), "causal-lm")
+    lm = loading.load_model(str(save_tiny_gemma(tmp_path / "gemma")), "causal-lm", device="cpu")
     assert lm.notices == () and getattr(lm.model, "hf_device_map", None) is None and lm.device == "cpu"
     assert not (fresh / "offload").exists()
 

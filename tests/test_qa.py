@@ -25,18 +25,22 @@ def _reference(loaded, enc, w: int, max_len: int):
     """The SQuAD post-processing transformers ships (select_starts_ends), as the old QA pipeline used it."""
     from transformers.pipelines.document_question_answering import select_starts_ends
 
+    from explorer.offload import input_device
+
     names = [n for n in loaded.tokenizer.model_input_names if n in enc]
     with torch.inference_mode():
-        out = loaded.model(**{n: enc[n][w : w + 1] for n in names})
+        out = loaded.model(**{n: enc[n][w : w + 1].to(input_device(loaded.model)) for n in names})
     p_mask = np.array([[s != 1 for s in enc.sequence_ids(w)]], dtype=np.int64)
     p_mask[0, 0] = 0  # [CLS] stays a candidate for "no answer"
-    starts, ends, scores, _ = select_starts_ends(out.start_logits.numpy(), out.end_logits.numpy(), p_mask,
+    start, end = (x.float().cpu().numpy() for x in (out.start_logits, out.end_logits))
+    starts, ends, scores, _ = select_starts_ends(start, end, p_mask,
                                                  enc["attention_mask"][w : w + 1].numpy(), max_answer_len=max_len)
     return int(starts[0]), int(ends[0]), float(scores[0])
 
 
 def test_qa_equals_reference_post_processing_and_maps_characters(tiny) -> None:
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    # float32 on the CPU: scores held to 1e-4 on a near-uniform random head (tests/gpu/test_qa.py: per device)
+    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering", device="cpu")
     res = qa.answer(loaded, "When was it built?", CONTEXT, max_answer_len=7)
     enc = qa.qa_windows(loaded.tokenizer, "When was it built?", CONTEXT, qa.window_length(loaded))
     i, j, score = _reference(loaded, enc, res.window, 7)
@@ -51,7 +55,7 @@ def test_qa_equals_reference_post_processing_and_maps_characters(tiny) -> None:
 
 
 def test_qa_long_context_uses_windows_and_the_best_one(tiny) -> None:
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")  # 128-token windows
+    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering", device="cpu")  # 128-token windows
     context = " ".join(f"Sentence {i} says the tower is {i} metres tall." for i in range(60))
     res = qa.answer(loaded, "How tall is the tower?", context)
     assert res.n_windows > 1 and "windows" in res.notices[0].text and res.notices[0].kind == "truncated"
@@ -162,3 +166,14 @@ def test_real_gemma_answers_the_eiffel_tower_question_from_the_context(bundled_d
     res = qa.ask("gemma3-270m", "When was the Eiffel Tower built?", context)
     assert res.kind == "generative" and res.match == "whole" and "1889" in res.answer
     assert context[res.start:res.end].lower() == res.answer.strip().rstrip(".").lower()
+
+
+def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
+    """A caller's stale ``device`` (a namespace saying "meta" for a model on the CPU or CUDA) is not trusted."""
+    from types import SimpleNamespace
+
+    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    stale = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name", "untrained")},
+                            device="meta")
+    assert qa.answer(stale, "When was it built?", CONTEXT).answer == qa.answer(loaded, "When was it built?",
+                                                                               CONTEXT).answer

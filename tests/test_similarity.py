@@ -32,7 +32,8 @@ def bundled():
     from explorer.loading import load_model
 
     torch.set_num_threads(2)
-    return load_model("sentence-bert")
+    # float32 on the CPU, as the sentence-transformers reference below (tests/gpu/test_similarity.py: per device)
+    return load_model("sentence-bert", device="cpu")
 
 
 # ---------------------------------------------------------------- cleaning

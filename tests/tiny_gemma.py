@@ -49,10 +49,11 @@ def save_tiny_gemma(directory: Path, eos_token_id: int | None = None) -> Path:
     return directory
 
 
-def load_tiny_gemma(directory: Path, eos_token_id: int | None = None):
-    """Save (if needed) and load through the app's loader: a ``LoadedModel``."""
+def load_tiny_gemma(directory: Path, eos_token_id: int | None = None, device: str | None = None):
+    """Save (if needed) and load through the app's loader: a ``LoadedModel`` on ``device`` (None: the
+    app's choice, CUDA in half precision on a GPU machine; "cpu" for tests of float32 numbers)."""
     from explorer import loading
 
     if not (directory / "config.json").exists():
         save_tiny_gemma(directory, eos_token_id)
-    return loading.load_model(str(directory), "causal-lm")
+    return loading.load_model(str(directory), "causal-lm", device=device)

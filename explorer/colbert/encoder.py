@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 from explorer.errors import ExplorerError
 from explorer.notices import Notice
+from explorer.offload import input_device
 from explorer.similarity import BI_ENCODER, tidy
 
 __all__ = [
@@ -175,7 +176,7 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
         mask = [1] * len(ids)
     else:
         ids, mask = _colbert_ids(tok, clean, kind, limit)
-    device = str(getattr(enc.loaded, "device", "cpu"))
+    device = input_device(model)  # where the model is, whatever ``loaded`` claims
     with torch.inference_mode():
         batch = {"input_ids": torch.tensor([ids], device=device),
                  "attention_mask": torch.tensor([mask], device=device)}

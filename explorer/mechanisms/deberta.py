@@ -113,7 +113,7 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
     return distances, table, buckets // 2
 
 
-def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
+def _one_layer_model(key: str, vocab_size: int, device: str = "cpu") -> torch.nn.Module:
     """The variant with one layer and the stand-in tokenizer's vocabulary, random weights, eval mode."""
     from explorer import build
 
@@ -122,8 +122,8 @@ def _one_layer_model(key: str, vocab_size: int) -> torch.nn.Module:
     config = build.config_from_dict({**catalog.variant_config(key), "num_hidden_layers": 1,
                                      "vocab_size": vocab_size})
     config._attn_implementation = "eager"
-    torch.manual_seed(0)
-    return build.instantiate(config, "base", device="cpu").eval()
+    torch.manual_seed(0)  # initialised on the CPU whatever the device: the same weights everywhere
+    return build.instantiate(config, "base", device="cpu").eval().to(device)
 
 
 def _heads(module: Any, x: torch.Tensor) -> torch.Tensor:
@@ -196,7 +196,7 @@ def _split(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: t
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)
     return DisentangledSplit(
         key, tuple(tokens), _np(c2c), _np(c2p), _np(p2c), _np(probs),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), _np(rel[0]))
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0].cpu().numpy())  # int offsets
 
 
 def _terms_v1(att: Any, h: torch.Tensor, rel: torch.Tensor, rel_emb: torch.Tensor,
@@ -226,4 +226,4 @@ def _split_v1(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)[0]
     return DisentangledSplit(
         key, tuple(tokens), _np(c2c[0]), _np(c2p[0]), _np(p2c[0]), _np(probs),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), _np(rel[0, 0]))
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0, 0].cpu().numpy())

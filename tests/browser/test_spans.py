@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.loading import best_device
 from tests.browser.conftest import assert_clean, wait_idle
 from tests.tiny_models import save_tiny
 
@@ -16,7 +17,7 @@ def test_typed_prompt_with_a_local_t5(open_page, tmp_path) -> None:
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     # out of the box: the bundled decoder fills the default prompt and answers the default question
-    page.get_by_text("decoder (causal LM) · cpu ·").first.wait_for(timeout=240_000)
+    page.get_by_text(f"decoder (causal LM) · {best_device()} ·").first.wait_for(timeout=240_000)
     page.get_by_text("Blank 1, by the likelihood of the whole text").first.wait_for()
     assert_clean(page, "spans_decoder_default")
 
@@ -28,7 +29,7 @@ def test_typed_prompt_with_a_local_t5(open_page, tmp_path) -> None:
     prompt.fill("<b>tag</b> <img src=x onerror=alert(1)> ___ ends here.")
     prompt.press("Control+Enter")
     wait_idle(page)
-    page.get_by_text("T5 · cpu ·").first.wait_for(timeout=240_000)
+    page.get_by_text(f"T5 · {best_device()} ·").first.wait_for(timeout=240_000)
     md = page.locator("[data-testid='stMarkdownContainer']", has_text="ends here")
     assert "<b>tag</b>" in md.first.inner_text()  # shown as typed, not rendered
     assert md.first.locator("b, img").count() == 0 and not dialogs

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.loading import best_device
 from tests.tiny_models import save_tiny
 
+DEVICE = best_device()  # what the captions name: "cuda" on a GPU machine
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "spans.py")
 
@@ -63,7 +65,7 @@ def test_out_of_the_box_the_bundled_decoder_fills_spans_and_answers() -> None:
     assert at.multiselect(key="spans_models").value == ["gemma3-270m"]
     filled = [m.value for m in at.markdown if "-background[" in m.value and "Thank you" in m.value]
     assert filled and filled[0].startswith("Thank you :orange-background[")
-    assert any("decoder (causal LM) · cpu ·" in c.value for c in at.caption)
+    assert any(f"decoder (causal LM) · {DEVICE} ·" in c.value for c in at.caption)
     assert any(i.value.startswith("Blank 1, by the likelihood of the whole text:") for i in at.info)
     answer = [m.value for m in at.markdown if m.value.startswith("**Answer (generative):**")]
     assert answer and "1889" in answer[0]
@@ -100,7 +102,7 @@ def test_catalog_key_found_in_the_models_directory_typed_on_the_models_page(tiny
     at.run()
     _clean(at)
     assert at.multiselect(key="spans_models").value == ["gemma3-270m", "t5-small"]  # ready ones by default
-    assert any("T5 · cpu ·" in c.value for c in at.caption) and not at.error
+    assert any(f"T5 · {DEVICE} ·" in c.value for c in at.caption) and not at.error
     at.multiselect(key="spans_models").set_value(["t5-small", "bart-base"]).run()
     assert any("bart-base" in w.value for w in at.warning)  # still missing: still a warning
 
@@ -108,7 +110,7 @@ def test_catalog_key_found_in_the_models_directory_typed_on_the_models_page(tiny
 def test_local_t5_directory_fills_the_prompt(tiny) -> None:
     at = _with_models(tiny, [], tiny["t5"])
     _clean(at)
-    assert any("T5 · cpu ·" in c.value for c in at.caption)
+    assert any(f"T5 · {DEVICE} ·" in c.value for c in at.caption)
     filled = [m.value for m in at.markdown if "-background[" in m.value]
     assert filled and filled[0].startswith("Thank you :orange-background[")
     codes = [c.value for c in at.code]
@@ -119,7 +121,7 @@ def test_bart_directory_and_hostile_prompt_stay_text(tiny) -> None:
     at = _with_models(tiny, [], tiny["bart"])
     at.text_area(key="spans_prompt").set_value("<script>alert(1)</script> ___ **x** $y$ 🙂 مرحبا").run()
     _clean(at)
-    assert any("BART · cpu ·" in c.value for c in at.caption)
+    assert any(f"BART · {DEVICE} ·" in c.value for c in at.caption)
     codes = [c.value for c in at.code]
     assert "<script>alert(1)</script> <mask> **x** $y$ 🙂 مرحبا" in codes
     for m in at.markdown:  # any markdown built from the prompt is escaped
@@ -146,7 +148,7 @@ def test_qa_with_a_local_checkpoint_shows_answer_and_strip(tiny) -> None:
     assert answer and answer[0] != "**Answer (extractive):** ∅"
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     assert len(figs) == 1 and [t["name"] for t in figs[0]["data"]] == ["P(start)", "P(end)"]
-    assert any("no-answer score" in c.value and "cpu" in c.value for c in at.caption)
+    assert any("no-answer score" in c.value and DEVICE in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("question, context, needle", [
