@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from explorer import convert
+from explorer import cancel, convert
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel, load_model
@@ -290,6 +290,7 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
         raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
     fills, errors = [], []
     for spec in dict.fromkeys(picked):  # a model asked twice answers once
+        cancel.check()  # one model after another: a request out of budget stops before the next load
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
             fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,

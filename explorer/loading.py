@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from explorer import budget, fence, modelcache, offload, weights
+from explorer import budget, cancel, fence, modelcache, offload, weights
 from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError
 from explorer.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
@@ -373,6 +373,7 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
             status.path if status else None, weights.weights_stamp(status.path if status else None))
     if (hit := modelcache.cached(ckey)) is not None:
         return hit
+    cancel.check()  # a request out of budget does not start another load (a cache hit above is free)
     with modelcache.key_lock(ckey):
         if (hit := modelcache.cached(ckey)) is not None:  # another session loaded it while we waited
             return hit

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from explorer import cancel
 from explorer.causal.scoring import PrefixScorer, beam_continuations
 from explorer.errors import ExplorerError
 from explorer.generation.prompt import context_limit
@@ -169,6 +170,7 @@ def causal_fill(loaded: Any, text: str, top_k: int = 5, *, candidates: int = 50,
                 _check("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
     done, blanks, notices = pieces[0], [], []
     for i in range(1, len(pieces)):
+        cancel.check()  # each blank is a pass over the text: a stopped request ends between them
         blank, cut = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
         blanks.append(blank)
         notices += [cut] if cut and cut not in notices else []
