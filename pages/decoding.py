@@ -28,6 +28,25 @@ def toy_fallback() -> None:
 
 def set_steps(value: int) -> None:
     st.session_state["dec_steps"] = max(1, min(value, LAB_MAX))
+    st.session_state["dec_pending"] = True  # the buttons wait (disabled) until these tokens exist
+
+
+def step_once() -> None:
+    """+1 from the count now (not the one the button was drawn with): no click is lost to a rerun."""
+    set_steps(st.session_state["dec_steps"] + 1)
+
+
+def buttons(busy: bool) -> None:
+    """Step / Run to N / Reset; while tokens are being generated, disabled look-alikes say so."""
+    b1, b2, b3 = st.columns(3)
+    if busy:  # other keys: the real buttons are drawn in the same place once the step is done
+        for col, label in zip((b1, b2, b3), ("Step running…", f"Run to {n}", "Reset"), strict=True):
+            col.button(label, key=f"dec_busy_{label[:4]}", disabled=True, width="stretch")
+        st.caption("Still running: the buttons come back when these tokens are generated.")
+        return
+    b1.button("Step (+1 token)", key="dec_step", on_click=step_once, width="stretch")
+    b2.button(f"Run to {n}", key="dec_run", on_click=set_steps, args=(n,), type="primary", width="stretch")
+    b3.button("Reset", key="dec_reset", on_click=set_steps, args=(1,), width="stretch")
 
 
 st.title("Decoding lab")
@@ -76,18 +95,23 @@ ui.set_query_list("strategies", strategies)
 st.query_params["n"], st.query_params["seed"] = str(n), str(seed)
 
 st.session_state.setdefault("dec_steps", 1)
-b1, b2, b3 = st.columns(3)
-b1.button("Step (+1 token)", key="dec_step", on_click=set_steps, args=(st.session_state["dec_steps"] + 1,),
-          width="stretch")
-b2.button(f"Run to {n}", key="dec_run", on_click=set_steps, args=(n,), type="primary", width="stretch")
-b3.button("Reset", key="dec_reset", on_click=set_steps, args=(1,), width="stretch")
-
+busy = bool(st.session_state.pop("dec_pending", False) and strategies)
+slot = st.empty()  # the buttons: disabled while a click's tokens are generated, then live again
+with slot.container():
+    buttons(busy)
 if not strategies:
     st.info("Pick at least one strategy.", icon=":material/info:")
     st.stop()
 with ui.guard():
     settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
-    gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"]) for s in settings]
+    try:
+        gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"]) for s in settings]
+    finally:
+        if busy:
+            with slot.container():
+                buttons(busy=False)
+    for note in (note for g in gens for note in g.notices if note.kind == "stopped"):
+        st.warning(note.text, icon=":material/timer_off:")
     st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
                "(the prompt's keys and values stay in the KV cache).")
     for g in gens:
