@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from explorer import cancel, convert
+from explorer import cancel, convert, footprint
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel, load_model
@@ -288,8 +288,11 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
         raise ExplorerError("Pick at least one model (a catalog key or a save_pretrained directory).")
     if not 1 <= int(top_k) <= MAX_TOP_K:
         raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
-    fills, errors = [], []
-    for spec in dict.fromkeys(picked):  # a model asked twice answers once
+    asked = list(dict.fromkeys(picked))  # a model asked twice answers once
+    # a server request loads only the models that fit its memory budget (explorer.footprint); the others are named
+    specs, dropped, left = footprint.fit_request(asked, {s: model_kind(s) for s in asked}, models_dir)
+    fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
+    for spec in specs:
         cancel.check()  # one model after another: a request out of budget stops before the next load
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
@@ -297,7 +300,7 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
                                                    answer_tokens))
         except ExplorerError as err:
             errors.append((spec, str(err)))
-    return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors))
+    return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))
 
 
 # ---- which catalog variants take part --------------------------------------------------

@@ -62,7 +62,7 @@ if valid and specs:
                             tuple(p.stamp for p in plans.values()), int(answer_tokens))
         fills = list(result.models)
         for spec, message in result.errors:  # the other models still answer; missing weights are no failure
-            show = st.warning if plans[spec].missing else st.error
+            show = st.warning if plans[spec].missing or spec in result.skipped else st.error
             show(ui.markdown_safe(f"{spec}: {message}"), icon=":material/cloud_download:" if plans[spec].missing
                  else ":material/error:")
 wall_ms = (time.perf_counter() - started) * 1000
