@@ -39,7 +39,7 @@ def test_typed_prompt_gives_real_tokens_and_steps(open_page) -> None:
     assert_clean(page, "decoding")
 
 
-CLICKS = 12
+CLICKS = 8
 
 
 def test_fast_step_clicks_each_give_one_token(open_page) -> None:
