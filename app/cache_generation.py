@@ -11,12 +11,15 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
 
 from explorer import generation as gen
 from explorer import workers
+from explorer.cancel import RequestStopped
+from explorer.notices import Notice
 
 MAX_DECODERS = 8  # live decoders kept per session (each holds a KV cache)
 
@@ -51,5 +54,11 @@ def generation(model: str, prompt: str, settings: gen.DecodingSettings, steps: i
     while len(live) > MAX_DECODERS:
         live.popitem(last=False)
     prompt_ids, decoder = live[key]
-    decoder.run(until=steps)
+    try:
+        decoder.run(until=steps)
+    except RequestStopped as err:  # out of budget: the tokens so far, and why there are not more
+        if err.reason == "gone":  # nobody will see it; the decoder keeps its tokens for the next run
+            raise
+        done = gen.result(loaded, prompt_ids, decoder)
+        return replace(done, notices=(*done.notices, Notice("stopped", str(err))))
     return gen.result(loaded, prompt_ids, decoder)

@@ -22,12 +22,15 @@ ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:",
 SHOWN = 3  # best words per mask in a cell of the several-prompt table (the CSV has all of top-k)
 
 
-def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], plans: dict[str, LoadPlan]) -> None:
-    """The other models still answer; weights not downloaded yet are a warning (how to get them), not a failure."""
+def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], plans: dict[str, LoadPlan],
+                 skipped: tuple[str, ...] = ()) -> None:
+    """The other models still answer; weights not downloaded yet, or a model left out to keep the request
+    within its memory budget, are a warning (what to do), not a failure."""
     for spec, message in errors:
         missing = spec in plans and plans[spec].missing
-        (st.warning if missing else st.error)(ui.markdown_safe(f"{spec}: {message}"),
-                                              icon=":material/cloud_download:" if missing else ":material/error:")
+        (st.warning if missing or spec in skipped else st.error)(
+            ui.markdown_safe(f"{spec}: {message}"), icon=":material/cloud_download:" if missing
+            else ":material/memory:" if spec in skipped else ":material/error:")
 
 
 def columns(fills: list[ModelFill], wall_ms: float) -> None:

@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app import ui  # noqa: E402
+from app import liveness, ui  # noqa: E402
 from app.navigation import SECTIONS  # noqa: E402
 
 PAGES = ROOT / "pages"
@@ -41,6 +41,7 @@ def _fence_paths_unless_local() -> None:
 
 
 _fence_paths_unless_local()
+liveness.install()  # a request whose tab closed or reran stops at its next step (explorer.cancel)
 st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide")
 ui.init_session_state()
 with ui.last_resort():  # a bug shows a short message with a reference; the traceback goes to the server log

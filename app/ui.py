@@ -12,6 +12,8 @@ from collections.abc import Iterator, Sequence
 
 import streamlit as st
 
+from explorer import workers
+from explorer.cancel import RequestStopped
 from explorer.errors import ExplorerError
 from explorer.labels import escape_markdown
 from explorer.units import human, human_bytes  # noqa: F401  (re-exported for pages)
@@ -36,11 +38,16 @@ def init_session_state() -> None:
 
 @contextlib.contextmanager
 def guard() -> Iterator[None]:
-    """Show an ``ExplorerError`` as a red box instead of a traceback; the page goes on."""
+    """Show an ``ExplorerError`` as a red box instead of a traceback; the page goes on. A request
+    that queued for a model worker says how long it waited (explorer.workers)."""
     try:
         yield
+    except RequestStopped as err:  # its budget ran out: say so, not as a failure of the input
+        st.warning(markdown_safe(str(err)), icon=":material/timer_off:")
     except ExplorerError as err:
         st.error(markdown_safe(str(err)), icon=":material/error:")
+    if waited := workers.take_wait_notice():
+        st.caption(waited)
 
 
 @contextlib.contextmanager

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
+from explorer import cancel, footprint, placement
 from explorer import fillmask as fm
-from explorer import placement
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, ModelFill
 from explorer.loading import LoadedModel, load_model
@@ -221,6 +221,7 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
     ok = [i for i, f in enumerate(framed) if not isinstance(f, ExplorerError)]
     tops: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
     for batch in plan_batches([len(framed[i][0]) for i in ok], max_batch, token_budget):
+        cancel.check()  # a server request out of its time or memory budget stops before the next batch
         members = [ok[j] for j in batch]
         tops.update(zip(members, _batch_topk(lm, [framed[i][:2] for i in members], int(top_k), mask_only),
                         strict=True))
@@ -273,6 +274,10 @@ def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, random_w
         except ExplorerError as err:
             checked.append((n, line if len(line) <= _SHOWN else line[:_SHOWN] + "...", str(err)))
     texts = [t for _, t, error in checked if error is None]
+    # a server request loads only the models that fit its memory budget (explorer.footprint); the others are named
+    specs, dropped, left = footprint.fit_request(specs, {s: fm.model_kind(s) for s in specs}, models_dir)
+    if dropped:
+        notices = (*notices, Notice("dropped", footprint.skipped_message(dropped, left)))
     answers = {spec: _model_answers(spec, texts, int(top_k), random_weights or (
         allow_random and plan(spec, models_dir, True).random_weights), models_dir, loader, answer_tokens)
         for spec in specs} if texts else {}

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from explorer import convert, limits, placement
+from explorer import cancel, convert, footprint, limits, placement
 from explorer.errors import ExplorerError
 from explorer.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 from explorer.loading import LoadedModel, load_model
@@ -333,15 +333,19 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
     chosen = placement.Placement.parse(device, dtype)
     chosen.resolve()  # a device this machine lacks is one message, not one per model
     loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
-    fills, errors = [], []
-    for spec in picked_models(models, top_k):
+    asked = picked_models(models, top_k)
+    # a server request loads only the models that fit its memory budget (explorer.footprint); the others are named
+    specs, dropped, left = footprint.fit_request(asked, {s: model_kind(s) for s in asked}, models_dir)
+    fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
+    for spec in specs:
+        cancel.check()  # one model after another: a request out of budget stops before the next load
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
             fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,
                                                    answer_tokens))
         except ExplorerError as err:
             errors.append((spec, str(err)))
-    return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors))
+    return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))
 
 
 # ---- which catalog variants take part --------------------------------------------------

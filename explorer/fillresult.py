@@ -64,6 +64,7 @@ class FillMaskResult:
     n_masks: int
     models: tuple[ModelFill, ...]
     errors: tuple[tuple[str, str], ...]  # (model, one-line message)
+    skipped: tuple[str, ...] = ()  # models not loaded to stay within a server request's memory (in errors too)
 
     def to_dict(self) -> dict:
         return {"prompt": self.prompt, "n_masks": self.n_masks, "models": [m.to_dict() for m in self.models],

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from explorer import cancel
 from explorer.errors import ExplorerError, shorten
 from explorer.notices import Notice, texts
 from explorer.offload import input_device
@@ -198,10 +199,23 @@ def _encode_prompt(loaded: Any, text: str) -> dict[str, torch.Tensor]:
     return {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
 
 
+def _checked(input_ids: torch.Tensor, scores: torch.Tensor, **_: Any) -> torch.Tensor:
+    """A stopping criterion that never stops but lets a server request's token stop ``generate``
+    at its next step (explorer.cancel raises there)."""
+    cancel.check()
+    return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) go on
+
+
 def _generate(loaded: Any, enc: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
     """Greedy/beam generation without gradients -> (1, T_out) token ids."""
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class Checked(StoppingCriteria):
+        __call__ = staticmethod(_checked)
+
     with torch.inference_mode():
-        return loaded.model.generate(**enc, do_sample=False, **kwargs)
+        return loaded.model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
+                                     **kwargs)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from explorer import budget, fence, modelcache, modelkind, offload, placement, weights
+from explorer import budget, cancel, fence, modelcache, modelkind, offload, placement, weights
 from explorer.build import BUILD_LOCK
 from explorer.errors import ExplorerError, shorten
 from explorer.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
@@ -385,6 +385,7 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
             placement.dtype_name(torch_dtype))
     if (hit := modelcache.cached(ckey)) is not None:
         return hit
+    cancel.check()  # a request out of budget does not start another load (a cache hit above is free)
     with modelcache.key_lock(ckey):
         if (hit := modelcache.cached(ckey)) is not None:  # another session loaded it while we waited
             return hit

@@ -18,8 +18,10 @@ from typing import Literal
 
 __all__ = ["KINDS", "Notice", "NoticeKind", "texts"]
 
-NoticeKind = Literal["truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info"]
-KINDS: tuple[str, ...] = ("truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info")
+NoticeKind = Literal["truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info",
+                     "stopped"]
+KINDS: tuple[str, ...] = ("truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info",
+                          "stopped")  # stopped: a server request's budget ran out (explorer.cancel): a partial result
 
 
 @dataclass(frozen=True)

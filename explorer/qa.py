@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from explorer import cancel
 from explorer.errors import ExplorerError
 from explorer.modeltypes import max_input_tokens
 from explorer.notices import Notice, texts
@@ -153,6 +154,7 @@ def _qa_logits(loaded: Any, enc: Any) -> tuple[torch.Tensor, torch.Tensor]:
     starts, ends = [], []
     with torch.inference_mode():
         for lo in range(0, enc["input_ids"].shape[0], 8):
+            cancel.check()  # a request stopped by its budget or gone frees its worker between batches
             out = loaded.model(**{n: enc[n][lo : lo + 8].to(device) for n in names})
             starts.append(out.start_logits.float().cpu())
             ends.append(out.end_logits.float().cpu())

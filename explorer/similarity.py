@@ -28,6 +28,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from explorer import cancel
 from explorer.errors import ExplorerError
 from explorer.notices import Notice, texts
 from explorer.placement import ran_on
@@ -200,6 +201,7 @@ def encode(loaded: Any, sentences: list[str] | tuple[str, ...], batch_size: int 
     out = torch.empty((len(ids), int(model.config.hidden_size)), dtype=torch.float32)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
+            cancel.check()  # a request stopped by its budget or gone frees its worker between batches
             rows = order[start : start + batch_size]
             batch = _pad_batch([ids[i] for i in rows], int(tok.pad_token_id or 0), with_types, device)
             hidden = model(**batch).last_hidden_state  # (B, T, D)

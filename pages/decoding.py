@@ -28,6 +28,27 @@ def toy_fallback() -> None:
 
 def set_steps(value: int) -> None:
     st.session_state["dec_steps"] = max(1, min(value, LAB_MAX))
+    st.session_state["dec_pending"] = True  # the buttons wait (disabled) until these tokens exist
+
+
+def step_once() -> None:
+    """+1 from the count now (not the one the button was drawn with): no click is lost to a rerun."""
+    set_steps(st.session_state["dec_steps"] + 1)
+
+
+def buttons(live: bool, pending: bool = False) -> None:
+    """Step / Run to N / Reset. Until the run's last element they are disabled look-alikes (other keys),
+    so a click cannot land while the page is busy: two clicks between the script's checkpoints merge
+    into one rerun (Streamlit coalesces them) and one would be lost."""
+    b1, b2, b3 = st.columns(3)
+    if not live:
+        labels = ("Still running…" if pending else "Step (+1 token)", f"Run to {n}", "Reset")
+        for col, label, key in zip((b1, b2, b3), labels, ("step", "run", "reset"), strict=True):
+            col.button(label, key=f"dec_wait_{key}", disabled=True, width="stretch")
+        return
+    b1.button("Step (+1 token)", key="dec_step", on_click=step_once, width="stretch")
+    b2.button(f"Run to {n}", key="dec_run", on_click=set_steps, args=(n,), type="primary", width="stretch")
+    b3.button("Reset", key="dec_reset", on_click=set_steps, args=(1,), width="stretch")
 
 
 where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
@@ -52,17 +73,7 @@ bar.empty()
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
                       help="Long prompts are cut to their last 1,024 tokens (you are told).")
 k = st.slider("Rows in the next-token table", 5, 30, 10, key="dec_k")
-with ui.guard():
-    nxt = cache.next_token(model, prompt, k, **where)
-    for note in nxt.notices:
-        st.info(note.text, icon=":material/content_cut:" if note.kind == "truncated" else ":material/info:")
-    tied = "is" if nxt.tied_output else "is not"
-    st.caption(f"{nxt.prompt_tokens} prompt tokens · vocabulary {nxt.vocab_size:,} · the output layer {tied} the "
-               f"input embedding matrix (checked on the loaded tensors) · {device_picker.ran_caption(nxt)}.")
-    left, right = st.columns([2, 3])
-    left.dataframe(pd.DataFrame([c.to_dict() for c in nxt.candidates]), hide_index=True, key="dec_table")
-    with right:
-        ui.figure(plots.next_token_figure(nxt), "next-token")
+next_area = st.container()  # the next-token table: filled once the buttons wait (below)
 
 st.subheader("Generate one token at a time")
 strategies = st.multiselect("Strategies (same prompt, same seed)", STRATEGIES, key="dec_strategies",
@@ -78,26 +89,42 @@ ui.set_query_list("strategies", strategies)
 st.query_params["n"], st.query_params["seed"] = str(n), str(seed)
 
 st.session_state.setdefault("dec_steps", 1)
-b1, b2, b3 = st.columns(3)
-b1.button("Step (+1 token)", key="dec_step", on_click=set_steps, args=(st.session_state["dec_steps"] + 1,),
-          width="stretch")
-b2.button(f"Run to {n}", key="dec_run", on_click=set_steps, args=(n,), type="primary", width="stretch")
-b3.button("Reset", key="dec_reset", on_click=set_steps, args=(1,), width="stretch")
+pending = bool(st.session_state.pop("dec_pending", False) and strategies)
+slot = st.empty()  # disabled look-alikes while the page runs; the live buttons are drawn last (finally)
+with slot.container():
+    buttons(live=False, pending=pending)
+try:
+    with next_area, ui.guard():
+        nxt = cache.next_token(model, prompt, k, **where)
+        for note in nxt.notices:
+            st.info(note.text, icon=":material/content_cut:" if note.kind == "truncated" else ":material/info:")
+        tied = "is" if nxt.tied_output else "is not"
+        st.caption(f"{nxt.prompt_tokens} prompt tokens · vocabulary {nxt.vocab_size:,} · the output layer {tied} the "
+                   f"input embedding matrix (checked on the loaded tensors) · {device_picker.ran_caption(nxt)}.")
+        left, right = st.columns([2, 3])
+        left.dataframe(pd.DataFrame([c.to_dict() for c in nxt.candidates]), hide_index=True, key="dec_table")
+        with right:
+            ui.figure(plots.next_token_figure(nxt), "next-token")
 
-if not strategies:
-    st.info("Pick at least one strategy.", icon=":material/info:")
-    st.stop()
-with ui.guard():
-    settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
-    gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
-    st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
-               f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
-    for g in gens:
-        st.text(f"{g.settings.strategy:>7}: {g.prompt}{g.text}")
-    ui.figure(plots.tokens_figure(gens), "generated-tokens")
-    ui.figure(plots.repetition_figure(gens), "repetition")
-    with st.expander("Every step as a table"):
-        pick = st.selectbox("Strategy", [g.settings.strategy for g in gens], key="dec_table_pick")
-        rows = step_table(next(g for g in gens if g.settings.strategy == pick).steps)
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
-        ui.csv_download(pd.DataFrame(rows), f"decoding-{pick}", key="dec_csv")
+    if not strategies:
+        st.info("Pick at least one strategy.", icon=":material/info:")
+        st.stop()
+    with ui.guard():
+        settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
+        gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
+        for note in (note for g in gens for note in g.notices if note.kind == "stopped"):
+            st.warning(note.text, icon=":material/timer_off:")
+        st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
+                   f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
+        for g in gens:
+            st.text(f"{g.settings.strategy:>7}: {g.prompt}{g.text}")
+        ui.figure(plots.tokens_figure(gens), "generated-tokens")
+        ui.figure(plots.repetition_figure(gens), "repetition")
+        with st.expander("Every step as a table"):
+            pick = st.selectbox("Strategy", [g.settings.strategy for g in gens], key="dec_table_pick")
+            rows = step_table(next(g for g in gens if g.settings.strategy == pick).steps)
+            st.dataframe(pd.DataFrame(rows), hide_index=True)
+            ui.csv_download(pd.DataFrame(rows), f"decoding-{pick}", key="dec_csv")
+finally:
+    with slot.container():
+        buttons(live=True)

@@ -70,7 +70,7 @@ if valid and specs:
             result = cache.fill(tuple(specs), prompt, int(top_k), allow_random, directory, stamps,
                                 int(answer_tokens), **where)
             fills = list(result.models)
-            view.model_errors(result.errors, plans)
+            view.model_errors(result.errors, plans, result.skipped)
 if fills:
     view.columns(fills, (time.perf_counter() - started) * 1000)
 elif valid and not specs:

@@ -60,3 +60,59 @@ def test_key_lock_is_one_lock_per_key() -> None:
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert len({id(lock) for lock in got}) == 1 and modelcache.key_lock(("other", "t")) is not got[0]
+
+
+def test_settle_evicts_idle_entries_down_to_the_resident_bound(monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_MODEL_CACHE_MB", "10")
+    monkeypatch.setenv("EXPLORER_RESIDENT_MB", "1")
+    monkeypatch.setenv("EXPLORER_IDLE_EVICT_S", "30")
+    third = 2**20 // 4 // 3 + 1  # two fit in the resident bound, three do not
+    for key in ("a", "b", "c"):
+        modelcache.store((key, "t"), _entry(third, key))
+    assert modelcache.settle() == []  # all just used: nothing is idle yet
+    later = __import__("time").monotonic() + 31
+    assert modelcache.settle(now=later) == [("a", "t")]  # the least recently used, down to the bound
+    assert [e["name"] for e in modelcache.cache_info()] == ["b", "c"]
+    assert modelcache.settle(now=later + 100) == []  # within the bound: kept however idle
+
+
+def test_settle_keeps_what_was_used_recently(monkeypatch) -> None:
+    import time
+
+    monkeypatch.setenv("EXPLORER_RESIDENT_MB", "0")
+    monkeypatch.setenv("EXPLORER_IDLE_EVICT_S", "30")
+    modelcache.store(("old", "t"), _entry(8, "old"))
+    modelcache.store(("new", "t"), _entry(8, "new"))
+    now = time.monotonic()
+    with modelcache._CACHE_LOCK:  # "old" was last used 40 s ago
+        modelcache._CACHE[("old", "t")][2] = now - 40
+    assert modelcache.settle(now=now) == [("old", "t")] and modelcache.held_names() == {("new", "t")}
+
+
+def test_resident_bound_defaults_to_a_share_of_ram(monkeypatch) -> None:
+    monkeypatch.delenv("EXPLORER_RESIDENT_MB", raising=False)
+    monkeypatch.setenv("EXPLORER_MODEL_CACHE_MB", "100000")
+    assert modelcache.resident_bytes() >= modelcache.MIN_RESIDENT_MB * 2**20
+    monkeypatch.setenv("EXPLORER_MODEL_CACHE_MB", "100")
+    assert modelcache.resident_bytes() == 100 * 2**20  # never above the cache's own bound
+    monkeypatch.setenv("EXPLORER_IDLE_EVICT_S", "abc")
+    assert modelcache.idle_seconds() == modelcache.IDLE_SECONDS
+
+
+def test_the_janitor_settles_when_no_request_runs(monkeypatch) -> None:
+    import time
+
+    monkeypatch.setattr(modelcache, "JANITOR_PERIOD_S", 0.05)
+    monkeypatch.setenv("EXPLORER_RESIDENT_MB", "0")
+    monkeypatch.setenv("EXPLORER_IDLE_EVICT_S", "0")
+    busy = [True]
+    t = threading.Thread(target=modelcache._janitor, args=(lambda: busy[0],), daemon=True)
+    t.start()
+    modelcache.store(("x", "t"), _entry(8, "x"))
+    time.sleep(0.3)
+    assert modelcache.held_names() == {("x", "t")}  # a request runs: nothing goes
+    busy[0] = False
+    deadline = time.monotonic() + 5
+    while modelcache.held_names() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert modelcache.held_names() == set()

@@ -73,3 +73,103 @@ def test_limit_reads_the_environment(monkeypatch) -> None:
     assert workers.limit() == 3
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "zero")
     assert workers.limit() >= 1
+
+
+def test_a_queued_request_says_how_long_it_waited_and_behind_how_many(monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
+    monkeypatch.setattr(workers, "NOTICE_AFTER_S", 0.2)
+    started, notes = threading.Event(), []
+
+    def hog() -> None:
+        with workers.model_slot():
+            started.set()
+            time.sleep(0.5)
+
+    @workers.queued
+    def light() -> str:
+        return "done"
+
+    t = threading.Thread(target=hog)
+    t.start()
+    started.wait()
+    assert light() == "done"
+    notes.append(workers.take_wait_notice())
+    t.join()
+    assert notes[0] is not None and "behind 1 other request " in notes[0] and notes[0].startswith("Waited ")
+    assert workers.take_wait_notice() is None  # said once
+    light()
+    assert workers.take_wait_notice() is None  # no wait, no sentence
+
+
+def test_busy_message_says_behind_how_many(monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
+    started = threading.Event()
+
+    def hog() -> None:
+        with workers.model_slot():
+            started.set()
+            time.sleep(0.4)
+
+    t = threading.Thread(target=hog)
+    t.start()
+    started.wait()
+    with pytest.raises(ExplorerError, match="behind 1 other request"), workers.model_slot(timeout=0.05):
+        pass
+    t.join()
+
+
+def test_queued_runs_under_a_token_with_the_apps_probe(monkeypatch) -> None:
+    from explorer import cancel
+
+    monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "30")
+    alive = [True]
+    workers.set_probe(lambda: lambda: alive[0])
+    try:
+        @workers.queued
+        def job() -> tuple[float, bool]:
+            token = cancel.current()
+            assert token is not None
+            cancel.check()
+            alive[0] = False  # the tab closes mid-request
+            try:
+                cancel.check()
+            except cancel.RequestStopped:
+                return token.budget.seconds, True
+            return token.budget.seconds, False
+
+        assert job() == (30.0, True)
+        assert cancel.current() is None and workers.stats()["running"] == 0  # the worker is free again
+    finally:
+        workers.set_probe(None)
+
+
+def test_a_stopped_request_frees_its_worker_for_the_next(monkeypatch) -> None:
+    from explorer import cancel
+
+    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
+    monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "0.3")
+
+    @workers.queued
+    def runaway() -> None:
+        while True:  # a loop that checks its token every step, as the decoders do
+            cancel.check()
+            time.sleep(0.01)
+
+    @workers.queued
+    def light() -> str:
+        return "served"
+
+    errors: list[BaseException] = []
+
+    def run_runaway() -> None:
+        try:
+            runaway()
+        except cancel.RequestStopped as err:
+            errors.append(err)
+
+    t = threading.Thread(target=run_runaway)
+    t.start()
+    time.sleep(0.05)
+    assert light() == "served"  # served once the runaway's budget stopped it
+    t.join()
+    assert len(errors) == 1 and errors[0].reason == "time"

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from explorer import cancel
+from explorer.causal.control import control_ids, is_blank
 from explorer.causal.scoring import PrefixScorer, beam_continuations
 from explorer.errors import ExplorerError, shorten
 from explorer.generation.prompt import context_limit
@@ -141,18 +143,29 @@ def _candidates(tokenizer: Any, middles: list[tuple[int, ...]], left: list[float
             for m, lf, wh, sh in zip(middles, left, whole, shares, strict=True)]
 
 
+def _visible(tokenizer: Any, middles: list[tuple[int, ...]], index: int,
+             ) -> tuple[list[tuple[int, ...]], Notice | None]:
+    """The middles that put something visible in the blank; all of them (and a notice) when none does."""
+    shown = [m for m in middles if not is_blank(tokenizer.decode(list(m), skip_special_tokens=False))]
+    if shown:
+        return shown, None
+    return middles, Notice("info", f"Blank {index + 1}: every answer the decoder found is empty or whitespace, "
+                                   "so the blank is filled with nothing.")
+
+
 def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int, settings: tuple[int, int, int],
-                ) -> tuple[BlankFill, Notice | None]:
+                ) -> tuple[BlankFill, list[Notice]]:
     top_k, candidates, answer_tokens = settings
     limit = context_limit(model)
     prefix, suffix, cut = _fit(_ids(tokenizer, before.rstrip(), start=True), _ids(tokenizer, after, start=False),
                                answer_tokens, limit)
     scorer = PrefixScorer(model, prefix)
-    middles = _middles(scorer, suffix, candidates, answer_tokens, frozenset(tokenizer.all_special_ids))
+    banned = control_ids(tokenizer, scorer.next_logprobs.shape[0])  # never <start_of_image>, <h1>, <pad>...
+    middles, empty = _visible(tokenizer, _middles(scorer, suffix, candidates, answer_tokens, banned), index)
     found = _candidates(tokenizer, middles, _left_logprobs(scorer, middles), scorer.scores(middles, suffix))
     by_left = sorted(found, key=lambda c: -c.left_logprob)[:top_k]
     by_whole = sorted(found, key=lambda c: -c.whole_logprob)[:top_k]
-    return BlankFill(index, tuple(by_left), tuple(by_whole)), cut
+    return BlankFill(index, tuple(by_left), tuple(by_whole)), [n for n in (cut, empty) if n]
 
 
 def _check(name: str, value: object, hi: int) -> int:
@@ -169,9 +182,10 @@ def causal_fill(loaded: Any, text: str, top_k: int = 5, *, candidates: int = 50,
                 _check("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
     done, blanks, notices = pieces[0], [], []
     for i in range(1, len(pieces)):
-        blank, cut = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
+        cancel.check()  # each blank is a pass over the text: a stopped request ends between them
+        blank, notes = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
         blanks.append(blank)
-        notices += [cut] if cut and cut not in notices else []
+        notices += [n for n in notes if n not in notices]
         done = done.rstrip() + blank.best.text + pieces[i]  # the answer carries its own leading space
     if len(blanks) > 1:
         notices.append(Notice("info", "Blanks are filled left to right: each is scored with the text up to the "

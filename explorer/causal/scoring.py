@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from explorer import cancel
 from explorer.generation.nexttoken import takes_logits_to_keep
 from explorer.offload import input_device
 
@@ -143,6 +144,7 @@ class PrefixScorer:
         out: list[float] = []
         rows = self._rows_per_forward(max(len(t) for t in tails) - 1) if tails else 1
         for start in range(0, len(tails), rows):
+            cancel.check()  # a stopped request frees its worker between candidate batches
             out.extend(self._score_batch(tails[start:start + rows]))
         return out
 
@@ -152,6 +154,7 @@ class PrefixScorer:
         todo = [i for i, m in enumerate(middles) if m]
         step = self._rows_per_forward(1)
         for start in range(0, len(todo), step):
+            cancel.check()
             part = todo[start:start + step]
             width = max(len(middles[i]) for i in part)
             x = torch.tensor([[*middles[i], *[self.prefix[0]] * (width - len(middles[i]))] for i in part],

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from explorer import cancel
 from explorer.generation.nexttoken import forward_last
 from explorer.generation.settings import DecodingSettings
 from explorer.generation.steps import Step, alternatives, eos_ids, make_step
@@ -132,6 +133,7 @@ class BeamDecoder:
         """Expand every beam by one token; returns the newest step of the best hypothesis."""
         if self.finished:
             return None
+        cancel.check()  # stop here when this server request is out of budget or its page is gone
         with torch.inference_mode():
             log_probs = self._log_probs()  # (B, V)
             scores, beam, token = self._top_continuations(log_probs)

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from explorer import cancel
 from explorer.generation.nexttoken import forward_last
 from explorer.generation.settings import DecodingSettings, logits_processors
 from explorer.generation.steps import Step, eos_ids, make_step
@@ -54,6 +55,7 @@ class TokenDecoder:
         """Generate one token (None once finished: end-of-sequence or max_new_tokens)."""
         if self.finished:
             return None
+        cancel.check()  # stop here when this server request is out of budget or its page is gone
         with torch.inference_mode():
             logits, self._cache = forward_last(self.model, self._pending, self._cache)  # (1, V)
             token = self._choose(logits)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import SHOTS, assert_clean, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -35,3 +37,25 @@ def test_typed_prompt_gives_real_tokens_and_steps(open_page) -> None:
     shown = page.locator("[data-testid='stText']").all_inner_texts()
     assert any(t.strip().startswith("greedy: Paris is the capital of") for t in shown)
     assert_clean(page, "decoding")
+
+
+CLICKS = 8
+
+
+def test_fast_step_clicks_each_give_one_token(open_page) -> None:
+    """Clicks as fast as the page takes them: each gives a token (the button is a disabled 'Step running…'
+    with 'Still running' while a click's token is generated; a click used to set the count it was drawn
+    with, so 30 clicks in 2 s gave 4 tokens)."""
+    page = open_page("decoding?strategies=greedy&n=4")
+    page.get_by_role("heading", name="Generate one token at a time").wait_for(timeout=600_000)
+    wait_idle(page, timeout=300_000)
+    page.get_by_text("1 token(s) per strategy").first.wait_for(timeout=300_000)
+    step = page.get_by_role("button", name="Step (+1 token)")
+    for _ in range(CLICKS):
+        step.click(timeout=300_000)  # Playwright waits while only the disabled look-alike is there
+    wait_idle(page, timeout=300_000)
+    shown = page.get_by_text(re.compile(r"\d+ token\(s\) per strategy")).first.inner_text(timeout=300_000)
+    page.screenshot(path=str(SHOTS / "decoding-fast-steps-end.png"), full_page=True)
+    assert shown.startswith(f"{CLICKS + 1} token(s)"), shown
+    assert page.get_by_role("button", name="Step (+1 token)").is_enabled()
+    assert_clean(page, "decoding-fast-steps")

@@ -41,6 +41,26 @@ def test_step_and_run_to_n_continue_the_decoders(tiny_dir) -> None:
     assert _heatmap_columns(at) == 1
 
 
+def test_step_counts_from_the_tokens_asked_so_far_not_from_when_it_was_drawn(tiny_dir) -> None:
+    """Clicks whose runs were cut short by the next click still count: the callback adds 1 to the count
+    now (the bug: it set the count the button was drawn with + 1, so 30 fast clicks gave 4 tokens)."""
+    at = page_app("decoding.py", model=tiny_dir, strategies="greedy").run()
+    at.session_state["dec_steps"] = 3  # two clicks already counted by runs that never redrew the button
+    at.button(key="dec_step").click().run()
+    assert_clean(at)
+    assert _heatmap_columns(at) == 4 and "4 token(s) per strategy" in " ".join(c.value for c in at.caption)
+    assert at.button(key="dec_step").disabled is False  # live again once the tokens are there
+
+
+def test_a_request_out_of_time_shows_its_tokens_so_far_and_why(tiny_dir, monkeypatch) -> None:
+    at = page_app("decoding.py", model=tiny_dir, strategies="greedy", n="40").run()
+    monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "1e-9")  # every step is over budget
+    at.button(key="dec_run").click().run()
+    assert_clean(at)
+    assert any("stopped after" in w.value and "command line" in w.value for w in at.warning)
+    assert _heatmap_columns(at) == 1  # the token it had; the page still draws
+
+
 def test_url_selects_strategies_and_seed(tiny_dir) -> None:
     at = page_app("decoding.py", model=tiny_dir, strategies="beam,nonsense,greedy", seed="7").run()
     assert_clean(at)

@@ -1,0 +1,54 @@
+"""explorer.footprint: a request's models are taken while they fit its memory budget; the others are named."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer import cancel, fillmask, footprint, modelcache
+from explorer.cancel import CancelToken, RequestBudget
+
+GB = 2**30
+
+
+def test_estimate_reads_the_stored_parameter_counts() -> None:
+    base, large = footprint.estimate("bert-base"), footprint.estimate("bert-large")
+    assert 0.4 * GB < base < 0.6 * GB and 1.3 * GB < large < 1.6 * GB  # ~110M / ~335M float32 parameters
+    assert footprint.estimate("/no/such/dir/anywhere") == 0 and footprint.estimate("not a key") == 0
+
+
+def test_a_directory_is_estimated_from_its_safetensors_headers(tmp_path) -> None:
+    import torch
+    from safetensors.torch import save_file
+
+    save_file({"w": torch.zeros(1000, 250)}, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text('{"model_type": "bert"}')
+    assert footprint.estimate(str(tmp_path)) == int(250_000 * 4 * 1.1)
+
+
+def test_outside_a_request_everything_is_kept() -> None:
+    assert footprint.fit_request(["bert-base", "bert-large"], {}) == (["bert-base", "bert-large"], [], 0)
+
+
+@pytest.fixture
+def fake_fillers(monkeypatch) -> list[str]:
+    ran: list[str] = []
+    monkeypatch.setitem(fillmask.FILLERS, "masked-lm", lambda spec, *a: ran.append(spec) or spec)
+    modelcache.clear_cache()
+    return ran
+
+
+def test_the_shared_link_loads_what_fits_and_names_the_rest(fake_fillers) -> None:
+    link = ["bert-base", "bert-large", "deberta-v2-xlarge", "electra-base"]  # ~0.4, 1.4, 3.6, 0.5 GB
+    token = CancelToken(RequestBudget(60.0, int(2.6 * GB), "a test budget"), memory=lambda: 0)
+    with cancel.scope(token):
+        result = fillmask.fill_mask(link, "The capital of France is [MASK].")
+    assert fake_fillers == ["bert-base", "bert-large", "electra-base"]  # in the order asked, while they fit
+    assert result.skipped == ("deberta-v2-xlarge",)
+    (spec, message), = result.errors
+    assert spec == "deberta-v2-xlarge" and "deberta-v2-xlarge (~3.6 GB)" in message and "2.6 GB" in message
+    assert "a test budget" in message and "command line" in message
+
+
+def test_without_a_request_budget_every_model_runs(fake_fillers) -> None:
+    result = fillmask.fill_mask(["bert-base", "deberta-v2-xlarge"], "A [MASK].")
+    assert fake_fillers == ["bert-base", "deberta-v2-xlarge"] and result.skipped == () and result.errors == ()
