@@ -8,6 +8,11 @@ prompt and per-token latency, top-10 agreement): the measurement behind explorer
 Prints a table and writes benchmarks/results/generation.json.
 
     python benchmarks/bench_generation.py [--new-tokens 32] [--repeats 3] [--dtypes]
+
+``--gpt2-random [--device cpu|cuda]`` instead times a GPT-2-size random-weight decoder (124M, built from
+``GPT2Config()``, no download) on the chosen device: our greedy and beam-4 decoders against
+``generate`` eager and ``generate(cache_implementation="static")``, per-token milliseconds and ratios
+from the same run; writes benchmarks/results/generation-gpt2-<device>.json.
 """
 
 from __future__ import annotations
@@ -137,12 +142,93 @@ def dtypes() -> dict:
     return runs
 
 
+def _gpt2_random(device: str):
+    """(model, tokenizer): GPT-2 small's shape with random weights, on ``device``."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from explorer.tokenization import load_tokenizer
+
+    tok = load_tokenizer("gpt2")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok))).eval().to(device)
+    return model, tok
+
+
+def gpt2_speed(device: str, new: int, repeats: int) -> list[dict]:
+    """Ours vs generate eager vs generate static, greedy and beam 4, per-token ms (best of repeats)."""
+    import torch
+
+    from explorer.generation import DecodingSettings
+    from explorer.generation.beam import BeamDecoder
+    from explorer.generation.decoder import TokenDecoder
+
+    model, tok = _gpt2_random(device)
+    prompt = tuple(tok(PROMPT)["input_ids"])
+    ids = torch.tensor([prompt], device=device)
+    rows = []
+    for strategy, beams in (("greedy", 1), ("beam", 4)):
+        settings = DecodingSettings(strategy, beams=4, max_new_tokens=new)
+        cls = BeamDecoder if strategy == "beam" else TokenDecoder
+        runs = {"ours": lambda c=cls, st=settings: [x.token_id for x in c(model, tok, prompt, st).run()],
+                "generate": lambda b=beams: _gen(model, ids, new, b),
+                "generate_static": lambda b=beams: _gen(model, ids, new, b, cache_implementation="static")}
+        best, out = {k: float("inf") for k in runs}, {}
+        for _ in range(repeats):
+            for name, fn in runs.items():
+                t = time.perf_counter()
+                out[name] = fn()
+                best[name] = min(best[name], time.perf_counter() - t)
+        n = max(len(out["ours"]), 1)
+        rows.append({"strategy": strategy, "tokens": n, **{f"{k}_ms_per_token": 1000 * v / n for k, v in best.items()},
+                     "ratio_vs_generate": best["generate"] / best["ours"],
+                     "ratio_vs_generate_static": best["generate_static"] / best["ours"],
+                     "same_ids": out["ours"] == out["generate"], "same_ids_static": out["ours"] == out["generate_static"]})
+    return rows
+
+
+def _gen(model, ids, new: int, beams: int, **kw) -> list[int]:
+    import torch
+
+    with torch.inference_mode():
+        out = model.generate(ids, max_new_tokens=new, do_sample=False, num_beams=beams, **kw)
+    return out[0, ids.shape[1]:].tolist()
+
+
+def gpt2_main(device: str, new: int, repeats: int) -> None:
+    import platform
+
+    import torch
+    import transformers
+
+    rows = gpt2_speed(device, new, repeats)
+    gpu = torch.cuda.get_device_name(0) if device.startswith("cuda") else None
+    meta = {"device": device, "gpu": gpu, "cpu": platform.processor(), "threads": torch.get_num_threads(),
+            "dtype": "float32", "torch": torch.__version__, "transformers": transformers.__version__,
+            "load_average": list(__import__("os").getloadavg()), "model": "GPT-2 small shape, random weights"}
+    print(json.dumps(meta))
+    print(f"{'strategy':8} {'ours ms/tok':>11} {'gen ms/tok':>10} {'static ms/tok':>13} {'vs gen':>7} {'vs static':>9} same")
+    for r in rows:
+        print(f"{r['strategy']:8} {r['ours_ms_per_token']:11.2f} {r['generate_ms_per_token']:10.2f} "
+              f"{r['generate_static_ms_per_token']:13.2f} {r['ratio_vs_generate']:7.2f} "
+              f"{r['ratio_vs_generate_static']:9.2f} {r['same_ids']}/{r['same_ids_static']}")
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"generation-gpt2-{device}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dtypes", action="store_true", help="also compare float32 and bfloat16 (slow)")
+    parser.add_argument("--gpt2-random", action="store_true", help="GPT-2-size random model, ratios vs generate")
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
+    if args.gpt2_random:
+        gpt2_main(args.device, args.new_tokens, args.repeats)
+        return
     from explorer import convert
 
     t = time.perf_counter()

@@ -1,11 +1,13 @@
 """Sentence-embedding throughput: explorer.similarity.encode vs SentenceTransformer.encode.
 
-Same model (the bundled all-MiniLM-L6-v2), same process, same batch size, same thread count, same
-~1,000 sentences of varied length; runs alternate and the best of ``--repeats`` is kept (the machine
-is shared, so the best run is the least disturbed one). Also checks the embeddings are identical
-(max abs difference). Prints a table and writes benchmarks/results/similarity.json.
+Same model (the bundled all-MiniLM-L6-v2), same process, same device and dtype (float32), same batch
+size (sentences per forward), same thread count, same ~1,000 sentences of varied length; runs alternate
+and the ratio is the median of back-to-back pairs (the machine is shared). Also checks the embeddings
+are identical (max abs difference). Prints a table and writes benchmarks/results/similarity.json and
+benchmarks/results/similarity.md (machine, versions, dtype, the table).
 
-    python benchmarks/bench_similarity.py [--threads 2] [--batches 32,64] [--repeats 3] [--n 1000]
+    python benchmarks/bench_similarity.py [--threads 2] [--batches 32,64,128] [--repeats 3] [--n 1000]
+                                          [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ def make_sentences(n: int, seed: int = 0) -> list[str]:
 
 
 def padded_tokens(loaded, sentences: list[str], batch: int) -> dict:
-    """Tokens each method pushes through the model (batch x longest in batch, summed): ours sorts by
-    token count, sentence-transformers by character count; the difference is wasted padding."""
+    """Tokens each method pushes through the linear layers: sentence-transformers pads every batch to
+    its longest sentence (sorted by characters); ours runs packed, so only the real tokens (its
+    attention alone uses a padded grid, sorted by tokens: ``explorer_attention_grid``)."""
     ids = loaded.tokenizer(sentences, truncation=True, max_length=256)["input_ids"]
 
     def cost(order: list[int]) -> int:
@@ -52,8 +55,9 @@ def padded_tokens(loaded, sentences: list[str], batch: int) -> dict:
 
     by_tokens = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
     by_chars = sorted(range(len(ids)), key=lambda i: -len(sentences[i]))
-    return {"explorer": cost(by_tokens), "sentence_transformers": cost(by_chars),
-            "unpadded": sum(len(x) for x in ids)}
+    unpadded = sum(len(x) for x in ids)
+    return {"explorer": unpadded, "explorer_attention_grid": cost(by_tokens),
+            "sentence_transformers": cost(by_chars), "unpadded": unpadded}
 
 
 def _timed(fn) -> tuple[float, float, object]:
@@ -85,7 +89,7 @@ def _duel(ours, theirs, repeats: int) -> dict:
             "ratios": walls, "ours": out["ours"], "theirs": out["theirs"]}
 
 
-def run(threads: int, batches: list[int], repeats: int, n: int) -> dict:
+def run(threads: int, batches: list[int], repeats: int, n: int, device: str = "cpu") -> dict:
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -93,8 +97,8 @@ def run(threads: int, batches: list[int], repeats: int, n: int) -> dict:
     from explorer.loading import load_model
 
     torch.set_num_threads(threads)
-    loaded = load_model("sentence-bert")
-    st_model = SentenceTransformer(loaded.path, device="cpu")
+    loaded = load_model("sentence-bert", device=device)
+    st_model = SentenceTransformer(loaded.path, device=loaded.device)
     sentences = make_sentences(n)
     similarity.encode(loaded, sentences[:64])  # warm-up both (first calls allocate)
     st_model.encode(sentences[:64], convert_to_tensor=True)
@@ -109,28 +113,65 @@ def run(threads: int, batches: list[int], repeats: int, n: int) -> dict:
                      "paired_ratios": [round(r, 3) for r in duel["ratios"]],
                      "padded_tokens": padded_tokens(loaded, sentences, batch),
                      "max_abs_diff": float((duel["ours"] - duel["theirs"].cpu()).abs().max())})
-    return {"model": "all-MiniLM-L6-v2 (bundled)", "repeats": repeats, "rows": rows}
+    return {"model": "all-MiniLM-L6-v2 (bundled)", "repeats": repeats, "rows": rows, "machine": machine(loaded)}
+
+
+def machine(loaded) -> dict:
+    """What the figures were measured on: they mean nothing without it."""
+    import platform
+
+    import sentence_transformers
+    import torch
+    import transformers
+
+    gpu = torch.cuda.get_device_name(0) if loaded.device.startswith("cuda") else None
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    return {"device": loaded.device, "gpu": gpu, "cpu": cpu, "cores": __import__("os").cpu_count(),
+            "threads": torch.get_num_threads(), "dtype": loaded.dtype, "torch": torch.__version__,
+            "transformers": transformers.__version__, "sentence_transformers": sentence_transformers.__version__,
+            "load_average": list(__import__("os").getloadavg())}
+
+
+def markdown(res: dict) -> str:
+    """benchmarks/results/similarity.md: the machine, then one row per batch size."""
+    m = res["machine"]
+    lines = ["# Similarity: explorer.similarity.encode vs SentenceTransformer.encode", "",
+             f"Device {m['device']} ({m['gpu'] or m['cpu']}, {m['cores']} cores, {m['threads']} torch threads), "
+             f"dtype {m['dtype']}, torch {m['torch']}, transformers {m['transformers']}, "
+             f"sentence-transformers {m['sentence_transformers']}; {res['rows'][0]['sentences']} sentences, "
+             f"{res['repeats']} alternating repeats; load average at the end {m['load_average'][0]:.1f}.", "",
+             "Noisy machine: a shared CPU moves wall times by 2x from run to run; the ratio is the median of "
+             "back-to-back pairs, and the CPU-time ratio (process CPU seconds) is the steadier figure.", "",
+             "| batch | explorer sent/s | ST sent/s | wall ratio | CPU-time ratio | paired ratios | max abs diff |",
+             "|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        lines.append(f"| {r['batch']} | {r['explorer_per_s']} | {r['sentence_transformers_per_s']} | "
+                     f"{r['ratio']:.2f}x | {r['cpu_time_ratio']:.2f}x | {r['paired_ratios']} | {r['max_abs_diff']:.1e} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batches", default="32,64")
+    ap.add_argument("--batches", default="32,64,128")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (both libraries on it)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--n", type=int, default=1000)
     args = ap.parse_args()
-    res = run(args.threads, [int(b) for b in args.batches.split(",")], args.repeats, args.n)
+    res = run(args.threads, [int(b) for b in args.batches.split(",")], args.repeats, args.n, args.device)
     print(f"{'batch':>5} {'threads':>7} {'explorer/s':>11} {'ST/s':>8} {'ratio':>6} {'cpu ratio':>9} {'max|diff|':>10}")
     for r in res["rows"]:
         print(f"{r['batch']:>5} {r['threads']:>7} {r['explorer_per_s']:>11.1f} "
               f"{r['sentence_transformers_per_s']:>8.1f} {r['ratio']:>6.3f} {r['cpu_time_ratio']:>9.3f} "
               f"{r['max_abs_diff']:>10.2e}")
-    out = ROOT / "benchmarks" / "results" / "similarity.json"
+    out = ROOT / "benchmarks" / "results" / f"similarity{'' if args.device == 'cpu' else '-' + args.device}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2))
+    (out.parent / f"similarity{'' if args.device == 'cpu' else '-' + args.device}.md").write_text(markdown(res))
     for r in res["rows"]:
         pad = r["padded_tokens"]
-        print(f"batch {r['batch']}: padded tokens explorer {pad['explorer']:,} vs ST {pad['sentence_transformers']:,} "
+        print(f"batch {r['batch']}: tokens through the linear layers: explorer {pad['explorer']:,} vs ST {pad['sentence_transformers']:,} "
               f"(unpadded {pad['unpadded']:,}); paired ratios {r['paired_ratios']}")
     print("ratio = median over back-to-back pairs of ST seconds / explorer seconds (>= 1.0: explorer at least "
           f"as fast); cpu ratio = the same with process CPU time. Written to {out}")

@@ -28,9 +28,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from explorer import cancel
+from explorer import cancel, packedencoder
 from explorer.errors import ExplorerError
 from explorer.notices import Notice, texts
+from explorer.offload import input_device
 from explorer.placement import ran_on
 
 __all__ = [
@@ -184,8 +185,11 @@ def _pad_batch(ids: list[list[int]], pad_id: int, with_types: bool, device: str)
 def encode(loaded: Any, sentences: list[str] | tuple[str, ...], batch_size: int = 32) -> torch.Tensor:
     """Sentence embeddings, in the order given: (N, D) float32 unit vectors on the CPU.
 
-    Tokenizes everything once, then runs batches sorted by token count (longest first, like
-    sentence-transformers, but by tokens rather than characters so each batch pads even less).
+    Tokenizes everything once, then runs batches of ``batch_size`` sentences sorted by token count
+    (longest first, like sentence-transformers, but by tokens rather than characters so each batch
+    pads even less). Plain BERT encoders (MiniLM) run packed, without padding
+    (:mod:`explorer.packedencoder`); others run ``model(**padded_batch)``. Embeddings stay on the
+    model's device until the end: one transfer, not one per batch.
     """
     if not sentences:
         raise ExplorerError("No sentences to embed.")
@@ -196,17 +200,28 @@ def encode(loaded: Any, sentences: list[str] | tuple[str, ...], batch_size: int 
     ids = tok(list(sentences), truncation=True, max_length=max_length(loaded),
               add_special_tokens=True)["input_ids"]
     order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-    with_types = "token_type_ids" in tok.model_input_names
-    device = str(getattr(loaded, "device", "cpu"))
-    out = torch.empty((len(ids), int(model.config.hidden_size)), dtype=torch.float32)
+    device = input_device(model)
+    packed = packedencoder.supports(model)
+    out = torch.empty((len(ids), int(model.config.hidden_size)), dtype=torch.float32, device=device)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             cancel.check()  # a request stopped by its budget or gone frees its worker between batches
             rows = order[start : start + batch_size]
-            batch = _pad_batch([ids[i] for i in rows], int(tok.pad_token_id or 0), with_types, device)
-            hidden = model(**batch).last_hidden_state  # (B, T, D)
-            out[torch.tensor(rows)] = mean_pool(hidden, batch["attention_mask"]).float().cpu()
-    return out
+            batch_ids = [ids[i] for i in rows]
+            if packed:
+                emb = packedencoder.mean_embeddings(model, packedencoder.pack(batch_ids, device))  # (B, D)
+            else:
+                emb = _padded_embeddings(loaded, batch_ids, device)
+            out[torch.tensor(rows, device=device)] = emb.float()
+    return out.cpu()
+
+
+def _padded_embeddings(loaded: Any, ids: list[list[int]], device: torch.device | str) -> torch.Tensor:
+    """Mean-pooled unit embeddings (B, D) of one batch through ``model(**padded_batch)``."""
+    with_types = "token_type_ids" in loaded.tokenizer.model_input_names
+    batch = _pad_batch(ids, int(loaded.tokenizer.pad_token_id or 0), with_types, str(device))
+    hidden = loaded.model(**batch).last_hidden_state  # (B, T, D)
+    return mean_pool(hidden, batch["attention_mask"])
 
 
 def cosine_matrix(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:

@@ -114,6 +114,42 @@ def test_embeddings_equal_sentence_transformers(bundled) -> None:
     assert sim.max_length(bundled) == st_model.max_seq_length == 256
 
 
+def _varied(n: int) -> list[str]:
+    """n distinct sentences from 1 to ~60 words (a mixed-length list: batches pad, sorting matters)."""
+    words = ("the", "cat", "sat", "on", "a", "mat", "while", "some", "dogs", "ran", "far", "away", "from", "home",
+             "under", "grey", "skies")
+    return [f"{i} " + " ".join(words[(i * 7 + j) % len(words)] for j in range((i * 37) % 60)) for i in range(n)]
+
+
+@pytest.mark.parametrize("batch_size", [32, 64, 128])
+def test_embeddings_equal_sentence_transformers_at_each_batch_size(bundled, batch_size: int) -> None:
+    """The packed, length-sorted path against ``SentenceTransformer.encode`` at the benchmark's batch sizes."""
+    from sentence_transformers import SentenceTransformer
+
+    sentences = _varied(150)  # 150 > 128: the last batch size still splits the list
+    ours = sim.encode(bundled, sentences, batch_size=batch_size)
+    ref = SentenceTransformer(bundled.path, device="cpu").encode(sentences, batch_size=batch_size,
+                                                                 convert_to_tensor=True)
+    assert float((ours - ref.cpu()).abs().max()) < 1e-5
+
+
+def test_encode_restores_the_order_of_a_shuffled_list(bundled) -> None:
+    sentences = _varied(70)
+    perm = torch.randperm(70, generator=torch.Generator().manual_seed(0)).tolist()
+    straight = sim.encode(bundled, sentences, batch_size=32)
+    shuffled = sim.encode(bundled, [sentences[i] for i in perm], batch_size=32)
+    torch.testing.assert_close(shuffled, straight[perm], atol=1e-5, rtol=0)
+
+
+def test_packed_path_equals_the_padded_model(bundled, monkeypatch) -> None:
+    from explorer import packedencoder
+
+    assert packedencoder.supports(bundled.model)
+    packed = sim.encode(bundled, SENTENCES, batch_size=4)
+    monkeypatch.setattr(packedencoder, "supports", lambda model: False)
+    torch.testing.assert_close(sim.encode(bundled, SENTENCES, batch_size=4), packed, atol=1e-5, rtol=0)
+
+
 def test_encode_keeps_input_order(bundled) -> None:
     fwd = sim.encode(bundled, SENTENCES[:5], batch_size=2)
     back = sim.encode(bundled, SENTENCES[:5][::-1], batch_size=4)

@@ -185,11 +185,17 @@ def test_attention_of_special_tokens_only_is_a_message_and_mixed_text_is_capped(
         sane(note.text)
 
 
-def test_similarity_of_special_tokens_reads_at_most_the_limit(tiny) -> None:
+def test_similarity_of_special_tokens_reads_at_most_the_limit(tiny, monkeypatch) -> None:
+    from explorer import packedencoder
+
     lm = load_model(str(tiny["bert-base"]))
+    packed: list[int] = []  # MiniLM-like encoders run packed (no model.forward): record each sentence's ids
+    real_pack = packedencoder.pack
+    monkeypatch.setattr(packedencoder, "pack", lambda ids, device: (packed.extend(map(len, ids)),
+                                                                    real_pack(ids, device))[1])
     with fed_lengths(lm.model) as seen:
         res = similarity.similarity(lm, ["[PAD] " * 2000, "[CLS] " * 2000, "a cat"])
-    assert max(seen) <= similarity.max_length(lm)
+    assert seen + packed and max(seen + packed) <= similarity.max_length(lm)
     for note in res.notices:
         sane(note.text)
 

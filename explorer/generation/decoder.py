@@ -6,6 +6,12 @@ Sampling uses a private ``torch.Generator`` seeded with the settings' seed and d
 ``torch.multinomial`` after transformers' own warpers: the same seed gives the same tokens as
 ``torch.manual_seed(seed); model.generate(do_sample=True, ...)``, and never touches the
 global random state other users of the process share.
+
+Speed: the cache is a ``StaticCache`` sized prompt + max_new_tokens where the model supports one
+(written in place, no per-step ``torch.cat``), and on CUDA the one-token step runs compiled with CUDA
+graphs as in ``generate(cache_implementation="static")`` (:mod:`explorer.generation.fastpath`; eager
+on the CPU). Greedy picks and ranks the alternatives on the model's device: only the token, the
+five alternatives and one probability cross to the CPU, never the vocabulary-sized logits.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 import torch
 
 from explorer import cancel
+from explorer.generation.fastpath import make_cache, step_call
 from explorer.generation.nexttoken import forward_last
 from explorer.generation.settings import DecodingSettings, logits_processors
 from explorer.generation.steps import Step, eos_ids, make_step
@@ -34,7 +41,8 @@ class TokenDecoder:
         self._generator = torch.Generator().manual_seed(self.settings.seed)
         self._ids = torch.tensor([prompt_ids], dtype=torch.long)  # (1, T + steps): warpers may read it
         self._pending = self._ids  # what the next forward reads: the prompt, then one token
-        self._cache: Any = None
+        self._cache: Any = make_cache(model, len(prompt_ids) + self.settings.max_new_tokens)  # None: dynamic
+        self._step_call = step_call(model, self._cache)  # compiled on CUDA with a static cache, else eager
         self._eos = set(eos_ids(model))
         self.steps: list[Step] = []
         self.finished = False
@@ -47,6 +55,7 @@ class TokenDecoder:
         """The next token from the last-position logits (1, V), as ``generate`` picks it."""
         if not self._sampling:
             return int(torch.argmax(logits, dim=-1))
+        logits = logits.cpu()  # the private generator is a CPU one: same draws on every device
         scores = self._processors(self._ids, logits)  # (1, V) with filtered tokens at -inf
         probs = torch.softmax(scores, dim=-1)
         return int(torch.multinomial(probs, num_samples=1, generator=self._generator))
@@ -57,7 +66,8 @@ class TokenDecoder:
             return None
         cancel.check()  # stop here when this server request is out of budget or its page is gone
         with torch.inference_mode():
-            logits, self._cache = forward_last(self.model, self._pending, self._cache)  # (1, V)
+            call = self._step_call if self.steps else None  # the prompt (prefill) always runs eager
+            logits, self._cache = forward_last(self.model, self._pending, self._cache, call, on_device=True)  # (1, V)
             token = self._choose(logits)
             record = make_step(self.tokenizer, torch.softmax(logits[0], dim=-1), token)
         self.steps.append(record)

@@ -85,15 +85,20 @@ def takes_logits_to_keep(model: torch.nn.Module) -> bool:
     return "logits_to_keep" in inspect.signature(model.forward).parameters
 
 
-def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Any = None) -> tuple[torch.Tensor, Any]:
+def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Any = None,
+                 call: Any = None, on_device: bool = False) -> tuple[torch.Tensor, Any]:
     """Logits at the last position (B, V) in float32, and the updated KV cache.
 
     ``input_ids`` is the whole prompt (1, T) on the first call, then only the new tokens (B, 1):
-    the cache holds every earlier position, so the prefix is never recomputed.
+    the cache holds every earlier position, so the prefix is never recomputed. ``call`` replaces
+    ``model.__call__`` (the compiled one-token step); ``on_device`` keeps the logits where the model
+    ran (the decoders pick and rank there and move only a few numbers), else they come to the CPU.
     """
     kwargs: dict[str, Any] = {"logits_to_keep": 1} if takes_logits_to_keep(model) else {}
-    out = model(input_ids=input_ids.to(input_device(model)), past_key_values=cache, use_cache=True, **kwargs)
-    return out.logits[:, -1, :].to(dtype=torch.float32, device="cpu", copy=True), out.past_key_values  # (B, V)
+    out = (call or model)(input_ids=input_ids.to(input_device(model)), past_key_values=cache, use_cache=True,
+                          **kwargs)
+    device = out.logits.device if on_device else "cpu"
+    return out.logits[:, -1, :].to(dtype=torch.float32, device=device, copy=True), out.past_key_values  # (B, V)
 
 
 def _candidates(tokenizer: Any, logits: torch.Tensor, top_k: int) -> tuple[Candidate, ...]:

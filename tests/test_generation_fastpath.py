@@ -1,0 +1,86 @@
+"""The fast one-token step: a static cache where the model has one, CUDA graphs only on CUDA, and the
+same ids as ``generate`` (eager and ``cache_implementation="static"``) on tiny models with peaked heads."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, StaticCache
+
+from explorer.generation import DecodingSettings
+from explorer.generation.decoder import TokenDecoder
+from explorer.generation.fastpath import make_cache, step_call, uses_cuda_graphs
+from tests.tiny_gemma import load_tiny_gemma
+
+PROMPT = "The cat sat on the mat and then"
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from explorer.tokenization import load_tokenizer
+
+    return load_tokenizer("gpt2")
+
+
+@pytest.fixture(scope="module")
+def gpt2(tok):
+    """A tiny random GPT-2 whose output layer is scaled up: a peaked distribution, so float rounding
+    between cache layouts cannot swap the top two tokens."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=128, n_embd=32, n_layer=2, n_head=2,
+                                           eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id)).eval()
+    with torch.no_grad():
+        model.transformer.wte.weight.mul_(20.0)  # tied head: logits 20x sharper
+    return model
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    return load_tiny_gemma(tmp_path_factory.mktemp("gemma"))
+
+
+def _ours(model, tok, new: int) -> list[int]:
+    decoder = TokenDecoder(model, tok, tuple(tok(PROMPT)["input_ids"]), DecodingSettings("greedy", max_new_tokens=new))
+    return [s.token_id for s in decoder.run()]
+
+
+def _generate(model, tok, new: int, **kw) -> list[int]:
+    ids = torch.tensor([tok(PROMPT)["input_ids"]])
+    with torch.inference_mode():
+        out = model.generate(ids, max_new_tokens=new, do_sample=False, **kw)
+    return out[0, ids.shape[1]:].tolist()
+
+
+def test_decoders_get_a_static_cache_and_the_cpu_never_compiles(gpt2, gemma) -> None:
+    for model in (gpt2, gemma.model):
+        cache = make_cache(model, 40)
+        assert isinstance(cache, StaticCache)
+        assert not uses_cuda_graphs(model, cache)  # this is a CPU model
+        assert step_call(model, cache) == model.__call__
+
+
+def test_models_without_a_compileable_forward_keep_the_dynamic_cache(gpt2, monkeypatch) -> None:
+    monkeypatch.setattr(type(gpt2), "_can_compile_fullgraph", False)
+    assert make_cache(gpt2, 40) is None
+    assert not uses_cuda_graphs(gpt2, None)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gemma"])
+def test_greedy_on_the_static_cache_equals_generate_eager_and_static(name: str, gpt2, gemma, tok) -> None:
+    model = gpt2 if name == "gpt2" else gemma.model
+    ours = _ours(model, tok, 20)  # 20 > Gemma's 4-token window: the sliding layers wrap
+    assert ours == _generate(model, tok, 20)
+    assert ours == _generate(model, tok, 20, cache_implementation="static")
+    assert len(ours) == 20
+
+
+def test_the_decoder_holds_a_static_cache_filled_in_place(gpt2, tok) -> None:
+    decoder = TokenDecoder(gpt2, tok, tuple(tok(PROMPT)["input_ids"]), DecodingSettings("greedy", max_new_tokens=5))
+    decoder.step()
+    cache = decoder._cache
+    assert isinstance(cache, StaticCache)
+    keys = cache.layers[0].keys
+    decoder.run()
+    assert cache.layers[0].keys is keys  # the same buffer, written in place, every step
+    assert int(cache.get_seq_length()) == len(tok(PROMPT)["input_ids"]) + 4  # the last token is never fed
