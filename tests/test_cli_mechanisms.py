@@ -51,7 +51,7 @@ def test_distillation_and_deberta_json(capsys) -> None:
 @pytest.mark.parametrize(("argv", "match"), [
     (["mechanism", "deberta", "bert-base"], "choose one of"),
     (["mechanism", "distillation", "--text", ""], "empty"),
-    (["mechanism", "distillation", "--temperature", "0"], "Temperature"),
+    (["mechanism", "distillation", "--temperature", "0"], "--temperature: must be at least 0.5"),
     (["mechanism", "t5", "nope"], "Unknown T5 task"),
     (["mechanism", "t5", "stsb", "--label", "high"], "number"),
     (["mechanism", "ctrl", "Cooking"], "control codes"),
