@@ -69,10 +69,12 @@ def tensor_npy(req: Req) -> bytes:
     return attention.npy_bytes(_maps(req).attentions)
 
 
-@st.cache_data(max_entries=1, ttl=60, show_spinner=False)
-def token_ceiling() -> tuple[int, str]:
-    """The most tokens any model may take on this server's device, and why (re-read every minute)."""
-    facts = limits.device_facts("auto")
+@st.cache_data(max_entries=4, ttl=60, show_spinner=False)
+def token_ceiling(device: str = "auto") -> tuple[int, str]:
+    """The most tokens any model may take on the chosen device, and why (free memory re-read every minute)."""
+    from explorer.placement import resolve_device
+
+    facts = limits.device_facts(resolve_device(device))
     return limits.attention_ceiling(facts), limits.attention_tokens(facts, 12, 12).reason
 
 

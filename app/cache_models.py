@@ -50,6 +50,16 @@ def fill_many(specs: tuple[str, ...], text: str, top_k: int, allow_random: bool,
                                     answer_tokens=answer_tokens, limit=limit, device=device, dtype=dtype)
 
 
+@st.cache_data(max_entries=4, ttl=60, show_spinner=False)
+def page_model_limit(device: str = "auto") -> tuple[int, str]:
+    """How many models one request may run on the chosen device, and why (free memory re-read every minute)."""
+    from explorer import limits
+    from explorer.placement import resolve_device
+
+    cap = limits.page_models(limits.device_facts(resolve_device(device)))
+    return cap.value, cap.reason
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def prompt_limit(device: str = "auto") -> int:
     """How many prompts one request runs on the chosen device (more on a GPU)."""

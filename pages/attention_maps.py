@@ -48,7 +48,8 @@ def _pick_model() -> tuple[str, bool]:
 
 def _request() -> cache.Req:
     key, random_weights = _pick_model()
-    ceiling, why = cache.token_ceiling()
+    where = device_picker.pick().kwargs()  # the sidebar's device and precision: part of the key, and the cap
+    ceiling, why = cache.token_ceiling(where["device"])
     text = st.text_area("Text", DEFAULT_TEXT, key="att_text", height=100,
                         help=f"Long texts are cut to the model's limit and the device's cap ({why}). Gemma 3's "
                              "local layers look 512 tokens back: paste a longer text to see their band.")
@@ -60,8 +61,7 @@ def _request() -> cache.Req:
     extra: tuple[int, ...] = ()
     with ui.guard():  # a typo: say so, and go on with [CLS] alone so the field stays editable
         extra = userinput.parse_positions(st.session_state.get("att_global", ""), int(max_tokens))
-    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})),
-                     **device_picker.pick().kwargs())  # the sidebar's device and precision: part of the key
+    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})), **where)
 
 
 def _global_tokens(info: dict) -> None:

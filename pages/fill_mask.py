@@ -34,12 +34,14 @@ st.selectbox("Probing prompts (what does pretraining teach?)", presets, index=No
              format_func=lambda p: f"{next(g for g, ps in PRESETS.items() if p in ps)}: {p}")
 st.session_state.setdefault("fm_text", presets[0])
 prompt = st.text_area("Prompt (several: one per line)", key="fm_text", height=90, max_chars=100_000,
-                      help=f"Up to {cache.prompt_limit()} prompts, one per line; blank lines are skipped.")
+                      help=f"Up to {cache.prompt_limit(where['device'])} prompts, one per line; blank lines are skipped.")
 
 keys = cache.fill_keys()  # the bundled decoder (gemma3-270m: a causal column) and the masked LMs
 c1, c2, c3 = st.columns([3, 2, 1])
-default = ui.query_list("models", cache.default_fill_models(cache.models_dir()), keys, limit=fillmask.MAX_PAGE_MODELS)
-picked = c1.multiselect("Models", keys, default=default, key="fm_models", max_selections=fillmask.MAX_PAGE_MODELS)
+most, most_why = cache.page_model_limit(where["device"])  # 8 on a CPU; more where a GPU's memory allows
+default = ui.query_list("models", cache.default_fill_models(cache.models_dir()), keys, limit=most)
+picked = c1.multiselect("Models", keys, default=default, key="fm_models", max_selections=most,
+                        help=f"At most {most} models a request ({most_why}).")
 paths = c2.text_input("Local model directories (comma-separated)", key="fm_paths",
                       help="Any directory saved with save_pretrained (model + tokenizer).")
 top_k = c3.slider("Top-k", 1, 20, 5, key="fm_topk")
