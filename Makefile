@@ -3,7 +3,7 @@
 PY ?= python3
 PORT ?= 8501
 # localhost: only this machine can open the app. To share it (classroom, lab server) use
-# `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/fence.py).
+# `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
 ADDRESS ?= localhost
 
 .PHONY: install install-dev browser prepare run test test-gpu lint bench

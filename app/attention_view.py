@@ -11,9 +11,9 @@ import streamlit as st
 
 from app import cache_attention as cache
 from app import ui
-from explorer import attention
 from explorer.plots import attention as plots
 from explorer.plots import longattention as long_plots
+from explorer.tasks import attention
 
 NOTICE_STYLE = {  # kind -> (box, icon); any other kind is an info box
     "truncated": (st.warning, ":material/content_cut:"), "untrained": (st.warning, ":material/casino:"),

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
-from explorer import catalog, census
+from explorer.architecture import catalog, census
 
 if TYPE_CHECKING:
-    from explorer import analysis, compare
+    from explorer.architecture import analysis, compare
 
 # torch is imported by the first wrapper that builds a model, not by this module: the overview
 # page needs only the catalog and the cached counts, and renders before torch has loaded.
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 @st.cache_data(max_entries=64, show_spinner="Building the model on the meta device...")
 def analyse_variant(key: str, seq_len: int, overrides: tuple[tuple[str, int], ...] = (),
                     share_layers: bool = False) -> analysis.Analysis:
-    from explorer import analysis
+    from explorer.architecture import analysis
 
     return analysis.analyse_variant(key, seq_len=seq_len, overrides=dict(overrides), share_layers=share_layers)
 
@@ -27,7 +27,7 @@ def analyse_variant(key: str, seq_len: int, overrides: tuple[tuple[str, int], ..
 @st.cache_data(max_entries=16, show_spinner="Building your configuration...")
 def analyse_upload(data: bytes, name: str, seq_len: int, overrides: tuple[tuple[str, int], ...] = (),
                    share_layers: bool = False) -> analysis.Analysis:
-    from explorer import analysis, build
+    from explorer.architecture import analysis, build
 
     config = build.apply_overrides(build.parse_config_json(data), dict(overrides))
     return analysis.analyse_config(config, name=name, seq_len=seq_len, share_layers=share_layers)
@@ -35,7 +35,7 @@ def analyse_upload(data: bytes, name: str, seq_len: int, overrides: tuple[tuple[
 
 @st.cache_data(max_entries=32, show_spinner="Analysing the variants...")
 def compare_variants(keys: tuple[str, ...], seq_len: int) -> compare.Comparison:
-    from explorer import compare
+    from explorer.architecture import compare
 
     return compare.compare(keys, seq_len=seq_len)
 
@@ -57,6 +57,6 @@ def catalog_frame() -> pd.DataFrame:
 
 @st.cache_data(max_entries=64)
 def config_summary(key: str) -> dict:
-    from explorer import build, compare
+    from explorer.architecture import build, compare
 
     return compare.config_summary(build.make_config(key))

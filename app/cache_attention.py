@@ -1,6 +1,6 @@
 """Cached wrappers of the attention-maps page (the only Streamlit caching of this area).
 
-The model itself is cached process-wide by ``explorer.loading.load_model`` (an LRU bounded by
+The model itself is cached process-wide by ``explorer.runtime.loading.load_model`` (an LRU bounded by
 memory, shared by all sessions), so no ``st.cache_resource`` here. The full attention tensor
 (up to 12 x 12 x 512 x 512 float32 = 150 MB) is cached once per input in :func:`_maps`; the
 page only ever asks for small things derived from it (a summary, one view, the grid figure),
@@ -16,10 +16,11 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer import attention, limits, workers
-from explorer.attention import detail
-from explorer.notices import Notice
+from explorer.core.notices import Notice
 from explorer.plots import attention as plots
+from explorer.runtime import limits, workers
+from explorer.tasks import attention
+from explorer.tasks.attention import detail
 
 
 class Req(NamedTuple):
@@ -36,7 +37,7 @@ class Req(NamedTuple):
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def _maps(req: Req) -> attention.AttentionMaps:
     return attention.extract(req.model, req.text, target=req.target, max_tokens=req.max_tokens,
                              random_weights=req.random_weights, global_positions=req.global_positions,
@@ -72,7 +73,7 @@ def tensor_npy(req: Req) -> bytes:
 @st.cache_data(max_entries=4, ttl=60, show_spinner=False)
 def token_ceiling(device: str = "auto") -> tuple[int, str]:
     """The most tokens any model may take on the chosen device, and why (free memory re-read every minute)."""
-    from explorer.placement import resolve_device
+    from explorer.runtime.placement import resolve_device
 
     facts = limits.device_facts(resolve_device(device))
     return limits.attention_ceiling(facts), limits.attention_tokens(facts, 12, 12).reason

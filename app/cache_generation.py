@@ -2,7 +2,7 @@
 
 - ``prepared``: the one-time conversion of the bundled GGUF (``st.cache_resource``: once per
   process; the page's progress callback is not part of the key). Models themselves are not
-  held here: ``explorer.loading`` keeps one memory-bounded LRU cache for every session.
+  held here: ``explorer.runtime.loading`` keeps one memory-bounded LRU cache for every session.
 - ``next_token``: ``st.cache_data`` (hashable arguments, bounded).
 - ``generation``: live step-by-step decoders kept per browser session (``st.session_state``),
   so the Step button continues from the decoder's KV cache instead of starting over.
@@ -16,10 +16,10 @@ from typing import Any
 
 import streamlit as st
 
-from explorer import generation as gen
-from explorer import workers
-from explorer.cancel import RequestStopped
-from explorer.notices import Notice
+from explorer.core.notices import Notice
+from explorer.runtime import workers
+from explorer.runtime.cancel import RequestStopped
+from explorer.tasks import generation as gen
 
 MAX_DECODERS = 8  # live decoders kept per session (each holds a KV cache)
 
@@ -32,7 +32,7 @@ def prepared(model: str, _progress: Any = None, device: str = "auto", dtype: str
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the prompt through the model…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def next_token(model: str, prompt: str, top_k: int, device: str = "auto", dtype: str = "auto") -> gen.NextToken:
     return gen.next_token(gen.load_decoder(model, device=device, dtype=dtype), prompt, top_k)
 
@@ -41,7 +41,7 @@ def _decoders() -> OrderedDict:
     return st.session_state.setdefault("_decoding_lab_decoders", OrderedDict())
 
 
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def generation(model: str, prompt: str, settings: gen.DecodingSettings, steps: int, device: str = "auto",
                dtype: str = "auto") -> gen.Generation:
     """The first ``steps`` tokens of this strategy, continuing this session's decoder when it can (a decoder

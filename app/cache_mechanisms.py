@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer import workers
-from explorer.mechanisms import deberta, distillation, text2text
+from explorer.papers.mechanisms import deberta, distillation, text2text
+from explorer.runtime import workers
 
 
 @st.cache_data(max_entries=8, show_spinner="Splitting DeBERTa's attention…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def deberta_split(key: str, text: str, device: str = "auto", dtype: str = "auto") -> deberta.DisentangledSplit:
     """Layer-0 scores of ``text`` split into c2c + c2p + p2c, checked against the model (on the sidebar's
     device and precision: the real module runs there)."""
@@ -29,21 +29,21 @@ def deberta_buckets(key: str) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 @st.cache_data(max_entries=4, show_spinner="Running BERT-base and DistilBERT…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def triple(text: str, seed: int, temperature: float) -> distillation.TripleLoss:
     """DistilBERT's three losses on ``text`` masked with ``seed``."""
     return distillation.triple_loss(text, seed, temperature)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def temperature_curve(text: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(soft loss, KL alone, teacher entropy) at ``distillation.CURVE_TEMPERATURES`` from the same logits."""
     return triple(text, seed, distillation.DISTILBERT_TEMPERATURE).curve(distillation.CURVE_TEMPERATURES)
 
 
 @st.cache_data(max_entries=4, show_spinner="Running BERT-base and TinyBERT…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def layerwise(text: str, seed: int) -> distillation.LayerwiseLoss:
     """TinyBERT's layer-wise losses on ``text`` masked with ``seed``."""
     return distillation.layerwise_loss(text, seed)

@@ -1,10 +1,10 @@
 """Cached wrappers of the live-model area (Models page, Fill-mask page).
 
-Models are NOT wrapped in ``st.cache_resource``: ``explorer.loading.load_model`` keeps one
+Models are NOT wrapped in ``st.cache_resource``: ``explorer.runtime.loading.load_model`` keeps one
 process-wide, memory-bounded, thread-safe LRU cache shared by every session, and a second
 reference here would stop it from ever freeing memory. Results are ``st.cache_data``
 (small frozen dataclasses, hashable arguments, bounded): a second identical request is
-answered without touching the model. ``stamps`` arguments (from ``explorer.weights.plan``)
+answered without touching the model. ``stamps`` arguments (from ``explorer.runtime.weights.plan``)
 make a re-saved checkpoint miss the cache. ExplorerErrors are never cached: they reach ``ui.guard``.
 """
 
@@ -14,7 +14,8 @@ import os
 
 import streamlit as st
 
-from explorer import discriminator, fillbatch, fillmask, modelcache, workers
+from explorer.runtime import modelcache, workers
+from explorer.tasks import discriminator, fillbatch, fillmask
 
 
 def models_dir() -> str | None:
@@ -30,7 +31,7 @@ def default_fill_models(directory: str | None) -> list[str]:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, directory: str | None,
          stamps: tuple[str, ...], answer_tokens: int = 1, device: str = "auto",
          dtype: str = "auto") -> fillmask.FillMaskResult:
@@ -41,7 +42,7 @@ def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, di
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def fill_many(specs: tuple[str, ...], text: str, top_k: int, allow_random: bool, directory: str | None,
               stamps: tuple[str, ...], answer_tokens: int, limit: int, device: str = "auto",
               dtype: str = "auto") -> fillbatch.BatchFill:
@@ -53,8 +54,8 @@ def fill_many(specs: tuple[str, ...], text: str, top_k: int, allow_random: bool,
 @st.cache_data(max_entries=4, ttl=60, show_spinner=False)
 def page_model_limit(device: str = "auto") -> tuple[int, str]:
     """How many models one request may run on the chosen device, and why (free memory re-read every minute)."""
-    from explorer import limits
-    from explorer.placement import resolve_device
+    from explorer.runtime import limits
+    from explorer.runtime.placement import resolve_device
 
     cap = limits.page_models(limits.device_facts(resolve_device(device)))
     return cap.value, cap.reason
@@ -63,13 +64,13 @@ def page_model_limit(device: str = "auto") -> tuple[int, str]:
 @st.cache_data(max_entries=8, show_spinner=False)
 def prompt_limit(device: str = "auto") -> int:
     """How many prompts one request runs on the chosen device (more on a GPU)."""
-    from explorer.placement import resolve_device
+    from explorer.runtime.placement import resolve_device
 
     return fillbatch.page_prompt_limit(resolve_device(device))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def electra(generator: str, disc: str, text: str, fraction: float, seed: int, allow_random: bool,
             directory: str | None, stamps: tuple[str, ...], device: str = "auto",
             dtype: str = "auto") -> discriminator.ReplacedTokens:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import lineage
+from explorer.architecture import lineage
 
 
 @st.cache_data(max_entries=1, show_spinner=False)

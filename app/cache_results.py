@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import budgets, crosspaper, results, scaling, speed, workers
+from explorer.papers import budgets, crosspaper, results, scaling, speed
+from explorer.runtime import workers
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -18,7 +19,7 @@ def costs(keys: tuple[str, ...]) -> dict[str, tuple[int, int]]:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def measure(keys: tuple[str, str], seq_len: int, runs: int) -> speed.Speed:
     return speed.measure(keys, seq_len=seq_len, runs=runs)
 

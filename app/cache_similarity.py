@@ -1,6 +1,6 @@
 """Cached wrappers of the similarity area (the page calls these, never the library directly).
 
-Models are NOT wrapped in ``st.cache_resource`` here: ``explorer.loading.load_model`` already keeps
+Models are NOT wrapped in ``st.cache_resource`` here: ``explorer.runtime.loading.load_model`` already keeps
 one process-wide, memory-bounded LRU cache shared by every session, and holding a second reference
 here would stop that cache from ever freeing memory. ``device``/``dtype`` (the sidebar's choice,
 :mod:`app.device_picker`) are arguments, so they are part of every cache key. Which checkpoint serves ColBERT is the library's
@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import colbert, similarity, workers
-from explorer.loading import load_model
+from explorer.runtime import workers
+from explorer.runtime.loading import load_model
+from explorer.tasks import colbert, similarity
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -23,21 +24,21 @@ def clean_lines(text: str) -> similarity.SentenceList:
 
 
 @st.cache_data(max_entries=32, show_spinner="Embedding the sentences…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def matrix(model: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SimilarityResult:
     """Cosine matrix of the lines of ``text`` with bi-encoder ``model`` (key or directory)."""
     return similarity.similarity(load_model(model, device=device, dtype=dtype), text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Ranking the sentences…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def search(model: str, query: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SearchResult:
     """The lines of ``text`` ranked by cosine similarity to ``query``."""
     return similarity.search(load_model(model, device=device, dtype=dtype), query, text)
 
 
 @st.cache_data(max_entries=16, show_spinner="Late interaction: encoding every token…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def late_ranking(query: str, text: str, device: str = "auto", dtype: str = "auto") -> colbert.Ranking:
     """MaxSim ranking of the lines of ``text`` next to the bundled bi-encoder's ranking."""
     return colbert.rank(colbert.default_encoder(device=device, dtype=dtype),
@@ -45,14 +46,14 @@ def late_ranking(query: str, text: str, device: str = "auto", dtype: str = "auto
 
 
 @st.cache_data(max_entries=32, show_spinner="Token by token similarity…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def maxsim(query: str, doc: str, device: str = "auto", dtype: str = "auto") -> colbert.MaxSim:
     """MaxSim of the query against one document, token by token."""
     return colbert.maxsim_texts(colbert.default_encoder(device=device, dtype=dtype), query, doc)
 
 
 @st.cache_data(max_entries=16, show_spinner="Clustering token vectors and compressing…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def compression(query: str, text: str, k: int, seed: int, top_k: int, device: str = "auto",
                 dtype: str = "auto") -> colbert.CompressionStudy:
     """ColBERTv2 compression study with 1- and 2-bit residuals (k = 0: the default number of centroids)."""

@@ -1,6 +1,6 @@
 """Cached wrappers of the Spans & QA page: span infilling (decoder, T5, BART) and QA (generative, extractive).
 
-Models come from ``explorer.loading.load_model`` (one process-wide LRU cache shared by all sessions;
+Models come from ``explorer.runtime.loading.load_model`` (one process-wide LRU cache shared by all sessions;
 not wrapped again in ``st.cache_resource`` so that cache can free memory). Results are
 ``st.cache_data``: a second identical request is answered from the cache. ExplorerErrors are not
 cached: they reach ``ui.guard``.
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import infill, qa, workers
-from explorer.causal.answer import GenerativeAnswer
+from explorer.runtime import workers
+from explorer.tasks import infill, qa
+from explorer.tasks.causal.answer import GenerativeAnswer
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
@@ -33,7 +34,7 @@ def default_models(directory: str | None) -> list[str]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Generating…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def fill_spans(model: str, prompt: str, max_new_tokens: int, random_weights: bool, directory: str | None,
                stamp: str, device: str = "auto", dtype: str = "auto") -> infill.InfillResult:
     """The prompt filled in by a decoder, T5 or BART ``model`` (``stamp`` only keys the cache)."""
@@ -41,7 +42,7 @@ def fill_spans(model: str, prompt: str, max_new_tokens: int, random_weights: boo
 
 
 @st.cache_data(max_entries=32, show_spinner="Reading the context…")
-@workers.queued  # model work waits its turn (explorer.workers); cache hits do not
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def answer(model: str, question: str, context: str, max_answer_len: int, random_weights: bool,
            directory: str | None, stamp: str, device: str = "auto",
            dtype: str = "auto") -> qa.QAResult | GenerativeAnswer:

@@ -3,7 +3,7 @@
 The choice lives in ``st.query_params`` (``?device=cpu&dtype=float32``) so that a link shares it, and
 in the session (a page switch clears the URL's parameters; the next live page writes them back).
 Devices this machine lacks are not offered (the help text says why), nor float16 where it would run on
-the CPU. Pages pass the returned :class:`explorer.placement.Placement`'s ``device`` and ``dtype`` to
+the CPU. Pages pass the returned :class:`explorer.runtime.placement.Placement`'s ``device`` and ``dtype`` to
 their cached wrappers, so the choice is part of every cache key.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import placement
-from explorer.errors import ExplorerError
-from explorer.placement import Placement
+from explorer.core.errors import ExplorerError
+from explorer.runtime import placement
+from explorer.runtime.placement import Placement
 
 __all__ = ["pick", "ran_caption"]
 
@@ -22,7 +22,7 @@ _SAVED = "placement_saved"  # survives pages without the pickers (widget state d
 
 
 def _dtype_options(device: str) -> tuple[str, ...]:
-    """Precisions offered for a device choice: float16 is refused on the CPU (explorer.placement says why)."""
+    """Precisions offered for a device choice: float16 is refused on the CPU (explorer.runtime.placement says why)."""
     runs_on = placement.best_device() if device == "auto" else device
     return tuple(d for d in placement.DTYPES if not (d == "float16" and runs_on == "cpu"))
 

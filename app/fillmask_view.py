@@ -1,4 +1,4 @@
-"""Drawing the Fill-mask page's answers (Streamlit only; every decision comes from explorer.fillmask / fillbatch).
+"""Drawing the Fill-mask page's answers (Streamlit only; every decision comes from explorer.tasks.fillmask / fillbatch).
 
 One prompt: a column per model with its top-k per mask, a chart and a CSV. Several prompts (one per
 line): a table with one row per prompt and one column per model (its best words per mask), per-line
@@ -11,11 +11,11 @@ import pandas as pd
 import streamlit as st
 
 from app import device_picker, ui
-from explorer.fillbatch import BatchFill
-from explorer.fillresult import ModelFill
-from explorer.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.core.labels import UNTRAINED_NOTE, escape_markdown
 from explorer.plots import fillmask as plots
-from explorer.weights import LoadPlan
+from explorer.runtime.weights import LoadPlan
+from explorer.tasks.fillbatch import BatchFill
+from explorer.tasks.fillresult import ModelFill
 
 ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:",
          "untrained": ":material/casino:"}

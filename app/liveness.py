@@ -1,8 +1,8 @@
 """Whether a browser session still wants the answer its request is computing.
 
-``explorer.workers.queued`` asks :func:`probe` (installed by ``app/main.py``) when a request starts,
+``explorer.runtime.workers.queued`` asks :func:`probe` (installed by ``app/main.py``) when a request starts,
 in the request's own thread (Streamlit runs each session's script in its thread), and the
-request's :class:`explorer.cancel.CancelToken` calls the returned ``wanted()`` at every step.
+request's :class:`explorer.runtime.cancel.CancelToken` calls the returned ``wanted()`` at every step.
 A request is no longer wanted when:
 
 - its session is not active any more (tab closed, connection lost): Streamlit 1.67's
@@ -20,7 +20,7 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from explorer import workers
+from explorer.runtime import workers
 
 
 def _superseded(requests: object) -> bool:

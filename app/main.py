@@ -33,7 +33,7 @@ def _navigation() -> st.navigation:
 
 
 def _fence_paths_unless_local() -> None:
-    """Typed paths are fenced (explorer.fence) unless the server listens on loopback only, or the
+    """Typed paths are fenced (explorer.runtime.fence) unless the server listens on loopback only, or the
     operator chose with EXPLORER_RESTRICT_PATHS. Streamlit's default address is every interface."""
     address = str(st.get_option("server.address") or "")
     local = address in ("localhost", "127.0.0.1", "::1") or address.startswith("127.")
@@ -41,7 +41,7 @@ def _fence_paths_unless_local() -> None:
 
 
 _fence_paths_unless_local()
-liveness.install()  # a request whose tab closed or reran stops at its next step (explorer.cancel)
+liveness.install()  # a request whose tab closed or reran stops at its next step (explorer.runtime.cancel)
 st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide")
 ui.init_session_state()
 with ui.last_resort():  # a bug shows a short message with a reference; the traceback goes to the server log

@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import cache_objectives as cache
 from app import ui
-from explorer.labels import escape_markdown
+from explorer.core.labels import escape_markdown
 from explorer.objectives import STRATEGIES, ObjectiveResult, Strategy, view
 from explorer.objectives import decoding as dec
 from explorer.objectives import distill as dist

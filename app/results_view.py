@@ -1,5 +1,5 @@
-"""Drawing the Published results page's views (Streamlit only; the numbers come from explorer.results,
-explorer.crosspaper, explorer.budgets and explorer.scaling)."""
+"""Drawing the Published results page's views (Streamlit only; the numbers come from explorer.papers.results,
+explorer.papers.crosspaper, explorer.papers.budgets and explorer.papers.scaling)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import cache_results as cache
 from app import ui
-from explorer import crosspaper, results
+from explorer.papers import crosspaper, results
 from explorer.plots import results as plots
 from explorer.plots import scaling as scaling_plots
 

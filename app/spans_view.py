@@ -1,4 +1,4 @@
-"""Drawing the Spans & QA page's results (Streamlit only; every decision comes from explorer.infill / qa)."""
+"""Drawing the Spans & QA page's results (Streamlit only; every decision comes from explorer.tasks.infill / qa)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import streamlit as st
 from app import cache_spans as cache
 from app import ui
 from app.device_picker import ran_caption
-from explorer import weights
-from explorer.causal.answer import GenerativeAnswer
-from explorer.labels import UNTRAINED_NOTE, escape_markdown
-from explorer.notices import Notice
+from explorer.core.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.core.notices import Notice
 from explorer.plots import spans as plots
-from explorer.qa import QAResult
+from explorer.runtime import weights
+from explorer.tasks.causal.answer import GenerativeAnswer
+from explorer.tasks.qa import QAResult
 
 MISSING_HINT = ("Tick **Untrained weights** to run the same code with random weights (results are "
                 "labelled untrained), or get the real weights as the message says.")

@@ -12,11 +12,11 @@ from collections.abc import Iterator, Sequence
 
 import streamlit as st
 
-from explorer import workers
-from explorer.cancel import RequestStopped
-from explorer.errors import ExplorerError
-from explorer.labels import escape_markdown
-from explorer.units import human, human_bytes  # noqa: F401  (re-exported for pages)
+from explorer.core.errors import ExplorerError
+from explorer.core.labels import escape_markdown
+from explorer.core.units import human, human_bytes  # noqa: F401  (re-exported for pages)
+from explorer.runtime import workers
+from explorer.runtime.cancel import RequestStopped
 
 _LOG = logging.getLogger("transformer_explorer")
 
@@ -39,7 +39,7 @@ def init_session_state() -> None:
 @contextlib.contextmanager
 def guard() -> Iterator[None]:
     """Show an ``ExplorerError`` as a red box instead of a traceback; the page goes on. A request
-    that queued for a model worker says how long it waited (explorer.workers)."""
+    that queued for a model worker says how long it waited (explorer.runtime.workers)."""
     try:
         yield
     except RequestStopped as err:  # its budget ran out: say so, not as a failure of the input
@@ -135,7 +135,7 @@ def seed_from_url(state_key: str, param: str, allowed: Sequence[str]) -> None:
 
 
 def _variant_label(key: str) -> str:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     v = catalog.get_variant(key)
     return f"{v.name} ({v.family}, {v.year})"
@@ -143,7 +143,7 @@ def _variant_label(key: str) -> str:
 
 def pick_variant(label: str, param: str = "model", default: str = "bert-base", key: str | None = None) -> str:
     """A variant selectbox whose choice lives in the URL (``?model=KEY``)."""
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     options = catalog.keys()
     current = query_list(param, [default], options)[0]
@@ -156,7 +156,7 @@ def pick_variant(label: str, param: str = "model", default: str = "bert-base", k
 def pick_variants(label: str, param: str = "models", default: Sequence[str] = (), key: str | None = None,
                   max_selections: int | None = None) -> list[str]:
     """A multiselect of variants whose choice lives in the URL (``?models=a,b,c``)."""
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     options = catalog.keys()
     current = query_list(param, [d for d in default if d in options], options, limit=max_selections)
@@ -168,7 +168,7 @@ def pick_variants(label: str, param: str = "models", default: Sequence[str] = ()
 
 def variant_card(key: str) -> None:
     """Name, paper, checkpoint, objectives, attention, key idea and headline figures."""
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     v = catalog.get_variant(key)
     st.markdown(f"**{v.name}** · {v.family} · {v.year} · [{v.paper_title}]({v.paper})")

@@ -23,7 +23,7 @@ COLD = """
 import time, json, resource
 t0 = time.perf_counter()
 import explorer
-from explorer import analysis, catalog
+from explorer.architecture import analysis, catalog
 t1 = time.perf_counter()
 for key in catalog.keys():
     analysis.analyse_variant(key, shapes=False)
@@ -43,7 +43,7 @@ def versus_torchinfo() -> dict:
     """Same meta models, same process: our tree + breakdown against torchinfo.summary (no input)."""
     from torchinfo import summary
 
-    from explorer import anatomy, build, catalog
+    from explorer.architecture import anatomy, build, catalog
 
     ours = theirs = 0.0
     overcount = {}

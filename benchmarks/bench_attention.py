@@ -33,9 +33,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import explorer  # noqa: E402,F401  (offline defaults)
-from explorer import attention as A  # noqa: E402
-from explorer.loading import load_model  # noqa: E402
 from explorer.plots import attention as plots  # noqa: E402
+from explorer.runtime.loading import load_model  # noqa: E402
+from explorer.tasks import attention as A  # noqa: E402
 
 BERTVIZ_DIR = Path.home() / ".cache" / "transformer-explorer" / "bertviz"
 BERTVIZ_VERSION = "1.4.1"
@@ -160,7 +160,7 @@ def main() -> int:
     result = {"tokens": 512, "model": lm.name, "threads": args.threads, "methods": rows,
               "library_path": ours_breakdown(lm, text), **payloads()}
     lib = result["library_path"]
-    print(f"library path (explorer.attention.extract_attention + model_grid + JSON): "
+    print(f"library path (explorer.tasks.attention.extract_attention + model_grid + JSON): "
           f"{sum(lib.values()):.2f} s = {lib}")
     print(f"12 layers x 12 heads x 512 grid: {result['grid_12x12x512_bytes'] / 1e6:.2f} MB (target < 5 MB); "
           f"one exact 512 x 512 head view: {result['head_view_512_bytes'] / 1e6:.2f} MB")

@@ -32,10 +32,10 @@ CANDIDATES = 50
 
 
 def _load(tiny: bool):
-    from explorer import convert, loading
+    from explorer.runtime import bundled, loading
 
     if not tiny:
-        convert.ensure_converted()
+        bundled.ensure_converted()
         return loading.load_model("gemma3-270m", "causal-lm")
     from tests.tiny_gemma import load_tiny_gemma
 
@@ -53,8 +53,8 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from explorer.causal.fill import causal_fill
-    from explorer.causal.scoring import PrefixScorer, naive_scores
+    from explorer.tasks.causal.fill import causal_fill
+    from explorer.tasks.causal.scoring import PrefixScorer, naive_scores
 
     load_before = os.getloadavg()[0]  # another process on 2 cores doubles a forward's time: printed with the figures
     loaded = _load(args.tiny)

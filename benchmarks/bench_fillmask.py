@@ -4,7 +4,7 @@
     python benchmarks/bench_fillmask.py --only many --device cuda   # 64 prompts on the GPU (bf16 there)
 
 Measured (2 torch threads, models loaded, random base-size weights saved locally and loaded
-back through explorer.loading, so both sides run exactly the same weights):
+back through explorer.runtime.loading, so both sides run exactly the same weights):
   1. p50 latency of one prompt on BERT-base: ours vs the pipeline (target: ours < 150 ms);
      each pair is timed alternately in 3 rounds and the least disturbed round is kept;
   2. three base-size models side by side (BERT, RoBERTa, DistilBERT): fill_mask once vs the
@@ -12,7 +12,7 @@ back through explorer.loading, so both sides run exactly the same weights):
   3. the mask-only head vs the full MLM head on every position (same model, our code);
   4. a second identical request through the page's cached wrapper (st.cache_data);
   5. 64 prompts of mixed length on BERT-base (``--device cpu|cuda``): our batched path
-     (explorer.fillbatch, sorted by length, mask-only head) vs ``pipeline(prompts, batch_size=64)`` vs
+     (explorer.tasks.fillbatch, sorted by length, mask-only head) vs ``pipeline(prompts, batch_size=64)`` vs
      our one-prompt path in a loop; top-k checked equal before timing, medians timed alternately.
      On CUDA the model runs in the dtype loading picks there (bf16), the pipeline on the same model.
 """
@@ -69,7 +69,7 @@ def save_base_models(root: Path) -> dict[str, Path]:
     import torch
     import transformers as tf
 
-    from explorer.loading import roberta_tokenizer
+    from explorer.runtime.loading import roberta_tokenizer
     from explorer.tokenization import load_tokenizer
 
     bert_tok, rob_tok = load_tokenizer("bert-base-uncased"), roberta_tokenizer()
@@ -93,8 +93,8 @@ def side_by_side(dirs: dict[str, Path]) -> dict:
     """fill_mask over all models vs one pipeline call per model (results checked equal)."""
     from transformers import pipeline
 
-    from explorer.fillmask import fill_mask
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
+    from explorer.tasks.fillmask import fill_mask
 
     specs = [str(p) for p in dirs.values()]
     loaded = [load_model(s, "masked-lm") for s in specs]
@@ -113,8 +113,8 @@ def single_bert(path: Path) -> dict:
     import torch
     from transformers import pipeline
 
-    from explorer import fillmask
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
+    from explorer.tasks import fillmask
 
     lm = load_model(str(path), "masked-lm")
     pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=5)
@@ -152,7 +152,7 @@ def cached_request(path: Path) -> dict:
 
 def many_prompts_list(n: int = 64) -> list[str]:
     """``n`` prompts of mixed length (4 to ~60 tokens), one or two masks, in no particular order."""
-    from explorer.fillmask import PRESETS
+    from explorer.tasks.fillmask import PRESETS
 
     base = [p for group in PRESETS.values() for p in group]
     filler = FILLER.split()
@@ -184,8 +184,8 @@ def many_prompts(path: Path, device: str, n: int = 64, reps: int = 5, rounds: in
     import transformers
     from transformers import pipeline
 
-    from explorer import fillbatch, fillmask
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
+    from explorer.tasks import fillbatch, fillmask
 
     lm = load_model(str(path), "masked-lm", device=device)
     prompts = many_prompts_list(n)

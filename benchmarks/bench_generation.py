@@ -4,7 +4,7 @@ Same loaded model, same prompt, same strategy and seed, in the same process; run
 best of ``--repeats`` is kept (the machine is shared). Also checks both give the same token ids.
 In fresh subprocesses: load time after the first conversion (import and load apart) and resident
 memory with the model loaded; with ``--dtypes``, float32 against bfloat16 on the CPU (load, memory,
-prompt and per-token latency, top-10 agreement): the measurement behind explorer/convert.py's choice.
+prompt and per-token latency, top-10 agreement): the measurement behind explorer/runtime/bundled.py's choice.
 Prints a table and writes benchmarks/results/generation.json.
 
     python benchmarks/bench_generation.py [--new-tokens 32] [--repeats 3] [--dtypes]
@@ -46,7 +46,7 @@ LOAD_PROBE = """
 import time, json, os, psutil
 t0 = time.perf_counter()
 import explorer, torch, transformers
-from explorer.generation import load_decoder, next_token
+from explorer.tasks.generation import load_decoder, next_token
 t1 = time.perf_counter()
 loaded = load_decoder("gemma3-270m")
 t2 = time.perf_counter()
@@ -63,7 +63,7 @@ def _subprocess_json(code: str, *args: str) -> dict:
 
 
 def _ours(loaded, strategy: str, new: int, seed: int):
-    from explorer.generation import DecodingSettings, generate
+    from explorer.tasks.generation import DecodingSettings, generate
 
     ours, _ = CASES[strategy]
     return generate(loaded, PROMPT, DecodingSettings(strategy, max_new_tokens=new, seed=seed, **ours)).token_ids
@@ -80,7 +80,7 @@ def _theirs(loaded, strategy: str, new: int, seed: int) -> list[int]:
 
 
 def speed(new: int, repeats: int) -> list[dict]:
-    from explorer.generation import load_decoder
+    from explorer.tasks.generation import load_decoder
 
     loaded = load_decoder("gemma3-270m")
     rows = []
@@ -108,8 +108,8 @@ DTYPE_PROBE = """
 import json, sys, time, psutil, torch
 import explorer
 from transformers import AutoModelForCausalLM, AutoTokenizer
-from explorer import convert
-path, dtype, prompts = str(convert.ensure_converted()), getattr(torch, sys.argv[1]), json.loads(sys.argv[2])
+from explorer.runtime import bundled
+path, dtype, prompts = str(bundled.ensure_converted()), getattr(torch, sys.argv[1]), json.loads(sys.argv[2])
 t = time.perf_counter()
 tok = AutoTokenizer.from_pretrained(path)
 model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
@@ -160,9 +160,9 @@ def gpt2_speed(device: str, new: int, repeats: int) -> list[dict]:
     """Ours vs generate eager vs generate static, greedy and beam 4, per-token ms (best of repeats)."""
     import torch
 
-    from explorer.generation import DecodingSettings
-    from explorer.generation.beam import BeamDecoder
-    from explorer.generation.decoder import TokenDecoder
+    from explorer.tasks.generation import DecodingSettings
+    from explorer.tasks.generation.beam import BeamDecoder
+    from explorer.tasks.generation.decoder import TokenDecoder
 
     model, tok = _gpt2_random(device)
     prompt = tuple(tok(PROMPT)["input_ids"])
@@ -229,11 +229,11 @@ def main() -> None:
     if args.gpt2_random:
         gpt2_main(args.device, args.new_tokens, args.repeats)
         return
-    from explorer import convert
+    from explorer.runtime import bundled
 
     t = time.perf_counter()
-    was_converted = convert.is_converted(convert.converted_dir())
-    convert.ensure_converted(progress=lambda f, what: print(f"{f:6.1%} {what}", file=sys.stderr))
+    was_converted = bundled.is_converted(bundled.converted_dir())
+    bundled.ensure_converted(progress=lambda f, what: print(f"{f:6.1%} {what}", file=sys.stderr))
     result: dict = {"first_conversion_s": None if was_converted else time.perf_counter() - t}
     result["load"] = _subprocess_json(LOAD_PROBE)
     print("load after conversion: import {import_s:.1f} s + load {load_s:.1f} s; resident {rss_loaded_mb:.0f} MB "

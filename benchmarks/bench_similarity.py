@@ -1,4 +1,4 @@
-"""Sentence-embedding throughput: explorer.similarity.encode vs SentenceTransformer.encode.
+"""Sentence-embedding throughput: explorer.tasks.similarity.encode vs SentenceTransformer.encode.
 
 Same model (the bundled all-MiniLM-L6-v2), same process, same device and dtype (float32), same batch
 size (sentences per forward), same thread count, same ~1,000 sentences of varied length; runs alternate
@@ -93,8 +93,8 @@ def run(threads: int, batches: list[int], repeats: int, n: int, device: str = "c
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from explorer import similarity
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
+    from explorer.tasks import similarity
 
     torch.set_num_threads(threads)
     loaded = load_model("sentence-bert", device=device)
@@ -136,7 +136,7 @@ def machine(loaded) -> dict:
 def markdown(res: dict) -> str:
     """benchmarks/results/similarity.md: the machine, then one row per batch size."""
     m = res["machine"]
-    lines = ["# Similarity: explorer.similarity.encode vs SentenceTransformer.encode", "",
+    lines = ["# Similarity: explorer.tasks.similarity.encode vs SentenceTransformer.encode", "",
              f"Device {m['device']} ({m['gpu'] or m['cpu']}, {m['cores']} cores, {m['threads']} torch threads), "
              f"dtype {m['dtype']}, torch {m['torch']}, transformers {m['transformers']}, "
              f"sentence-transformers {m['sentence_transformers']}; {res['rows'][0]['sentences']} sentences, "

@@ -1,8 +1,8 @@
-"""DistilBERT's Table 3 on this machine: explorer.speed (interleaved rounds) vs a plain sequential loop.
+"""DistilBERT's Table 3 on this machine: explorer.papers.speed (interleaved rounds) vs a plain sequential loop.
 
 Sanh et al. 2019, Table 3: BERT-base 668 s and DistilBERT 410 s for the same CPU pass (1.63x). Both
 methods below time the same two randomly initialised models on the same token ids at batch size 1:
-``explorer.speed.measure`` alternates the models round by round and takes the median; the loop a user
+``explorer.papers.speed.measure`` alternates the models round by round and takes the median; the loop a user
 would otherwise write times all runs of one model, then all runs of the other. On a shared machine the
 sequential ratio drifts with whatever else is running; the interleaved one should stay nearer 1.63x.
 Also reports the wall time of the whole ``speed`` path (build both models + timing), whose goal is < 30 s
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import explorer  # noqa: E402,F401  (offline defaults before transformers is imported)
-from explorer import speed  # noqa: E402
+from explorer.papers import speed  # noqa: E402
 
 PAIR = ("bert-base", "distilbert")
 

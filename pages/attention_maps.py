@@ -11,8 +11,9 @@ import streamlit as st
 
 from app import attention_view, device_picker, ui
 from app import cache_attention as cache
-from explorer import attention, userinput
+from explorer.core import userinput
 from explorer.plots import attention as plots
+from explorer.tasks import attention
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 ZOOM_FROM = 64  # longer texts get a token-range slider

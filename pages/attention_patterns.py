@@ -7,7 +7,8 @@ import streamlit as st
 
 from app import cache_patterns as cache
 from app import ui
-from explorer import patterns, userinput
+from explorer import patterns
+from explorer.core import userinput
 from explorer.plots import patterns as plots
 
 DEFAULT_VARIANTS = ("bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base")

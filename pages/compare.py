@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import cache_architecture as cache
 from app import ui
-from explorer.compare import MAX_COMPARE
+from explorer.architecture.compare import MAX_COMPARE
 from explorer.plots import architecture as plots
 
 st.title("Compare variants")

@@ -7,11 +7,11 @@ import streamlit as st
 
 from app import cache_generation as cache
 from app import cache_objectives, device_picker, ui
-from explorer.errors import ExplorerError
-from explorer.generation import STRATEGIES, DecodingSettings, step_table
+from explorer.core.errors import ExplorerError
 from explorer.objectives import decoding as toy
 from explorer.plots import generation as plots
 from explorer.plots import objectives as toy_plots
+from explorer.tasks.generation import STRATEGIES, DecodingSettings, step_table
 
 DEFAULT_MODEL = "gemma3-270m"
 EXAMPLE = "The capital of France is"

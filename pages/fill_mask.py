@@ -10,11 +10,12 @@ import streamlit as st
 from app import cache_models as cache
 from app import device_picker, ui
 from app import fillmask_view as view
-from explorer import fillbatch, fillmask, weights
-from explorer.errors import ExplorerError
-from explorer.fillmask import PRESETS
-from explorer.labels import UNTRAINED_NOTE
+from explorer.core.errors import ExplorerError
+from explorer.core.labels import UNTRAINED_NOTE
 from explorer.plots import fillmask as plots
+from explorer.runtime import weights
+from explorer.tasks import fillbatch, fillmask
+from explorer.tasks.fillmask import PRESETS
 
 where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
 st.title("Fill-mask, side by side")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import cache_architecture as cache
 from app import cache_overview, ui
-from explorer import catalog
+from explorer.architecture import catalog
 from explorer.plots import overview as plots
 
 ARCHITECTURE_PAGE = Path(__file__).with_name("architecture.py")

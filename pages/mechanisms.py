@@ -1,6 +1,6 @@
 """Mechanisms: DeBERTa's disentangled attention, distillation losses and text-to-text framings, computed.
 
-Widgets -> app.cache_mechanisms -> explorer.mechanisms.* -> explorer.plots.mechanisms.
+Widgets -> app.cache_mechanisms -> explorer.papers.mechanisms.* -> explorer.plots.mechanisms.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import cache_mechanisms as cache
 from app import device_picker, ui
-from explorer.mechanisms import deberta, distillation, text2text
+from explorer.papers.mechanisms import deberta, distillation, text2text
 from explorer.plots import mechanisms as plots
 
 TEXT = "Paris is the capital of France, and Rome is the capital of Italy."

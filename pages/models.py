@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import cache_models as cache
 from app import device_picker, ui
-from explorer import download, modelcache, placement, weights, workers
+from explorer.runtime import download, modelcache, placement, weights, workers
 
 chosen = device_picker.pick()  # the sidebar's device and precision, shared by every live page
 st.title("Models & weights")

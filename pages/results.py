@@ -6,7 +6,8 @@ import streamlit as st
 
 from app import cache_results as cache
 from app import results_view, ui
-from explorer import catalog, speed
+from explorer.architecture import catalog
+from explorer.papers import speed
 from explorer.plots import results as plots
 
 st.title("Published results")

@@ -7,10 +7,10 @@ import streamlit as st
 
 from app import cache_similarity as cache
 from app import device_picker, ui
-from explorer.colbert import RATIO_NOTE
-from explorer.labels import UNTRAINED_NOTE, escape_markdown, safe_label
+from explorer.core.labels import UNTRAINED_NOTE, escape_markdown, safe_label
 from explorer.plots import similarity as plots
-from explorer.similarity import BI_ENCODER
+from explorer.tasks.colbert import RATIO_NOTE
+from explorer.tasks.similarity import BI_ENCODER
 
 EXAMPLE = "\n".join([
     "A man is eating food.",

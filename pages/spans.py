@@ -8,7 +8,8 @@ from app import cache_spans as cache
 from app import device_picker
 from app import spans_view as view
 from app.cache_models import models_dir
-from explorer import infill, qa, weights
+from explorer.runtime import weights
+from explorer.tasks import infill, qa
 
 PROMPT = "Thank you ___ me to your party ___ week."
 QUESTION = "When was the Eiffel Tower built?"

@@ -8,7 +8,7 @@ import streamlit as st
 from app import cache_tokenization as cache
 from app import ui
 from explorer import tokenization as tk
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.plots import tokenization as plots
 
 MAX_CHIPS = 300  # chips per tokenizer; longer texts are still counted in full

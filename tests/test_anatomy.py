@@ -1,4 +1,4 @@
-"""explorer.anatomy: layer trees, unique counts, sharing and ties, memory per precision, shapes on meta."""
+"""explorer.architecture.anatomy: layer trees, unique counts, sharing and ties, memory per precision, shapes on meta."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import anatomy, build
+from explorer.architecture import anatomy, build
 
 REF = Path(__file__).resolve().parents[1] / "assets" / "configs"
 
@@ -98,7 +98,7 @@ def test_shapes_on_meta_and_text_tree_golden(golden) -> None:
 def test_shape_tracing_restores_torch_and_covers_the_catalog() -> None:
     import torch
 
-    from explorer import analysis, catalog
+    from explorer.architecture import analysis, catalog
 
     missing = [k for k in catalog.keys() if k.startswith(("bart", "t5-small", "bigbird", "xlm", "bert2bert"))
                and analysis.analyse_variant(k, seq_len=8).notes]

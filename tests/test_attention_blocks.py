@@ -1,4 +1,4 @@
-"""explorer.attention.blocks and .detail: block masses (row sums, reference reshape-mean, edge blocks),
+"""explorer.tasks.attention.blocks and .detail: block masses (row sums, reference reshape-mean, edge blocks),
 zoom == slice, query rows, bounds."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.attention import blocks as B
-from explorer.attention import detail as D
-from explorer.attention.maps import AttentionMaps
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks.attention import blocks as B
+from explorer.tasks.attention import detail as D
+from explorer.tasks.attention.maps import AttentionMaps
 
 
 def _stochastic(shape: tuple[int, ...], seed: int = 0) -> np.ndarray:

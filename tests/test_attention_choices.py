@@ -1,9 +1,9 @@
-"""explorer.attention.choices: the bundled model first, downloaded ones, or small random-weight variants."""
+"""explorer.tasks.attention.choices: the bundled model first, downloaded ones, or small random-weight variants."""
 
 from __future__ import annotations
 
-from explorer import attention as A
-from explorer import catalog
+from explorer.architecture import catalog
+from explorer.tasks import attention as A
 
 
 def test_trained_options_start_with_the_bundled_model(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""explorer.attention.compact: pruned links, block means, uint8 codes and .npy bytes."""
+"""explorer.tasks.attention.compact: pruned links, block means, uint8 codes and .npy bytes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import attention as A
+from explorer.tasks import attention as A
 
 
 def _random_stack(layers=3, heads=2, n=5, seed=0) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""explorer.attention.extract: extraction on the bundled model and tiny random ones (Longformer, BigBird, T5, GPT-2), input checks, limits and notices."""
+"""explorer.tasks.attention.extract: extraction on the bundled model and tiny random ones (Longformer, BigBird, T5, GPT-2), input checks, limits and notices."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import attention as A
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks import attention as A
 
 TEXT = "The animal didn't cross the street because it was too tired."
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}

@@ -1,4 +1,4 @@
-"""explorer.attention.maps: the result's shapes, truncation flag and JSON (notice texts only)."""
+"""explorer.tasks.attention.maps: the result's shapes, truncation flag and JSON (notice texts only)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 
-from explorer import attention as A
-from explorer.notices import Notice
+from explorer.core.notices import Notice
+from explorer.tasks import attention as A
 
 
 def _maps(**kw) -> A.AttentionMaps:

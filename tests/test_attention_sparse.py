@@ -1,12 +1,12 @@
-"""explorer.attention.sparse: Longformer's windowed rows and BigBird's padded blocks onto the square."""
+"""explorer.tasks.attention.sparse: Longformer's windowed rows and BigBird's padded blocks onto the square."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from explorer.attention import sparse
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks.attention import sparse
 
 
 def test_longformer_to_square_rejects_an_inconsistent_width() -> None:

@@ -1,4 +1,4 @@
-"""Long texts through real kernels, reduced layer by layer (explorer.attention.stream via extract_attention).
+"""Long texts through real kernels, reduced layer by layer (explorer.tasks.attention.stream via extract_attention).
 
 Tiny random configs (hidden 32, 2 layers x 2 heads) at 1,100 tokens, past the 704 that BigBird's real
 block-sparse kernel and Longformer's sliding windows need at their published sizes. The device facts
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import attention as A
-from explorer import limits
-from explorer.attention import blocks, stream
+from explorer.runtime import limits
+from explorer.tasks import attention as A
+from explorer.tasks.attention import blocks, stream
 
 GPU = limits.DeviceFacts("cuda", "pretend", 60 * limits.GIB, 16)
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
@@ -54,7 +54,7 @@ def _tiny(name: str, tok):
 
 def _full(model, tok, monkeypatch) -> A.AttentionMaps:
     """Every map in full at the same length (the reference): the viewer's memory rule lifted."""
-    module = sys.modules["explorer.attention.extract"]
+    module = sys.modules["explorer.tasks.attention.extract"]
     monkeypatch.setattr(module, "viewer_limit", lambda n: 1 << 20)
     maps = A.extract_attention(model, tok, TEXT, max_tokens=LENGTH, facts=GPU)
     monkeypatch.undo()

@@ -1,12 +1,12 @@
-"""explorer.attention.views: rollout, head average and the matrix behind each view."""
+"""explorer.tasks.attention.views: rollout, head average and the matrix behind each view."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from explorer import attention as A
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks import attention as A
 
 
 def _random_stack(layers=3, heads=2, n=5, seed=0) -> np.ndarray:

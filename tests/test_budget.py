@@ -1,4 +1,4 @@
-"""explorer.budget: every size field checked in range (nested configs too), memory estimated before allocation."""
+"""explorer.runtime.budget: every size field checked in range (nested configs too), memory estimated before allocation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import budget
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import budget
 
 
 @pytest.mark.parametrize("data, field", [
@@ -30,7 +30,7 @@ def test_out_of_range_fields_are_named(data: dict, field: str) -> None:
 
 
 def test_real_configs_pass() -> None:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     for key in catalog.keys():
         budget.check_config(catalog.variant_config(key))

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from explorer import budgets, catalog
-from explorer.errors import ExplorerError
+from explorer.architecture import catalog
+from explorer.core.errors import ExplorerError
+from explorer.papers import budgets
 
 RAW = {r["key"]: r for r in json.loads(budgets.BUDGETS_FILE.read_text(encoding="utf-8"))}
 

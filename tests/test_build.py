@@ -1,4 +1,4 @@
-"""explorer.build: configs, overrides, validation, sizes refused before building, heads instantiated."""
+"""explorer.architecture.build: configs, overrides, validation, sizes refused before building, heads instantiated."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from explorer import build, custom_models
-from explorer.errors import ExplorerError
+from explorer.architecture import build, custom_models
+from explorer.core.errors import ExplorerError
 
 TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
             max_position_embeddings=64)

@@ -1,4 +1,4 @@
-"""explorer.cancel: the per-request budget from injected device facts, and the token the loops check."""
+"""explorer.runtime.cancel: the per-request budget from injected device facts, and the token the loops check."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from explorer import cancel
-from explorer.cancel import CancelToken, DeviceFacts, RequestBudget, RequestStopped
-from explorer.errors import ExplorerError
-from explorer.generation.beam import BeamDecoder
-from explorer.generation.decoder import TokenDecoder
-from explorer.generation.settings import DecodingSettings
+from explorer.core.errors import ExplorerError
+from explorer.runtime import cancel
+from explorer.runtime.cancel import CancelToken, DeviceFacts, RequestBudget, RequestStopped
+from explorer.tasks.generation.beam import BeamDecoder
+from explorer.tasks.generation.decoder import TokenDecoder
+from explorer.tasks.generation.settings import DecodingSettings
 
 GB = 2**30
 

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from explorer import ASSETS, analysis, catalog
-from explorer.errors import ExplorerError
+from explorer import ASSETS
+from explorer.architecture import analysis, catalog
+from explorer.core.errors import ExplorerError
 from tests.conftest import REFERENCE
 
 REQUIRED = [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer.causal.column import fill_causal_lm
+from explorer.tasks.causal.column import fill_causal_lm
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 
 
@@ -23,7 +23,7 @@ def test_column_has_the_fillmask_shape(tmp_path):
 
 
 def test_fill_mask_routes_catalog_decoders_here(tmp_path):
-    from explorer import fillmask
+    from explorer.tasks import fillmask
 
     path = save_tiny_gemma(tmp_path / "gemma")
     assert fillmask.model_kind("gemma3-270m") == "causal-lm" and fillmask.model_kind("bert-base") == "masked-lm"
@@ -33,7 +33,7 @@ def test_fill_mask_routes_catalog_decoders_here(tmp_path):
 
 
 def test_decoder_answers_of_several_tokens_reach_the_column(tmp_path):
-    from explorer import fillmask
+    from explorer.tasks import fillmask
 
     path = save_tiny_gemma(tmp_path / "gemma")
     out = fillmask.fill_mask(["gemma3-270m"], "It costs [MASK] dollars.", 50, answer_tokens=3,
@@ -50,7 +50,7 @@ def test_decoder_answers_of_several_tokens_reach_the_column(tmp_path):
 
 @pytest.mark.slow
 def test_real_gemma_finds_numbers_and_names_of_several_tokens(bundled_decoder):
-    from explorer import fillmask
+    from explorer.tasks import fillmask
 
     year = fillmask.fill_mask(["gemma3-270m"], "Albert Einstein was born in the year [MASK].", 5, answer_tokens=5)
     assert year.models[0].masks[0].predictions[0].word == "1879"  # " ", "1", "8", "7", "9": five tokens

@@ -1,4 +1,4 @@
-"""explorer.causal.control: a decoder never offers special or control tokens for a blank, nor an empty answer.
+"""explorer.tasks.causal.control: a decoder never offers special or control tokens for a blank, nor an empty answer.
 
 A tiny random Gemma-3 whose output layer is rigged so that control tokens (added <start_of_image>,
 <h1>, [multimodal], special <start_of_turn>, <unused0>, the end-of-text token) and a whitespace
@@ -15,10 +15,10 @@ import pytest
 import torch
 from tokenizers import AddedToken
 
-from explorer import infill
-from explorer.causal.control import control_ids, is_blank, looks_like_control
-from explorer.causal.fill import _visible, causal_fill
-from explorer.causal.scoring import PrefixScorer
+from explorer.tasks import infill
+from explorer.tasks.causal.control import control_ids, is_blank, looks_like_control
+from explorer.tasks.causal.fill import _visible, causal_fill
+from explorer.tasks.causal.scoring import PrefixScorer
 
 CONTROLS_ADDED = ["<start_of_image>", "<h1>", "</td>", "[multimodal]"]  # added, not marked special (as in Gemma 3)
 CONTROLS_SPECIAL = ["<start_of_turn>", "<unused0>"]
@@ -30,7 +30,7 @@ PEAK = 60.0
 def rigged() -> SimpleNamespace:
     from transformers import Gemma3ForCausalLM
 
-    from explorer.build import BUILD_LOCK
+    from explorer.architecture.build import BUILD_LOCK
     from explorer.tokenization import load_tokenizer
     from tests.tiny_gemma import tiny_gemma_config
 
@@ -111,10 +111,10 @@ def test_not_control_looking(text: str) -> None:
 # ---- the real bundled decoder: issue 16's repros ------------------------------------------------------
 @pytest.fixture(scope="module")
 def gemma():
-    from explorer import convert, loading
+    from explorer.runtime import bundled, loading
 
-    convert.ensure_converted()
-    return loading.load_model(convert.KEY, "causal-lm")
+    bundled.ensure_converted()
+    return loading.load_model(bundled.KEY, "causal-lm")
 
 
 def _clean(text: str) -> bool:

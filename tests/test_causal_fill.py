@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from explorer.causal.fill import MAX_BLANKS, causal_fill, split_blanks
-from explorer.causal.scoring import naive_scores
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks.causal.fill import MAX_BLANKS, causal_fill, split_blanks
+from explorer.tasks.causal.scoring import naive_scores
 from tests.tiny_gemma import load_tiny_gemma
 
 
@@ -74,9 +74,9 @@ def test_bad_numbers_are_refused(tiny, top_k):
 
 @pytest.fixture(scope="module")
 def gemma():
-    from explorer import convert, loading
+    from explorer.runtime import bundled, loading
 
-    convert.ensure_converted()
+    bundled.ensure_converted()
     return loading.load_model("gemma3-270m", "causal-lm")
 
 

@@ -7,9 +7,9 @@ import itertools
 import pytest
 import torch
 
-from explorer.build import BUILD_LOCK
-from explorer.causal import scoring
-from explorer.causal.scoring import PrefixScorer, beam_continuations, naive_scores, sequence_logprob
+from explorer.architecture.build import BUILD_LOCK
+from explorer.tasks.causal import scoring
+from explorer.tasks.causal.scoring import PrefixScorer, beam_continuations, naive_scores, sequence_logprob
 from tests.tiny_gemma import load_tiny_gemma, tiny_gemma_config
 
 

@@ -1,10 +1,11 @@
-"""explorer.census: counts cached on disk, recomputed when a config or our code changes."""
+"""explorer.architecture.census: counts cached on disk, recomputed when a config or our code changes."""
 
 from __future__ import annotations
 
 import json
 
-from explorer import analysis, census, persist
+from explorer.architecture import analysis, census
+from explorer.core import persist
 
 
 def test_counts_are_cached_and_invalidated(tmp_path, monkeypatch) -> None:

@@ -117,9 +117,9 @@ def test_block_zoom_and_query_are_bounded_json(capsys, tmp_path) -> None:
 
 
 def test_a_layer_wider_than_the_display_prints_its_block_map(capsys, monkeypatch) -> None:
-    from explorer.attention import blocks
+    from explorer.tasks.attention import blocks
 
-    monkeypatch.setattr("explorer.attention.DISPLAY_TOKENS", 8)  # the bundled model takes 512: shrink the display
+    monkeypatch.setattr("explorer.tasks.attention.DISPLAY_TOKENS", 8)  # the bundled model takes 512: shrink the display
     rc, out, _ = _run(capsys, "--model", "sentence-bert", "--text", TEXT, "--json", "--layer", "1")
     d = json.loads(out)
     assert rc == 0 and "selected" not in d and d["detail"]["kind"] == "block"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.generation import DecodingSettings, generate
+from explorer.tasks.generation import DecodingSettings, generate
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 
 

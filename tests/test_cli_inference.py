@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer import weights
 from explorer.cli import main
-from explorer.loading import best_device
+from explorer.runtime import weights
+from explorer.runtime.loading import best_device
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -73,7 +73,7 @@ def test_decoder_tokens_out_of_range_is_one_line(value: str, capsys) -> None:
 
 
 def test_decoder_tokens_reach_the_library(capsys, monkeypatch) -> None:
-    from explorer import fillmask
+    from explorer.tasks import fillmask
 
     seen = {}
 
@@ -97,7 +97,7 @@ FILE_PROMPTS = ("The capital of France is [MASK], a city known for its museums a
 @pytest.fixture()
 def cpu(monkeypatch) -> None:
     """The golden file and the pipeline comparison are float32 on the CPU: pinned where a GPU would be picked."""
-    from explorer import loading, placement
+    from explorer.runtime import loading, placement
 
     monkeypatch.setattr(loading, "best_device", lambda: "cpu")
     monkeypatch.setattr(placement, "best_device", lambda: "cpu")  # what "auto" resolves through
@@ -136,7 +136,7 @@ def test_text_file_json_matches_golden(cpu, peaked, tmp_path, golden, capsys) ->
 def test_text_file_equals_the_pipeline_prompt_by_prompt(cpu, peaked, tmp_path, capsys) -> None:
     from transformers import pipeline
 
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     lines = [line for line in FILE_PROMPTS.splitlines() if "[MASK]" in line or "___" in line]
     prompts = tmp_path / "ok.txt"

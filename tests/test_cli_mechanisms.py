@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer.mechanisms import distillation, text2text
+from explorer.papers.mechanisms import distillation, text2text
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:

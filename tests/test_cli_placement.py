@@ -31,7 +31,7 @@ def _run(argv: list[str]) -> int:
 @pytest.mark.parametrize("name", LIVE)
 def test_every_live_command_takes_the_flags(name: str) -> None:
     args = build_parser(LIVE[name][0]).parse_args([*LIVE[name], "--device", "CPU", "--dtype", "bf16"])
-    assert (args.device, args.dtype) == ("cpu", "bfloat16")  # names normalised by explorer.placement
+    assert (args.device, args.dtype) == ("cpu", "bfloat16")  # names normalised by explorer.runtime.placement
     args = build_parser(LIVE[name][0]).parse_args(LIVE[name])
     assert (args.device, args.dtype) == (None, None)  # auto, without importing torch at parse time
 

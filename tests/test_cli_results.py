@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer import speed
 from explorer.cli import main
+from explorer.papers import speed
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,12 +7,12 @@ import json
 import pytest
 import torch
 
-from explorer import similarity as sim
+from explorer.tasks import similarity as sim
 
 
 @pytest.fixture(scope="module")
 def bundled():
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     torch.set_num_threads(2)
     return load_model("sentence-bert")

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from explorer import colbert, infill, qa, similarity
 from explorer.cli import main
-from explorer.loading import load_model
+from explorer.runtime.loading import load_model
+from explorer.tasks import colbert, infill, qa, similarity
 from tests.tiny_gemma import save_tiny_gemma
 from tests.tiny_models import save_tiny
 
@@ -159,13 +159,13 @@ def test_text_file_equals_text(command: str, dirs, capsys, tmp_path) -> None:
 ])
 def test_text_file_problems_are_one_line_before_loading(command: str, content, needle: str, capsys, tmp_path,
                                                         monkeypatch) -> None:
-    from explorer import userdata
+    from explorer.core import userfiles
 
     path = tmp_path / "prompt.txt"
     if content == "dir":
         path = tmp_path
     elif content == "big":
-        monkeypatch.setattr(userdata, "MAX_TEXT_BYTES", 10)
+        monkeypatch.setattr(userfiles, "MAX_TEXT_BYTES", 10)
         path.write_bytes(b"x" * 11)
     elif content is not None:
         path.write_bytes(content)

@@ -1,4 +1,4 @@
-"""explorer.colbert.compression: packed b-bit residuals, exact decoding, bytes and the one storage ratio."""
+"""explorer.tasks.colbert.compression: packed b-bit residuals, exact decoding, bytes and the one storage ratio."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.colbert import compression as cc
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks.colbert import compression as cc
 
 
 def _clusters(n_per: int = 40, k: int = 4, dim: int = 16, seed: int = 0) -> torch.Tensor:

@@ -1,18 +1,18 @@
-"""explorer.colbert.encoder: which checkpoint serves ColBERT, its input format, the labelled stand-in, cut texts."""
+"""explorer.tasks.colbert.encoder: which checkpoint serves ColBERT, its input format, the labelled stand-in, cut texts."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from explorer import colbert as cb
-from explorer.errors import ExplorerError
-from explorer.notices import Notice
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.tasks import colbert as cb
 
 
 @pytest.fixture(scope="module")
 def bundled():
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     return load_model("sentence-bert")
 
@@ -45,7 +45,7 @@ def test_stand_in_is_labelled(bundled) -> None:
 
 
 def test_colbert_checkpoint_uses_projection_and_input_format(colbert_dir) -> None:
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     enc = cb.make_encoder(load_model(str(colbert_dir)))
     assert not enc.stand_in and enc.projection.shape == (128, 32) and enc.label.startswith("ColBERT (")
@@ -62,7 +62,7 @@ def test_colbert_checkpoint_uses_projection_and_input_format(colbert_dir) -> Non
 def test_a_projection_of_the_wrong_width_is_refused(tmp_path) -> None:
     from safetensors.torch import save_file
 
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     path = _tiny_colbert(tmp_path / "bad", projection=False)
     save_file({"linear.weight": torch.randn(128, 64)}, str(path / "colbert_linear.safetensors"))
@@ -89,7 +89,7 @@ def test_read_projection_without_a_path_or_file(tmp_path) -> None:
 
 
 def test_long_texts_are_reported_cut(colbert_dir) -> None:
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     enc = cb.make_encoder(load_model(str(colbert_dir)))
     notes = cb.truncation_notices(enc, "a question " * 20, ("short doc", "word " * 300))

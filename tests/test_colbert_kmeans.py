@@ -1,4 +1,4 @@
-"""explorer.colbert.kmeans: seeded spherical k-means and ColBERTv2's number of centroids."""
+"""explorer.tasks.colbert.kmeans: seeded spherical k-means and ColBERTv2's number of centroids."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.colbert.kmeans import default_k, kmeans
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.tasks.colbert.kmeans import default_k, kmeans
 
 
 def _clusters(n_per: int = 40, k: int = 4, dim: int = 16, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

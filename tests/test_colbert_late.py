@@ -1,4 +1,4 @@
-"""explorer.colbert.late: MaxSim, rank statistics, the ranking next to the bi-encoder's."""
+"""explorer.tasks.colbert.late: MaxSim, rank statistics, the ranking next to the bi-encoder's."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import colbert as cb
-from explorer.errors import ExplorerError
-from explorer.notices import Notice
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.tasks import colbert as cb
 
 DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A kitten sleeps on a rug.",
         "Paris is the capital of France.", "Dogs bark at night."]
@@ -20,7 +20,7 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 
 @pytest.fixture(scope="module")
 def bundled():
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     return load_model("sentence-bert")
 

@@ -1,4 +1,4 @@
-"""explorer.colbert.study: one codec per bit width on a collection; storage and score change reported."""
+"""explorer.tasks.colbert.study: one codec per bit width on a collection; storage and score change reported."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer import colbert as cb
+from explorer.tasks import colbert as cb
 
 DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A kitten sleeps on a rug.",
         "Paris is the capital of France.", "Dogs bark at night."]
@@ -14,7 +14,7 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 
 @pytest.fixture(scope="module")
 def study():
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     return cb.compression_study(cb.make_encoder(load_model("sentence-bert")), "Where is the Eiffel Tower?", DOCS, k=8)
 

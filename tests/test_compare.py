@@ -1,11 +1,11 @@
-"""explorer.compare: several variants side by side, rows equal to each one's own analysis."""
+"""explorer.architecture.compare: several variants side by side, rows equal to each one's own analysis."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer import analysis, compare
-from explorer.errors import ExplorerError
+from explorer.architecture import analysis, compare
+from explorer.core.errors import ExplorerError
 
 
 def test_rows_match_the_single_analyses_and_duplicates_collapse() -> None:
@@ -36,7 +36,8 @@ def test_bad_input() -> None:
 
 
 def test_rows_carry_the_pretraining_budget_one_type_per_column():
-    from explorer import budgets, compare
+    from explorer.architecture import compare
+    from explorer.papers import budgets
 
     result = compare.compare(["bert-base", "albert-base"], seq_len=128)
     bert, albert = result.rows
@@ -55,7 +56,7 @@ def _arrow_table(rows):
 
 def test_every_catalog_variant_summary_has_one_type_per_column() -> None:
     """Layers were 12 for BERT but "6+6" for T5 in the same column: every /compare load logged ArrowInvalid."""
-    from explorer import build, catalog
+    from explorer.architecture import build, catalog
 
     summaries = [compare.config_summary(build.make_config(key)) for key in catalog.keys()]
     _arrow_table(summaries)
@@ -74,6 +75,6 @@ def test_a_table_of_every_family_converts_to_arrow() -> None:
 
 @pytest.mark.slow
 def test_the_whole_catalog_compared_converts_to_arrow() -> None:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     _arrow_table(compare.compare(catalog.keys(), seq_len=128, lengths=(512,)).rows)

@@ -1,4 +1,4 @@
-"""explorer.components: every parameter gets one category, and the categories sum to the total."""
+"""explorer.architecture.components: every parameter gets one category, and the categories sum to the total."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from explorer import analysis, catalog, components
+from explorer.architecture import analysis, catalog, components
 
 
 @functools.cache

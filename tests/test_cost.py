@@ -1,8 +1,8 @@
-"""explorer.cost: per-token FLOPs (Kaplan et al.) and attention memory against sequence length."""
+"""explorer.architecture.cost: per-token FLOPs (Kaplan et al.) and attention memory against sequence length."""
 
 from __future__ import annotations
 
-from explorer import build, catalog, cost
+from explorer.architecture import build, catalog, cost
 
 
 def _config(key: str):

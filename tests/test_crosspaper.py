@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import crosspaper, results
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.papers import crosspaper, results
 
 
 def _row(records, model, paper_part, split="test"):

@@ -1,4 +1,4 @@
-"""explorer.custom_models: Sentence-BERT, ColBERT, FastBERT, SpanBERT, StructBERT, ELECTRA pair, BERT2BERT run."""
+"""explorer.architecture.custom_models: Sentence-BERT, ColBERT, FastBERT, SpanBERT, StructBERT, ELECTRA pair, BERT2BERT run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertConfig, ElectraConfig
 
-from explorer import build, custom_models
+from explorer.architecture import build, custom_models
 
 TINY = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
             max_position_embeddings=64)

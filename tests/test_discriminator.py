@@ -1,4 +1,4 @@
-"""explorer.discriminator: ELECTRA's generator corrupts, the discriminator scores every token."""
+"""explorer.tasks.discriminator: ELECTRA's generator corrupts, the discriminator scores every token."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import discriminator as dsc
-from explorer.errors import ExplorerError
-from explorer.loading import load_model
-from explorer.offload import input_device
+from explorer.core.errors import ExplorerError
+from explorer.runtime.loading import load_model
+from explorer.runtime.offload import input_device
+from explorer.tasks import discriminator as dsc
 from tests.tiny_models import save_tiny
 
 

@@ -1,4 +1,4 @@
-"""explorer.doctor and ``python -m explorer doctor``: the report's shape (golden), sizes, fenced paths."""
+"""explorer.runtime.doctor and ``python -m explorer doctor``: the report's shape (golden), sizes, fenced paths."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from explorer import doctor
 from explorer.cli import main
+from explorer.runtime import doctor
 
 
 def _paths(obj: Any, prefix: str = "") -> set[str]:
@@ -34,7 +34,7 @@ def test_json_shape_matches_golden(golden, capsys) -> None:
 
 
 def test_auto_is_what_placement_picks() -> None:
-    from explorer import placement
+    from explorer.runtime import placement
 
     d = doctor.diagnose(sizes=False)
     device, dtype = placement.AUTO.resolve()

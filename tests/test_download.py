@@ -1,4 +1,4 @@
-"""explorer.download: no published checkpoint, network failure in one line, progress, bugs stay bugs."""
+"""explorer.runtime.download: no published checkpoint, network failure in one line, progress, bugs stay bugs."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer import download as dl
-from explorer import weights
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import download as dl
+from explorer.runtime import weights
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 

@@ -1,11 +1,11 @@
-"""explorer.fence: on a shared server typed paths reach only the allowed roots, and say nothing else."""
+"""explorer.runtime.fence: on a shared server typed paths reach only the allowed roots, and say nothing else."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer import fence, weights
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import fence, weights
 
 
 @pytest.fixture

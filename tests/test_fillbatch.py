@@ -1,4 +1,4 @@
-"""explorer.fillbatch: many prompts at once equal the one-prompt path and transformers' pipeline; order, lines, limits."""
+"""explorer.tasks.fillbatch: many prompts at once equal the one-prompt path and transformers' pipeline; order, lines, limits."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import fillbatch as fb
-from explorer import fillmask as fm
-from explorer.errors import ExplorerError
-from explorer.loading import load_model
+from explorer.core.errors import ExplorerError
+from explorer.runtime.loading import load_model
+from explorer.tasks import fillbatch as fb
+from explorer.tasks import fillmask as fm
 from tests.peaked_models import save_peaked
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 
@@ -31,7 +31,7 @@ PROMPTS = [
 @pytest.fixture(autouse=True)
 def _on_the_cpu(monkeypatch):
     """These tests are about float32 results: pin the CPU even where a GPU would be picked (bf16 there)."""
-    from explorer import loading
+    from explorer.runtime import loading
 
     monkeypatch.setattr(loading, "best_device", lambda: "cpu")
 
@@ -244,7 +244,7 @@ def test_on_cuda_equals_the_pipeline_and_the_cpu(dirs) -> None:
 def test_a_model_streamed_from_disk_answers_the_same(dirs, tmp_path) -> None:
     import dataclasses
 
-    from explorer.offload import load_offloaded
+    from explorer.runtime.offload import load_offloaded
 
     whole = _lm(dirs, "bert")
     spread = load_offloaded(dirs["bert"], "masked-lm", tmp_path / "offload", max_memory={"cpu": 600_000})

@@ -1,4 +1,4 @@
-"""explorer.fillmask: equality with pipeline("fill-mask"), mask-only head, bad input, side by side, threads."""
+"""explorer.tasks.fillmask: equality with pipeline("fill-mask"), mask-only head, bad input, side by side, threads."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import fillmask as fm
-from explorer import modelcache
-from explorer.errors import ExplorerError
-from explorer.loading import load_model, roberta_tokenizer
+from explorer.core.errors import ExplorerError
+from explorer.runtime import modelcache
+from explorer.runtime.loading import load_model, roberta_tokenizer
+from explorer.tasks import fillmask as fm
 from explorer.tokenization import load_tokenizer
 from tests.tiny_models import save_tiny
 
@@ -204,7 +204,7 @@ def test_the_page_offers_the_bundled_decoder_first() -> None:
 def test_default_models_are_the_decoder_and_the_masked_lms_on_disk(tmp_path, monkeypatch) -> None:
     import shutil
 
-    from explorer import weights
+    from explorer.runtime import weights
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
     assert fm.default_models(str(tmp_path / "none")) == ["gemma3-270m", "bert-base"]  # a masked LM to compare
@@ -215,6 +215,6 @@ def test_default_models_are_the_decoder_and_the_masked_lms_on_disk(tmp_path, mon
 
 
 def test_presets_include_the_course_probing_sentence():
-    from explorer.fillmask import PRESETS
+    from explorer.tasks.fillmask import PRESETS
 
     assert "Stanford University is located in [MASK]." in PRESETS["course probes"]

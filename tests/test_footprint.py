@@ -1,11 +1,12 @@
-"""explorer.footprint: a request's models are taken while they fit its memory budget; the others are named."""
+"""explorer.runtime.footprint: a request's models are taken while they fit its memory budget; the others are named."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer import cancel, fillmask, footprint, modelcache
-from explorer.cancel import CancelToken, RequestBudget
+from explorer.runtime import cancel, footprint, modelcache
+from explorer.runtime.cancel import CancelToken, RequestBudget
+from explorer.tasks import fillmask
 
 GB = 2**30
 

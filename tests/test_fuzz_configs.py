@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer import build, catalog
+from explorer.architecture import build, catalog
 from explorer.cli import main
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from tests.conftest import FIGURES
 
 KEYS = [k for k in catalog.keys() if catalog.get_variant(k).head in build.STANDARD_HEADS]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.generation import DecodingSettings, generate
-from explorer.generation.beam import BeamDecoder
-from explorer.generation.prompt import encode_prompt
-from explorer.offload import input_device
+from explorer.runtime.offload import input_device
+from explorer.tasks.generation import DecodingSettings, generate
+from explorer.tasks.generation.beam import BeamDecoder
+from explorer.tasks.generation.prompt import encode_prompt
 from tests.tiny_gemma import load_tiny_gemma
 
 PROMPTS = ["The cat sat on the mat and then", "Once upon a time", "1, 2, 3,"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.generation import DecodingSettings, generate
-from explorer.generation.decoder import TokenDecoder
-from explorer.generation.prompt import encode_prompt
-from explorer.offload import input_device
+from explorer.runtime.offload import input_device
+from explorer.tasks.generation import DecodingSettings, generate
+from explorer.tasks.generation.decoder import TokenDecoder
+from explorer.tasks.generation.prompt import encode_prompt
 from tests.tiny_gemma import load_tiny_gemma
 
 PROMPT = "The cat sat on the mat and then"
@@ -108,7 +108,7 @@ def test_each_step_records_the_model_probability_and_alternatives(tiny) -> None:
 
 @pytest.mark.slow
 def test_real_gemma_greedy_equals_generate() -> None:
-    from explorer.generation import load_decoder
+    from explorer.tasks.generation import load_decoder
 
     loaded = load_decoder("gemma3-270m")
     ours = generate(loaded, "The capital of France is", DecodingSettings("greedy", max_new_tokens=5))

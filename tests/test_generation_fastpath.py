@@ -7,9 +7,9 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, StaticCache
 
-from explorer.generation import DecodingSettings
-from explorer.generation.decoder import TokenDecoder
-from explorer.generation.fastpath import make_cache, step_call, uses_cuda_graphs
+from explorer.tasks.generation import DecodingSettings
+from explorer.tasks.generation.decoder import TokenDecoder
+from explorer.tasks.generation.fastpath import make_cache, step_call, uses_cuda_graphs
 from tests.tiny_gemma import load_tiny_gemma
 
 PROMPT = "The cat sat on the mat and then"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.errors import ExplorerError
-from explorer.generation.nexttoken import forward_last, next_token, output_is_input_embedding
+from explorer.core.errors import ExplorerError
+from explorer.tasks.generation.nexttoken import forward_last, next_token, output_is_input_embedding
 from tests.tiny_gemma import load_tiny_gemma, tiny_gemma_config
 
 
@@ -63,7 +63,7 @@ def test_json_keys_and_truncation_notice(tiny) -> None:
 
 @pytest.mark.slow
 def test_real_gemma_predicts_france_and_ties_its_output_layer() -> None:
-    from explorer.generation import load_decoder
+    from explorer.tasks.generation import load_decoder
 
     loaded = load_decoder("gemma3-270m")  # converts once per machine, then loads from the models cache
     result = next_token(loaded, "Paris is the capital of", 5)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.errors import ExplorerError
-from explorer.generation.prompt import MAX_PROMPT_CHARS, context_limit, encode_prompt
+from explorer.core.errors import ExplorerError
+from explorer.tasks.generation.prompt import MAX_PROMPT_CHARS, context_limit, encode_prompt
 from explorer.tokenization import load_tokenizer
 
 

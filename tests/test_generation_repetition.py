@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer.generation.repetition import distinct_n, repeated_share, repetition_curve
+from explorer.tasks.generation.repetition import distinct_n, repeated_share, repetition_curve
 
 
 def test_a_loop_is_repetitive_and_fresh_text_is_not() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.errors import ExplorerError
-from explorer.generation import STRATEGIES, DecodingSettings, compare, generate, start
+from explorer.core.errors import ExplorerError
+from explorer.tasks.generation import STRATEGIES, DecodingSettings, compare, generate, start
 from tests.tiny_gemma import load_tiny_gemma
 
 

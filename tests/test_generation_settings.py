@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from explorer.errors import ExplorerError
-from explorer.generation.settings import MAX_BEAMS, MAX_NEW_TOKENS, DecodingSettings, logits_processors
+from explorer.core.errors import ExplorerError
+from explorer.tasks.generation.settings import MAX_BEAMS, MAX_NEW_TOKENS, DecodingSettings, logits_processors
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from explorer.generation.steps import Step, eos_ids, make_step, step_table
+from explorer.tasks.generation.steps import Step, eos_ids, make_step, step_table
 from explorer.tokenization import load_tokenizer
 
 

@@ -1,4 +1,4 @@
-"""explorer.infill: T5 sentinels and BART <mask> infilling on tiny models saved locally."""
+"""explorer.tasks.infill: T5 sentinels and BART <mask> infilling on tiny models saved locally."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from explorer import infill
-from explorer.errors import ExplorerError
-from explorer.loading import load_model
+from explorer.core.errors import ExplorerError
+from explorer.runtime.loading import load_model
+from explorer.tasks import infill
 from tests.tiny_models import save_tiny
 
 
@@ -130,7 +130,7 @@ def test_run_refuses_a_bad_prompt_before_loading() -> None:
 
 
 def test_run_loads_and_reports_the_device(tiny) -> None:
-    from explorer.loading import best_device
+    from explorer.runtime.loading import best_device
 
     res = infill.run(str(tiny["t5"]), "The ___ walks.", max_new_tokens=3)
     assert res.family == "t5" and res.device == best_device() and res.to_dict()["device"] == best_device()
@@ -146,7 +146,7 @@ def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
 
 
 def test_infill_keys_are_the_bundled_decoder_then_t5_and_bart_variants() -> None:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     keys = infill.infill_keys()
     assert keys[0] == "gemma3-270m" and {"t5-small", "bart-base"} <= set(keys)
@@ -181,7 +181,7 @@ def test_a_decoder_fills_several_token_spans_ranked_by_the_whole_text(gemma_dir)
 
 
 def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> None:
-    from explorer.causal import fill
+    from explorer.tasks.causal import fill
 
     seen = []
     real = fill.causal_fill
@@ -193,7 +193,7 @@ def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> Non
 def test_default_models_are_the_ready_ones(monkeypatch, tmp_path, tiny) -> None:
     import shutil
 
-    from explorer import weights
+    from explorer.runtime import weights
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
     shutil.copytree(tiny["t5"], tmp_path / "models" / "t5-small")

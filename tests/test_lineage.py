@@ -7,8 +7,8 @@ import dataclasses
 import networkx as nx
 import pytest
 
-from explorer import catalog, lineage
-from explorer.errors import ExplorerError
+from explorer.architecture import catalog, lineage
+from explorer.core.errors import ExplorerError
 
 
 def test_graph_is_a_dag_over_the_whole_catalog():

@@ -1,4 +1,4 @@
-"""explorer.loading: safety checks, device fallback, random mode, the shared LRU cache."""
+"""explorer.runtime.loading: safety checks, device fallback, random mode, the shared LRU cache."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import loading, modelcache, placement
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import loading, modelcache, placement
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -51,7 +51,7 @@ def test_electra_discriminator_and_roberta(models) -> None:
 
 
 def test_bundled_minilm_base_but_no_mlm_head() -> None:
-    from explorer.weights import BUNDLED_HUB_ID
+    from explorer.runtime.weights import BUNDLED_HUB_ID
 
     lm = loading.load_model(BUNDLED_HUB_ID)
     assert lm.source == "bundled" and type(lm.model).__name__ == "BertModel" and len(lm.tokenizer) == 30522
@@ -130,11 +130,11 @@ def test_missing_weights_for_key_names_how_to_get_them(monkeypatch) -> None:
 def test_random_weights_are_labelled_and_reproducible(monkeypatch) -> None:
     from transformers import BertConfig
 
-    import explorer.build
+    import explorer.architecture.build
 
     patch_catalog(monkeypatch, fake_variant("tiny-bert", "bert", "org/tiny-bert"))
     small = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
-    monkeypatch.setattr(explorer.build, "make_config", lambda key: BertConfig(vocab_size=100, **small))
+    monkeypatch.setattr(explorer.architecture.build, "make_config", lambda key: BertConfig(vocab_size=100, **small))
     a = loading.load_model("tiny-bert", "masked-lm", random_weights=True)
     assert a.untrained and a.path is None and not a.model.training
     assert a.model.config.vocab_size == len(a.tokenizer)  # grown to the shipped tokenizer
@@ -232,8 +232,8 @@ def test_programming_errors_are_not_turned_into_advice(models, monkeypatch) -> N
 def test_random_weights_over_the_memory_budget_are_refused_before_allocating(monkeypatch) -> None:
     import resource
 
-    from explorer import loading
-    from explorer.errors import ExplorerError
+    from explorer.core.errors import ExplorerError
+    from explorer.runtime import loading
 
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "4")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -245,8 +245,8 @@ def test_random_weights_over_the_memory_budget_are_refused_before_allocating(mon
 def test_checkpoint_over_the_budget_and_offload_cap_is_refused_from_its_headers(monkeypatch, tmp_path) -> None:
     """Over the budget, a checkpoint is offloaded (tests/test_offload.py); beyond offload's hard cap too,
     the budget's message remains, with why offloading cannot help."""
-    from explorer import loading, offload
-    from explorer.errors import ExplorerError
+    from explorer.core.errors import ExplorerError
+    from explorer.runtime import loading, offload
     from tests.tiny_models import save_tiny
 
     path = save_tiny("bert", tmp_path / "tiny")
@@ -257,8 +257,8 @@ def test_checkpoint_over_the_budget_and_offload_cap_is_refused_from_its_headers(
 
 
 def test_pickled_checkpoint_over_the_memory_budget_is_refused_not_offloaded(monkeypatch, tmp_path) -> None:
-    from explorer import loading
-    from explorer.errors import ExplorerError
+    from explorer.core.errors import ExplorerError
+    from explorer.runtime import loading
 
     path = save_tiny("bert", tmp_path / "tiny", bin_only=True)
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.000001")

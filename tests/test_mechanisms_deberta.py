@@ -1,4 +1,4 @@
-"""explorer.mechanisms.deberta: the three disentangled terms add up to the model's own attention."""
+"""explorer.papers.mechanisms.deberta: the three disentangled terms add up to the model's own attention."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import functools
 import numpy as np
 import pytest
 
-from explorer.errors import ExplorerError
-from explorer.mechanisms import deberta
+from explorer.core.errors import ExplorerError
+from explorer.papers.mechanisms import deberta
 
 
 @functools.cache
@@ -82,7 +82,7 @@ def test_v1_clamps_instead_of_bucketing() -> None:
 
 
 def test_stand_in_tokenizers_are_the_catalogs():
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     assert {k: catalog.get_variant(k).tokenizer for k in deberta.SUPPORTED} == deberta.STAND_IN
     assert deberta.STAND_IN["deberta-v3-base"] == "t5"  # one stand-in app-wide (was bert-base-uncased here)

@@ -1,4 +1,4 @@
-"""explorer.mechanisms.distillation: every loss equals a hand computation in numpy from the same tensors."""
+"""explorer.papers.mechanisms.distillation: every loss equals a hand computation in numpy from the same tensors."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import functools
 import numpy as np
 import pytest
 
-from explorer.errors import ExplorerError
-from explorer.mechanisms import distillation as d
+from explorer.core.errors import ExplorerError
+from explorer.papers.mechanisms import distillation as d
 
 TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 

@@ -1,12 +1,12 @@
-"""explorer.mechanisms.text2text: exact token layouts of T5 tasks, CTRL control codes and M2M-100 languages."""
+"""explorer.papers.mechanisms.text2text: exact token layouts of T5 tasks, CTRL control codes and M2M-100 languages."""
 
 from __future__ import annotations
 
 import pytest
 from transformers.models.ctrl.tokenization_ctrl import CONTROL_CODES
 
-from explorer.errors import ExplorerError
-from explorer.mechanisms import text2text as tt
+from explorer.core.errors import ExplorerError
+from explorer.papers.mechanisms import text2text as tt
 from explorer.tokenization import load_tokenizer
 
 

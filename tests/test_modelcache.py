@@ -1,4 +1,4 @@
-"""explorer.modelcache: least recently used out under a memory budget, one lock per key."""
+"""explorer.runtime.modelcache: least recently used out under a memory budget, one lock per key."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from explorer import modelcache
+from explorer.runtime import modelcache
 
 
 @pytest.fixture(autouse=True)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import fence, infill, modelkind, qa
 from explorer.cli import main
-from explorer.errors import ExplorerError
-from explorer.fillmask import fill_mask
-from explorer.generation import load_decoder
+from explorer.core.errors import ExplorerError
+from explorer.runtime import fence, modelkind
+from explorer.tasks import infill, qa
+from explorer.tasks.fillmask import fill_mask
+from explorer.tasks.generation import load_decoder
 from tests.tiny_gemma import save_tiny_gemma
 from tests.tiny_models import save_tiny
 
@@ -114,7 +115,7 @@ def test_a_checkpoint_missing_its_head_weights_is_shown_without_its_path(fenced,
     shutil.copytree(d["bert-base"], broken, dirs_exist_ok=True)
     config = json.loads((broken / "config.json").read_text())
     (broken / "config.json").write_text(json.dumps({**config, "architectures": ["BertForMaskedLM"]}))
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     with pytest.raises(ExplorerError) as err:
         load_model(str(broken), "masked-lm")

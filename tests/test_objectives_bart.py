@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.objectives import STRATEGIES, run
 from explorer.objectives.bart import compose, text_infilling
 from explorer.objectives.mlm import epoch_rng

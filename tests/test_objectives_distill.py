@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.objectives import distill as d
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.objectives import STRATEGIES, run
 from explorer.objectives.base import MaskedLMResult, SentencePairResult, Seq2SeqResult, Vocab, is_special
 from explorer.objectives.spans import t5_reconstruct

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.objectives import text
 
 

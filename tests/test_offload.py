@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.build import BUILD_LOCK
-from explorer.errors import ExplorerError
-from explorer.offload import budget, load_offloaded
+from explorer.architecture.build import BUILD_LOCK
+from explorer.core.errors import ExplorerError
+from explorer.runtime.offload import budget, load_offloaded
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ X = torch.tensor([[0, 5, 9, 200, 17, 3, 3, 8]])  # (1, T) longer than the slidin
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
     """An empty model cache and an explorer cache dir of the test's own (offload folders go there)."""
-    from explorer import modelcache
+    from explorer.runtime import modelcache
 
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
@@ -68,14 +68,14 @@ def fresh(monkeypatch, tmp_path):
 
 
 def _logits(lm) -> torch.Tensor:
-    from explorer.offload import input_device
+    from explorer.runtime.offload import input_device
 
     with torch.inference_mode():
         return lm.model(input_ids=X.to(input_device(lm.model))).logits.float().cpu()
 
 
 def _normal_load(path, monkeypatch):
-    from explorer import loading, modelcache
+    from explorer.runtime import loading, modelcache
 
     monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
     modelcache.clear_cache()
@@ -88,7 +88,7 @@ def _normal_load(path, monkeypatch):
 
 
 def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, monkeypatch, tmp_path):
-    from explorer import loading
+    from explorer.runtime import loading
     from tests.tiny_gemma import save_tiny_gemma
 
     path = save_tiny_gemma(tmp_path / "gemma")  # ~1.6M parameters: ~7 MB as float32 with the overhead
@@ -105,12 +105,12 @@ def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, 
     assert whole is not lm and not whole.notices
     assert torch.allclose(spread, _logits(whole), atol=1e-5)
     # everything on disk: model.device is "meta", yet the fill-in scorer and the next-token view run
-    from explorer.causal.scoring import PrefixScorer, naive_scores
-    from explorer.generation.nexttoken import forward_last
+    from explorer.tasks.causal.scoring import PrefixScorer, naive_scores
+    from explorer.tasks.generation.nexttoken import forward_last
 
     ids = lm.tokenizer("The cat sat on the")["input_ids"]
     assert lm.model.device.type == "meta"
-    from explorer.modelcache import model_bytes
+    from explorer.runtime.modelcache import model_bytes
 
     assert model_bytes(lm.model) < model_bytes(whole.model) / 10  # the cache counts what is in memory
     scorer = PrefixScorer(lm.model, ids[:3])
@@ -121,7 +121,7 @@ def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, 
 
 
 def test_over_the_budget_splits_cpu_and_disk_and_says_so(fresh, checkpoint, monkeypatch):
-    from explorer import loading
+    from explorer.runtime import loading
     from explorer.tokenization import load_tokenizer
 
     load_tokenizer("gpt2").save_pretrained(checkpoint)  # load_model wants a tokenizer; X uses ids < 256 only
@@ -133,7 +133,7 @@ def test_over_the_budget_splits_cpu_and_disk_and_says_so(fresh, checkpoint, monk
 
 
 def test_within_the_budget_loads_as_before(fresh, tmp_path):
-    from explorer import loading
+    from explorer.runtime import loading
     from tests.tiny_gemma import save_tiny_gemma
 
     lm = loading.load_model(str(save_tiny_gemma(tmp_path / "gemma")), "causal-lm", device="cpu")
@@ -142,7 +142,7 @@ def test_within_the_budget_loads_as_before(fresh, tmp_path):
 
 
 def test_over_the_budget_and_not_offloadable_is_refused_with_why(fresh, monkeypatch, tmp_path):
-    from explorer import loading, offload
+    from explorer.runtime import loading, offload
     from tests.tiny_gemma import save_tiny_gemma
 
     path = save_tiny_gemma(tmp_path / "gemma")
@@ -162,7 +162,7 @@ def test_over_the_budget_and_not_offloadable_is_refused_with_why(fresh, monkeypa
 
 
 def test_summary_lists_gpus_then_cpu_then_disk():
-    from explorer.offload import Offloaded
+    from explorer.runtime.offload import Offloaded
 
     mixed = Offloaded(torch.nn.Identity(), {"a": "cpu", "b": "disk", "c": "disk", "d": "0"}, "x")
     assert mixed.summary() == "1 part on GPU 0, 1 part on the CPU, 2 parts streamed from disk (slow)"
@@ -172,7 +172,7 @@ def test_summary_lists_gpus_then_cpu_then_disk():
 
 
 def test_offload_folders_are_per_checkpoint_task_and_dtype(fresh, checkpoint):
-    from explorer.offload import offload_dir_for
+    from explorer.runtime.offload import offload_dir_for
 
     a = offload_dir_for(checkpoint, "causal-lm", torch.float32)
     assert a.parent == fresh / "offload" and a == offload_dir_for(checkpoint, "causal-lm", torch.float32)
@@ -181,7 +181,7 @@ def test_offload_folders_are_per_checkpoint_task_and_dtype(fresh, checkpoint):
 
 
 def test_offloaded_load_honours_the_chosen_dtype(fresh, checkpoint, monkeypatch):
-    from explorer import loading
+    from explorer.runtime import loading
     from explorer.tokenization import load_tokenizer
 
     load_tokenizer("gpt2").save_pretrained(checkpoint)

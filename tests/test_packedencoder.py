@@ -1,4 +1,4 @@
-"""explorer.packedencoder: a BERT run on packed tokens equals the padded model, on both linear kernels."""
+"""explorer.tasks.packedencoder: a BERT run on packed tokens equals the padded model, on both linear kernels."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 import transformers as tf
 
-from explorer import packedencoder as pe
-from explorer.similarity import mean_pool
+from explorer.tasks import packedencoder as pe
+from explorer.tasks.similarity import mean_pool
 
 BATCH = [[101, 7592, 2088, 102], [101, 102], [101, 2023, 2003, 1037, 2146, 6251, 1012, 102], [101, 1037, 102]]
 

@@ -8,7 +8,7 @@ from explorer import patterns as P
 
 
 def _cfg(key: str) -> dict:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     return catalog.variant_config(key)
 
@@ -28,7 +28,7 @@ def test_gpt_neo_and_gpt3_alternate_global_and_local_layers() -> None:
 
 
 def test_max_positions_uses_the_shared_position_offset() -> None:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     for key, offset in (("roberta-base", 2), ("longformer", 2), ("bert-base", 0), ("bigbird-pegasus", 0)):
         cfg = _cfg(key)
@@ -45,7 +45,7 @@ def test_head_dim_and_layers_read_every_spelling() -> None:
 
 
 def test_self_attention_spec_follows_bigbird_and_refuses_unknown_attention() -> None:
-    from explorer.errors import ExplorerError
+    from explorer.core.errors import ExplorerError
 
     cfg = {"hidden_size": 768, "num_attention_heads": 12, "block_size": 64, "num_random_blocks": 3}
     assert P.self_attention_spec("block-sparse", cfg, 0, 704, (), 0, 1)[0] == "full (short-input fallback)"
@@ -59,7 +59,8 @@ def test_self_attention_spec_follows_bigbird_and_refuses_unknown_attention() -> 
 
 
 def test_gemma3_local_and_global_layers_come_from_its_layer_types() -> None:
-    from explorer import catalog, patterns
+    from explorer import patterns
+    from explorer.architecture import catalog
 
     cfg = catalog.variant_config("gemma3-270m")
     kinds = patterns.alternating_layers(cfg)

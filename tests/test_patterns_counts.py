@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer import patterns as P
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 
 FAST = settings(max_examples=40, deadline=None)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer import patterns as P
-from explorer.errors import ExplorerError
-from explorer.modeltypes import bigbird_falls_back
+from explorer.architecture.modeltypes import bigbird_falls_back
+from explorer.core.errors import ExplorerError
 
 
 def test_bigbird_fallback_rule_matches_transformers() -> None:

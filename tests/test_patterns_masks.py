@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from explorer import patterns as P
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])

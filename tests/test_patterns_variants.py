@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from explorer import patterns as P
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 
 
 def _cfg(key: str) -> dict:
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     return catalog.variant_config(key)
 

@@ -1,4 +1,4 @@
-"""explorer.persist: atomic writes; a killed writer or a corrupt file leaves a usable cache."""
+"""explorer.core.persist: atomic writes; a killed writer or a corrupt file leaves a usable cache."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from explorer import persist
+from explorer.core import persist
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +37,7 @@ def test_absent_or_corrupt_file_is_an_empty_cache_and_the_next_save_recovers(_ca
 
 def test_writer_killed_mid_write_leaves_the_previous_state(_cache) -> None:
     persist.save("counts", {"old": 1})
-    code = ("import os, time, json, explorer.persist as p\n"
+    code = ("import os, time, json, explorer.core.persist as p\n"
             "real = json.dump\n"
             "def slow(data, f):\n"
             "    f.write('{\"half\": '); f.flush(); print('writing', flush=True); time.sleep(60)\n"

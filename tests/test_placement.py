@@ -1,4 +1,4 @@
-"""explorer.placement: the device/dtype choice, and that load_model really honours it (bf16 on the CPU)."""
+"""explorer.runtime.placement: the device/dtype choice, and that load_model really honours it (bf16 on the CPU)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import loading, modelcache, placement
-from explorer.errors import ExplorerError
-from explorer.placement import Placement
+from explorer.core.errors import ExplorerError
+from explorer.runtime import loading, modelcache, placement
+from explorer.runtime.placement import Placement
 from tests.tiny_models import save_tiny
 
 
@@ -108,7 +108,7 @@ def test_bf16_choice_changes_the_loaded_model_and_the_cache_key(bert) -> None:
 
 
 def test_bf16_random_weights_and_results_still_make_sense(bert) -> None:
-    from explorer.fillmask import fill_mask
+    from explorer.tasks.fillmask import fill_mask
 
     lm = loading.load_model("bert-base", "masked-lm", random_weights=True, device="cpu", dtype="bfloat16")
     assert lm.untrained and next(lm.model.parameters()).dtype == torch.bfloat16

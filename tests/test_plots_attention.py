@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from explorer import attention as A
 from explorer.plots import attention as P
+from explorer.tasks import attention as A
 
 
 def _view(n: int = 6, tokens: tuple[str, ...] | None = None, seed: int = 0) -> A.ViewMatrix:
@@ -85,7 +85,7 @@ def test_model_grid_colour_bar_is_labelled_in_real_weights() -> None:
 
 
 def test_untrained_titles_use_the_shared_label() -> None:
-    from explorer.labels import UNTRAINED
+    from explorer.core.labels import UNTRAINED
 
     view = _view()
     assert P.head_heatmap(view, untrained=True).layout.title.text.endswith(UNTRAINED)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer import discriminator as dsc
-from explorer import fillmask as fm
-from explorer.loading import load_model
 from explorer.plots import fillmask as plots
+from explorer.runtime.loading import load_model
+from explorer.tasks import discriminator as dsc
+from explorer.tasks import fillmask as fm
 from tests.tiny_models import save_tiny
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from explorer.generation.nexttoken import Candidate, NextToken
-from explorer.generation.run import Generation
-from explorer.generation.settings import DecodingSettings
-from explorer.generation.steps import Alternative, Step
 from explorer.plots.generation import next_token_figure, repetition_figure, tokens_figure
+from explorer.tasks.generation.nexttoken import Candidate, NextToken
+from explorer.tasks.generation.run import Generation
+from explorer.tasks.generation.settings import DecodingSettings
+from explorer.tasks.generation.steps import Alternative, Step
 
 
 def _gen(strategy: str, tokens: list[tuple[str, int, float]]) -> Generation:

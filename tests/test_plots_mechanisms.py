@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from explorer.mechanisms import deberta, distillation, text2text
+from explorer.papers.mechanisms import deberta, distillation, text2text
 from explorer.plots import mechanisms as plots
 
 TEXT = "The <b>cat</b> sat on the mat."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer import catalog, lineage
+from explorer.architecture import catalog, lineage
 from explorer.plots import overview as plots
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer import results, speed
+from explorer.papers import results, speed
 from explorer.plots import results as plots
 
 
@@ -27,7 +27,7 @@ def test_speed_figure_puts_the_paper_beside_the_measurement():
 
 
 def test_glue_figure_has_a_trace_per_split_and_only_reported_cells():
-    from explorer import crosspaper
+    from explorer.papers import crosspaper
 
     records = crosspaper.glue_view()
     fig = plots.glue_figure(records, "CoLA")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from explorer.colbert import (
+from explorer.core.labels import UNTRAINED
+from explorer.plots import similarity as plots
+from explorer.tasks.colbert import (
     BitsReport,
     CompressionStudy,
     MaxSim,
@@ -13,9 +15,7 @@ from explorer.colbert import (
     fp16_bytes,
     storage_ratio,
 )
-from explorer.labels import UNTRAINED
-from explorer.plots import similarity as plots
-from explorer.similarity import SearchHit, SearchResult, SimilarityResult
+from explorer.tasks.similarity import SearchHit, SearchResult, SimilarityResult
 
 SENTS = ("<b>bold</b> text", "A plain sentence", "<b>bold</b> text ")  # two share a label once shortened
 

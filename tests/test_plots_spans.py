@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from explorer.infill import Segment
-from explorer.labels import UNTRAINED
+from explorer.core.labels import UNTRAINED
 from explorer.plots import spans as plots
-from explorer.qa import QAResult
+from explorer.tasks.infill import Segment
+from explorer.tasks.qa import QAResult
 
 
 def test_segments_markdown_escapes_and_numbers_spans() -> None:

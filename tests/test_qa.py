@@ -1,4 +1,4 @@
-"""explorer.qa: extractive QA equals transformers' SQuAD post-processing, windows, bad input, threads."""
+"""explorer.tasks.qa: extractive QA equals transformers' SQuAD post-processing, windows, bad input, threads."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import qa
-from explorer.errors import ExplorerError
-from explorer.loading import load_model
+from explorer.core.errors import ExplorerError
+from explorer.runtime.loading import load_model
+from explorer.tasks import qa
 from tests.tiny_models import save_tiny
 
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was built from 1887 to 1889 "
@@ -25,7 +25,7 @@ def _reference(loaded, enc, w: int, max_len: int):
     """The SQuAD post-processing transformers ships (select_starts_ends), as the old QA pipeline used it."""
     from transformers.pipelines.document_question_answering import select_starts_ends
 
-    from explorer.offload import input_device
+    from explorer.runtime.offload import input_device
 
     names = [n for n in loaded.tokenizer.model_input_names if n in enc]
     with torch.inference_mode():
@@ -81,7 +81,7 @@ def test_qa_roberta_tokenizer_offsets(tmp_path) -> None:
     """RoBERTa: byte-level BPE, question and context separated by </s></s>; offsets must still map back."""
     import transformers as tf
 
-    from explorer.loading import roberta_tokenizer
+    from explorer.runtime.loading import roberta_tokenizer
     from tests.tiny_models import SMALL
 
     tok = roberta_tokenizer()
@@ -129,7 +129,7 @@ def test_ask_checks_input_before_loading_and_random_mode_maps_hub_ids(monkeypatc
     with pytest.raises(ExplorerError, match="question is empty"):
         qa.ask("/no/such/dir", "", CONTEXT)  # refused before the missing directory is noticed
     asked = []
-    monkeypatch.setattr("explorer.loading.load_model", lambda spec, task, **kw: asked.append((spec, task, kw)))
+    monkeypatch.setattr("explorer.runtime.loading.load_model", lambda spec, task, **kw: asked.append((spec, task, kw)))
     qa.load("deepset/roberta-base-squad2", random_weights=True)
     assert asked == [("roberta-base", "question-answering",
                       {"random_weights": True, "device": None, "dtype": None, "purpose": "Question answering"})]
@@ -150,7 +150,7 @@ def test_a_catalog_decoder_answers_generatively(monkeypatch, tmp_path) -> None:
 
     tiny_decoder = load_tiny_gemma(tmp_path / "gemma")
     asked = []
-    monkeypatch.setattr("explorer.loading.load_model",
+    monkeypatch.setattr("explorer.runtime.loading.load_model",
                         lambda spec, task, **kw: asked.append((spec, task)) or tiny_decoder)
     res = qa.ask("gemma3-270m", "Where did the cat sit?", "The cat sat on the mat.")
     assert asked == [("gemma3-270m", "causal-lm")] and res.kind == "generative"

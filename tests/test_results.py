@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from explorer import catalog, results
-from explorer.errors import ExplorerError
+from explorer.architecture import catalog
+from explorer.core.errors import ExplorerError
+from explorer.papers import results
 from tests.conftest import REFERENCE
 
 SHARED = REFERENCE / "results"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import scaling
+from explorer.papers import scaling
 from explorer.plots import scaling as plots
 
 

@@ -1,4 +1,4 @@
-"""explorer.similarity: line cleaning, mean pooling, equality with sentence-transformers, notices."""
+"""explorer.tasks.similarity: line cleaning, mean pooling, equality with sentence-transformers, notices."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import similarity as sim
-from explorer.errors import ExplorerError
-from explorer.notices import Notice
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.tasks import similarity as sim
 
 SENTENCES = [
     "A man is eating food.",
@@ -29,7 +29,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def bundled():
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
 
     torch.set_num_threads(2)
     # float32 on the CPU, as the sentence-transformers reference below (tests/gpu/test_similarity.py: per device)
@@ -142,7 +142,7 @@ def test_encode_restores_the_order_of_a_shuffled_list(bundled) -> None:
 
 
 def test_packed_path_equals_the_padded_model(bundled, monkeypatch) -> None:
-    from explorer import packedencoder
+    from explorer.tasks import packedencoder
 
     assert packedencoder.supports(bundled.model)
     packed = sim.encode(bundled, SENTENCES, batch_size=4)
@@ -195,7 +195,7 @@ def test_search_refuses_bad_query(bundled, query: str) -> None:
 
 
 def test_encoder_decoder_is_refused(tmp_path) -> None:
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
     from tests.tiny_models import save_tiny
 
     loaded = load_model(str(save_tiny("t5", tmp_path / "t5")), "base")

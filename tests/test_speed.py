@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from explorer import speed
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.papers import speed
 
 
 def test_schedule_alternates_models_round_by_round():
@@ -64,7 +64,7 @@ def test_a_model_too_big_for_memory_is_refused_before_building(monkeypatch):
 
 def test_measure_runs_two_tiny_real_models(monkeypatch):
     # tiny configs stand in for the published ones so the test builds in milliseconds
-    from explorer import build
+    from explorer.architecture import build
 
     real = build.make_config
 

@@ -16,13 +16,13 @@ import re
 import pytest
 import torch
 
-from explorer import attention, colbert, infill, qa, similarity
-from explorer.causal.fill import causal_fill
-from explorer.errors import ExplorerError
-from explorer.fillmask import fill_one
-from explorer.generation import DecodingSettings, encode_prompt, next_token, start
-from explorer.generation.prompt import context_limit
-from explorer.loading import load_model
+from explorer.core.errors import ExplorerError
+from explorer.runtime.loading import load_model
+from explorer.tasks import attention, colbert, infill, qa, similarity
+from explorer.tasks.causal.fill import causal_fill
+from explorer.tasks.fillmask import fill_one
+from explorer.tasks.generation import DecodingSettings, encode_prompt, next_token, start
+from explorer.tasks.generation.prompt import context_limit
 from explorer.tokenization import load_tokenizer
 from tests.tiny_gemma import load_tiny_gemma
 from tests.tiny_models import save_tiny
@@ -135,7 +135,7 @@ def test_decoder_span_infilling_of_special_tokens_is_capped(gemma) -> None:
 
 
 def test_generative_qa_context_of_special_tokens_is_capped(gemma) -> None:
-    from explorer.causal.answer import answer_question
+    from explorer.tasks.causal.answer import answer_question
 
     with fed_lengths(gemma.model) as seen:
         res = answer_question(gemma, "What is it?", EOT * 3000)
@@ -186,7 +186,7 @@ def test_attention_of_special_tokens_only_is_a_message_and_mixed_text_is_capped(
 
 
 def test_similarity_of_special_tokens_reads_at_most_the_limit(tiny, monkeypatch) -> None:
-    from explorer import packedencoder
+    from explorer.tasks import packedencoder
 
     lm = load_model(str(tiny["bert-base"]))
     packed: list[int] = []  # MiniLM-like encoders run packed (no model.forward): record each sentence's ids

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.tokenization.registry import (
     TOKENIZER_DIR,
     TOKENIZERS,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.tokenization.registry import TOKENIZERS
 from explorer.tokenization.specials import FAMILIES, family_tokens, mask_token, special_tokens
 from explorer.tokenization.split import tokenize

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.tokenization.registry import TOKENIZERS, load_tokenizer
 from explorer.tokenization.split import MAX_CHARS, check_text, compare, tokenize
 from explorer.tokenization.table import PRESETS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.notices import Notice
+from explorer.core.notices import Notice
 from explorer.tokenization.registry import TOKENIZERS
 from explorer.tokenization.specials import FAMILIES, family_tokens
 from explorer.tokenization.split import compare, tokenize

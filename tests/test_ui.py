@@ -41,7 +41,7 @@ def test_url_selection_is_clipped_to_the_widget_limit() -> None:
     assert not at.exception
     assert at.multiselect(key="m").value == ["bert-base", "gpt2", "t5-small", "roberta-base"]
     at2 = AppTest.from_function(app)
-    from explorer import catalog
+    from explorer.architecture import catalog
 
     at2.query_params["models"] = ",".join(catalog.keys()[:20])
     at2.run()

@@ -1,10 +1,10 @@
-"""explorer.units: human-readable counts and bytes."""
+"""explorer.core.units: human-readable counts and bytes."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer.units import human, human_bytes
+from explorer.core.units import human, human_bytes
 
 
 @pytest.mark.parametrize("n, text", [(0, "0"), (999, "999"), (1_000, "1K"), (109_482_240, "109M"),

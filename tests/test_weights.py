@@ -1,4 +1,4 @@
-"""explorer.weights: resolution order, layouts, statuses, and the one explicit download."""
+"""explorer.runtime.weights: resolution order, layouts, statuses, and the one explicit download."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer import fence, weights
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import fence, weights
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -121,7 +121,7 @@ def test_relative_directory_name(catalog, monkeypatch, tmp_path: Path, tiny_bert
 
 @pytest.mark.parametrize("text", ["x " * 25_000, "a" * 300, "a\0b"])
 def test_impossible_typed_paths_are_a_clear_error_not_an_oserror(text: str) -> None:
-    from explorer.errors import ExplorerError
+    from explorer.core.errors import ExplorerError
 
     with pytest.raises(ExplorerError, match="cannot exist"):
         weights.locate(text)

@@ -1,4 +1,4 @@
-"""explorer.workers: at most N model jobs at once, FIFO order, busy message after the timeout, re-entrant."""
+"""explorer.runtime.workers: at most N model jobs at once, FIFO order, busy message after the timeout, re-entrant."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from explorer import workers
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.runtime import workers
 
 
 def _run_jobs(n_jobs: int, hold: float) -> tuple[int, list[int]]:
@@ -119,7 +119,7 @@ def test_busy_message_says_behind_how_many(monkeypatch) -> None:
 
 
 def test_queued_runs_under_a_token_with_the_apps_probe(monkeypatch) -> None:
-    from explorer import cancel
+    from explorer.runtime import cancel
 
     monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "30")
     alive = [True]
@@ -144,7 +144,7 @@ def test_queued_runs_under_a_token_with_the_apps_probe(monkeypatch) -> None:
 
 
 def test_a_stopped_request_frees_its_worker_for_the_next(monkeypatch) -> None:
-    from explorer import cancel
+    from explorer.runtime import cancel
 
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
     monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "0.3")

@@ -3,7 +3,7 @@
 Three layers (two sliding-window layers of 4 tokens, one global), 32 wide, GPT-2's shipped
 byte-level BPE as its vocabulary: the same code paths as Gemma 3 270M in well under a second.
 
-    path = save_tiny_gemma(tmp_path / "gemma")        # then explorer.loading.load_model(str(path), "causal-lm")
+    path = save_tiny_gemma(tmp_path / "gemma")        # then explorer.runtime.loading.load_model(str(path), "causal-lm")
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def save_tiny_gemma(directory: Path, eos_token_id: int | None = None) -> Path:
     """
     from transformers import Gemma3ForCausalLM
 
-    from explorer.build import BUILD_LOCK
+    from explorer.architecture.build import BUILD_LOCK
     from explorer.tokenization import load_tokenizer
 
     tok = load_tokenizer("gpt2")
@@ -52,7 +52,7 @@ def save_tiny_gemma(directory: Path, eos_token_id: int | None = None) -> Path:
 def load_tiny_gemma(directory: Path, eos_token_id: int | None = None, device: str | None = None):
     """Save (if needed) and load through the app's loader: a ``LoadedModel`` on ``device`` (None: the
     app's choice, CUDA in half precision on a GPU machine; "cpu" for tests of float32 numbers)."""
-    from explorer import loading
+    from explorer.runtime import loading
 
     if not (directory / "config.json").exists():
         save_tiny_gemma(directory, eos_token_id)

@@ -2,7 +2,7 @@
 
 Every function builds a 2-layer, 32-wide model (well under a second), saves model +
 tokenizer into ``directory`` and returns it, so tests go through the real loading code
-(``explorer.loading.load_model(str(directory), task)``) with no network. Other engineers'
+(``explorer.runtime.loading.load_model(str(directory), task)``) with no network. Other engineers'
 tests import these: keep the names and signatures stable.
 
     save_tiny("bert", tmp_path / "bert")           # BertForMaskedLM + bert-base-uncased WordPiece
@@ -28,7 +28,7 @@ def _bert_tok():
 
 
 def _roberta_tok():
-    from explorer.loading import roberta_tokenizer
+    from explorer.runtime.loading import roberta_tokenizer
 
     return roberta_tokenizer()
 
@@ -118,9 +118,9 @@ def fake_variant(key: str, model_type: str = "bert", hub_id: str | None = None,
 
 
 def patch_catalog(monkeypatch, *variants) -> None:
-    """Make ``explorer.catalog`` serve exactly these variants (tests independent of assets)."""
-    from explorer import catalog
-    from explorer.errors import ExplorerError
+    """Make ``explorer.architecture.catalog`` serve exactly these variants (tests independent of assets)."""
+    from explorer.architecture import catalog
+    from explorer.core.errors import ExplorerError
 
     table = {v.key: v for v in variants}
 

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.errors import ECHO_CHARS, ExplorerError, shorten
+from explorer.core.errors import ECHO_CHARS, ExplorerError, shorten
 
-if TYPE_CHECKING:  # explorer.placement imports torch: only commands that run a model pay for it
-    from explorer.placement import Placement
+if TYPE_CHECKING:  # explorer.runtime.placement imports torch: only commands that run a model pay for it
+    from explorer.runtime.placement import Placement
 
 __all__ = ["AREAS", "add_placement", "build_parser", "print_json", "check_utf8", "placement_of",
            "read_stdin", "read_text_file", "main"]
@@ -56,9 +56,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _choice(what: str):
-    """argparse ``type=`` for --device / --dtype: the name checked by explorer.placement (one line, exit 2)."""
+    """argparse ``type=`` for --device / --dtype: the name checked by explorer.runtime.placement (one line, exit 2)."""
     def check(text: str) -> str:
-        from explorer.placement import Placement
+        from explorer.runtime.placement import Placement
 
         try:
             chosen = Placement.parse(text, None) if what == "device" else Placement.parse(None, text)
@@ -82,7 +82,7 @@ def add_placement(parser: argparse.ArgumentParser) -> None:
 
 def placement_of(args: argparse.Namespace) -> Placement:
     """The command's device/dtype choice, checked against this machine (a missing GPU: one line, exit 2)."""
-    from explorer.placement import Placement
+    from explorer.runtime.placement import Placement
 
     chosen = Placement.parse(getattr(args, "device", None), getattr(args, "dtype", None))
     chosen.resolve()  # "cuda is not available here: ..." before any model is loaded
@@ -109,23 +109,23 @@ def check_utf8(args: argparse.Namespace) -> None:
 
 
 def read_stdin(what: str = "Standard input") -> str:
-    """Standard input as text: at most ``userdata.MAX_TEXT_BYTES`` read (``< /dev/zero`` stops there), UTF-8."""
-    from explorer import userdata
+    """Standard input as text: at most ``userfiles.MAX_TEXT_BYTES`` read (``< /dev/zero`` stops there), UTF-8."""
+    from explorer.core import userfiles
 
     binary = getattr(sys.stdin, "buffer", None)
     if binary is None:  # already text (a test's StringIO, an embedding host): bound the characters instead
-        text = sys.stdin.read(userdata.MAX_TEXT_BYTES + 1)
-        if len(text) > userdata.MAX_TEXT_BYTES:
-            raise ExplorerError(f"{what} is larger than {userdata.MAX_TEXT_BYTES:,} characters: use a smaller file.")
+        text = sys.stdin.read(userfiles.MAX_TEXT_BYTES + 1)
+        if len(text) > userfiles.MAX_TEXT_BYTES:
+            raise ExplorerError(f"{what} is larger than {userfiles.MAX_TEXT_BYTES:,} characters: use a smaller file.")
         return text
-    return userdata.decode_text(userdata.read_limited(binary, userdata.MAX_TEXT_BYTES, what), what)
+    return userfiles.decode_text(userfiles.read_limited(binary, userfiles.MAX_TEXT_BYTES, what), what)
 
 
 def read_text_file(path: str | Path, what: str) -> str:
     """A text file named on the command line: size-limited before reading, UTF-8."""
-    from explorer import userdata
+    from explorer.core import userfiles
 
-    return userdata.decode_text(userdata.read_path(path, userdata.MAX_TEXT_BYTES, what), what)
+    return userfiles.decode_text(userfiles.read_path(path, userfiles.MAX_TEXT_BYTES, what), what)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from explorer.cli import print_json
 from explorer.cli.argtypes import number
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 
 if TYPE_CHECKING:
-    from explorer import analysis
+    from explorer.architecture import analysis
 
 # The library is imported inside each command: torch/transformers cost seconds to import,
 # and `python -m explorer mask ...` should not pay for them.
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from explorer import catalog, census
+    from explorer.architecture import catalog, census
 
     rows = []
     counts = census.catalog_params()
@@ -63,7 +63,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _analyse(target: str, seq_len: int, share: bool) -> analysis.Analysis:
-    from explorer import analysis, build, userdata
+    from explorer.architecture import analysis, build
+    from explorer.core import userfiles
 
     if seq_len < 1 or seq_len > MAX_SEQ_LEN:
         raise ExplorerError(f"--seq-len must be between 1 and {MAX_SEQ_LEN:,} (got {seq_len}).")
@@ -75,7 +76,7 @@ def _analyse(target: str, seq_len: int, share: bool) -> analysis.Analysis:
     if target.endswith(".json") or is_file:
         if not is_file:
             raise ExplorerError(f"No such file: {shorten(target)}. Give a catalog key or the path of a config.json.")
-        data = userdata.read_path(path, userdata.MAX_CONFIG_BYTES, "That config.json")  # size checked before reading
+        data = userfiles.read_path(path, userfiles.MAX_CONFIG_BYTES, "That config.json")  # size checked before reading
         config = build.parse_config_json(data)
         return analysis.analyse_config(config, name=path.stem, seq_len=seq_len, share_layers=share)
     return analysis.analyse_variant(target, seq_len=seq_len, share_layers=share)
@@ -86,7 +87,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
-    from explorer.anatomy import text_tree
+    from explorer.architecture.anatomy import text_tree
 
     print(text_tree(result.tree, args.depth))
     for category, n in result.components.items():
@@ -123,7 +124,7 @@ def write_csv(rows: list[dict[str, object]]) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from explorer import compare
+    from explorer.architecture import compare
 
     result = compare.compare(args.keys, seq_len=args.seq_len)
     if args.json:

@@ -7,7 +7,7 @@ an empty file refused.
 
 Every numeric option of every command goes through :func:`number` (or :func:`seed`), so a negative
 seed, NaN, infinity, ``1e-45`` or a 20-digit count never reaches numpy or torch as a traceback.
-Echoed values are cut (:func:`explorer.errors.shorten`).
+Echoed values are cut (:func:`explorer.core.errors.shorten`).
 
 argparse puts "argument --top-p: " in front of each message.
 
@@ -25,7 +25,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from explorer.errors import shorten
+from explorer.core.errors import shorten
 
 __all__ = ["SEED_MAX", "number", "read_source", "seed", "text_source"]
 
@@ -78,7 +78,7 @@ def read_source(args: argparse.Namespace, name: str = "text") -> str | None:
     if path is None:
         return getattr(args, name.replace("-", "_"))
     from explorer.cli import read_text_file
-    from explorer.errors import ExplorerError
+    from explorer.core.errors import ExplorerError
 
     text = read_text_file(path, f"--{name}-file")
     if not text.strip():

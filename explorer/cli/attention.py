@@ -15,13 +15,13 @@ import functools
 from pathlib import Path
 
 from explorer.cli import add_placement, placement_of
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
-    from explorer.attention import MAX_TOKENS, VIEWS
     from explorer.cli.argtypes import number, text_source
+    from explorer.tasks.attention import MAX_TOKENS, VIEWS
 
     p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
     p.add_argument("--model", required=True, help="catalog key (sentence-bert is bundled) or a model directory")
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="zoom the printed matrix to tokens START:END")
     # The device's ceiling is checked in cmd_attention (it depends on --device); here only the absolute range.
     p.add_argument("--max-tokens", type=number(int, 2, 1_000_000), default=MAX_TOKENS,
-                   help=f"truncate to this many (CPU: <= {MAX_TOKENS}; a GPU takes more, see explorer.limits)")
+                   help=f"truncate to this many (CPU: <= {MAX_TOKENS}; a GPU takes more, see explorer.runtime.limits)")
     p.add_argument("--block", action="store_true", help="print --layer/--head as a block-averaged map (<= 256 a side)")
     p.add_argument("--zoom", type=_zoom, default=None, metavar="Q0:Q1[,K0:K1]",
                    help="print --layer/--head at full resolution for these queries (and keys; default the same)")
@@ -66,8 +66,8 @@ def _zoom(text: str) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
     """The bounded views: block map, zoom, query row (``None`` when none was asked for)."""
-    from explorer import attention
-    from explorer.attention import detail
+    from explorer.tasks import attention
+    from explorer.tasks.attention import detail
 
     if not (args.block or args.zoom or args.query is not None):
         return None
@@ -89,7 +89,7 @@ def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
 
 def _rerun(args: argparse.Namespace, text: str, layer: int, head: int, rows: tuple[int, int],
            cols: tuple[int, int] | None):
-    from explorer import attention
+    from explorer.tasks import attention
 
     return attention.load_detail(args.model, text, layer=layer, head=head, rows=rows, cols=cols,
                                  target=args.target, max_tokens=args.max_tokens,
@@ -105,8 +105,9 @@ def _rounded(cells) -> list:
 
 def cmd_attention(args: argparse.Namespace) -> int:
     """Extract, then print the summary (and the selected matrix) as JSON or text."""
-    from explorer import attention, limits
     from explorer.cli import print_json
+    from explorer.runtime import limits
+    from explorer.tasks import attention
 
     placement = placement_of(args)
     ceiling = limits.attention_ceiling(limits.device_facts(placement.resolve()[0]))
@@ -140,7 +141,7 @@ def cmd_attention(args: argparse.Namespace) -> int:
 
 
 def _side(maps, token_range: tuple[int, int] | None) -> int:
-    from explorer.attention import clamp_range
+    from explorer.tasks.attention import clamp_range
 
     start, end = clamp_range(token_range, len(maps.tokens))
     return end - start

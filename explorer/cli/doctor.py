@@ -1,7 +1,7 @@
 """CLI: ``python -m explorer doctor [--json]``: devices, versions, what ``auto`` picks, bundled models, caches.
 
     python -m explorer doctor            # a short report to read
-    python -m explorer doctor --json     # the same as JSON (explorer.doctor.Diagnosis.to_dict)
+    python -m explorer doctor --json     # the same as JSON (explorer.runtime.doctor.Diagnosis.to_dict)
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _lines(d: dict[str, Any]) -> list[str]:
 
 def _doctor(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
-    from explorer.doctor import diagnose
+    from explorer.runtime.doctor import diagnose
 
     report = diagnose(args.models_dir, sizes=not args.no_sizes).to_dict()
     if args.json:

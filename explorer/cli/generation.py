@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from explorer.cli import add_placement, placement_of
-from explorer.generation.settings import STRATEGIES
+from explorer.tasks.generation.settings import STRATEGIES
 
 
 def _progress(fraction: float, what: str) -> None:
@@ -28,7 +28,7 @@ def _notes(texts: list[str]) -> None:
 def _generate(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
     from explorer.cli.argtypes import read_source
-    from explorer.generation import DecodingSettings, generate, load_decoder
+    from explorer.tasks.generation import DecodingSettings, generate, load_decoder
 
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated()  # bad knobs fail before loading
@@ -52,7 +52,7 @@ def _generate(args: argparse.Namespace) -> int:
 def _next_token(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
     from explorer.cli.argtypes import read_source
-    from explorer.generation import load_decoder, next_token
+    from explorer.tasks.generation import load_decoder, next_token
 
     text = read_source(args)  # a bad file fails before the model loads
     loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",
@@ -72,7 +72,7 @@ def _next_token(args: argparse.Namespace) -> int:
 
 def _table_rows(text: str) -> int:
     from explorer.cli.argtypes import number
-    from explorer.generation.nexttoken import MAX_TABLE  # imports torch: only when the option is used
+    from explorer.tasks.generation.nexttoken import MAX_TABLE  # imports torch: only when the option is used
 
     return int(number(int, 1, MAX_TABLE)(text))
 
@@ -89,7 +89,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     from explorer.cli.argtypes import number, seed
-    from explorer.generation.settings import (
+    from explorer.tasks.generation.settings import (
         MAX_BEAMS,
         MAX_NEW_TOKENS,
         MAX_TEMPERATURE,

@@ -14,13 +14,13 @@ import sys
 
 from explorer.cli import add_placement, placement_of
 from explorer.cli.argtypes import number
-from explorer.errors import shorten
+from explorer.core.errors import shorten
 
 __all__ = ["register"]
 
 
 def _fill_mask(args: argparse.Namespace) -> int:
-    from explorer.fillmask import fill_mask
+    from explorer.tasks.fillmask import fill_mask
 
     specs = [s for s in (args.models or "").split(",") if s.strip()]
     if args.text_file is not None:
@@ -37,7 +37,7 @@ def _fill_mask(args: argparse.Namespace) -> int:
 def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
     """One prompt per line of ``--text-file`` (``-``: standard input), batched; JSON: a list in input order."""
     from explorer.cli import print_json, read_stdin, read_text_file
-    from explorer.fillbatch import MAX_FILE_PROMPTS, fill_mask_many, refuse_binary
+    from explorer.tasks.fillbatch import MAX_FILE_PROMPTS, fill_mask_many, refuse_binary
 
     text = read_stdin("--text-file -") if args.text_file == "-" else read_text_file(args.text_file, "--text-file")
     text = refuse_binary(text, "--text-file")
@@ -81,7 +81,7 @@ def _print_fill(result, as_json: bool) -> None:
 
 def _download(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
-    from explorer.download import download
+    from explorer.runtime.download import download
 
     def progress(fraction: float, what: str) -> None:
         print(f"{fraction:6.1%}  {what}", file=sys.stderr)
@@ -92,9 +92,9 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from explorer import weights
     from explorer.cli import print_json
-    from explorer.loading import best_device
+    from explorer.runtime import weights
+    from explorer.runtime.loading import best_device
 
     rows = weights.status_all(args.models_dir)
     if args.json:
@@ -111,7 +111,7 @@ def _models(args: argparse.Namespace) -> int:
 
 def _prepare(args: argparse.Namespace) -> int:
     from explorer.cli import print_json
-    from explorer.warmup import prepare
+    from explorer.runtime.warmup import prepare
 
     def progress(fraction: float, what: str) -> None:
         print(f"{fraction:6.1%}  {what}", file=sys.stderr, flush=True)
@@ -126,7 +126,9 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _decoder_tokens(text: str) -> int:
-    from explorer.causal.fill import MAX_ANSWER_TOKENS  # the library's cap, read when the option is used
+    from explorer.tasks.causal.fill import (
+        MAX_ANSWER_TOKENS,  # the library's cap, read when the option is used
+    )
 
     return int(number(int, 1, MAX_ANSWER_TOKENS)(text))
 

@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _result(args: argparse.Namespace) -> dict[str, Any]:
-    from explorer.mechanisms import deberta, distillation, text2text
+    from explorer.papers.mechanisms import deberta, distillation, text2text
 
     if args.mechanism == "deberta":
         return deberta.split_attention(args.key, args.text, **placement_of(args).kwargs()).to_dict()

@@ -12,7 +12,7 @@ import argparse
 
 from explorer.cli import print_json
 from explorer.cli.argtypes import number, seed
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 
 
 def _list(as_json: bool) -> int:

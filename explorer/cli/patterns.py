@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def cmd_pattern(args: argparse.Namespace) -> int:
     """Print the pattern's kind and closed-form costs (and optional checks / curve)."""
     from explorer import patterns
     from explorer.cli import print_json
-    from explorer.userinput import parse_positions
+    from explorer.core.userinput import parse_positions
 
     if args.seq_len <= 0:
         raise ExplorerError(f"--seq-len must be a positive number of tokens, got {args.seq_len}.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from explorer import speed
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
+from explorer.papers import speed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from explorer import results
+    from explorer.papers import results
 
     rows = results.rows(args.benchmark)
     if args.json:
@@ -52,7 +52,7 @@ def _fmt(value: object) -> str:
 
 
 def cmd_budget(args: argparse.Namespace) -> int:
-    from explorer import budgets
+    from explorer.papers import budgets
 
     found = budgets.budgets(args.keys)
     if args.json:
@@ -66,7 +66,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
 
 
 def cmd_speed(args: argparse.Namespace) -> int:
-    from explorer.placement import caption
+    from explorer.runtime.placement import caption
 
     result = speed.measure(args.keys, seq_len=args.seq_len, runs=args.runs, threads=args.threads,
                            **placement_of(args).kwargs())

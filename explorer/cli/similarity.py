@@ -42,12 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_similarity(args: argparse.Namespace) -> int:
     """Embed the sentences (mean pooling, normalised) and print their cosine matrix."""
-    from explorer import similarity
     from explorer.cli import print_json
-    from explorer.errors import ExplorerError
-    from explorer.loading import load_model
-    from explorer.notices import texts
-    from explorer.placement import caption
+    from explorer.core.errors import ExplorerError
+    from explorer.core.notices import texts
+    from explorer.runtime.loading import load_model
+    from explorer.runtime.placement import caption
+    from explorer.tasks import similarity
 
     if args.batch_size < 1:
         raise ExplorerError(f"--batch-size must be at least 1, got {args.batch_size}.")
@@ -72,9 +72,9 @@ def cmd_similarity(args: argparse.Namespace) -> int:
 
 def cmd_colbert(args: argparse.Namespace) -> int:
     """MaxSim ranking of the sentences (ColBERT, or the labelled stand-in) beside the bi-encoder's cosine."""
-    from explorer import colbert, similarity
     from explorer.cli import print_json
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
+    from explorer.tasks import colbert, similarity
 
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
     where = placement_of(args).kwargs()

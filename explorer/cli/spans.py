@@ -3,8 +3,8 @@
     python -m explorer infill --model gemma3-270m --text "Thank you ___ me to your party ___ week." --json
     python -m explorer qa --model gemma3-270m --question "When was it built?" --context-file tower.txt --json
 
-``infill`` fills every ``___`` with a decoder, T5 or BART (:func:`explorer.infill.run`); ``qa`` answers
-with a decoder (generative) or a SQuAD reader (extractive, :func:`explorer.qa.ask`). Bad input is
+``infill`` fills every ``___`` with a decoder, T5 or BART (:func:`explorer.tasks.infill.run`); ``qa`` answers
+with a decoder (generative) or a SQuAD reader (extractive, :func:`explorer.tasks.qa.ask`). Bad input is
 refused before any model loads.
 """
 
@@ -49,9 +49,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def cmd_infill(args: argparse.Namespace) -> int:
     """Fill the blanks and print the filled text (JSON: the page's whole result)."""
-    from explorer import infill
     from explorer.cli import print_json
     from explorer.cli.argtypes import read_source
+    from explorer.tasks import infill
 
     result = infill.run(args.model, read_source(args), args.max_new_tokens, args.random_weights, args.models_dir,
                         **placement_of(args).kwargs())
@@ -70,9 +70,9 @@ def cmd_infill(args: argparse.Namespace) -> int:
 
 def cmd_qa(args: argparse.Namespace) -> int:
     """Answer the question and print the answer with where it is in the context."""
-    from explorer import qa
     from explorer.cli import print_json
     from explorer.cli.argtypes import read_source
+    from explorer.tasks import qa
 
     context = read_source(args, "context")
     result = qa.ask(args.model, args.question, context, args.max_answer_len, args.random_weights, args.models_dir,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_tokenize", "register"]
 

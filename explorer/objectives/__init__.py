@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 from explorer.objectives import bart, decoding, electra, mlm, sentence, spans, xlm
 from explorer.objectives.base import ObjectiveResult, Option, Vocab
 

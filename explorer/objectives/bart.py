@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 from explorer.objectives.base import (
     NOT_SELECTED,
     SENTENCE_END,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 from explorer.objectives.base import SPECIAL, MaskedLMResult, Vocab, _lists, is_special
 
 __all__ = ["EXAMPLE_CONTEXT", "EXAMPLE_TABLE", "METHODS", "DecodingResult", "adjust", "bigram_table",

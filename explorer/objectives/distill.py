@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 from explorer.objectives.base import _lists
 
 __all__ = ["EXAMPLE_CONTEXT", "EXAMPLE_STUDENT", "EXAMPLE_TEACHER", "EXAMPLE_TOKENS", "EXAMPLE_TRUE",

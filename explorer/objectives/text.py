@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from explorer.core.userinput import require_text
 from explorer.objectives.base import Vocab, is_special
 from explorer.objectives.sentence import DISTRACTORS
-from explorer.userinput import require_text
 
 __all__ = ["EXAMPLE_TEXT", "EXAMPLE_TRANSLATION", "FRAMES", "MAX_CHARS", "MAX_TOKENS", "Prepared",
     "check_text", "pieces", "prepare", "vocab_for"]

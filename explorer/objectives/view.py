@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from explorer.notices import Notice
+from explorer.core.notices import Notice
 from explorer.objectives.base import MaskedLMResult, ObjectiveResult, SentencePairResult, is_special
 from explorer.objectives.electra import ElectraResult
 from explorer.objectives.spans import SpanMaskResult

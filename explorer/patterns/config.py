@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.errors import ExplorerError, shorten
-from explorer.modeltypes import RELATIVE_POSITION_TYPES, position_offset
+from explorer.architecture.modeltypes import RELATIVE_POSITION_TYPES, position_offset
+from explorer.core.errors import ExplorerError, shorten
 from explorer.patterns.kinds import (
     PatternSpec,
     block_sparse,
@@ -85,7 +85,7 @@ def max_positions(variant: Any, cfg: dict[str, Any], part: str = "encoder") -> i
     """Longest input the published model takes (None: relative positions, no hard limit).
 
     RoBERTa-style models keep rows of ``max_position_embeddings`` for their padding offset
-    (:func:`explorer.modeltypes.position_offset`); encoder-decoders may limit each side apart.
+    (:func:`explorer.architecture.modeltypes.position_offset`); encoder-decoders may limit each side apart.
     """
     if variant.model_type in RELATIVE_POSITION_TYPES:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.patterns.counts import nnz_closed_form
 from explorer.patterns.kinds import PatternSpec, effective_kind
 

@@ -13,7 +13,7 @@ Kinds (the rules follow the Hugging Face implementations):
 - ``block-sparse``: BigBird ITC. Blocks of ``block_size``; the first and last blocks are global,
   each other block row sees its 3 neighbouring blocks and ``num_random_blocks`` random blocks
   outside those. Inputs with ``T <= (5 + 2 r) * block_size`` fall back to full attention
-  (:func:`explorer.modeltypes.bigbird_falls_back`); other lengths are padded to a multiple of
+  (:func:`explorer.architecture.modeltypes.bigbird_falls_back`); other lengths are padded to a multiple of
   ``block_size`` and the mask is cropped back to ``T``.
 
 Every constructor validates its parameters and raises :class:`ExplorerError` with what to change.
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import ExplorerError, shorten
-from explorer.modeltypes import bigbird_falls_back
+from explorer.architecture.modeltypes import bigbird_falls_back
+from explorer.core.errors import ExplorerError, shorten
 
 __all__ = [
     "KINDS", "MAX_LEN", "PatternSpec", "block_sparse", "causal", "check_len", "cross", "effective_kind",

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
 from explorer.patterns.kinds import PatternSpec, effective_kind
 
 __all__ = [

@@ -8,9 +8,9 @@ import math
 import networkx as nx
 import plotly.graph_objects as go
 
-from explorer.anatomy import TreeNode
-from explorer.compare import Comparison
-from explorer.units import human
+from explorer.architecture.anatomy import TreeNode
+from explorer.architecture.compare import Comparison
+from explorer.core.units import human
 
 __all__ = ["HEAD_COLOUR", "PALETTE", "colour", "components_figure", "module_graph", "node_label",
     "params_log", "scaling", "stacked_components", "tree_figure", "tree_html"]

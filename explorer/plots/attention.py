@@ -24,7 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.attention import (
+from explorer.core.labels import untrained_suffix
+from explorer.tasks.attention import (
     AttentionMaps,
     ViewMatrix,
     bin_edges,
@@ -33,7 +34,6 @@ from explorer.attention import (
     quantize_uint8,
     self_attention_window,
 )
-from explorer.labels import untrained_suffix
 
 __all__ = ["GRID_CELL", "LINK_MAX_TOKENS", "head_heatmap", "link_view", "maps_grid", "model_grid",
            "payload_bytes", "token_labels", "tokens_per_cell"]

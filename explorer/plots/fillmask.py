@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.discriminator import ReplacedTokens
-from explorer.fillresult import ModelFill
-from explorer.labels import untrained_suffix
+from explorer.core.labels import untrained_suffix
+from explorer.tasks.discriminator import ReplacedTokens
+from explorer.tasks.fillresult import ModelFill
 
 __all__ = ["MAX_COLUMNS", "grid", "replaced_strip", "topk_figure"]
 

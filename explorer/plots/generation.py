@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from explorer.generation.nexttoken import NextToken
-from explorer.generation.run import Generation
-from explorer.labels import safe_label
+from explorer.core.labels import safe_label
+from explorer.tasks.generation.nexttoken import NextToken
+from explorer.tasks.generation.run import Generation
 
 __all__ = ["next_token_figure", "repetition_figure", "tokens_figure"]
 

@@ -1,6 +1,6 @@
 """Figures for long attention maps: one head's block map and one query's full-resolution row.
 
-Data in, plotly figure out. A block map has at most 256 x 256 cells (``explorer.attention.blocks``),
+Data in, plotly figure out. A block map has at most 256 x 256 cells (``explorer.tasks.attention.blocks``),
 so what travels stays bounded however long the text; axis labels name the token range of each block.
 
 >>> import numpy as np
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.labels import untrained_suffix
+from explorer.core.labels import untrained_suffix
 
 __all__ = ["block_heatmap", "block_labels", "query_row_figure"]
 

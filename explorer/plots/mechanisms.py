@@ -18,10 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.labels import untrained_suffix
-from explorer.mechanisms.deberta import DisentangledSplit
-from explorer.mechanisms.distillation import DISTILBERT_WEIGHTS, LayerwiseLoss, TripleLoss
-from explorer.mechanisms.text2text import Layout
+from explorer.core.labels import untrained_suffix
+from explorer.papers.mechanisms.deberta import DisentangledSplit
+from explorer.papers.mechanisms.distillation import DISTILBERT_WEIGHTS, LayerwiseLoss, TripleLoss
+from explorer.papers.mechanisms.text2text import Layout
 
 __all__ = ["ROLE_COLOURS", "bucket_chart", "deberta_terms", "layer_mapping", "layerwise_bars", "layout_strip",
            "temperature_chart", "token_labels", "triple_loss_bars"]

@@ -2,7 +2,7 @@
 
 Token strings are user text: every chip escapes them with ``html.escape`` and the HTML is
 only ever passed to ``st.html`` (which sanitises again); plotly labels go through
-``explorer.labels.safe_label`` because plotly interprets a subset of tags in labels.
+``explorer.core.labels.safe_label`` because plotly interprets a subset of tags in labels.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.labels import safe_label
+from explorer.core.labels import safe_label
 from explorer.objectives.base import is_special
 from explorer.objectives.decoding import DecodingResult
 from explorer.objectives.distill import DistillResult

@@ -11,8 +11,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from explorer.labels import safe_label
-from explorer.lineage import Lineage
+from explorer.architecture.lineage import Lineage
+from explorer.core.labels import safe_label
 
 __all__ = ["FAMILY_COLOURS", "lineage_figure", "params_by_date_figure"]
 

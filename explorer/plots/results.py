@@ -10,9 +10,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from explorer.labels import safe_label
-from explorer.results import Point
-from explorer.speed import Speed
+from explorer.core.labels import safe_label
+from explorer.papers.results import Point
+from explorer.papers.speed import Speed
 
 __all__ = ["AXES", "efficiency_figure", "glue_figure", "speed_figure"]
 

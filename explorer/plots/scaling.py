@@ -1,6 +1,6 @@
 """Figures of the scaling-law view: Kaplan's L(N) and L(D), and the Chinchilla (N, D) plane.
 
-Pure builders: placements in (:mod:`explorer.scaling`), plotly figures out.
+Pure builders: placements in (:mod:`explorer.papers.scaling`), plotly figures out.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer import scaling
-from explorer.labels import safe_label
-from explorer.scaling import Placement
+from explorer.core.labels import safe_label
+from explorer.papers import scaling
+from explorer.papers.scaling import Placement
 
 __all__ = ["chinchilla_figure", "kaplan_figure"]
 

@@ -1,8 +1,8 @@
 """Figures of the similarity area: cosine heatmap, search bars, MaxSim token matrix, rankings, compression.
 
 Data in, plotly figure out. Sentences and tokens are user text: plotly renders a subset of HTML in
-labels, so every label goes through :func:`explorer.labels.safe_label` and shows tags as typed.
-Random-weight results say so in the title (:data:`explorer.labels.UNTRAINED`).
+labels, so every label goes through :func:`explorer.core.labels.safe_label` and shows tags as typed.
+Random-weight results say so in the title (:data:`explorer.core.labels.UNTRAINED`).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.colbert import CompressionStudy, MaxSim, Ranking, fp16_bytes
-from explorer.labels import UNTRAINED, safe_label, untrained_suffix
-from explorer.similarity import SearchResult, SimilarityResult
+from explorer.core.labels import UNTRAINED, safe_label, untrained_suffix
+from explorer.tasks.colbert import CompressionStudy, MaxSim, Ranking, fp16_bytes
+from explorer.tasks.similarity import SearchResult, SimilarityResult
 
-# UNTRAINED and safe_label are re-exported (their home is explorer.labels): plots.spans imports them from here.
+# UNTRAINED and safe_label are re-exported (their home is explorer.core.labels): plots.spans imports them from here.
 __all__ = [
     "BLUE", "GREY", "ORANGE", "UNTRAINED", "compression_figure", "maxsim_heatmap", "ranking_slope", "safe_label",
     "search_bars", "similarity_heatmap",

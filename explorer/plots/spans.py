@@ -1,10 +1,10 @@
 """Figures and text renderings of the Spans & QA page: QA probability strip, highlighted infilling.
 
 User text never becomes HTML: plotly labels are escaped with ``safe_label`` and the highlighted
-infilling is Streamlit markdown built with ``explorer.labels.escape_markdown``, so tags, links,
+infilling is Streamlit markdown built with ``explorer.core.labels.escape_markdown``, so tags, links,
 emphasis, LaTeX and colour directives all show as typed.
 
->>> from explorer.infill import Segment
+>>> from explorer.tasks.infill import Segment
 >>> segments_markdown((Segment("I *like* ", None), Segment("tea", 0)))
 'I \\\\*like\\\\* :orange-background[**tea** \\\\[1\\\\]]'
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from explorer.infill import Segment
-from explorer.labels import escape_markdown, safe_label, untrained_suffix
+from explorer.core.labels import escape_markdown, safe_label, untrained_suffix
 from explorer.plots.similarity import BLUE, ORANGE
-from explorer.qa import QAResult
+from explorer.tasks.infill import Segment
+from explorer.tasks.qa import QAResult
 
 __all__ = ["SPAN_COLORS", "located_markdown", "qa_strip", "segments_markdown"]
 

@@ -34,7 +34,7 @@ from transformers import (
 )
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 
 __all__ = [
     "ENCODE_LOCK", "TOKENIZERS", "TOKENIZER_DIR", "TokenizerSpec", "VariantTokenizer", "get_spec",
@@ -167,7 +167,7 @@ def variant_tokenizers() -> list[VariantTokenizer]:
 
     A catalog entry naming a tokenizer that is not shipped is an error in assets/catalog.json.
     """
-    from explorer.catalog import load_catalog  # only this view needs the catalog
+    from explorer.architecture.catalog import load_catalog  # only this view needs the catalog
 
     rows = []
     for v in load_catalog().values():

@@ -20,7 +20,7 @@ from typing import Any
 from tokenizers.processors import RobertaProcessing
 
 from explorer import ASSETS
-from explorer.errors import ExplorerError, shorten
+from explorer.core.errors import ExplorerError, shorten
 from explorer.tokenization.registry import ENCODE_LOCK, TOKENIZERS, load_tokenizer
 
 __all__ = ["FAMILIES", "ROBERTA_FAMILY", "SpecialTokens", "family_tokens", "mask_token", "special_tokens"]

@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from explorer.errors import ExplorerError
+from explorer.core.errors import ExplorerError
+from explorer.core.userinput import require_text
 from explorer.tokenization.pieces import readable_piece
 from explorer.tokenization.registry import ENCODE_LOCK, get_spec, load_tokenizer, resolve_names
-from explorer.userinput import require_text
 
 __all__ = ["MAX_CHARS", "Tokenization", "check_text", "compare", "tokenize"]
 

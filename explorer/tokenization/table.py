@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from explorer.notices import Notice
+from explorer.core.notices import Notice
 from explorer.tokenization.registry import TOKENIZERS
 from explorer.tokenization.specials import FAMILIES
 from explorer.tokenization.split import Tokenization

@@ -15,9 +15,9 @@ pytestmark = pytest.mark.browser
 def converted() -> None:
     """Convert the bundled GGUF before the server needs it (a few minutes once per machine; the
     server shares the models cache), so page loads stay within the browser timeouts."""
-    from explorer import convert
+    from explorer.runtime import bundled
 
-    convert.ensure_converted()
+    bundled.ensure_converted()
 
 
 def test_typed_prompt_gives_real_tokens_and_steps(open_page) -> None:

@@ -7,9 +7,9 @@ A server of its own (so its memory is this test's alone), then:
    every session must see its own sentences and never another's, and no error box;
    beside them, one deliberately heavy request: the Decoding lab's beam search run to 60 tokens, which
    the server's time budget (``EXPLORER_REQUEST_SECONDS``, short here) stops with its tokens so far and a
-   "stopped after" warning, while the light sessions are served (explorer.cancel, explorer.workers);
+   "stopped after" warning, while the light sessions are served (explorer.runtime.cancel, explorer.runtime.workers);
 4. nobody presses "Free memory": once the sessions are gone and the models idle
-   (``EXPLORER_IDLE_EVICT_S``), the cache settles to its resident bound by itself (explorer.modelcache),
+   (``EXPLORER_IDLE_EVICT_S``), the cache settles to its resident bound by itself (explorer.runtime.modelcache),
    and the server's RSS must be within ``MARGIN`` of idle (10%, plus the resident bound);
 5. "Free memory" again: at least ``GIVEN_BACK`` (85%) of what the load added over idle must be given back
    (glibc keeps some freed pages in its per-thread arenas, so the absolute figure after depends on the machine:

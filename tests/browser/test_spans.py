@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.loading import best_device
+from explorer.runtime.loading import best_device
 from tests.browser.conftest import assert_clean, wait_idle
 from tests.tiny_models import save_tiny
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import torch
 
-from explorer.build import BUILD_LOCK
-from explorer.loading import LoadedModel
+from explorer.architecture.build import BUILD_LOCK
+from explorer.runtime.loading import LoadedModel
 
 TASKS = {"bert": "masked-lm", "roberta": "masked-lm", "distilbert-qa": "question-answering",
          "electra-generator": "masked-lm", "electra-discriminator": "electra-discriminator", "t5": "seq2seq",
@@ -68,7 +68,7 @@ def place(directory: Path, device: str, dtype: torch.dtype, kind: str) -> Loaded
     """The saved model on ``device`` in ``dtype``, as a LoadedModel (the library's functions take it)."""
     from transformers import AutoTokenizer
 
-    from explorer.offload import auto_class
+    from explorer.runtime.offload import auto_class
 
     task = TASKS[kind]
     with BUILD_LOCK:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.attention.extract import extract_attention
-from explorer.offload import input_device
+from explorer.runtime.offload import input_device
+from explorer.tasks.attention.extract import extract_attention
 from tests.gpu.conftest import AGREEMENT, CUDA_HALF, PLACES, TOLERANCE
 from tests.gpu.peaked import place
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import fillmask as fm
-from explorer.causal.fill import causal_fill
-from explorer.causal.scoring import PrefixScorer, naive_scores
+from explorer.tasks import fillmask as fm
+from explorer.tasks.causal.fill import causal_fill
+from explorer.tasks.causal.scoring import PrefixScorer, naive_scores
 from tests.gpu.conftest import PLACES, TOLERANCE
 from tests.gpu.peaked import place
 

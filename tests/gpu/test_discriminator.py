@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer import discriminator as dsc
-from explorer.offload import input_device
+from explorer.runtime.offload import input_device
+from explorer.tasks import discriminator as dsc
 from tests.gpu.conftest import PLACES, TOLERANCE
 from tests.gpu.peaked import place
 

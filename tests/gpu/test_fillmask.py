@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer import fillmask as fm
-from explorer.loading import device_dtype, load_model
+from explorer.runtime.loading import device_dtype, load_model
+from explorer.tasks import fillmask as fm
 from tests.gpu.conftest import AGREEMENT, CUDA_HALF, DEVICES, PLACES, TOLERANCE
 from tests.gpu.peaked import place, same_ranking
 

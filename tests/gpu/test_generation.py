@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.generation import DecodingSettings, generate
-from explorer.generation.nexttoken import next_token
-from explorer.offload import input_device
+from explorer.runtime.offload import input_device
+from explorer.tasks.generation import DecodingSettings, generate
+from explorer.tasks.generation.nexttoken import next_token
 from tests.gpu.conftest import AGREEMENT, CUDA_HALF, PLACES, TOLERANCE
 from tests.gpu.peaked import place, same_ranking
 

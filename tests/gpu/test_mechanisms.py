@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.mechanisms import deberta
+from explorer.papers.mechanisms import deberta
 from tests.gpu.conftest import AGREEMENT, DEVICES, TOLERANCE
 
 TEXT = "Paris is the capital of France, and Rome is the capital of Italy."

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from explorer.causal.scoring import PrefixScorer, naive_scores
-from explorer.generation.nexttoken import forward_last
-from explorer.offload import input_device, load_offloaded
+from explorer.runtime.offload import input_device, load_offloaded
+from explorer.tasks.causal.scoring import PrefixScorer, naive_scores
+from explorer.tasks.generation.nexttoken import forward_last
 from tests.gpu.conftest import PLACES, TOLERANCE
 from tests.gpu.peaked import place
 

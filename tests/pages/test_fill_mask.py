@@ -111,11 +111,11 @@ def test_missing_directory_does_not_stop_the_others(tiny) -> None:
 
 
 def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> None:
-    import explorer.fillmask
+    import explorer.tasks.fillmask
 
     calls = []
-    real = explorer.fillmask.fill_one
-    monkeypatch.setattr(explorer.fillmask, "fill_one", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = explorer.tasks.fillmask.fill_one
+    monkeypatch.setattr(explorer.tasks.fillmask, "fill_one", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = _app(SMALL)
     at.run()
     at.text_input(key="fm_paths").set_value(str(tiny["bert"]))
@@ -151,11 +151,11 @@ def test_electra_section_long_and_hostile_text(default_run) -> None:
 
 
 def test_page_and_cli_share_one_library_call(tiny, monkeypatch) -> None:
-    import explorer.fillmask
+    import explorer.tasks.fillmask
 
     calls = []
-    real = explorer.fillmask.fill_mask
-    monkeypatch.setattr(explorer.fillmask, "fill_mask", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = explorer.tasks.fillmask.fill_mask
+    monkeypatch.setattr(explorer.tasks.fillmask, "fill_mask", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     at = _app(SMALL).run()
     at.text_input(key="fm_paths").set_value(str(tiny["roberta"]))
     at.text_area(key="fm_text").set_value("One path for the [MASK].").run()
@@ -175,7 +175,7 @@ def test_missing_weights_without_random_mode_are_a_warning(monkeypatch, tmp_path
 
 
 def test_a_link_with_twenty_models_is_clipped_to_the_page_limit() -> None:
-    from explorer import fillmask
+    from explorer.tasks import fillmask
 
     at = AppTest.from_file(PAGE, default_timeout=240)
     at.query_params["models"] = ",".join(fillmask.mlm_keys() * 3)
@@ -242,7 +242,7 @@ def test_several_prompts_give_one_row_each_and_per_line_messages(tiny) -> None:
 
 
 def test_too_many_prompts_are_cut_with_a_notice(tiny) -> None:
-    from explorer import fillbatch
+    from explorer.tasks import fillbatch
 
     at = _app(SMALL).run()
     at.text_area(key="fm_text").set_value("\n".join(f"Line {i} is a [MASK]." for i in range(fillbatch.MAX_PROMPTS + 6)))
@@ -262,11 +262,11 @@ def test_several_lines_none_with_a_mask_is_no_page_error(default_run) -> None:
 
 
 def test_several_prompts_come_from_the_cache_the_second_time(tiny, monkeypatch) -> None:
-    import explorer.fillbatch
+    import explorer.tasks.fillbatch
 
     calls = []
-    real = explorer.fillbatch.fill_batch
-    monkeypatch.setattr(explorer.fillbatch, "fill_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = explorer.tasks.fillbatch.fill_batch
+    monkeypatch.setattr(explorer.tasks.fillbatch, "fill_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = _app(SMALL).run()
     at.text_input(key="fm_paths").set_value(str(tiny["bert"]))
     at.text_area(key="fm_text").set_value("A unique batch [MASK].\nAnd its second [MASK].").run()
@@ -278,5 +278,5 @@ def test_several_prompts_come_from_the_cache_the_second_time(tiny, monkeypatch) 
 
 def test_model_cap_follows_the_device_and_says_why() -> None:
     at = _app().run()
-    # explorer.limits.page_models: 8 on a CPU (more where a GPU's free memory allows), with the reason
+    # explorer.runtime.limits.page_models: 8 on a CPU (more where a GPU's free memory allows), with the reason
     assert at.multiselect(key="fm_models").help.startswith("At most 8 models a request (cpu")

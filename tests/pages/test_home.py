@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from explorer import catalog
+from explorer.architecture import catalog
 from tests.pages.conftest import assert_clean, figures, page_app, plotly_array
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import catalog, loading, modelcache
+from explorer.architecture import catalog
+from explorer.runtime import loading, modelcache
 from tests.tiny_models import save_tiny
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +93,7 @@ def test_check_directory_and_memory(monkeypatch, tiny_bert: Path) -> None:
 
 
 def test_download_in_progress_elsewhere_shows_downloading(monkeypatch) -> None:
-    from explorer import weights
+    from explorer.runtime import weights
 
     monkeypatch.setitem(weights._DOWNLOADING, "bert-base", 0.4)  # another session is downloading it
     at = _app(monkeypatch).run()

@@ -3,7 +3,7 @@ laws, URL state, the speed button)."""
 
 from __future__ import annotations
 
-from explorer import crosspaper, results, speed
+from explorer.papers import crosspaper, results, speed
 from tests.pages.conftest import assert_clean, figures, page_app, plotly_array
 
 

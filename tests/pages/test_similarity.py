@@ -47,14 +47,14 @@ def test_default_page_shows_every_view(default_run) -> None:
     assert len(figs) == 5  # heatmap, search bars, MaxSim matrix, rankings, compression
     assert any("Stand-in" in w.value for w in at.warning)  # no ColBERT checkpoint in the test env
     assert any("8 sentences" in c.value for c in at.caption)
-    from explorer.colbert import RATIO_NOTE
+    from explorer.tasks.colbert import RATIO_NOTE
 
     assert any(c.value == RATIO_NOTE for c in at.caption)  # what the storage ratio counts
 
 
 def test_heatmap_is_the_library_matrix(default_run) -> None:
-    from explorer import similarity
-    from explorer.loading import load_model
+    from explorer.runtime.loading import load_model
+    from explorer.tasks import similarity
 
     text = default_run.text_area(key="sim_text").value
     expected = np.array(similarity.similarity(load_model("sentence-bert"), text).matrix)
@@ -127,7 +127,7 @@ def test_missing_model_is_a_clear_message(tmp_path, monkeypatch) -> None:
 def test_second_identical_request_is_served_from_cache(monkeypatch) -> None:
     import uuid
 
-    from explorer import similarity
+    from explorer.tasks import similarity
 
     calls: list[int] = []
     real = similarity.similarity

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.loading import best_device
+from explorer.runtime.loading import best_device
 from tests.tiny_models import save_tiny
 
 DEVICE = best_device()  # what the captions name: "cuda" on a GPU machine

@@ -1,0 +1,3 @@
+"""Architecture from configurations, no weights: the variant catalog, building a model from a config,
+its layer tree and parameter breakdown, FLOPs and memory cost, the comparator, the census of every
+variant and who derives from whom."""

@@ -1,0 +1,77 @@
+"""Checks for what users type into text boxes, shared by every area (pages and CLI alike).
+
+- :func:`require_text`: a non-blank string of bounded length (texts to run through a model).
+- :func:`parse_positions`: token positions such as ``"5, 17"`` (Longformer's global tokens), with
+  one rule set everywhere: whole ASCII numbers separated by commas, semicolons or spaces, at most
+  :data:`MAX_POSITIONS` of them, each inside ``0 .. seq_len - 1``.
+
+>>> parse_positions("17, 5;5 0", seq_len=100)
+(0, 5, 17)
+>>> parse_positions("", seq_len=100)
+()
+>>> require_text("  hello ", what="text", empty_hint="type a sentence.", max_chars=10, limit_note="demo")
+'  hello '
+"""
+
+from __future__ import annotations
+
+import re
+
+from explorer.core.errors import ExplorerError
+
+__all__ = ["MARKER", "MAX_POSITIONS", "MAX_POSITIONS_CHARS", "parse_positions", "require_text"]
+
+MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)  # what users type for "a blank here"
+
+MAX_POSITIONS = 64  # more global tokens than this is no longer "a few": Longformer's cost grows per token
+MAX_POSITIONS_CHARS = 1_000  # 64 positions of up to 5 digits and separators fit easily
+_SHOWN = 20  # characters of a refused piece quoted back (never a pasted novel)
+
+
+def require_text(text: object, *, what: str, empty_hint: str, max_chars: int, limit_note: str) -> str:
+    """``text`` if it is a non-blank string of at most ``max_chars``, else an ExplorerError.
+
+    ``empty_hint`` finishes "The {what} is empty: ..."; ``limit_note`` explains the limit.
+    """
+    if not isinstance(text, str):
+        raise ExplorerError(f"The {what} must be a string, not {type(text).__name__}.")
+    if not text.strip():
+        raise ExplorerError(f"The {what} is empty: {empty_hint}")
+    if len(text) > max_chars:
+        raise ExplorerError(f"The {what} has {len(text):,} characters; paste at most {max_chars:,} ({limit_note}).")
+    return text
+
+
+def _shown(piece: str) -> str:
+    """A refused piece, cut short, quoted with repr (so markup and control characters stay visible)."""
+    return repr(piece if len(piece) <= _SHOWN else piece[:_SHOWN] + "...")
+
+
+def parse_positions(text: object, seq_len: int, *, what: str = "global token positions") -> tuple[int, ...]:
+    """Token positions typed by a user -> sorted unique ints in ``[0, seq_len)``.
+
+    ``None`` or blank text means none. Anything else than whole ASCII numbers (words, emoji,
+    markup, Arabic-Indic digits, signs, decimals) is refused with a message that names the
+    allowed range and quotes at most a short piece of the input.
+    """
+    if int(seq_len) < 1:
+        raise ValueError(f"seq_len must be positive, got {seq_len}")
+    allowed = f"whole numbers from 0 to {seq_len - 1} separated by commas, such as 5, 17"
+    if text is None:
+        return ()
+    if not isinstance(text, str):
+        raise ExplorerError(f"The {what} must be text, not {type(text).__name__}: type {allowed}.")
+    if len(text) > MAX_POSITIONS_CHARS:
+        raise ExplorerError(f"The {what} are {len(text):,} characters long: type at most "
+                            f"{MAX_POSITIONS} {allowed}.")
+    pieces = text.replace(",", " ").replace(";", " ").split()
+    bad = [p for p in pieces if not (p.isascii() and p.isdigit())]
+    if bad:
+        raise ExplorerError(f"{_shown(bad[0])} is not a token position: type {allowed}.")
+    positions = sorted({int(p) for p in pieces})
+    if len(positions) > MAX_POSITIONS:
+        raise ExplorerError(f"That is {len(positions)} {what}: pick at most {MAX_POSITIONS}.")
+    if positions and positions[-1] >= seq_len:
+        raise ExplorerError(f"Position {positions[-1]} is past the end of a {seq_len:,}-token input: "
+                            f"type {allowed}.")
+    return tuple(positions)

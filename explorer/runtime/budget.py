@@ -1,0 +1,174 @@
+"""The budget every build and load passes first: field ranges, then bytes against free memory.
+
+A config from a user (upload, URL, CLI) is checked field by field *before* transformers sees it,
+in every nested sub-config (encoder/decoder/text configs): each layer count, width, head count,
+vocabulary and position field must be a whole number in its range, and the message names the field
+and the range. Only then is the model built on the meta device (no memory), its parameters counted,
+and the bytes a real allocation would take compared with :func:`memory_budget` (free RAM, or free
+GPU memory, times a safety fraction, capped by ``EXPLORER_MEMORY_CAP_GB``). Over budget: an
+``ExplorerError`` with the estimate and the cap, and nothing is allocated.
+
+>>> check_config({"model_type": "t5", "num_decoder_layers": 1000000})
+Traceback (most recent call last):
+...
+explorer.core.errors.ExplorerError: num_decoder_layers is 1,000,000; it must be a whole number from 1 to 512.
+>>> check_config({"model_type": "bert", "encoder": {"hidden_size": "big"}})
+Traceback (most recent call last):
+...
+explorer.core.errors.ExplorerError: encoder.hidden_size is 'big'; it must be a whole number from 1 to 131,072.
+>>> estimate_bytes(1_000_000, "float32")
+4400000
+>>> nearest_divisor(768, 5)
+4
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from explorer.core.errors import ExplorerError, shorten
+
+__all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "estimate_bytes",
+           "memory_budget", "nearest_divisor", "require_fits"]
+
+MAX_LAYERS = 512  # every layer is a Python object even on meta: 100k layers would hang the server
+_LAYERS = (1, MAX_LAYERS)
+_WIDTH = (1, 131_072)  # T5-11B's d_ff is 65,536
+_HEADS = (1, 1_024)
+# field -> (lowest, highest) whole number. Fields not listed are left to transformers.
+FIELD_RANGES: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(("num_hidden_layers", "num_layers", "num_decoder_layers", "decoder_layers", "encoder_layers",
+                     "n_layer", "n_layers", "num_hidden_groups", "inner_group_num"), _LAYERS),
+    **dict.fromkeys(("hidden_size", "d_model", "n_embd", "dim", "embedding_size", "intermediate_size", "d_ff",
+                     "n_inner", "encoder_ffn_dim", "decoder_ffn_dim", "hidden_dim", "d_kv", "head_dim",
+                     "projection_dim"), _WIDTH),
+    **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "encoder_attention_heads",
+                     "decoder_attention_heads", "num_heads", "num_key_value_heads"), _HEADS),
+    "vocab_size": (1, 2_000_000),  # Gemma 3: 262,144
+    **dict.fromkeys(("max_position_embeddings", "n_positions", "n_ctx", "max_encoder_position_embeddings",
+                     "max_decoder_position_embeddings"), (1, 1_048_576)),
+    "type_vocab_size": (0, 1_024),
+    "block_size": (1, 4_096),
+    "num_random_blocks": (0, 64),
+    "sliding_window": (1, 1_048_576),
+    "relative_attention_num_buckets": (1, 4_096),
+    "relative_attention_max_distance": (1, 1_048_576),
+    "position_buckets": (-1, 4_096),
+    "max_relative_positions": (-1, 1_048_576),
+}
+BYTES_PER_PARAM = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
+OVERHEAD = 1.1  # buffers, allocator slack and the first forward's activations on top of the weights
+SAFETY = 0.7  # never plan to use more than this share of what is free
+_NESTED = ("encoder", "decoder", "text_config", "vision_config", "generator", "discriminator")
+
+
+def _check_value(path: str, value: Any, bounds: tuple[int, int]) -> None:
+    lo, hi = bounds
+    ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+    if value is None or ok:
+        return
+    shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)[:40]
+    raise ExplorerError(f"{path} is {shown}; it must be a whole number from {lo:,} to {hi:,}.")
+
+
+def check_config(data: Mapping[str, Any], prefix: str = "") -> None:
+    """Every known size field of ``data`` and of its nested sub-configs is a whole number in range."""
+    for name, value in data.items():
+        path = f"{prefix}{name}"
+        if name in _NESTED and isinstance(value, Mapping):
+            check_config(value, prefix=f"{path}.")
+        elif name == "attention_window" and isinstance(value, list):
+            for i, w in enumerate(value[: MAX_LAYERS + 1]):
+                _check_value(f"{path}[{i}]", w, (0, 1_048_576))
+            if len(value) > MAX_LAYERS:
+                raise ExplorerError(f"{path} lists {len(value):,} layers; at most {MAX_LAYERS} are built.")
+        elif name in FIELD_RANGES:
+            _check_value(path, value, FIELD_RANGES[name])
+
+
+def nearest_divisor(n: int, k: int) -> int:
+    """The divisor of ``n`` closest to ``k`` (ties: the smaller), searching outward from ``k``.
+
+    ``k`` is a head count (at most 1,024 after :func:`check_config`), so this takes at most ``k``
+    steps whatever ``n`` is; it never loops up to ``n`` (a 10^12 hidden size is one division per step).
+    """
+    n, k = int(n), max(1, int(k))
+    for step in range(k):
+        for d in (k - step, k + step):
+            if 1 <= d <= n and n % d == 0:
+                return d
+    return 1
+
+
+def estimate_bytes(n_params: int, dtype: str = "float32") -> int:
+    """Bytes a model of ``n_params`` takes when allocated in ``dtype`` (weights plus ``OVERHEAD``)."""
+    if dtype not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(BYTES_PER_PARAM)}")
+    return int(n_params * BYTES_PER_PARAM[dtype] * OVERHEAD)
+
+
+def _available_ram() -> int:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:  # psutil ships with streamlit; the bare library may run without it
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _available_gpu(device: str) -> int:
+    import torch
+
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        return 0
+    free, _total = torch.cuda.mem_get_info(torch.device(device))
+    return int(free)
+
+
+def memory_budget(device: str = "cpu") -> tuple[int, str]:
+    """Bytes a new model may take on ``device``, and a phrase saying where the figure comes from."""
+    free = _available_gpu(device) if device.startswith("cuda") else _available_ram()
+    budget, why = int(free * SAFETY), f"{SAFETY:.0%} of the {free / 1e9:.1f} GB free"
+    cap = os.environ.get("EXPLORER_MEMORY_CAP_GB", "").strip()
+    if cap:
+        try:
+            cap_bytes = int(float(cap) * 1e9)
+        except ValueError as err:
+            raise ExplorerError(f"EXPLORER_MEMORY_CAP_GB={shorten(cap)!r} is not a number of gigabytes.") from err
+        if cap_bytes < budget:
+            budget, why = cap_bytes, f"the cap EXPLORER_MEMORY_CAP_GB={cap}"
+    return budget, why
+
+
+def require_fits(n_params: int, what: str, dtype: str = "float32", device: str = "cpu") -> int:
+    """Raise before allocating when ``what`` (``n_params`` in ``dtype``) exceeds the budget; return bytes."""
+    need = estimate_bytes(n_params, dtype)
+    budget, why = memory_budget(device)
+    if need > budget:
+        raise ExplorerError(
+            f"{what} needs about {need / 1e9:.1f} GB ({n_params / 1e6:,.0f}M parameters in {dtype}); this server "
+            f"allows {budget / 1e9:.1f} GB ({why}). Pick a smaller model or fewer layers "
+            "(EXPLORER_MEMORY_CAP_GB sets the server's cap).")
+    return need
+
+
+def checkpoint_parameters(directory: str | Path) -> int:
+    """Parameters stored in a directory's safetensors files, read from their headers (no tensor data)."""
+    from safetensors import safe_open
+
+    total = 0
+    for file in sorted(Path(directory).glob("*.safetensors")):
+        with safe_open(str(file), framework="pt") as fh:
+            for name in fh.keys():
+                shape = fh.get_slice(name).get_shape()
+                count = 1
+                for dim in shape:
+                    count *= int(dim)
+                total += count
+    return total

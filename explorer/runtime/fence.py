@@ -1,0 +1,113 @@
+"""The path fence: on a shared server, typed paths reach only the models folder and the HF cache.
+
+With ``EXPLORER_RESTRICT_PATHS=1`` (the app turns it on by itself when the server is not bound to
+localhost) every directory a visitor types is resolved (``~``, ``..`` and symbolic links included)
+and must lie under an allowed root: ``EXPLORER_MODELS_DIR``, the converted-models cache, or the
+Hugging Face cache. Anything else gets one and the same message, whether it exists or not, so the
+server cannot be probed for its files; paths shown back are relative to their root, never the
+server's absolute locations (the bundled model shows as its package name).
+
+Every typed path passes :func:`check_path_text` first (a path the OS could not even look up is a
+message, not an OSError), and :func:`models_dir_default` is the one reading of "the user's models
+directory" (argument, else ``EXPLORER_MODELS_DIR``).
+
+>>> import os
+>>> os.environ["EXPLORER_RESTRICT_PATHS"] = "1"
+>>> check("/etc")
+Traceback (most recent call last):
+...
+explorer.core.errors.ExplorerError: On this server, models load only from its models folder and the Hugging Face cache: type a catalog key, or a folder name inside the models folder.
+>>> del os.environ["EXPLORER_RESTRICT_PATHS"]
+>>> check("/etc") == Path("/etc")
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from explorer.core.errors import ExplorerError, shorten
+
+__all__ = ["ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir", "models_dir_default",
+           "public", "restricted"]
+
+ENV = "EXPLORER_RESTRICT_PATHS"
+REFUSED = ("On this server, models load only from its models folder and the Hugging Face cache: type a "
+           "catalog key, or a folder name inside the models folder.")
+
+
+def restricted() -> bool:
+    """Whether typed paths are fenced (``EXPLORER_RESTRICT_PATHS`` is 1/true/yes/on)."""
+    return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def allowed_roots() -> list[tuple[str, Path]]:
+    """(label, resolved directory) of every root a fenced path may lie under."""
+    roots: list[tuple[str, Path]] = []
+    if os.environ.get("EXPLORER_MODELS_DIR", "").strip():
+        roots.append(("models folder", Path(os.environ["EXPLORER_MODELS_DIR"].strip()).expanduser()))
+    from explorer.core import persist
+
+    roots.append(("models cache", persist.cache_dir() / "models"))  # where the bundled decoder is converted
+    hf = hf_cache_dir()
+    if hf:
+        roots.append(("Hugging Face cache", Path(hf)))
+    return [(label, path.resolve()) for label, path in roots]
+
+
+def _inside(path: Path) -> tuple[str, Path] | None:
+    for label, root in allowed_roots():
+        if path == root or path.is_relative_to(root):
+            return label, root
+    return None
+
+
+def check(text: str | Path) -> Path:
+    """The directory a user typed, resolved; when fenced, refused (one message) unless under a root."""
+    path = Path(text).expanduser()
+    if not restricted():
+        return path
+    resolved = Path(os.path.realpath(path))  # resolves .. and symlinks without requiring existence
+    if _inside(resolved) is None:
+        raise ExplorerError(REFUSED)
+    return resolved
+
+
+def public(path: str | Path | None) -> str:
+    """How a path is shown: as is locally; when fenced, relative to its root or as the bundled package."""
+    if path is None:
+        return ""
+    if not restricted():
+        return str(path)
+    resolved = Path(os.path.realpath(path))
+    found = _inside(resolved)
+    if found is None:
+        return "bundled with its PyPI package" if "site-packages" in resolved.parts else "(server folder)"
+    label, root = found
+    rel = resolved.relative_to(root)
+    return f"{label}/{rel}" if str(rel) != "." else label
+
+def check_path_text(text: str, what: str = "path") -> str:
+    """``text`` if the OS could accept it as a path, else an ExplorerError.
+
+    A file name over 255 bytes, a path over 4,096 or a NUL byte make ``Path.is_dir()`` raise
+    (OSError/ValueError) instead of answering False, so typed paths are checked once here.
+    """
+    parts = text.replace("\\", "/").split("/")
+    if "\0" in text or len(text) > 4096 or any(len(part.encode()) > 255 for part in parts):
+        raise ExplorerError(f"That {what} cannot exist ({shorten(text, 60)!r} is too long or has a NUL byte): "
+                            "type the directory that holds config.json.")
+    return text
+
+
+def models_dir_default(models_dir: str | None = None) -> Path | None:
+    """The user's models directory: the argument, else ``EXPLORER_MODELS_DIR``, else None (fenced on a
+    shared server: a typed directory must lie under an allowed root, see :mod:`explorer.runtime.fence`)."""
+    raw = models_dir if models_dir and models_dir.strip() else os.environ.get("EXPLORER_MODELS_DIR")
+    return check(check_path_text(raw.strip(), "models directory")) if raw and raw.strip() else None
+
+
+def hf_cache_dir() -> str | None:
+    """The Hugging Face hub cache to search (None: huggingface_hub's default)."""
+    return os.environ.get("HF_HUB_CACHE") or None

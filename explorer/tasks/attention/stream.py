@@ -1,0 +1,126 @@
+"""One forward pass whose attention maps are reduced layer by layer as they come, never all held at once.
+
+``output_attentions=True`` makes a model keep every layer's ``(1, H, T, T)`` until the pass ends:
+12 x 12 x 4,096^2 float32 is 9.7 GB. :func:`reduce_layers` instead hooks the attention modules that
+transformers itself records (``_can_record_outputs["attentions"]``, BigBird's block-sparse one
+included), runs *without* ``output_attentions`` and hands each layer's ``(H, L, L)`` weights, on
+the model's device, to ``reduce`` (a block mass, a slice, a row), keeping only what it returns. Peak
+memory for the maps: one layer's weights (which the eager kernel builds anyway) plus the reductions.
+
+Longformer keeps its own legacy outputs: its windowed rows ``(H, L, n_global + 2w + 1)`` are small
+and come for every layer; each layer is scattered onto the square one head at a time
+(``H``-fold less than a layer: 64 MB at 4,096 tokens) and reduced.
+Models without recorded attention modules fall back to ``output_attentions=True`` and reduce each
+layer after the pass (memory as before).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection
+from typing import Any
+
+import numpy as np
+
+from explorer.tasks.attention.sparse import longformer_to_square, no_attention_error
+
+__all__ = ["Reducer", "attention_modules", "reduce_layers"]
+
+Reducer = Callable[[Any], Any]  # (h, L, L) tensor of one layer's heads -> what to keep (leading axis h)
+
+
+def _specs(model: Any) -> list[tuple[type, int, str | None]]:
+    """(module class, output index, layer-name filter) of the attention weights transformers records."""
+    raw = getattr(type(model), "_can_record_outputs", None) or {}
+    specs = raw.get("attentions")
+    if specs is None:
+        return []
+    out = []
+    for spec in specs if isinstance(specs, list) else [specs]:
+        target = getattr(spec, "target_class", spec)
+        if isinstance(target, type):
+            out.append((target, int(getattr(spec, "index", 1)), getattr(spec, "layer_name", None)))
+    return out
+
+
+def attention_modules(model: Any) -> list[tuple[Any, int]]:
+    """The self-attention modules (in layer order) and where their weights are in the output tuple."""
+    found = []
+    for name, module in model.named_modules():
+        for cls, index, layer_name in _specs(model):
+            if isinstance(module, cls) and (layer_name is None or f".{layer_name.strip('.')}." in f".{name}."):
+                found.append((module, index))
+                break
+    return found
+
+
+def _forward(model: Any, inputs: dict[str, Any], output_attentions: bool) -> Any:
+    import torch
+
+    with torch.inference_mode():
+        return model(**inputs, output_attentions=output_attentions, return_dict=True)
+
+
+def _hooked(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer,
+            layers: Collection[int] | None) -> list[Any]:
+    """Reduce in forward hooks; only the thread that installed them acts (cached models are shared)."""
+    owner, kept, handles = threading.get_ident(), [], []
+
+    def hook(_module: Any, _args: Any, output: Any, index: int) -> None:
+        if threading.get_ident() != owner or not isinstance(output, tuple) or output[index] is None:
+            return
+        layer = len(kept)
+        att = output[index][0, :, :length, :length]  # (H, L, L): first item, internal padding cropped
+        kept.append(reduce(att) if layers is None or layer in layers else None)
+
+    for module, index in attention_modules(model):
+        handles.append(module.register_forward_hook(
+            lambda m, a, o, index=index: hook(m, a, o, index)))
+    try:
+        _forward(model, inputs, output_attentions=False)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return kept
+
+
+def _longformer(model: Any, inputs: dict[str, Any], reduce: Reducer, global_idx: tuple[int, ...],
+                layers: Collection[int] | None) -> list[Any]:
+    import torch
+
+    out = _forward(model, inputs, output_attentions=True)
+    if not out.attentions:
+        raise no_attention_error(model, "attention")
+    glob = out.global_attentions or (None,) * len(out.attentions)
+    kept = []
+    for layer, (local, g) in enumerate(zip(out.attentions, glob, strict=True)):
+        if layers is not None and layer not in layers:
+            kept.append(None)
+            continue
+        loc = local[0].float().cpu().numpy()  # (H, L, n_global + 2w + 1)
+        gl = None if g is None else g[0].float().cpu().numpy()  # (H, Lp, n_global)
+        heads = [reduce(torch.from_numpy(longformer_to_square(loc[h:h + 1], None if gl is None else gl[h:h + 1],
+                                                              global_idx)))
+                 for h in range(loc.shape[0])]  # one (1, L, L) square at a time
+        kept.append(torch.cat(heads) if isinstance(heads[0], torch.Tensor) else np.concatenate(heads))
+    return kept
+
+
+def reduce_layers(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer, *,
+                  longformer: bool = False, global_idx: tuple[int, ...] = (),
+                  layers: Collection[int] | None = None) -> list[Any]:
+    """One forward pass; ``reduce(att)`` for each self-attention layer's ``(H, L, L)`` weights, in
+    layer order (``None`` for layers not in ``layers``). Raises the usual ExplorerError when the
+    model gives no weights (a non-eager kernel)."""
+    if longformer:
+        return _longformer(model, inputs, reduce, global_idx, layers)
+    if attention_modules(model):
+        kept = _hooked(model, inputs, length, reduce, layers)
+        if kept:
+            return kept
+        raise no_attention_error(model, "attention")
+    out = _forward(model, inputs, output_attentions=True)  # no recorded modules: the legacy tuple
+    if not out.attentions:
+        raise no_attention_error(model, "attention")
+    return [reduce(a[0, :, :length, :length]) if layers is None or i in layers else None
+            for i, a in enumerate(out.attentions)]

@@ -1,0 +1,20 @@
+"""A decoder (causal LM) on the fill-in and QA tasks the masked LMs do.
+
+- :mod:`explorer.tasks.causal.scoring`: token-level scoring: the text before a blank runs once and its
+  KV cache is shared by every candidate; whole-text log-probabilities; a short beam for answers
+  of several tokens.
+- :mod:`explorer.tasks.causal.fill`: blanks in a typed text -> candidates from the left context, ranked
+  again by the whole sentence (both rankings kept: the page teaches why BERT reads both sides).
+- :mod:`explorer.tasks.causal.answer`: generative question answering, the answer located in the context.
+"""
+
+from __future__ import annotations
+
+from explorer.tasks.causal.answer import GenerativeAnswer, answer_question
+from explorer.tasks.causal.fill import BLANK, BlankFill, Candidate, CausalFill, causal_fill
+from explorer.tasks.causal.scoring import Continuation, PrefixScorer, beam_continuations, naive_scores
+
+__all__ = [
+    "BLANK", "BlankFill", "Candidate", "CausalFill", "Continuation", "GenerativeAnswer", "PrefixScorer",
+    "answer_question", "beam_continuations", "causal_fill", "naive_scores",
+]

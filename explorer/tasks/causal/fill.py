@@ -1,0 +1,196 @@
+"""Fill blanks with a decoder: candidates from the left context, ranked again by the whole text.
+
+A decoder reads left to right, so at a blank it only knows the words before it: its top next
+tokens there are the *left-context* candidates. Putting each candidate back into the sentence
+and summing the log-probabilities of every token of the full text lets the words *after* the
+blank vote too (the *whole-text* ranking). Both rankings are returned: the gap between them is
+what a masked LM such as BERT gets for free by reading both sides.
+
+Several blanks are filled left to right (each scored with the text up to the next blank, then
+replaced by its best whole-text answer); an answer of several tokens (a number, a name) comes
+from a short beam (:func:`explorer.tasks.causal.scoring.beam_continuations`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from explorer.core.errors import ExplorerError, shorten
+from explorer.core.notices import Notice, texts
+from explorer.core.userinput import MARKER, require_text
+from explorer.runtime import cancel
+from explorer.tasks.causal.control import control_ids, is_blank
+from explorer.tasks.causal.scoring import PrefixScorer, beam_continuations
+from explorer.tasks.generation.prompt import context_limit
+
+__all__ = ["BEAM_WIDTH", "BLANK", "MAX_ANSWER_TOKENS", "MAX_BLANKS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
+           "Candidate", "CausalFill", "causal_fill", "split_blanks"]
+
+BLANK = MARKER  # [MASK], <mask> or ___: the project's generic blank
+MAX_BLANKS = 5  # each blank is a left-to-right pass: more would keep a page waiting
+MAX_CANDIDATES = 200
+MAX_ANSWER_TOKENS = 6
+MAX_CHARS = 200_000  # refused beyond; below, cut to the model's window around the blank
+BEAM_WIDTH = 3
+BEAM_EXPAND = 5  # next tokens tried per partial answer at each beam step
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One answer for one blank, with both scores."""
+
+    text: str  # decoded answer, leading space included (" capital")
+    token_ids: tuple[int, ...]
+    left_logprob: float  # log p(answer | text before the blank)
+    whole_logprob: float  # log p(whole text with this answer), the sentence up to the next blank
+    share: float  # exp(whole_logprob) normalised over the candidates: sums to 1 over them
+
+    @property
+    def left_probability(self) -> float:
+        return math.exp(self.left_logprob)
+
+
+@dataclass(frozen=True)
+class BlankFill:
+    index: int  # 0-based number of the blank in the text
+    by_left: tuple[Candidate, ...]  # best first by the left context alone
+    by_whole: tuple[Candidate, ...]  # best first by the whole text
+
+    @property
+    def best(self) -> Candidate:
+        return self.by_whole[0]
+
+
+@dataclass(frozen=True)
+class CausalFill:
+    """A decoder's answer for every blank of one text."""
+
+    model: str
+    name: str
+    untrained: bool
+    text: str
+    blanks: tuple[BlankFill, ...]
+    filled: str  # every blank replaced by its best whole-text answer
+    notices: tuple[Notice, ...]
+    latency_ms: float
+    kind: str = "causal-lm"  # the page labels the column: reads left to right only
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        del out["notices"]  # printed as one sentence, like every other model's column
+        out["notice"] = " ".join(texts(self.notices))
+        return out
+
+
+def split_blanks(text: object) -> list[str]:
+    """The text around its blanks: n blanks -> n + 1 pieces. Bad input -> ExplorerError."""
+    clean = require_text(text, what="text", empty_hint="type a sentence with ___ where a word is missing.",
+                         max_chars=MAX_CHARS, limit_note="only the tokens around the blanks are read anyway")
+    pieces = BLANK.split(clean)
+    if len(pieces) == 1:
+        raise ExplorerError("The text has no blank: put ___ (or [MASK]) where the missing word goes.")
+    if len(pieces) - 1 > MAX_BLANKS:
+        raise ExplorerError(f"The text has {len(pieces) - 1} blanks; use at most {MAX_BLANKS} "
+                            "(each blank is one pass over the text).")
+    return pieces
+
+
+def _ids(tokenizer: Any, text: str, *, start: bool) -> list[int]:
+    ids = list(tokenizer(text, add_special_tokens=start)["input_ids"])
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if start and (not ids or ids[0] != bos):
+        ids.insert(0, bos)  # scoring needs a first token to predict from (GPT-2 adds none)
+    return ids
+
+
+def _fit(prefix: list[int], suffix: list[int], room: int, limit: int) -> tuple[list[int], list[int], Notice | None]:
+    """Cut prefix (keeping its first token, <bos>) and suffix so both fit ``limit`` with ``room`` to spare."""
+    if len(prefix) + len(suffix) + room <= limit:
+        return prefix, suffix, None
+    suffix = suffix[:max(limit // 4, limit - room - len(prefix))]
+    keep = limit - room - len(suffix) - 1
+    prefix = prefix[:1] + prefix[len(prefix) - keep:] if len(prefix) - 1 > keep else prefix
+    return prefix, suffix, Notice("truncated", f"The text is longer than the {limit:,} tokens read here: only the "
+                                               "tokens nearest the blank were used.")
+
+
+def _middles(scorer: PrefixScorer, suffix: list[int], candidates: int, answer_tokens: int,
+             banned: frozenset[int]) -> list[tuple[int, ...]]:
+    if answer_tokens == 1:
+        nxt = scorer.next_logprobs.clone()
+        nxt[sorted(banned)] = float("-inf")
+        return [(int(i),) for i in nxt.topk(min(candidates, nxt.shape[0])).indices.tolist()]
+    found = beam_continuations(scorer, suffix, max_tokens=answer_tokens, width=BEAM_WIDTH, expand=BEAM_EXPAND,
+                               banned=banned)
+    return [c.ids for c in found[:candidates]]
+
+
+def _left_logprobs(scorer: PrefixScorer, middles: list[tuple[int, ...]]) -> list[float]:
+    if all(len(m) == 1 for m in middles):
+        return [float(scorer.next_logprobs[m[0]]) for m in middles]
+    return [s - scorer.prefix_logprob for s in scorer.scores(middles, ())]
+
+
+def _candidates(tokenizer: Any, middles: list[tuple[int, ...]], left: list[float],
+                whole: list[float]) -> list[Candidate]:
+    shares = torch.softmax(torch.tensor(whole, dtype=torch.float64), dim=0).tolist()
+    return [Candidate(tokenizer.decode(list(m), skip_special_tokens=False), m, lf, wh, sh)
+            for m, lf, wh, sh in zip(middles, left, whole, shares, strict=True)]
+
+
+def _visible(tokenizer: Any, middles: list[tuple[int, ...]], index: int,
+             ) -> tuple[list[tuple[int, ...]], Notice | None]:
+    """The middles that put something visible in the blank; all of them (and a notice) when none does."""
+    shown = [m for m in middles if not is_blank(tokenizer.decode(list(m), skip_special_tokens=False))]
+    if shown:
+        return shown, None
+    return middles, Notice("info", f"Blank {index + 1}: every answer the decoder found is empty or whitespace, "
+                                   "so the blank is filled with nothing.")
+
+
+def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int, settings: tuple[int, int, int],
+                ) -> tuple[BlankFill, list[Notice]]:
+    top_k, candidates, answer_tokens = settings
+    limit = context_limit(model)
+    prefix, suffix, cut = _fit(_ids(tokenizer, before.rstrip(), start=True), _ids(tokenizer, after, start=False),
+                               answer_tokens, limit)
+    scorer = PrefixScorer(model, prefix)
+    banned = control_ids(tokenizer, scorer.next_logprobs.shape[0])  # never <start_of_image>, <h1>, <pad>...
+    middles, empty = _visible(tokenizer, _middles(scorer, suffix, candidates, answer_tokens, banned), index)
+    found = _candidates(tokenizer, middles, _left_logprobs(scorer, middles), scorer.scores(middles, suffix))
+    by_left = sorted(found, key=lambda c: -c.left_logprob)[:top_k]
+    by_whole = sorted(found, key=lambda c: -c.whole_logprob)[:top_k]
+    return BlankFill(index, tuple(by_left), tuple(by_whole)), [n for n in (cut, empty) if n]
+
+
+def _check(name: str, value: object, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+        raise ExplorerError(f"{name} must be a whole number from 1 to {hi} (got {shorten(value)!r}).")
+    return value
+
+
+def causal_fill(loaded: Any, text: str, top_k: int = 5, *, candidates: int = 50,
+                answer_tokens: int = 1) -> CausalFill:
+    """Fill every blank of ``text`` with a loaded decoder (``explorer.runtime.loading.LoadedModel``)."""
+    begin, pieces = time.perf_counter(), split_blanks(text)
+    settings = (_check("top-k", top_k, MAX_CANDIDATES), _check("candidates", candidates, MAX_CANDIDATES),
+                _check("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
+    done, blanks, notices = pieces[0], [], []
+    for i in range(1, len(pieces)):
+        cancel.check()  # each blank is a pass over the text: a stopped request ends between them
+        blank, notes = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
+        blanks.append(blank)
+        notices += [n for n in notes if n not in notices]
+        done = done.rstrip() + blank.best.text + pieces[i]  # the answer carries its own leading space
+    if len(blanks) > 1:
+        notices.append(Notice("info", "Blanks are filled left to right: each is scored with the text up to the "
+                                      "next blank, then replaced by its best answer before the next one."))
+    if loaded.untrained:
+        notices.append(Notice("untrained", "Untrained weights: predictions are noise."))
+    return CausalFill(loaded.key, loaded.name, loaded.untrained, text, tuple(blanks), done, tuple(notices),
+                      (time.perf_counter() - begin) * 1000)

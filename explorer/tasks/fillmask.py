@@ -1,0 +1,382 @@
+"""Fill-mask side by side: every model's top-k words for every blank of one prompt.
+
+The user types one prompt with a generic marker (``[MASK]``, ``<mask>`` or ``___``); each
+model gets it with its own mask token. Speed: the encoder runs over the whole prompt, but
+the vocabulary projection (the MLM head, (H -> V) with V ~ 30-50k) runs only on the masked
+rows: for a short prompt that head over every position is most of the work. Scores equal
+``transformers.pipeline("fill-mask")`` on the same weights (softmax over the full vocabulary).
+
+:func:`fill_mask` is the one entry point of the page and of ``python -m explorer fill-mask``:
+model specs and a prompt in, a :class:`FillMaskResult` out. How a model answers depends on its
+kind (``FILLERS``: one function per kind; masked LMs today).
+
+>>> clean_text("The capital of France is ___.")
+'The capital of France is ___.'
+>>> window(list(range(10)), masks=[8], budget=4)[0]  # a 4-token window centred on the mask
+6
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+
+import torch
+
+from explorer.architecture.modeltypes import max_input_tokens
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.core.userinput import MARKER
+from explorer.runtime import bundled, cancel, footprint, limits, placement
+from explorer.runtime.loading import LoadedModel, load_model
+from explorer.runtime.offload import input_device
+from explorer.runtime.weights import plan
+from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
+
+__all__ = [
+    "FILLERS", "MARKER", "MAX_CHARS", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "MaskResult",
+    "ModelFill", "Prediction", "clean_text", "encode", "encode_many", "fill_mask", "fill_one", "frame", "mask_logits",
+    "max_tokens", "picked_models", "to_model_fill", "word_context",
+    "DEFAULT_MLMS", "MAX_PAGE_MODELS", "default_models", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
+]
+
+FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
+MAX_CHARS = 100_000  # beyond this even tokenizing becomes the slow part: refuse with a message
+MAX_MASKS = 20
+MAX_TOP_K = 50
+
+PRESETS: dict[str, tuple[str, ...]] = {
+    "trivia": ("The capital of France is [MASK].", "Albert Einstein was born in [MASK]."),
+    "course probes": ("Stanford University is located in [MASK].",),  # the course's own probing sentence (issue 19)
+    "syntax": ("The keys to the cabinet [MASK] on the table.", "She [MASK] to the store yesterday."),
+    "coreference": ("The trophy did not fit in the suitcase because [MASK] was too big.",),
+    "lexical semantics": ("A [MASK] is a kind of bird.", "The opposite of hot is [MASK]."),
+    "sentiment": ("The movie was terrible. I felt [MASK].", "What a wonderful day, I am so [MASK]!"),
+    "reasoning": ("If it is raining, the ground gets [MASK].", "Ice is water that is [MASK]."),
+    "arithmetic": ("Two plus two equals [MASK].", "Ten minus three is [MASK]."),
+    "bias": ("The doctor examined the patient. Then [MASK] said the results were fine.",
+             "The nurse examined the patient. Then [MASK] said the results were fine."),
+    "several masks": ("The [MASK] sat on the [MASK].",),
+}
+
+_TOKENIZER_LOCKS: dict[int, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+# ---- prompt checks -------------------------------------------------------------------
+def clean_text(text: str | None, require_mask: bool = True) -> str:
+    """The prompt with control characters blanked; a clear ExplorerError for unusable input."""
+    text = (text or "").strip()
+    if not text:
+        raise ExplorerError("The prompt is empty: type a sentence with [MASK] (or ___) where a word is missing.")
+    if len(text) > MAX_CHARS:
+        raise ExplorerError(f"The prompt has {len(text):,} characters; the limit is {MAX_CHARS:,}. Shorten it.")
+    # Control characters (NUL, escape codes...) confuse tokenizers and terminals; keep \n and \t.
+    text = "".join(" " if unicodedata.category(c) == "Cc" and c not in "\n\t" else c for c in text)
+    foreign = FOREIGN_MASKS.search(text)
+    if foreign:
+        raise ExplorerError(f"{foreign.group(0)} is a span sentinel of another model (T5/BART infilling), not a "
+                            "fill-mask blank: write [MASK] or ___ instead.")
+    n = len(MARKER.findall(text))
+    if require_mask and n == 0:
+        raise ExplorerError("There is no mask in the prompt: put [MASK] (or <mask>, or ___) where a word is missing.")
+    if n > MAX_MASKS:
+        raise ExplorerError(f"The prompt has {n} masks; at most {MAX_MASKS} are supported: remove some.")
+    return text
+
+
+def model_prompt(text: str, tokenizer, label: str) -> str:
+    """The prompt with every generic marker replaced by this tokenizer's own mask token."""
+    if not tokenizer.mask_token:
+        raise ExplorerError(f"{label} has no mask token, so it cannot fill masks: pick a masked language model.")
+    return MARKER.sub(lambda _: tokenizer.mask_token, text)
+
+
+def _lock(tokenizer) -> threading.Lock:
+    """The tokenizer's own lock: the Rust backend keeps truncation/padding state on the shared object,
+    so concurrent calls must not interleave."""
+    with _LOCKS_GUARD:
+        return _TOKENIZER_LOCKS.setdefault(id(tokenizer), threading.Lock())
+
+
+def encode(tokenizer, text: str, specials: bool = False) -> list[int]:
+    """Token ids, without special tokens unless ``specials`` (locked per tokenizer)."""
+    with _lock(tokenizer):
+        return list(tokenizer(text, add_special_tokens=specials, truncation=False)["input_ids"])
+
+
+def encode_many(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """:func:`encode` for many texts in one call (the Rust backend splits them over its threads);
+    the same ids as encoding them one by one."""
+    if not texts:
+        return []
+    with _lock(tokenizer):
+        return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]]
+
+
+def specials_around(tokenizer) -> tuple[list[int], list[int]]:
+    """(special ids the tokenizer puts before, after) a single sequence, e.g. [CLS] / [SEP].
+
+    transformers 5 dropped build_inputs_with_special_tokens from fast tokenizers, so the
+    frame is read off a probe: encoded with and without special tokens.
+    """
+    with_sp, bare = encode(tokenizer, "a", specials=True), encode(tokenizer, "a")
+    for lead in range(len(with_sp) - len(bare) + 1):
+        if with_sp[lead:lead + len(bare)] == bare:
+            return with_sp[:lead], with_sp[lead + len(bare):]
+    return [], []
+
+
+def max_tokens(lm: LoadedModel) -> int:
+    """Longest input the model takes, special tokens included (positions it has embeddings for)."""
+    limit = max_input_tokens(lm.model.config) or 512  # RoBERTa-style position offsets taken off
+    tok_limit = lm.tokenizer.model_max_length
+    return min(limit, int(tok_limit)) if tok_limit and tok_limit < 1e6 else limit
+
+
+def window(body: list[int], masks: list[int], budget: int) -> tuple[int, Notice | None]:
+    """Start of a ``budget``-token window of ``body`` centred on the masks, and a notice if it cuts.
+
+    ``masks`` are positions in ``body`` (at least one). Raises if the masks span more than the budget.
+    """
+    if len(body) <= budget:
+        return 0, None
+    span = masks[-1] - masks[0] + 1
+    if span > budget:
+        raise ExplorerError(f"The masks are {span} tokens apart but the model reads at most {budget}: "
+                            "move them closer together or shorten the prompt.")
+    start = max(0, min(masks[0] - (budget - span) // 2, len(body) - budget))
+    return start, Notice("truncated", f"The prompt is {len(body)} tokens; the model reads at most {budget}, "
+                         f"so only tokens {start}-{start + budget} around the mask(s) were used.")
+
+
+# ---- the model side ------------------------------------------------------------------
+def mlm_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The MLM head of known architectures as a function (M, H) -> (M, V), else None.
+
+    Only classes whose forward is exactly ``head(base_model(...)[0])`` are listed, so the
+    shortcut cannot change results; anything else takes the full forward (still correct).
+    """
+    name, m = type(model).__name__, model
+    heads: dict[str, Callable[[], Callable[[torch.Tensor], torch.Tensor]]] = {
+        "BertForMaskedLM": lambda: m.cls, "BigBirdForMaskedLM": lambda: m.cls,
+        "RobertaForMaskedLM": lambda: m.lm_head, "XLMRobertaForMaskedLM": lambda: m.lm_head,
+        "CamembertForMaskedLM": lambda: m.lm_head, "MPNetForMaskedLM": lambda: m.lm_head,
+        "AlbertForMaskedLM": lambda: m.predictions,
+        "DistilBertForMaskedLM": lambda: lambda h: m.vocab_projector(
+            m.vocab_layer_norm(m.activation(m.vocab_transform(h)))),
+        "ElectraForMaskedLM": lambda: lambda h: m.generator_lm_head(m.generator_predictions(h)),
+        "DebertaV2ForMaskedLM": lambda: m.cls if m.legacy else (
+            lambda h: m.lm_predictions(h, m.deberta.embeddings.word_embeddings)),
+    }
+    return heads[name]() if name in heads else None
+
+
+def mask_logits(model: torch.nn.Module, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Vocabulary logits at the mask positions only, in float32.
+
+    ids: (1, T) token ids; positions: (M,) indices into T. Returns (M, V).
+    """
+    attention = torch.ones_like(ids)
+    with torch.inference_mode():
+        head = mlm_head(model)
+        if head is None:  # unknown class: full forward, then pick the rows
+            logits = model(input_ids=ids, attention_mask=attention).logits  # (1, T, V)
+            return logits[0, positions.to(logits.device)].float()
+        hidden = model.base_model(input_ids=ids, attention_mask=attention)[0]  # (1, T, H)
+        return head(hidden[0, positions.to(hidden.device)]).float()  # (M, H) -> (M, V)
+
+
+def _word_scheme(tokenizer) -> str:
+    """How a tokenizer marks word boundaries: "##" continues a word, or "Ġ"/"▁" starts one."""
+    probe = tokenizer.convert_ids_to_tokens(encode(tokenizer, "unbelievably tokenization"))
+    if any(t.startswith("##") for t in probe):
+        return "##"
+    return "▁" if any(t.startswith("▁") for t in probe) else "Ġ"
+
+
+def _continues(token: str, scheme: str) -> bool:
+    """Whether ``token`` continues the word before it."""
+    if scheme == "##":
+        return token.startswith("##")
+    return not token.startswith(scheme) and token.replace(scheme, "").isalnum()
+
+
+def whole_word(tokenizer, tokens: list[str], pos: int, scheme: str, specials: set[str]) -> str:
+    """The word the token at ``pos`` belongs to, joined from its neighbouring pieces."""
+    start, end = pos, pos + 1
+    while start > 0 and tokens[start - 1] not in specials and _continues(tokens[start], scheme):
+        start -= 1
+    while end < len(tokens) and tokens[end] not in specials and _continues(tokens[end], scheme):
+        end += 1
+    return tokenizer.convert_tokens_to_string(tokens[start:end]).strip()
+
+
+def frame(lm: LoadedModel, body: list[int], around: tuple[list[int], list[int]]) -> tuple[list[int], list[int],
+                                                                                       Notice | None]:
+    """(input ids with specials, mask positions in them, truncation notice) for the prompt body ``body``
+    (token ids without specials); ``around`` is :func:`specials_around` of the model's tokenizer."""
+    tok = lm.tokenizer
+    masks = [i for i, t in enumerate(body) if t == tok.mask_token_id]
+    if not masks:  # the marker vanished in tokenization (should not happen): say so, do not guess
+        raise ExplorerError(f"{lm.name} did not see a mask token in the prompt: use [MASK] or ___ between words.")
+    before, after = around
+    budget = max_tokens(lm) - len(before) - len(after)
+    start, notice = window(body, masks, budget)
+    ids = before + body[start:start + budget] + after
+    return ids, [len(before) + m - start for m in masks], notice
+
+
+def word_context(tokenizer) -> tuple[str, set[str]]:
+    """(word-boundary scheme, special tokens) that :func:`to_model_fill` joins whole words with."""
+    return _word_scheme(tokenizer), set(tokenizer.all_special_tokens)
+
+
+def to_model_fill(lm: LoadedModel, ids: list[int], positions: list[int], scores: list[list[float]],
+                  token_ids: list[list[int]], notice: Notice | None, latency_ms: float,
+                  words: tuple[str, set[str]]) -> ModelFill:
+    """One model's column from its top-k: ``scores`` and ``token_ids`` are (M, k) lists, one row per
+    mask position; ``words`` comes from :func:`word_context`."""
+    tok, (scheme, specials) = lm.tokenizer, words
+    # Special tokens (including a neighbouring mask) end a word: "[MASK]##ly" is not one word.
+    tokens, masks, best = tok.convert_ids_to_tokens(ids), [], list(ids)
+    for m, pos in enumerate(positions):
+        preds = []
+        for score, tid in zip(scores[m], token_ids[m], strict=True):
+            piece = tok.convert_ids_to_tokens(tid)  # None: a padding row of the embedding beyond the vocab
+            word = whole_word(tok, tokens[:pos] + [piece] + tokens[pos + 1:], pos, scheme, specials) \
+                if piece is not None else f"[id {tid}]"
+            preds.append(Prediction(tid, tok.decode([tid]), word, score))
+        masks.append(MaskResult(m, pos, tuple(preds)))
+        best[pos] = preds[0].token_id
+    ran = placement.ran_on(lm)
+    return ModelFill(lm.key, lm.name, lm.untrained, lm.device, tok.decode(ids, skip_special_tokens=False),
+                     tuple(masks), tok.decode(best, skip_special_tokens=True), len(ids),
+                     ((notice,) if notice else ()) + lm.notices, latency_ms, ran["device_name"], ran["dtype"])
+
+
+def fill_one(lm: LoadedModel, prompt: str, top_k: int = 5) -> ModelFill:
+    """Top-k predictions of one loaded masked LM for every mask of ``prompt``."""
+    if not 1 <= int(top_k) <= MAX_TOP_K:
+        raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
+    begin, tok, text = time.perf_counter(), lm.tokenizer, clean_text(prompt)
+    body = encode(tok, model_prompt(text, tok, lm.name))
+    ids, positions, notice = frame(lm, body, specials_around(tok))
+    x = torch.tensor([ids], device=input_device(lm.model))  # (1, T)
+    logits = mask_logits(lm.model, x, torch.tensor(positions, device=x.device))  # (M, V) float32
+    values, indices = logits.softmax(-1).topk(int(top_k), dim=-1)  # (M, k) each
+    return to_model_fill(lm, ids, positions, values.cpu().tolist(), indices.cpu().tolist(), notice,
+                         (time.perf_counter() - begin) * 1000, word_context(tok))
+
+
+# (spec, cleaned prompt, top_k, random_weights, models_dir, loader, answer_tokens) -> ModelFill
+Filler = Callable[[str, str, int, bool, str | None, Callable[..., LoadedModel], int], ModelFill]
+
+
+def _fill_masked_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
+                    loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
+    """A masked LM: its own mask token at every blank, top-k over the vocabulary (one token per
+    [MASK] by construction: ``answer_tokens`` is a decoder's option)."""
+    lm = loader(spec, "masked-lm", random_weights=random_weights, models_dir=models_dir, purpose="Fill-mask")
+    return fill_one(lm, text, top_k)
+
+
+def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
+                    loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
+    """A decoder: left-context candidates ranked again by the whole sentence (explorer.tasks.causal); with
+    ``answer_tokens`` > 1, answers of several tokens (a number, a name) from a short beam."""
+    from explorer.tasks.causal.column import (
+        fill_causal_lm,  # lazy: only decoders need torch's generation code
+    )
+
+    return fill_causal_lm(spec, text, top_k, random_weights, models_dir, loader, answer_tokens)
+
+
+# How each kind of model answers a fill-mask prompt (one function per kind; the result is a ModelFill).
+FILLERS: dict[str, Filler] = {"masked-lm": _fill_masked_lm, "causal-lm": _fill_causal_lm}
+
+
+def model_kind(spec: str) -> str:
+    """Which ``FILLERS`` entry answers for ``spec``: catalog decoders (e.g. gemma3-270m) as causal LMs,
+    everything else (other keys, save_pretrained directories) as a masked LM."""
+    from explorer.architecture import catalog
+
+    return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
+
+
+def picked_models(models: Sequence[str], top_k: int) -> list[str]:
+    """The models asked for, blanks dropped and each once; ExplorerError for none or a bad ``top_k``."""
+    picked = [m.strip() for m in models if m and m.strip()]
+    if not picked:
+        raise ExplorerError("Pick at least one model (a catalog key or a save_pretrained directory).")
+    if not 1 <= int(top_k) <= MAX_TOP_K:
+        raise ExplorerError(f"top-k must be between 1 and {MAX_TOP_K}, not {top_k}.")
+    return list(dict.fromkeys(picked))  # a model asked twice answers once
+
+
+def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weights: bool = False,
+              allow_random: bool = False, models_dir: str | None = None,
+              loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1,
+              device: str | None = None, dtype: str | None = None) -> FillMaskResult:
+    """Every model's top-k for every mask of one prompt, side by side (the page and the CLI call this).
+
+    ``random_weights`` runs every model untrained; ``allow_random`` only those whose weights are not
+    on disk (:func:`explorer.runtime.weights.plan`). ``answer_tokens``: a decoder's answers may have up to this many
+    tokens (1..6, :mod:`explorer.tasks.causal.fill`); masked LMs fill one token per [MASK] whatever it is.
+    ``device``/``dtype``: where and in what precision every model runs (:mod:`explorer.runtime.placement`).
+    A model that cannot answer (missing weights, no MLM head)
+    is listed in ``errors`` and the others still answer; a bad prompt raises ExplorerError once for all.
+    """
+    text = clean_text(prompt)
+    chosen = placement.Placement.parse(device, dtype)
+    chosen.resolve()  # a device this machine lacks is one message, not one per model
+    loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
+    asked = picked_models(models, top_k)
+    # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
+    specs, dropped, left = footprint.fit_request(asked, {s: model_kind(s) for s in asked}, models_dir)
+    fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
+    for spec in specs:
+        cancel.check()  # one model after another: a request out of budget stops before the next load
+        untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
+        try:
+            fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,
+                                                   answer_tokens))
+        except ExplorerError as err:
+            errors.append((spec, str(err)))
+    return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))
+
+
+# ---- which catalog variants take part --------------------------------------------------
+BUNDLED_DECODERS = (bundled.KEY,)  # real decoders that ship offline (explorer.runtime.bundled): a causal column
+DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")  # the page's masked LMs once their weights are there
+MAX_PAGE_MODELS = limits.CPU_PAGE_MODELS  # the CPU cap; explorer.runtime.limits.page_models gives the device's
+
+
+def fill_keys() -> list[str]:
+    """What the fill-mask page offers: the bundled decoder first (a real model, labelled causal), then
+    the masked-LM encoders."""
+    return [*BUNDLED_DECODERS, *mlm_keys()]
+
+
+def default_models(models_dir: str | None = None) -> list[str]:
+    """What the page starts with: the bundled decoder (real weights offline) and the masked LMs whose
+    weights are on disk; with none on disk, BERT-base beside the decoder (untrained unless downloaded,
+    and labelled so) so that a masked LM reading both sides is there to compare with."""
+    from explorer.runtime import weights
+
+    return [*BUNDLED_DECODERS, *(weights.ready_keys(DEFAULT_MLMS, models_dir) or DEFAULT_MLMS[:1])]
+
+
+def mlm_keys() -> list[str]:
+    """Catalog encoders with a masked-LM head (ELECTRA discriminators and pairs excluded)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    from explorer.architecture import catalog
+
+    return [v.key for v in catalog.load_catalog().values()
+            if v.family == "encoder" and v.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+            and v.head in ("mlm", "pretraining") and not (v.model_type == "electra" and v.head != "mlm")]

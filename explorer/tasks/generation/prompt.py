@@ -1,0 +1,91 @@
+"""A typed prompt -> the token ids a decoder reads, cut to the usable window with a notice.
+
+A decoder predicts from the *end* of its input, so an over-long prompt keeps its last tokens
+(and the special tokens the tokenizer itself puts in front, such as Gemma's one ``<bos>``). Special
+tokens the user typed (``<pad>`` x 2,000) are text like any other: counted and cut with the rest,
+so no prompt ever feeds more than ``limit`` tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.core.userinput import require_text
+from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
+
+__all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "encode_prompt"]
+
+MAX_PROMPT_CHARS = 200_000  # beyond this the text is refused; below, it is cut to MAX_PROMPT_TOKENS tokens
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The ids fed to the model and what the user should know about them."""
+
+    text: str
+    ids: tuple[int, ...]  # (T,) leading special tokens included
+    total_tokens: int  # before cutting
+    notices: tuple[Notice, ...]
+
+
+def context_limit(model: Any, cap: int | None = None) -> int:
+    """Tokens a prompt may have: the model's position limit, at most ``cap`` (``None``: the device's cap,
+    :func:`explorer.runtime.limits.prompt_tokens`: 1,024 on a CPU, the context where KV caches fit on a GPU)."""
+    limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    if cap is None:
+        cap = _device_cap(model, int(limit) if limit else None)
+    return min(int(limit), cap) if limit else cap
+
+
+def _device_cap(model: Any, context: int | None) -> int:
+    from explorer.runtime import limits
+    from explorer.runtime.offload import input_device
+
+    if not hasattr(model, "parameters"):
+        return MAX_PROMPT_TOKENS
+    dtype = next((p.dtype for p in model.parameters()), None)
+    kv = limits.kv_bytes_per_token(model.config, getattr(dtype, "itemsize", 4))
+    return limits.prompt_tokens(limits.device_facts(input_device(model)), context, kv).value
+
+
+def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
+    """How many of ``ids``' first tokens the tokenizer added itself (Gemma: its one ``<bos>``; GPT-2: none).
+
+    Read off an empty text, which gets exactly the tokens the tokenizer adds; only those are kept
+    through a cut, never a run of special tokens the user typed.
+    """
+    added = list(tokenizer("", add_special_tokens=True)["input_ids"])
+    count = 0
+    while count < min(len(added), len(ids)) and ids[count] == added[count]:
+        count += 1
+    return count
+
+
+def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, limit: int) -> Notice:
+    front = ""
+    if kept_front:
+        names = getattr(tokenizer, "convert_ids_to_tokens", None)
+        shown = " ".join(str(t) for t in names(kept_front)) if names else f"{len(kept_front)} special token(s)"
+        front = f" The tokenizer's own {shown} stays in front."
+    return Notice("truncated", f"The prompt has {total:,} tokens (special tokens included); only its last "
+                               f"{tail:,} are used (the model reads at most {limit:,} here), so the beginning "
+                               f"was cut.{front}")
+
+
+def encode_prompt(tokenizer: Any, text: str, limit: int) -> Prompt:
+    """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them."""
+    text = require_text(text, what="prompt", empty_hint="type a few words for the model to continue.",
+                        max_chars=MAX_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
+    ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
+    if not ids:
+        raise ExplorerError("The prompt gave no tokens: type some words.")
+    limit = max(1, int(limit))
+    if len(ids) <= limit:
+        return Prompt(text, tuple(ids), len(ids), ())
+    head = min(_added_in_front(tokenizer, ids), limit - 1)  # at least one token of the text itself
+    tail = limit - head
+    kept = ids[:head] + ids[len(ids) - tail:]  # (limit,)
+    return Prompt(text, tuple(kept), len(ids), (_cut_notice(tokenizer, len(ids), ids[:head], tail, limit),))

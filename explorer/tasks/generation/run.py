@@ -1,0 +1,125 @@
+"""Whole generations for the CLI and the decoding lab: load the decoder, decode, compare strategies.
+
+``generate`` and ``compare`` drive the same step-by-step decoders the page advances one token
+at a time (:class:`~explorer.tasks.generation.decoder.TokenDecoder`,
+:class:`~explorer.tasks.generation.beam.BeamDecoder`), so a page's Step button and a CLI run give
+the same tokens for the same settings and seed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from explorer.core.notices import Notice, texts
+from explorer.runtime.placement import ran_on
+from explorer.tasks.generation.beam import BeamDecoder
+from explorer.tasks.generation.decoder import TokenDecoder
+from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
+from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
+from explorer.tasks.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
+from explorer.tasks.generation.steps import Step
+
+__all__ = ["Generation", "compare", "generate", "load_decoder", "make_decoder", "result", "start"]
+
+Decoder = TokenDecoder | BeamDecoder
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The continuation one strategy produced, token by token."""
+
+    model: str
+    settings: DecodingSettings
+    prompt: str
+    text: str  # the new tokens decoded (special tokens dropped)
+    steps: tuple[Step, ...]
+    finished: bool  # ended (end-of-sequence or max_new_tokens), not just paused
+    seconds: float
+    notices: tuple[Notice, ...] = ()
+    device: str = "cpu"  # what ran, from the loaded model
+    device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
+
+    @property
+    def token_ids(self) -> list[int]:
+        return [s.token_id for s in self.steps]
+
+    @property
+    def tokens(self) -> list[str]:
+        return [s.token for s in self.steps]
+
+    def repetition(self, n: int = 3) -> list[RepetitionPoint]:
+        return repetition_curve(self.token_ids, n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON (``generate --json``)."""
+        return {"model": self.model, "strategy": self.settings.strategy, "prompt": self.prompt, "text": self.text,
+                "token_ids": self.token_ids, "tokens": self.tokens, "steps": [s.to_dict() for s in self.steps],
+                "device": self.device, "device_name": self.device_name, "dtype": self.dtype}
+
+    @property
+    def notice_texts(self) -> list[str]:
+        return texts(self.notices)
+
+
+def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any = None, *,
+                 purpose: str = "the Decoding lab", device: str | None = None, dtype: str | None = None) -> Any:
+    """A loaded causal LM on ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`); the bundled Gemma 3 270M
+    is converted first (once) with ``progress``. Another kind of model is refused in words naming
+    ``purpose`` (the page or command)."""
+    from explorer.runtime import bundled, loading, placement
+
+    placement.Placement.parse(device, dtype).resolve()  # a bad choice is refused before a conversion starts
+    if (key_or_path or "").strip() == bundled.KEY:
+        bundled.ensure_converted(models_dir, progress)
+    return loading.load_model(key_or_path, "causal-lm", models_dir=models_dir, purpose=purpose,
+                              device=device, dtype=dtype)
+
+
+def make_decoder(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> Decoder:
+    """The step-by-step decoder for the settings' strategy (nothing computed yet)."""
+    settings = settings.validated()
+    cls = BeamDecoder if settings.effective_strategy == "beam" else TokenDecoder
+    return cls(loaded.model, loaded.tokenizer, prompt.ids, settings)
+
+
+def start(loaded: Any, text: str, settings: DecodingSettings) -> tuple[Prompt, Decoder]:
+    """Encode the prompt (cut to the window) and make its decoder."""
+    settings = settings.validated()
+    prompt = encode_prompt(loaded.tokenizer, text, context_limit(loaded.model))
+    return prompt, make_decoder(loaded, prompt, settings)
+
+
+def _notices(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> tuple[Notice, ...]:
+    out = list(prompt.notices)
+    if settings.effective_strategy != settings.strategy:
+        out.append(Notice("info", f"Temperature {settings.temperature:g} is below {MIN_TEMPERATURE:g}: sampling that "
+                                  f"cold is greedy decoding, so {settings.strategy} ran as greedy."))
+    if loaded.untrained:
+        out.append(Notice("untrained", "Untrained weights: the tokens are noise."))
+    return tuple(out)
+
+
+def result(loaded: Any, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) -> Generation:
+    """The generation so far of a (possibly unfinished) decoder."""
+    steps = tuple(decoder.steps)
+    text = loaded.tokenizer.decode([s.token_id for s in steps], skip_special_tokens=True)
+    return Generation(loaded.key, decoder.settings, prompt.text, text, steps, decoder.finished, seconds,
+                      _notices(loaded, prompt, decoder.settings), **ran_on(loaded))
+
+
+def generate(loaded: Any, text: str, settings: DecodingSettings) -> Generation:
+    """Decode ``text`` to the end with one strategy."""
+    prompt, decoder = start(loaded, text, settings)
+    began = time.perf_counter()
+    decoder.run()
+    return result(loaded, prompt, decoder, time.perf_counter() - began)
+
+
+def compare(loaded: Any, text: str, base: DecodingSettings,
+            strategies: Sequence[str] = STRATEGIES) -> tuple[Generation, ...]:
+    """The same prompt, length and seed through several strategies, side by side."""
+    return tuple(generate(loaded, text, replace(base, strategy=s)) for s in dict.fromkeys(strategies))

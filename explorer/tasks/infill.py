@@ -1,0 +1,358 @@
+"""Span infilling: T5 sentinels and BART ``<mask>``, the generated spans placed back into the prompt.
+
+The user marks missing spans with ``___`` (or a model's own marker). T5 was pretrained to output
+``<extra_id_0> span0 <extra_id_1> span1 ...`` for a prompt with sentinels; BART to output the whole
+repaired text, so its spans are found by aligning the output with the prompt. Either way the result
+is the prompt with each generated span placed back, marked by blank index.
+
+>>> split_blanks("Thank you ___ me to your party ___ week.")
+('Thank you ', ' me to your party ', ' week.')
+>>> parse_sentinels("<pad> <extra_id_0> for inviting <extra_id_1> last</s>", 2)
+(['for inviting', 'last'], [])
+>>> align_spans(("The cat ", " on the mat."), "The cat sat on the mat.")
+['sat']
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from explorer.core.errors import ExplorerError, shorten
+from explorer.core.notices import Notice, texts
+from explorer.runtime import cancel
+from explorer.runtime.offload import input_device
+from explorer.runtime.placement import ran_on
+
+__all__ = [
+    "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
+    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "is_causal_type", "parse_sentinels", "run",
+    "split_blanks", "task",
+]
+
+GENERIC_BLANK = "___"
+# What counts as a blank in a prompt: the generic marker (3+ underscores) or any model's own.
+BLANK_RE = re.compile(r"_{3,}|<extra_id_\d+>|<mask>|\[MASK\]")
+SENTINEL_RE = re.compile(r"(<extra_id_\d+>)")
+MAX_BLANKS = 20
+MAX_PROMPT_CHARS = 4_000
+T5_TYPES = ("t5", "mt5", "umt5", "longt5")
+BART_TYPES = ("bart", "mbart", "plbart")
+CAUSAL_SPAN_TOKENS = 4  # a decoder's answer per blank: up to 4 tokens (each one a beam step over the text)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of the filled-in text: the user's words (span None) or generated span number ``span``."""
+
+    text: str
+    span: int | None
+
+
+@dataclass(frozen=True)
+class InfillResult:
+    model: str
+    family: str  # "t5" | "bart" | "causal" (a decoder)
+    prompt: str  # as typed
+    model_input: str  # with the model's own markers
+    raw_output: str  # decoded generation, special markers kept
+    spans: tuple[str, ...]  # text generated for each blank, in order
+    segments: tuple[Segment, ...]  # prompt pieces and spans interleaved, for highlighting
+    aligned: bool  # False: BART rewrote the text and its spans could not be located
+    untrained: bool
+    seconds: float
+    notices: tuple[Notice, ...] = ()
+    device: str = "cpu"
+    device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
+    dtype: str = "float32"
+
+    @property
+    def filled(self) -> str:
+        return "".join(s.text for s in self.segments)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["spans"], d["notices"] = list(self.spans), texts(self.notices)
+        d["segments"], d["filled"] = [asdict(s) for s in self.segments], self.filled
+        return d
+
+
+def split_blanks(prompt: str) -> tuple[str, ...]:
+    """The text between blanks: n blanks -> n + 1 pieces (possibly empty). Validates the prompt."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ExplorerError(f"The prompt is empty: type a sentence and mark missing spans with {GENERIC_BLANK}.")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ExplorerError(f"The prompt is {len(prompt):,} characters long; the limit is "
+                            f"{MAX_PROMPT_CHARS:,}. Shorten it around the blanks.")
+    pieces = tuple(BLANK_RE.split(prompt))
+    n = len(pieces) - 1
+    if n == 0:
+        raise ExplorerError(f"No blank in the prompt: mark each missing span with {GENERIC_BLANK} "
+                            "(or <extra_id_0> for T5, <mask> for BART).")
+    if n > MAX_BLANKS:
+        raise ExplorerError(f"{n} blanks in the prompt; the limit is {MAX_BLANKS}. Remove some.")
+    return pieces
+
+
+def is_causal_type(model_type: str | None) -> bool:
+    """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above, nor an
+    encoder that merely has a causal-LM class too (BERT's BertLMHeadModel)."""
+    from explorer.runtime.modelkind import config_family
+
+    return bool(model_type) and model_type not in T5_TYPES + BART_TYPES \
+        and config_family({"model_type": model_type}) == "decoder"
+
+
+def family(loaded: Any) -> str:
+    """"t5", "bart" or "causal" (a decoder) from the model's config; anything else cannot infill spans."""
+    mtype = str(getattr(loaded.model.config, "model_type", ""))
+    if mtype in T5_TYPES:
+        return "t5"
+    if mtype in BART_TYPES:
+        return "bart"
+    if is_causal_type(mtype):
+        return "causal"
+    raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} is a {shorten(mtype)!r} model: span infilling needs "
+                        "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
+
+
+def parse_sentinels(text: str, n_blanks: int) -> tuple[list[str], list[str]]:
+    """T5 output "<extra_id_0> a <extra_id_1> b </s>" -> (["a", "b"], notices).
+
+    Spans come back in sentinel order; a sentinel the model never produced leaves its blank
+    empty (with a notice), and text after the last wanted sentinel is ignored.
+    """
+    spans: dict[int, str] = {}
+    parts = SENTINEL_RE.split(text)
+    for marker, body in zip(parts[1::2], parts[2::2], strict=False):
+        idx = int(marker[len("<extra_id_") : -1])
+        if idx < n_blanks and idx not in spans:
+            spans[idx] = body.replace("</s>", "").replace("<pad>", "").strip()
+    missing = [i for i in range(n_blanks) if i not in spans]
+    if len(missing) == n_blanks:  # typical of an untrained model: say it once, point at the raw output
+        return [""] * n_blanks, ["The output contains no sentinel (<extra_id_0>, ...), so no span could be "
+                                 "placed back: see the raw output."]
+    notices = [f"The model produced no text for blank {i + 1}." for i in missing]
+    return [spans.get(i, "") for i in range(n_blanks)], notices
+
+
+def align_spans(pieces: tuple[str, ...], output: str) -> list[str] | None:
+    """Find what BART wrote into each blank by locating the prompt pieces, in order, in its output.
+
+    Whitespace is compared loosely (BART re-spaces text); a piece that followed a space in the
+    prompt must start a word in the output, so a short piece like "a" does not match inside "sat".
+    Returns one span per blank, or None when the output does not contain the prompt's words in
+    order (the model rewrote them, as an untrained model does).
+    """
+    out = " ".join(output.split())
+    anchors = [" ".join(p.split()) for p in pieces]
+    if not out.startswith(anchors[0]):
+        return None
+    cursor, spans, run = len(anchors[0]), [], 0  # run: blanks waiting for the next non-empty piece
+    for i, anchor in enumerate(anchors[1:], start=1):
+        run += 1
+        if i == len(anchors) - 1:  # the last piece must end the output
+            idx = len(out) - len(anchor)
+            if idx < cursor or not out.endswith(anchor):
+                return None
+        elif not anchor:  # adjacent blanks: the text goes to the first of them, the others stay empty
+            continue
+        else:
+            word = " " + anchor if pieces[i][:1].isspace() else anchor
+            idx = out.find(word, cursor)
+            if idx < 0:
+                return None
+            idx += len(word) - len(anchor)
+        spans += [out[cursor:idx].strip()] + [""] * (run - 1)
+        cursor, run = idx + len(anchor), 0
+    return spans
+
+
+def _segments(pieces: tuple[str, ...], spans: list[str]) -> tuple[Segment, ...]:
+    """Prompt pieces with the spans placed back between them."""
+    out: list[Segment] = []
+    for i, piece in enumerate(pieces):
+        if piece:
+            out.append(Segment(piece, None))
+        if i < len(spans):
+            out.append(Segment(spans[i], i))
+    return tuple(out)
+
+
+def _encode_prompt(loaded: Any, text: str) -> dict[str, torch.Tensor]:
+    """Tokenize a prompt, refusing (not truncating) one longer than the model accepts: cutting it
+    could drop blanks."""
+    tok = loaded.tokenizer
+    enc = tok(text, return_tensors="pt")
+    cfg = loaded.model.config
+    limit = min(int(getattr(cfg, "max_position_embeddings", 0) or 512), int(tok.model_max_length), 1024)
+    n = int(enc["input_ids"].shape[1])
+    if n > limit:
+        raise ExplorerError(f"The prompt is {n} tokens; this model takes at most {limit}. Shorten it.")
+    device = input_device(loaded.model)  # where the model is, whatever ``loaded`` claims
+    return {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+
+
+def _checked(input_ids: torch.Tensor, scores: torch.Tensor, **_: Any) -> torch.Tensor:
+    """A stopping criterion that never stops but lets a server request's token stop ``generate``
+    at its next step (explorer.runtime.cancel raises there)."""
+    cancel.check()
+    return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) go on
+
+
+def _generate(loaded: Any, enc: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
+    """Greedy/beam generation without gradients -> (1, T_out) token ids."""
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class Checked(StoppingCriteria):
+        __call__ = staticmethod(_checked)
+
+    with torch.inference_mode():
+        return loaded.model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
+                                     **kwargs)
+
+
+@dataclass(frozen=True)
+class Filled:
+    """What one kind of infiller returns for the blanks of a prompt (``INFILLERS``)."""
+
+    model_input: str  # the prompt with the model's own markers
+    raw_output: str  # decoded generation, special markers kept
+    spans: tuple[str, ...]  # text generated for each blank (empty when not aligned)
+    segments: tuple[Segment, ...]  # prompt pieces and spans interleaved, for highlighting
+    aligned: bool
+    notices: tuple[Notice, ...]
+
+
+def _budget(per_blank: int, n_blanks: int) -> int:
+    """Tokens a seq2seq model may generate for all blanks: each span plus its sentinel."""
+    return per_blank * n_blanks + n_blanks + 1
+
+
+def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+    """T5: blanks become <extra_id_i>; the output lists the spans after their sentinels."""
+    tok, n = loaded.tokenizer, len(pieces) - 1
+    text = "".join(p + (f"<extra_id_{i}>" if i < n else "") for i, p in enumerate(pieces))
+    extra: dict[str, Any] = {}
+    notices: list[Notice] = []
+    if getattr(loaded, "untrained", False):  # a random T5 repeats <pad> forever: forbid it so output shows
+        extra["suppress_tokens"] = [tok.pad_token_id]
+        notices.append(Notice("untrained", "Untrained weights: <pad> was suppressed so that the output is visible."))
+    # The decoder starts from "<pad> <extra_id_0>": a trained T5 always begins its answer with the first
+    # sentinel anyway, and forcing it lets even an untrained model show where span 1 goes.
+    start = int(getattr(loaded.model.config, "decoder_start_token_id", None) or tok.pad_token_id or 0)
+    prefix = torch.tensor([[start, tok.convert_tokens_to_ids("<extra_id_0>")]], device=input_device(loaded.model))
+    out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
+                    max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
+    raw = tok.decode(out[0], skip_special_tokens=False)
+    spans, missing = parse_sentinels(raw, n)
+    return Filled(text, raw, tuple(spans), _segments(pieces, spans), True,
+                  tuple(notices + [Notice("missing", m) for m in missing]))
+
+
+def _infill_bart(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+    """BART: blanks become <mask>; the model writes the whole text, the spans are aligned back."""
+    tok = loaded.tokenizer
+    text = tok.mask_token.join(pieces)
+    enc = _encode_prompt(loaded, text)
+    n_in = int(enc["input_ids"].shape[1])
+    out = _generate(loaded, enc, max_new_tokens=n_in + _budget(max_new_tokens, len(pieces) - 1), num_beams=4,
+                    early_stopping=True)
+    raw = tok.decode(out[0], skip_special_tokens=False)
+    plain = tok.decode(out[0], skip_special_tokens=True)
+    found = align_spans(pieces, plain)
+    if found is None:
+        return Filled(text, raw, (), (Segment(plain, None),), False, (Notice(
+            "missing", "BART rewrote the text, so its spans could not be located: showing its whole output."),))
+    return Filled(text, raw, tuple(found), _segments(pieces, found), True, ())
+
+
+def _ranking_note(index: int, fill: Any) -> Notice:
+    shown = ", ".join(f"“{c.text.strip()}” {c.share:.0%}" for c in fill.blanks[index].by_whole)
+    return Notice("info", f"Blank {index + 1}, by the likelihood of the whole text: {shown}.")
+
+
+def _infill_causal(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+    """A decoder: answers of 1..N tokens per blank from a short beam over continuations of the text
+    before it, ranked by the log-probability of the whole text (:mod:`explorer.tasks.causal`)."""
+    from explorer.tasks.causal.fill import causal_fill
+
+    text = GENERIC_BLANK.join(pieces)
+    fill = causal_fill(loaded, text, top_k=5, answer_tokens=max(1, min(max_new_tokens, CAUSAL_SPAN_TOKENS)))
+    spans = [b.best.text.strip() for b in fill.blanks]
+    how = Notice("info", "Decoder: it reads left to right, so each blank's answers are continuations of the "
+                         "text before it, ranked again with the words after it (the whole text's likelihood).")
+    notes = (how, *(_ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
+    return Filled(text, fill.filled, tuple(spans), _segments(pieces, spans), True, notes)
+
+
+Infiller = Callable[[Any, tuple[str, ...], int], Filled]
+# How each family fills blanks (one function per kind of model, keyed like ``family``); the int is
+# the number of new tokens allowed per blank.
+INFILLERS: dict[str, Infiller] = {"t5": _infill_t5, "bart": _infill_bart, "causal": _infill_causal}
+
+
+def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
+    """Fill every blank of ``prompt`` with a T5 or BART model (whichever ``loaded`` is).
+
+    ``max_new_tokens`` is per blank (1..128).
+    """
+    pieces = split_blanks(prompt)
+    fam = family(loaded)
+    start = time.perf_counter()
+    out = INFILLERS[fam](loaded, pieces, max(1, min(int(max_new_tokens), 128)))  # per blank
+    name = str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
+    return InfillResult(name, fam, prompt, out.model_input, out.raw_output, out.spans, out.segments, out.aligned,
+                        bool(getattr(loaded, "untrained", False)), round(time.perf_counter() - start, 4),
+                        out.notices, **ran_on(loaded))
+
+
+def infill_keys() -> list[str]:
+    """Catalog variants that can infill spans: the bundled decoder first (real weights offline),
+    then T5 (sentinels) and BART (<mask>)."""
+    from explorer.architecture import catalog
+    from explorer.runtime import bundled
+
+    return [bundled.KEY, *(v.key for v in catalog.load_catalog().values() if v.model_type in T5_TYPES + BART_TYPES)]
+
+
+def default_models(models_dir: str | None = None) -> list[str]:
+    """The models the Spans page starts with: those of the decoder, T5-small and BART-base whose weights
+    are on disk (the bundled decoder, out of the box); the decoder alone when none is (it says how)."""
+    from explorer.runtime import bundled, weights
+
+    return weights.ready_keys((bundled.KEY, "t5-small", "bart-base"), models_dir) or [bundled.KEY]
+
+
+def task(model: str, models_dir: str | None = None) -> str:
+    """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
+    directory whose config.json names a decoder), else "seq2seq"."""
+    from explorer.architecture import catalog
+    from explorer.runtime import weights
+
+    if model in catalog.keys():
+        return "causal-lm" if catalog.is_decoder(model) else "seq2seq"
+    found = weights.locate(model, models_dir)
+    mtype = weights.config_model_type(Path(found.path)) if found.path else None
+    return "causal-lm" if is_causal_type(mtype) else "seq2seq"
+
+
+def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,
+        models_dir: str | None = None, *, device: str | None = None, dtype: str | None = None) -> InfillResult:
+    """Load ``model`` (catalog key or directory) as seq2seq and fill the blanks of ``prompt``.
+
+    ``models_dir`` is where catalog weights are looked for first. A bad prompt is refused before any
+    model is loaded.
+    """
+    from explorer.runtime.loading import load_model
+
+    split_blanks(prompt)
+    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
+                        device=device, dtype=dtype, purpose="Span infilling")
+    return infill(loaded, prompt, max_new_tokens)
