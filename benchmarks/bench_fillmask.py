@@ -50,17 +50,8 @@ def paired_p50(fn_a, fn_b, reps: int = REPS, rounds: int = ROUNDS) -> tuple[floa
     hit both sides alike; of several rounds, the least disturbed one (lowest sum) is kept."""
     fns = [f for f in (fn_a, fn_b) if f is not None]
     for f in fns:
-        f(), f()
-    best: list[float] | None = None
-    for _ in range(rounds):
-        times: list[list[float]] = [[] for _ in fns]
-        for _ in range(reps):
-            for i, f in enumerate(fns):
-                t = time.perf_counter()
-                f()
-                times[i].append((time.perf_counter() - t) * 1000)
-        medians = [statistics.median(t) for t in times]
-        best = medians if best is None or sum(medians) < sum(best) else best
+        f()  # two warm-up calls in all: timed_medians makes the second
+    best = timed_medians(fns, reps, rounds)
     return best[0], (best[1] if len(best) > 1 else float("nan"))
 
 

@@ -43,18 +43,24 @@ def test_two_slots_run_two_at_once(monkeypatch) -> None:
     assert peak == 2
 
 
-def test_waiting_too_long_is_a_busy_message(monkeypatch) -> None:
-    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
+def _hold_the_slot(seconds: float) -> threading.Thread:
+    """Another thread takes the model slot for ``seconds``; returns once it holds it."""
     started = threading.Event()
 
     def hog() -> None:
         with workers.model_slot():
             started.set()
-            time.sleep(0.5)
+            time.sleep(seconds)
 
     t = threading.Thread(target=hog)
     t.start()
     started.wait()
+    return t
+
+
+def test_waiting_too_long_is_a_busy_message(monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
+    t = _hold_the_slot(0.5)
     with pytest.raises(ExplorerError, match="busy"), workers.model_slot(timeout=0.05):
         pass
     t.join()
@@ -78,20 +84,13 @@ def test_limit_reads_the_environment(monkeypatch) -> None:
 def test_a_queued_request_says_how_long_it_waited_and_behind_how_many(monkeypatch) -> None:
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
     monkeypatch.setattr(workers, "NOTICE_AFTER_S", 0.2)
-    started, notes = threading.Event(), []
-
-    def hog() -> None:
-        with workers.model_slot():
-            started.set()
-            time.sleep(0.5)
+    notes = []
 
     @workers.queued
     def light() -> str:
         return "done"
 
-    t = threading.Thread(target=hog)
-    t.start()
-    started.wait()
+    t = _hold_the_slot(0.5)
     assert light() == "done"
     notes.append(workers.take_wait_notice())
     t.join()
@@ -103,16 +102,7 @@ def test_a_queued_request_says_how_long_it_waited_and_behind_how_many(monkeypatc
 
 def test_busy_message_says_behind_how_many(monkeypatch) -> None:
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
-    started = threading.Event()
-
-    def hog() -> None:
-        with workers.model_slot():
-            started.set()
-            time.sleep(0.4)
-
-    t = threading.Thread(target=hog)
-    t.start()
-    started.wait()
+    t = _hold_the_slot(0.4)
     with pytest.raises(ExplorerError, match="behind 1 other request"), workers.model_slot(timeout=0.05):
         pass
     t.join()
