@@ -62,3 +62,15 @@ def test_to_dict_has_the_documented_fields():
     assert {"key", "corpus", "corpus_gb", "tokens", "steps", "batch", "seq_len", "hardware", "days", "train_flops",
             "train_flops_source"} <= set(d)
     json.dumps(d)
+
+
+def test_electra_budgets_are_table_1s_reported_flops():
+    # Clark et al. 2020, Table 1: 1.4e18 (4d on 1 V100 GPU) and 6.4e19 (4d on 16 TPUv3s); Sec. 3.3: 1M x 128 x 128.
+    for key in ("electra-small", "electra-small-discriminator"):
+        b = budgets.budget(key)
+        assert (b.train_flops, b.days, b.steps, b.batch, b.seq_len) == (1.4e18, 4, 1_000_000, 128, 128)
+        assert b.train_flops_source.startswith("reported: Clark et al. 2020 (ELECTRA), Table 1")
+        assert b.tokens_source == "steps x batch x seq_len"  # derived here, never stored as if reported
+    for key in ("electra-base", "electra-base-discriminator"):
+        b = budgets.budget(key)
+        assert (b.train_flops, b.hardware, b.steps) == (6.4e19, "16 TPUv3s", None)

@@ -28,12 +28,12 @@ __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "h
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
 COST_SEQ_LEN = 128  # sequence length at which FLOPs per token are counted for the chart
-LOWER_IS_BETTER = {"inference_seconds", "params_millions", "flops"}  # times and sizes; every other metric is a score
+LOWER_IS_BETTER = {"inference_seconds", "params_millions", "flops", "train_flops", "infer_flops"}  # costs; the rest score
 # Metric-name endings that are lower-is-better: perplexity, bits per byte / character (GPT-2's Table 3), latency.
 LOWER_IS_BETTER_SUFFIXES = ("_ppl", "_bpb", "_bpc", "_ms", "_seconds")
-# Columns that describe a model's size or cost rather than score it (ALBERT's Table 2, FastBERT's FLOPs): listed
-# after the scores, so a benchmark's default metric is never "the bigger model wins".
-SIZE_METRICS = ("params_millions", "flops")
+# Columns that describe a model's size or cost rather than score it (ALBERT's Table 2, FastBERT's FLOPs, ELECTRA's
+# train / infer FLOPs): listed after the scores, so a benchmark's default metric is never "the bigger model wins".
+SIZE_METRICS = ("params_millions", "flops", "train_flops", "infer_flops")
 
 
 @dataclass(frozen=True)
