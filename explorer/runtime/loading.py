@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -33,6 +33,9 @@ from explorer.architecture.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
 from explorer.runtime import budget, cancel, fence, modelcache, modelkind, offload, placement, weights
+
+if TYPE_CHECKING:  # typing only: transformers loads when a model does
+    from transformers import PreTrainedModel
 
 __all__ = [
     "MODEL_BUILD_LOCK", "TASKS", "LoadedModel", "best_device", "device_dtype", "load_model", "roberta_tokenizer",
@@ -55,7 +58,7 @@ class LoadedModel:
 
     key: str
     name: str
-    model: torch.nn.Module
+    model: PreTrainedModel
     tokenizer: Any  # PreTrainedTokenizerBase
     device: str
     dtype: str

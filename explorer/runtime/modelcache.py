@@ -27,9 +27,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["JANITOR_PERIOD_S", "MIN_RESIDENT_MB", "budget_bytes", "cache_info", "cached", "clear_cache",
            "held_names", "idle_seconds", "key_lock", "model_bytes", "resident_bytes", "settle", "store"]
@@ -84,7 +87,7 @@ def model_bytes(model: torch.nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
-def store(key: tuple, loaded: Any) -> None:
+def store(key: tuple, loaded: LoadedModel) -> None:
     """Insert ``loaded`` (anything with a ``.model``) and evict least recently used entries beyond
     the budget (never the new one)."""
     with _CACHE_LOCK:
@@ -96,7 +99,7 @@ def store(key: tuple, loaded: Any) -> None:
     _start_janitor()
 
 
-def cached(key: tuple) -> Any | None:
+def cached(key: tuple) -> LoadedModel | None:
     """The entry for ``key`` (now the most recently used), or None."""
     with _CACHE_LOCK:
         hit = _CACHE.get(key)

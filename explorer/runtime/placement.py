@@ -27,11 +27,14 @@ torch.float32
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from explorer.core.errors import ExplorerError
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = [
     "AUTO", "DEVICES", "DTYPES", "Placement", "auto_dtype", "available_devices", "best_device", "caption",
@@ -186,7 +189,7 @@ def caption(device: str, dtype: str) -> str:
     return f"{device} · {dtype}"
 
 
-def ran_on(loaded: Any) -> dict[str, str]:
+def ran_on(loaded: LoadedModel) -> dict[str, str]:
     """``device``, ``device_name`` and ``dtype`` of a loaded model, as result fields: what actually ran
     (after any out-of-memory fallback), not what was asked."""
     device = str(getattr(loaded, "device", "cpu"))
