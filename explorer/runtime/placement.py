@@ -27,7 +27,7 @@ torch.float32
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import torch
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
-    "AUTO", "DEVICES", "DTYPES", "Placement", "auto_dtype", "available_devices", "best_device", "caption",
+    "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "RanOn", "auto_dtype", "available_devices", "best_device", "caption",
     "device_name", "dtype_name", "ran_on", "resolve_device", "resolve_dtype", "unavailable_reason",
 ]
 
@@ -65,6 +65,21 @@ def _name(value: object, allowed: tuple[str, ...], what: str, aliases: dict[str,
     if text not in allowed:
         raise ExplorerError(f"Unknown {what} {_cut(value)!r}: use one of {', '.join(allowed)}.")
     return text
+
+
+class PlacementKwargs(TypedDict):
+    """``load_model``'s placement keywords, named so a type checker can match ``**kwargs()`` to parameters."""
+
+    device: str
+    dtype: str
+
+
+class RanOn(TypedDict):
+    """What ran, as the result fields every live result carries (``**ran_on(loaded)``)."""
+
+    device: str
+    device_name: str
+    dtype: str
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,7 @@ class Placement:
         device = resolve_device(self.device)
         return device, resolve_dtype(self.dtype, device)
 
-    def kwargs(self) -> dict[str, str]:
+    def kwargs(self) -> PlacementKwargs:
         """``load_model``'s keywords: ``load_model(key, task, **placement.kwargs())``."""
         return {"device": self.device, "dtype": self.dtype}
 
@@ -189,7 +204,7 @@ def caption(device: str, dtype: str) -> str:
     return f"{device} · {dtype}"
 
 
-def ran_on(loaded: LoadedModel) -> dict[str, str]:
+def ran_on(loaded: LoadedModel) -> RanOn:
     """``device``, ``device_name`` and ``dtype`` of a loaded model, as result fields: what actually ran
     (after any out-of-memory fallback), not what was asked."""
     device = str(getattr(loaded, "device", "cpu"))

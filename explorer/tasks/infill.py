@@ -213,12 +213,16 @@ def _generate(loaded: LoadedModel, enc: dict[str, torch.Tensor], **kwargs: Any) 
     """Greedy/beam generation without gradients -> (1, T_out) token ids."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
+    # generate() is GenerationMixin's (not PreTrainedModel's), typed with a union return and a self protocol
+    # that reject this plain call (**enc, ids back): duck-typed here, as transformers' own pipelines call it.
+    model: Any = loaded.model
+
     class Checked(StoppingCriteria):
         __call__ = staticmethod(_checked)
 
     with torch.inference_mode():
-        return loaded.model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
-                                     **kwargs)
+        return model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
+                              **kwargs)
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: Any, best: tuple, n_w
     """Map the winning (window, i, j) to characters, and collect that window's probability strip."""
     score, w, i, j, sp, ep, null = best
     idx = _context_mask(enc, w).nonzero().flatten().tolist()  # token positions of the context
-    offsets = [tuple(int(v) for v in enc["offset_mapping"][w][t].tolist()) for t in idx]
+    offsets = [(int(enc["offset_mapping"][w][t][0]), int(enc["offset_mapping"][w][t][1])) for t in idx]
     s_char, e_char = int(enc["offset_mapping"][w][i][0]), int(enc["offset_mapping"][w][j][1])
     notices = []
     if n_windows > 1:

@@ -184,7 +184,7 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
         batch = {"input_ids": torch.tensor([ids], device=device),
                  "attention_mask": torch.tensor([mask], device=device)}
         hidden = model(**batch).last_hidden_state[0].float().cpu()  # (T, hidden)
-    vecs = hidden if enc.stand_in else hidden @ enc.projection.float().T  # (T, 128) for ColBERT
+    vecs = hidden if enc.projection is None else hidden @ enc.projection.float().T  # (T, 128) for ColBERT (stand_in: None)
     keep = _keep(tok, ids, kind)
     tokens = tuple(tok.convert_ids_to_tokens([ids[i] for i in keep]))
     return TokenEmbeddings(clean, kind, tokens, F.normalize(vecs[keep], dim=-1))

@@ -21,6 +21,8 @@ from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from transformers import PreTrainedModel
+
     from explorer.runtime.loading import LoadedModel
 
 __all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "takes_logits_to_keep",
@@ -68,12 +70,14 @@ class NextToken:
         return texts(self.notices)
 
 
-def output_is_input_embedding(model: torch.nn.Module) -> bool:
+def output_is_input_embedding(model: PreTrainedModel) -> bool:
     """True when the output layer multiplies by the very tensor that embeds the input tokens."""
     out, inp = model.get_output_embeddings(), model.get_input_embeddings()
     if out is None or inp is None:
         return False
     a, b = out.weight, inp.weight
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        return False  # a layer without a weight matrix shares none
     return a is b or (a.device.type != "meta" and a.data_ptr() == b.data_ptr() and a.shape == b.shape)
 
 
