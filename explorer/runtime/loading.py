@@ -133,7 +133,9 @@ def roberta_tokenizer():
     lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
     merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
     # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (cheat sheet §4).
-    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),
+    # transformers annotates merges and mask_token as str only; its BPE takes (a, b) pairs, and AddedToken is
+    # the documented way to give a special token lstrip.
+    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
                             model_max_length=512)
 
 
@@ -240,6 +242,7 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     spread by accelerate over GPU, CPU and disk."""
     from safetensors import SafetensorError
 
+    assert status.path is not None  # _resolve passes only ready weights, which have their folder
     kwargs = _pretrained_kwargs(status, attn, allow_pickle, dtype)
     # Before any allocation: parameters from the safetensors headers (no data read), else the .bin size
     # assuming half precision on disk; the budget counts float32 either way (the safe side).

@@ -157,8 +157,8 @@ def available_devices() -> tuple[str, ...]:
     return tuple(d for d in DEVICES if unavailable_reason(d) is None)
 
 
-def resolve_device(name: str) -> str:
-    """A concrete device for a device name (``auto``: :func:`best_device`), or why it cannot run here."""
+def resolve_device(name: str | None) -> str:
+    """A concrete device for a device name (``auto`` or None: :func:`best_device`), or why it cannot run here."""
     name = _name(name, DEVICES, "device")
     if name == "auto":
         return best_device()
@@ -169,8 +169,8 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def resolve_dtype(name: str | torch.dtype, device: str) -> torch.dtype:
-    """The torch dtype for a dtype name on a concrete device (``auto``: :func:`auto_dtype`)."""
+def resolve_dtype(name: str | torch.dtype | None, device: str) -> torch.dtype:
+    """The torch dtype for a dtype name on a concrete device (``auto`` or None: :func:`auto_dtype`)."""
     name = _name(name, DTYPES, "dtype", _DTYPE_ALIASES)
     if name == "auto":
         return auto_dtype(device)
