@@ -59,7 +59,7 @@ class LoadedModel:
     key: str
     name: str
     model: PreTrainedModel
-    tokenizer: Any  # PreTrainedTokenizerBase
+    tokenizer: Any  # PreTrainedTokenizerBase, but its decode() is typed str | list[str] even for one id
     device: str
     dtype: str
     path: str | None
@@ -132,9 +132,7 @@ def roberta_tokenizer():
     vocab["<mask>"] = len(vocab)
     lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
     merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
-    # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (cheat sheet §4).
-    # transformers annotates merges and mask_token as str only; its BPE takes (a, b) pairs, and AddedToken is
-    # the documented way to give a special token lstrip.
+    # lstrip: " <mask>" leaves no stray "Ġ" piece (cheat sheet §4). transformers types merges, mask_token as str only.
     return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
                             model_max_length=512)
 

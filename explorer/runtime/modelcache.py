@@ -27,12 +27,9 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
-
-if TYPE_CHECKING:  # typing only: no runtime import of the loader
-    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["JANITOR_PERIOD_S", "MIN_RESIDENT_MB", "budget_bytes", "cache_info", "cached", "clear_cache",
            "held_names", "idle_seconds", "key_lock", "model_bytes", "resident_bytes", "settle", "store"]
@@ -44,6 +41,16 @@ MIN_RESIDENT_MB = 1_536  # the bundled Gemma 3 270M in float32 (1.07 GB) and a s
 IDLE_SECONDS = 60.0  # a model unused this long may go once the cache is over its resident bound
 JANITOR_PERIOD_S = 5.0
 _JANITOR: list[threading.Thread] = []
+
+
+class Resident(Protocol):
+    """What the cache holds: a :class:`explorer.runtime.loading.LoadedModel` (which imports this module, so it
+    is described here rather than imported)."""
+
+    @property
+    def model(self) -> torch.nn.Module: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 def budget_bytes() -> int:
@@ -87,7 +94,7 @@ def model_bytes(model: torch.nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
-def store(key: tuple, loaded: LoadedModel) -> None:
+def store(key: tuple, loaded: Resident) -> None:
     """Insert ``loaded`` (anything with a ``.model``) and evict least recently used entries beyond
     the budget (never the new one)."""
     with _CACHE_LOCK:
@@ -99,7 +106,7 @@ def store(key: tuple, loaded: LoadedModel) -> None:
     _start_janitor()
 
 
-def cached(key: tuple) -> LoadedModel | None:
+def cached(key: tuple) -> Any | None:
     """The entry for ``key`` (now the most recently used), or None."""
     with _CACHE_LOCK:
         hit = _CACHE.get(key)

@@ -27,17 +27,14 @@ torch.float32
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import Protocol, TypedDict
 
 import torch
 
 from explorer.core.errors import ExplorerError
 
-if TYPE_CHECKING:  # typing only: no runtime import of the loader
-    from explorer.runtime.loading import LoadedModel
-
 __all__ = [
-    "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "RanOn", "auto_dtype", "available_devices", "best_device", "caption",
+    "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "Ran", "RanOn", "auto_dtype", "available_devices", "best_device", "caption",
     "device_name", "dtype_name", "ran_on", "resolve_device", "resolve_dtype", "unavailable_reason",
 ]
 
@@ -72,6 +69,17 @@ class PlacementKwargs(TypedDict):
 
     device: str
     dtype: str
+
+
+class Ran(Protocol):
+    """What :func:`ran_on` reads: a :class:`explorer.runtime.loading.LoadedModel` (which imports this module,
+    so it is described here rather than imported)."""
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def dtype(self) -> str: ...
 
 
 class RanOn(TypedDict):
@@ -204,7 +212,7 @@ def caption(device: str, dtype: str) -> str:
     return f"{device} · {dtype}"
 
 
-def ran_on(loaded: LoadedModel) -> RanOn:
+def ran_on(loaded: Ran) -> RanOn:
     """``device``, ``device_name`` and ``dtype`` of a loaded model, as result fields: what actually ran
     (after any out-of-memory fallback), not what was asked."""
     device = str(getattr(loaded, "device", "cpu"))
