@@ -27,8 +27,10 @@ prepare:
 run: install prepare
 	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
 
+# mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, Python 3.11); its cache makes reruns quick.
 lint:
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # The load test runs in a process of its own: it drives its own server with Playwright's async API,
 # which cannot share a process with the sync browser fixtures of the other tests.

@@ -182,10 +182,10 @@ def _collapse(first: TreeNode, run: list[tuple[str, nn.Module]], total: int, sam
     return replace(first, label=label, params=total, repeat=len(run), uses=uses, shared=same or first.shared)
 
 
-def albert_uses(model: nn.Module, config: PretrainedConfig) -> dict[int, int]:
+def albert_uses(model: nn.Module, config: PretrainedConfig | None) -> dict[int, int]:
     """ALBERT runs each layer group num_hidden_layers / num_hidden_groups times."""
     uses: dict[int, int] = {}
-    if getattr(config, "model_type", "") != "albert":
+    if config is None or getattr(config, "model_type", "") != "albert":
         return uses
     per_group = config.num_hidden_layers // max(1, config.num_hidden_groups)
     for name, module in model.named_modules():
@@ -211,7 +211,7 @@ def reference_uses(model: nn.Module) -> dict[int, int]:
     return dict(counts)
 
 
-def module_uses(model: nn.Module, config: PretrainedConfig) -> dict[int, int]:
+def module_uses(model: nn.Module, config: PretrainedConfig | None) -> dict[int, int]:
     """Forward uses per module: references (shared layers) and ALBERT's config-driven reuse."""
     uses = reference_uses(model)
     for mid, n in albert_uses(model, config).items():
@@ -314,13 +314,15 @@ def _neutral_item(seq_len: int) -> Iterator[None]:
     from torch.fx.experimental import _config as fx_config
 
     with BUILD_LOCK:
-        torch.Tensor.item, torch.Tensor.__bool__ = item, as_bool
+        # Patching methods on the class is the point here (undone below): mypy forbids it by default.
+        torch.Tensor.item, torch.Tensor.__bool__ = item, as_bool  # type: ignore[method-assign]
         try:
-            # Longformer finds its global tokens with nonzero(); on meta, assume every entry is set
-            with fx_config.patch(meta_nonzero_assume_all_nonzero=True):
+            # Longformer finds its global tokens with nonzero(); on meta, assume every entry is set.
+            # patch() is added to the config module at import by torch's install_config_module.
+            with fx_config.patch(meta_nonzero_assume_all_nonzero=True):  # type: ignore[attr-defined]
                 yield
         finally:
-            torch.Tensor.item, torch.Tensor.__bool__ = real, real_bool
+            torch.Tensor.item, torch.Tensor.__bool__ = real, real_bool  # type: ignore[method-assign]
 
 
 def unique_params(model: nn.Module) -> int:

@@ -53,7 +53,8 @@ def _source(name: str) -> str:
 
     if name in sys.modules:
         return inspect.getsource(sys.modules[name])
-    get_source = getattr(importlib.util.find_spec(name).loader, "get_source", None)
+    spec = importlib.util.find_spec(name)
+    get_source = getattr(spec.loader if spec else None, "get_source", None)
     return get_source(name) if get_source else inspect.getsource(importlib.import_module(name))
 
 

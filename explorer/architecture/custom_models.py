@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
-    from transformers import PretrainedConfig
+    from transformers import BertConfig, PretrainedConfig
 
 __all__ = [
     "MAX_SPAN", "SentenceBert", "ColBert", "ExitClassifier", "FastBert", "SpanBoundaryHead", "SpanBert",
@@ -122,7 +122,7 @@ class SpanBoundaryHead(nn.Module):
 class SpanBert(nn.Module):
     """BERT MLM (no NSP) + the span-boundary head; SBO logits reuse the MLM decoder."""
 
-    def __init__(self, config: PretrainedConfig, extra: dict | None = None) -> None:
+    def __init__(self, config: BertConfig, extra: dict | None = None) -> None:
         super().__init__()
         from transformers import BertForMaskedLM
 
@@ -136,7 +136,7 @@ class SpanBert(nn.Module):
 class StructBert(nn.Module):
     """BERT MLM + a 3-way sentence-structural head (next / previous / random)."""
 
-    def __init__(self, config: PretrainedConfig, extra: dict | None = None) -> None:
+    def __init__(self, config: BertConfig, extra: dict | None = None) -> None:
         super().__init__()
         from transformers import BertForPreTraining
 

@@ -13,7 +13,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from explorer.core.errors import ECHO_CHARS, ExplorerError, shorten
 
@@ -33,7 +33,7 @@ _QUOTED = re.compile(rf"'[^'\n]{{{ECHO_CHARS + 1},}}'|\"[^\"\n]{{{ECHO_CHARS + 1
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse prints usage too)
         message = _QUOTED.sub(lambda m: repr(shorten(m.group(0)[1:-1])), message)
         print(f"error: {' '.join(message.split())}", file=sys.stderr)
         raise SystemExit(2)

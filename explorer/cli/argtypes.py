@@ -72,14 +72,17 @@ def text_source(parser: argparse.ArgumentParser, name: str = "text", *, required
     group.add_argument(f"--{name}-file", metavar="PATH", help=f"read {help} from this UTF-8 file")
 
 
-def read_source(args: argparse.Namespace, name: str = "text") -> str | None:
-    """The text of ``--NAME``, else of ``--NAME-file`` (None when neither was given)."""
-    path = getattr(args, f"{name.replace('-', '_')}_file", None)
-    if path is None:
-        return getattr(args, name.replace("-", "_"))
+def read_source(args: argparse.Namespace, name: str = "text") -> str:
+    """The text of ``--NAME``, else of ``--NAME-file`` (an ExplorerError when neither was given)."""
     from explorer.cli import read_text_file
     from explorer.core.errors import ExplorerError
 
+    path = getattr(args, f"{name.replace('-', '_')}_file", None)
+    if path is None:
+        text = getattr(args, name.replace("-", "_"), None)
+        if text is None:  # only when text_source(required=False): every caller needs a text
+            raise ExplorerError(f"Give the text with --{name} TEXT or --{name}-file PATH.")
+        return str(text)
     text = read_text_file(path, f"--{name}-file")
     if not text.strip():
         raise ExplorerError(f"--{name}-file {shorten(path)} is empty: put the text in it, or use --{name}.")

@@ -74,7 +74,8 @@ def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
     layer = 0 if args.layer is None else args.layer
     rerun = functools.partial(_rerun, args, text)
     if args.zoom is not None:
-        cells = detail.zoom_cells(maps, layer, args.head, *args.zoom, rerun=rerun)
+        rows, cols = args.zoom
+        cells = detail.zoom_cells(maps, layer, args.head, rows, cols, rerun=rerun)
         return {"kind": "zoom", "layer": layer, "head": args.head, "rows": list(args.zoom[0]),
                 "cols": list(args.zoom[1]), "shape": list(cells.shape), "matrix": _rounded(cells)}
     if args.query is not None:

@@ -53,7 +53,7 @@ def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
         print(f"note: {note}", file=sys.stderr)
     answered = batch.answered()
     for spec, message in batch.model_errors():  # once per model, with the lines when not every one failed
-        lines = [p.line for p in answered if (spec, message) in p.result.errors]
+        lines = [p.line for p in answered if p.result is not None and (spec, message) in p.result.errors]
         shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
         where = "" if len(lines) == len(answered) else f"line {shown}: "
         print(f"error: {where}{spec}: {message}", file=sys.stderr)

@@ -54,7 +54,7 @@ def cmd_mask(args: argparse.Namespace) -> int:
     if args.seed < 0 or args.epoch < 0:
         raise ExplorerError("--seed and --epoch must be non-negative integers.")
     pair = (args.text2 or "") if strategy.pair else None
-    if strategy.pair and not pair.strip():
+    if pair is not None and not pair.strip():  # None exactly when not strategy.pair
         raise ExplorerError(f"{strategy.name} needs a translation of --text: add --text2 'La traduction.'")
     prepared = prepare(args.text, strategy.tokenizer, strategy.frame, pair=pair)
     options = {}

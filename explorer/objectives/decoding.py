@@ -43,7 +43,7 @@ def table_from_rows(tokens: Sequence[object], probs: Sequence[object]) -> dict[s
         if name in table:
             raise ExplorerError(f"The token {shorten(name)!r} appears twice in the table: merge the two rows.")
         try:
-            table[name] = float(p)
+            table[name] = float(p)  # type: ignore[arg-type]  # any cell value: float() says what is no number
         except (TypeError, ValueError):
             raise ExplorerError(f"The probability of {shorten(name)!r} is not a number: type e.g. 0.25.") from None
     if not table:

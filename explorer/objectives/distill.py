@@ -8,6 +8,7 @@ The T^2 factor (Hinton et al. 2015) keeps the soft term's gradients the same siz
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ EXAMPLE_STUDENT = (3.0, 2.8, 1.0, 2.9, 0.5, 0.2)
 EXAMPLE_TRUE = "capital"
 
 
-def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+def softmax(logits: np.ndarray | Sequence[float], temperature: float = 1.0) -> np.ndarray:
     """(V,) softmax(logits / T), computed stably."""
     z = np.asarray(logits, dtype=float) / temperature
     e = np.exp(z - z.max())

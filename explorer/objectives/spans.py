@@ -164,7 +164,10 @@ def t5_span_corruption(tokens: Sequence[str], rng: np.random.Generator, vocab: V
     ok = eligible(tokens)
     noisy = np.zeros(len(tokens), dtype=bool)
     noisy[np.flatnonzero(ok)] = t5_noise_mask(int(ok.sum()), rng, noise, mean_span)
-    inp, inp_kinds, target, spans = [], [], [], []
+    inp: list[str] = []
+    inp_kinds: list[str] = []
+    target: list[str] = []
+    spans: list[list[int]] = []  # [start, end) of each noise run
     for i, tok in enumerate(tokens):
         if not noisy[i]:
             inp.append(tok)

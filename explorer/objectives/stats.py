@@ -132,7 +132,10 @@ def draw_stats(name: str, tokens: Sequence[str], vocab: Vocab, seed: int, n_draw
     ok = eligible(tokens)
     n = int(ok.sum())
     hits = np.zeros((n_draws, len(tokens)), dtype=bool)  # (D, T)
-    kinds, labels, realised, sampled = Counter(), Counter(), Counter(), Counter()
+    kinds: Counter[str] = Counter()
+    labels: Counter[str] = Counter()  # classes or arrangements
+    realised: Counter[int] = Counter()
+    sampled: Counter[int] = Counter()
     for d in range(n_draws):
         r = run(name, tokens, seed, vocab, epoch=d, **options)
         hits[d] = _hits(r)
@@ -140,7 +143,7 @@ def draw_stats(name: str, tokens: Sequence[str], vocab: Vocab, seed: int, n_draw
             kinds.update(k for k, h in zip(r.kinds, hits[d], strict=True) if h)
         if isinstance(r, SentencePairResult):
             labels[r.label] += 1
-        elif name in ("bart-permute", "bart-rotate"):  # arrangements: should be uniform
+        elif isinstance(r, Seq2SeqResult) and name in ("bart-permute", "bart-rotate"):  # arrangements: uniform
             labels[r.detail] += 1
         real, drawn = _lengths(r)
         realised.update(real)

@@ -60,9 +60,9 @@ class Budget:
 def _derived_tokens(record: dict[str, Any]) -> tuple[float | None, str | None]:
     if record.get("tokens") is not None:
         return float(record["tokens"]), "reported"
-    parts = [record.get(name) for name in ("steps", "batch", "seq_len")]
-    if all(p is not None for p in parts):
-        return float(parts[0] * parts[1] * parts[2]), "steps x batch x seq_len"
+    steps, batch, seq_len = (record.get(name) for name in ("steps", "batch", "seq_len"))
+    if steps is not None and batch is not None and seq_len is not None:
+        return float(steps * batch * seq_len), "steps x batch x seq_len"
     return None, None
 
 

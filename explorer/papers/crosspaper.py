@@ -94,6 +94,7 @@ def _records(rows: Iterable[results.Row]) -> list[dict[str, Any]]:
         chosen: dict[str, tuple[str, float]] = {}
         for r in sorted(group, key=lambda r: list(METRICS).index(r.metric)):
             task, note = METRICS[r.metric]
+            assert r.value is not None  # grouped above only with a value
             chosen.setdefault(task, (note, r.value))
         out.append(_fill(_record(model, group[0].variant, split, source), chosen))
     return out

@@ -15,6 +15,7 @@ compete with other processes spin at every barrier, and one BERT-base forward to
 from __future__ import annotations
 
 import contextlib
+import functools
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -156,7 +157,7 @@ def measure(keys: Sequence[str], seq_len: int = DEFAULT_SEQ_LEN, runs: int = 20,
     calls = []
     for model, config in built:
         inputs = {name: x.to(where) for name, x in _inputs(model, config, seq_len, vocab).items()}
-        calls.append(_synced(lambda m=model, x=inputs: m(**x), where))
+        calls.append(_synced(functools.partial(model, **inputs), where))
     with torch.inference_mode(), _threads(threads):
         times = interleaved(calls, runs)
     medians = tuple(1000 * statistics.median(t) for t in times)

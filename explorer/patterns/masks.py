@@ -147,8 +147,8 @@ def mask_view(spec: PatternSpec, max_cells: int = 512) -> MaskView:
     for start, rows in iter_mask_chunks(spec, rows_multiple=f):
         nnz += int(np.count_nonzero(rows))
         pad_rows = -(-rows.shape[0] // f) * f - rows.shape[0]
-        tiles = np.pad(rows, ((0, pad_rows), (0, pad_cols)))  # pad with False: pooling ignores it
-        tiles = tiles.reshape(-1, f, n_cols, f).any(axis=(1, 3))  # (rows/f, n_cols)
+        padded = np.pad(rows, ((0, pad_rows), (0, pad_cols)))  # pad with False: pooling ignores it
+        tiles = padded.reshape(-1, f, n_cols, f).any(axis=(1, 3))  # (rows/f, n_cols)
         out[start // f : start // f + tiles.shape[0]] = tiles
     return MaskView(out, f, nnz)
 

@@ -122,7 +122,7 @@ def position_figure(stats: DrawStats, tokens: Sequence[str]) -> go.Figure:
 
 def labels_figure(stats: DrawStats, classes: Sequence[str] | None = None) -> go.Figure:
     """Class (or arrangement) frequencies over the draws, with the uniform expectation."""
-    names = list(classes) if classes else sorted(stats.labels, key=stats.labels.get, reverse=True)[:30]
+    names = list(classes) if classes else sorted(stats.labels, key=lambda n: stats.labels[n], reverse=True)[:30]
     total = max(sum(stats.labels.values()), 1)
     fig = go.Figure(go.Bar(x=[safe_label(n) for n in names], y=[stats.labels.get(n, 0) / total for n in names],
                            marker_color="#29a3a3", name="observed"))

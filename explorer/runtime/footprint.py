@@ -46,7 +46,9 @@ def estimate(spec: str, models_dir: str | None = None) -> int:
 
 def fit(sizes: Sequence[tuple[str, int]], budget: int) -> tuple[list[str], list[tuple[str, int]]]:
     """(specs kept in order while their bytes fit ``budget``, (spec, bytes) left out); the first stays."""
-    kept, dropped, used = [], [], 0
+    kept: list[str] = []
+    dropped: list[tuple[str, int]] = []
+    used = 0
     for spec, size in sizes:
         if not kept or used + size <= budget:
             kept.append(spec)

@@ -159,7 +159,8 @@ def kv_bytes_per_token(config: Any, dtype_bytes: int = 4) -> int | None:
     kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
     hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None)
     head_dim = getattr(cfg, "head_dim", None) or (hidden // heads if hidden and heads else None)
-    if not all(isinstance(v, int) and v > 0 for v in (layers, kv_heads, head_dim)):
+    if not (isinstance(layers, int) and isinstance(kv_heads, int) and isinstance(head_dim, int)
+            and min(layers, kv_heads, head_dim) > 0):
         return None
     return 2 * layers * kv_heads * head_dim * int(dtype_bytes)
 

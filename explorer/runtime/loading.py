@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -33,6 +33,9 @@ from explorer.architecture.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
 from explorer.runtime import budget, cancel, fence, modelcache, modelkind, offload, placement, weights
+
+if TYPE_CHECKING:  # typing only: transformers loads when a model does
+    from transformers import PreTrainedModel
 
 __all__ = [
     "MODEL_BUILD_LOCK", "TASKS", "LoadedModel", "best_device", "device_dtype", "load_model", "roberta_tokenizer",
@@ -55,8 +58,8 @@ class LoadedModel:
 
     key: str
     name: str
-    model: torch.nn.Module
-    tokenizer: Any  # PreTrainedTokenizerBase
+    model: PreTrainedModel
+    tokenizer: Any  # PreTrainedTokenizerBase, but its decode() is typed str | list[str] even for one id
     device: str
     dtype: str
     path: str | None
@@ -129,8 +132,8 @@ def roberta_tokenizer():
     vocab["<mask>"] = len(vocab)
     lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
     merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
-    # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (cheat sheet §4).
-    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),
+    # lstrip: " <mask>" leaves no stray "Ġ" piece (cheat sheet §4). transformers types merges, mask_token as str only.
+    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
                             model_max_length=512)
 
 
@@ -237,6 +240,7 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     spread by accelerate over GPU, CPU and disk."""
     from safetensors import SafetensorError
 
+    assert status.path is not None  # _resolve passes only ready weights, which have their folder
     kwargs = _pretrained_kwargs(status, attn, allow_pickle, dtype)
     # Before any allocation: parameters from the safetensors headers (no data read), else the .bin size
     # assuming half precision on disk; the budget counts float32 either way (the safe side).

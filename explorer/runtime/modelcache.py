@@ -27,7 +27,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -41,6 +41,16 @@ MIN_RESIDENT_MB = 1_536  # the bundled Gemma 3 270M in float32 (1.07 GB) and a s
 IDLE_SECONDS = 60.0  # a model unused this long may go once the cache is over its resident bound
 JANITOR_PERIOD_S = 5.0
 _JANITOR: list[threading.Thread] = []
+
+
+class Resident(Protocol):
+    """What the cache holds: a :class:`explorer.runtime.loading.LoadedModel` (which imports this module, so it
+    is described here rather than imported)."""
+
+    @property
+    def model(self) -> torch.nn.Module: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 def budget_bytes() -> int:
@@ -84,7 +94,7 @@ def model_bytes(model: torch.nn.Module) -> int:
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
-def store(key: tuple, loaded: Any) -> None:
+def store(key: tuple, loaded: Resident) -> None:
     """Insert ``loaded`` (anything with a ``.model``) and evict least recently used entries beyond
     the budget (never the new one)."""
     with _CACHE_LOCK:

@@ -22,6 +22,7 @@ import errno
 import re
 import shutil
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def auto_class(task: str):
 
 
 def load_offloaded(path: str | Path, task: str, offload_dir: str | Path, *,
-                   max_memory: dict[int | str, int | str] | None = None, dtype: torch.dtype | None = None,
+                   max_memory: Mapping[int | str, int | str] | None = None, dtype: torch.dtype | None = None,
                    attn_implementation: str | None = None) -> Offloaded:
     """Load a local checkpoint over GPUs, CPU and disk within ``max_memory`` (None: what is free).
 

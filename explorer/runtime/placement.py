@@ -27,14 +27,14 @@ torch.float32
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypedDict
 
 import torch
 
 from explorer.core.errors import ExplorerError
 
 __all__ = [
-    "AUTO", "DEVICES", "DTYPES", "Placement", "auto_dtype", "available_devices", "best_device", "caption",
+    "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "Ran", "RanOn", "auto_dtype", "available_devices", "best_device", "caption",
     "device_name", "dtype_name", "ran_on", "resolve_device", "resolve_dtype", "unavailable_reason",
 ]
 
@@ -62,6 +62,32 @@ def _name(value: object, allowed: tuple[str, ...], what: str, aliases: dict[str,
     if text not in allowed:
         raise ExplorerError(f"Unknown {what} {_cut(value)!r}: use one of {', '.join(allowed)}.")
     return text
+
+
+class PlacementKwargs(TypedDict):
+    """``load_model``'s placement keywords, named so a type checker can match ``**kwargs()`` to parameters."""
+
+    device: str
+    dtype: str
+
+
+class Ran(Protocol):
+    """What :func:`ran_on` reads: a :class:`explorer.runtime.loading.LoadedModel` (which imports this module,
+    so it is described here rather than imported)."""
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def dtype(self) -> str: ...
+
+
+class RanOn(TypedDict):
+    """What ran, as the result fields every live result carries (``**ran_on(loaded)``)."""
+
+    device: str
+    device_name: str
+    dtype: str
 
 
 @dataclass(frozen=True)
@@ -92,7 +118,7 @@ class Placement:
         device = resolve_device(self.device)
         return device, resolve_dtype(self.dtype, device)
 
-    def kwargs(self) -> dict[str, str]:
+    def kwargs(self) -> PlacementKwargs:
         """``load_model``'s keywords: ``load_model(key, task, **placement.kwargs())``."""
         return {"device": self.device, "dtype": self.dtype}
 
@@ -139,8 +165,8 @@ def available_devices() -> tuple[str, ...]:
     return tuple(d for d in DEVICES if unavailable_reason(d) is None)
 
 
-def resolve_device(name: str) -> str:
-    """A concrete device for a device name (``auto``: :func:`best_device`), or why it cannot run here."""
+def resolve_device(name: str | None) -> str:
+    """A concrete device for a device name (``auto`` or None: :func:`best_device`), or why it cannot run here."""
     name = _name(name, DEVICES, "device")
     if name == "auto":
         return best_device()
@@ -151,8 +177,8 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def resolve_dtype(name: str | torch.dtype, device: str) -> torch.dtype:
-    """The torch dtype for a dtype name on a concrete device (``auto``: :func:`auto_dtype`)."""
+def resolve_dtype(name: str | torch.dtype | None, device: str) -> torch.dtype:
+    """The torch dtype for a dtype name on a concrete device (``auto`` or None: :func:`auto_dtype`)."""
     name = _name(name, DTYPES, "dtype", _DTYPE_ALIASES)
     if name == "auto":
         return auto_dtype(device)
@@ -186,7 +212,7 @@ def caption(device: str, dtype: str) -> str:
     return f"{device} · {dtype}"
 
 
-def ran_on(loaded: Any) -> dict[str, str]:
+def ran_on(loaded: Ran) -> RanOn:
     """``device``, ``device_name`` and ``dtype`` of a loaded model, as result fields: what actually ran
     (after any out-of-memory fallback), not what was asked."""
     device = str(getattr(loaded, "device", "cpu"))

@@ -26,6 +26,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -37,6 +38,9 @@ from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
 from explorer.tasks import fillmask as fm
 from explorer.tasks.fillresult import FillMaskResult, ModelFill
+
+if TYPE_CHECKING:  # typing only: transformers loads with the first model
+    from transformers import PreTrainedModel
 
 __all__ = ["MAX_BATCH", "MAX_FILE_PROMPTS", "MAX_PROMPTS", "MAX_PROMPTS_GPU", "TOKEN_BUDGET", "BatchFill",
            "PromptFill", "batch_logits", "fill_batch", "fill_mask_many", "is_batch", "page_prompt_limit",
@@ -82,14 +86,14 @@ class BatchFill:
 
     def model_errors(self) -> list[tuple[str, str]]:
         """(model, message) once each: a model that failed to load fails for every prompt alike."""
-        return list(dict.fromkeys(e for p in self.answered() for e in p.result.errors))
+        return list(dict.fromkeys(e for p in self.prompts if p.result is not None for e in p.result.errors))
 
     def rows(self) -> list[dict]:
         """One row per (prompt, model, mask, rank): the CSV export."""
         return [{"line": p.line, "prompt": p.prompt, "model": f.name, "untrained": f.untrained, "mask": m.index + 1,
                  "rank": r + 1, "word": c.word, "token": c.token, "token_id": c.token_id, "probability": c.score,
                  "notice": " ".join(texts(f.notices))}
-                for p in self.answered() for f in p.result.models for m in f.masks
+                for p in self.prompts if p.result is not None for f in p.result.models for m in f.masks
                 for r, c in enumerate(m.predictions)]
 
     def summary(self, shown: int = 3) -> list[dict]:
@@ -164,7 +168,7 @@ def plan_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH, token_budge
     return batches
 
 
-def batch_logits(model: torch.nn.Module, ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
+def batch_logits(model: PreTrainedModel, ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
                  cols: torch.Tensor, mask_only: bool = True) -> torch.Tensor:
     """Vocabulary logits at the mask positions of a padded batch, in the model's dtype.
 
@@ -195,8 +199,9 @@ def _batch_topk(lm: LoadedModel, framed: list[tuple[list[int], list[int]]], top_
     cols = torch.tensor([p for _, pos in framed for p in pos])  # (M,)
     logits = batch_logits(lm.model, ids.to(device), attention.to(device), rows.to(device), cols.to(device),
                           mask_only)  # (M, V)
-    values, indices = logits.float().softmax(-1).topk(top_k, dim=-1)  # (M, k) each, on the model's device
-    values, indices = values.cpu().tolist(), indices.cpu().tolist()
+    top = logits.float().softmax(-1).topk(top_k, dim=-1)  # (M, k) each, on the model's device
+    values: list[list[float]] = top.values.cpu().tolist()
+    indices: list[list[int]] = top.indices.cpu().tolist()
     out, start = [], 0
     for _, pos in framed:
         out.append((values[start:start + len(pos)], indices[start:start + len(pos)]))
@@ -212,23 +217,25 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
     A tokenizer without a mask token raises (the model answers no prompt)."""
     begin, tok = time.perf_counter(), lm.tokenizer
     bodies = fm.encode_many(tok, [fm.model_prompt(t, tok, lm.name) for t in texts])
-    around, framed = fm.specials_around(tok), []
+    around = fm.specials_around(tok)
+    framed: list[tuple[list[int], list[int], Notice | None] | ExplorerError] = []
     for body in bodies:
         try:
             framed.append(fm.frame(lm, body, around))  # (ids, positions, notice)
         except ExplorerError as err:
             framed.append(err)
-    ok = [i for i, f in enumerate(framed) if not isinstance(f, ExplorerError)]
+    ready = {i: f for i, f in enumerate(framed) if not isinstance(f, ExplorerError)}
+    ok = list(ready)
     tops: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
-    for batch in plan_batches([len(framed[i][0]) for i in ok], max_batch, token_budget):
+    for batch in plan_batches([len(ready[i][0]) for i in ok], max_batch, token_budget):
         cancel.check()  # a server request out of its time or memory budget stops before the next batch
         members = [ok[j] for j in batch]
-        tops.update(zip(members, _batch_topk(lm, [framed[i][:2] for i in members], int(top_k), mask_only),
+        tops.update(zip(members, _batch_topk(lm, [ready[i][:2] for i in members], int(top_k), mask_only),
                         strict=True))
-    words, out = fm.word_context(tok), list(framed)
-    for i in ok:
-        ids, positions, notice = framed[i]
-        out[i] = fm.to_model_fill(lm, ids, positions, *tops[i], notice, 0.0, words)
+    words = fm.word_context(tok)
+    out: list[ModelFill | ExplorerError] = [  # input order; a refused prompt keeps its error
+        f if isinstance(f, ExplorerError) else fm.to_model_fill(lm, f[0], f[1], *tops[i], f[2], 0.0, words)
+        for i, f in enumerate(framed)]
     share = (time.perf_counter() - begin) * 1000 / max(1, len(ok))
     return [f if isinstance(f, ExplorerError) else dataclasses.replace(f, latency_ms=share) for f in out]
 

@@ -24,6 +24,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -36,6 +37,9 @@ from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
 from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
+
+if TYPE_CHECKING:  # typing only: transformers loads with the first model
+    from transformers import PreTrainedModel
 
 __all__ = [
     "FILLERS", "MARKER", "MAX_CHARS", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "MaskResult",
@@ -161,7 +165,8 @@ def mlm_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] |
     Only classes whose forward is exactly ``head(base_model(...)[0])`` are listed, so the
     shortcut cannot change results; anything else takes the full forward (still correct).
     """
-    name, m = type(model).__name__, model
+    name = type(model).__name__
+    m: Any = model  # attributes follow the class name, which a type checker cannot follow
     heads: dict[str, Callable[[], Callable[[torch.Tensor], torch.Tensor]]] = {
         "BertForMaskedLM": lambda: m.cls, "BigBirdForMaskedLM": lambda: m.cls,
         "RobertaForMaskedLM": lambda: m.lm_head, "XLMRobertaForMaskedLM": lambda: m.lm_head,
@@ -176,7 +181,7 @@ def mlm_head(model: torch.nn.Module) -> Callable[[torch.Tensor], torch.Tensor] |
     return heads[name]() if name in heads else None
 
 
-def mask_logits(model: torch.nn.Module, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+def mask_logits(model: PreTrainedModel, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     """Vocabulary logits at the mask positions only, in float32.
 
     ids: (1, T) token ids; positions: (M,) indices into T. Returns (M, V).

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -29,6 +29,9 @@ from explorer.core.notices import Notice, texts
 from explorer.runtime import cancel
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = [
     "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
@@ -109,7 +112,7 @@ def is_causal_type(model_type: str | None) -> bool:
         and config_family({"model_type": model_type}) == "decoder"
 
 
-def family(loaded: Any) -> str:
+def family(loaded: LoadedModel) -> str:
     """"t5", "bart" or "causal" (a decoder) from the model's config; anything else cannot infill spans."""
     mtype = str(getattr(loaded.model.config, "model_type", ""))
     if mtype in T5_TYPES:
@@ -185,7 +188,7 @@ def _segments(pieces: tuple[str, ...], spans: list[str]) -> tuple[Segment, ...]:
     return tuple(out)
 
 
-def _encode_prompt(loaded: Any, text: str) -> dict[str, torch.Tensor]:
+def _encode_prompt(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
     """Tokenize a prompt, refusing (not truncating) one longer than the model accepts: cutting it
     could drop blanks."""
     tok = loaded.tokenizer
@@ -206,16 +209,20 @@ def _checked(input_ids: torch.Tensor, scores: torch.Tensor, **_: Any) -> torch.T
     return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) go on
 
 
-def _generate(loaded: Any, enc: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
+def _generate(loaded: LoadedModel, enc: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
     """Greedy/beam generation without gradients -> (1, T_out) token ids."""
     from transformers import StoppingCriteria, StoppingCriteriaList
+
+    # generate() is GenerationMixin's (not PreTrainedModel's), typed with a union return and a self protocol
+    # that reject this plain call (**enc, ids back): duck-typed here, as transformers' own pipelines call it.
+    model: Any = loaded.model
 
     class Checked(StoppingCriteria):
         __call__ = staticmethod(_checked)
 
     with torch.inference_mode():
-        return loaded.model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
-                                     **kwargs)
+        return model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
+                              **kwargs)
 
 
 @dataclass(frozen=True)
@@ -235,7 +242,7 @@ def _budget(per_blank: int, n_blanks: int) -> int:
     return per_blank * n_blanks + n_blanks + 1
 
 
-def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """T5: blanks become <extra_id_i>; the output lists the spans after their sentinels."""
     tok, n = loaded.tokenizer, len(pieces) - 1
     text = "".join(p + (f"<extra_id_{i}>" if i < n else "") for i, p in enumerate(pieces))
@@ -256,7 +263,7 @@ def _infill_t5(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Fil
                   tuple(notices + [Notice("missing", m) for m in missing]))
 
 
-def _infill_bart(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+def _infill_bart(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """BART: blanks become <mask>; the model writes the whole text, the spans are aligned back."""
     tok = loaded.tokenizer
     text = tok.mask_token.join(pieces)
@@ -278,7 +285,7 @@ def _ranking_note(index: int, fill: Any) -> Notice:
     return Notice("info", f"Blank {index + 1}, by the likelihood of the whole text: {shown}.")
 
 
-def _infill_causal(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
+def _infill_causal(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """A decoder: answers of 1..N tokens per blank from a short beam over continuations of the text
     before it, ranked by the log-probability of the whole text (:mod:`explorer.tasks.causal`)."""
     from explorer.tasks.causal.fill import causal_fill
@@ -298,7 +305,7 @@ Infiller = Callable[[Any, tuple[str, ...], int], Filled]
 INFILLERS: dict[str, Infiller] = {"t5": _infill_t5, "bart": _infill_bart, "causal": _infill_causal}
 
 
-def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
+def infill(loaded: LoadedModel, prompt: str, max_new_tokens: int = 24) -> InfillResult:
     """Fill every blank of ``prompt`` with a T5 or BART model (whichever ``loaded`` is).
 
     ``max_new_tokens`` is per blank (1..128).

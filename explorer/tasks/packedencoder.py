@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -54,7 +55,7 @@ def supports(model: torch.nn.Module) -> bool:
         return False
     if getattr(model, "hf_device_map", None) or any(p.device.type == "meta" for p in model.parameters()):
         return False  # accelerate places (or streams) the layers: only its hooked forward knows where
-    if getattr(cfg, "position_embedding_type", "absolute") != "absolute" or cfg.hidden_act not in _ACTS:
+    if getattr(cfg, "position_embedding_type", "absolute") != "absolute" or getattr(cfg, "hidden_act", None) not in _ACTS:
         return False
     emb, enc = getattr(model, "embeddings", None), getattr(model, "encoder", None)
     parts = ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm")
@@ -72,7 +73,7 @@ def pack(ids: list[list[int]], device: torch.device | str) -> Packed:
     positions = torch.cat([torch.arange(n) for n in lengths.tolist()])  # (N,)
     segment = torch.repeat_interleave(torch.arange(len(ids)), lengths)  # (N,)
     rows = real.reshape(-1).nonzero().squeeze(1)  # (N,)
-    move = {"device": device, "non_blocking": True}
+    move: dict[str, Any] = {"device": device, "non_blocking": True}
     return Packed(flat.to(**move), positions.to(**move), rows.to(**move), segment.to(**move),
                   lengths.to(**move), real[:, None, None, :].to(**move), width)
 
@@ -102,8 +103,9 @@ def _prepared(model: torch.nn.Module) -> list[tuple[_Linear, _Linear, _Linear, _
     """Per layer: (query|key|value fused, attention output, feed-forward in, feed-forward out); once per model."""
     with _LOCK:
         if model not in _PREPARED:
+            bert: Any = model  # a BertModel (``supports`` checked): its submodules are looked up by name
             layers = []
-            for layer in model.encoder.layer:
+            for layer in bert.encoder.layer:
                 att = layer.attention.self
                 onednn = _onednn(att.query.weight)
                 qkv_w = torch.cat([att.query.weight, att.key.weight, att.value.weight])  # (3D, D)
@@ -129,12 +131,13 @@ def _attention(x: torch.Tensor, batch: Packed, heads: int, scale: float) -> torc
 def mean_embeddings(model: torch.nn.Module, batch: Packed) -> torch.Tensor:
     """Unit-length mean of each sentence's last hidden states: (B, D), as Pooling + Normalize in
     sentence-transformers (padding never enters the mean because it is never computed)."""
-    emb, cfg = model.embeddings, model.config
+    bert: Any = model  # a BertModel (``supports`` checked): its submodules are looked up by name
+    emb, cfg = bert.embeddings, bert.config
     hidden = (emb.word_embeddings(batch.ids) + emb.position_embeddings(batch.positions)
               + emb.token_type_embeddings.weight[0])  # (N, D): single segment, type 0
     hidden = emb.LayerNorm(hidden)
     act = _ACTS[cfg.hidden_act]
-    for layer, (qkv, att_out, ff_in, ff_out) in zip(model.encoder.layer, _prepared(model), strict=True):
+    for layer, (qkv, att_out, ff_in, ff_out) in zip(bert.encoder.layer, _prepared(model), strict=True):
         ctx = _attention(qkv(hidden), batch, cfg.num_attention_heads, layer.attention.self.scaling)
         hidden = layer.attention.output.LayerNorm(att_out(ctx) + hidden)
         hidden = layer.output.LayerNorm(ff_out(ff_in(hidden, act)) + hidden)

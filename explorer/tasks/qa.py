@@ -29,7 +29,8 @@ from explorer.runtime import cancel
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 
-if TYPE_CHECKING:  # the generative path loads only when a decoder is asked
+if TYPE_CHECKING:  # typing only: the generative path loads only when a decoder is asked
+    from explorer.runtime.loading import LoadedModel
     from explorer.tasks.causal.answer import GenerativeAnswer
 
 __all__ = [
@@ -147,7 +148,7 @@ def qa_windows(tok: Any, question: str, context: str, max_length: int = 384, str
                return_offsets_mapping=True, padding="longest", return_tensors="pt")
 
 
-def _qa_logits(loaded: Any, enc: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def _qa_logits(loaded: LoadedModel, enc: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """Start and end logits (W, L) for every window, 8 windows per forward pass."""
     names = [n for n in loaded.tokenizer.model_input_names if n in enc]  # DistilBERT takes no token_type_ids
     device = input_device(loaded.model)  # where the model is, whatever ``loaded`` claims
@@ -161,7 +162,7 @@ def _qa_logits(loaded: Any, enc: Any) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat(starts), torch.cat(ends)
 
 
-def window_length(loaded: Any) -> int:
+def window_length(loaded: LoadedModel) -> int:
     """Window length: 384 like the SQuAD pipelines, unless the model takes fewer positions."""
     positions = max_input_tokens(loaded.model.config) or 512  # RoBERTa-style offsets taken off
     return min(384, positions, int(loaded.tokenizer.model_max_length))
@@ -173,7 +174,7 @@ def _context_mask(enc: Any, w: int) -> torch.Tensor:
     return torch.tensor([s == 1 for s in seq]) & enc["attention_mask"][w].bool()
 
 
-def answer(loaded: Any, question: str, context: str, max_answer_len: int = 30) -> QAResult:
+def answer(loaded: LoadedModel, question: str, context: str, max_answer_len: int = 30) -> QAResult:
     """The best answer span of ``context`` for ``question`` with an extractive QA model."""
     if not hasattr(loaded.model, "qa_outputs") and "QuestionAnswering" not in type(loaded.model).__name__:
         raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} has no question-answering head: load it "
@@ -196,11 +197,11 @@ def answer(loaded: Any, question: str, context: str, max_answer_len: int = 30) -
     return _qa_result(loaded, q, ctx, enc, best, start_logits.shape[0], time.perf_counter() - started)
 
 
-def _qa_result(loaded: Any, q: str, ctx: str, enc: Any, best: tuple, n_windows: int, seconds: float) -> QAResult:
+def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: Any, best: tuple, n_windows: int, seconds: float) -> QAResult:
     """Map the winning (window, i, j) to characters, and collect that window's probability strip."""
     score, w, i, j, sp, ep, null = best
     idx = _context_mask(enc, w).nonzero().flatten().tolist()  # token positions of the context
-    offsets = [tuple(int(v) for v in enc["offset_mapping"][w][t].tolist()) for t in idx]
+    offsets = [(int(enc["offset_mapping"][w][t][0]), int(enc["offset_mapping"][w][t][1])) for t in idx]
     s_char, e_char = int(enc["offset_mapping"][w][i][0]), int(enc["offset_mapping"][w][j][1])
     notices = []
     if n_windows > 1:

@@ -23,7 +23,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -34,6 +34,9 @@ from explorer.runtime import cancel
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks import packedencoder
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = [
     "BI_ENCODER", "MAX_CHARS", "MAX_SENTENCES", "SearchHit", "SearchResult", "SentenceList", "SimilarityResult",
@@ -142,7 +145,7 @@ def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) 
     return SentenceList(tuple(kept), tuple(notices))
 
 
-def max_length(loaded: Any) -> int:
+def max_length(loaded: LoadedModel) -> int:
     """The token limit the bi-encoder was trained with.
 
     sentence-transformers reads ``max_seq_length`` from ``sentence_bert_config.json`` (256 for MiniLM,
@@ -183,7 +186,7 @@ def _pad_batch(ids: list[list[int]], pad_id: int, with_types: bool, device: str)
     return {k: v.to(device) for k, v in batch.items()}
 
 
-def encode(loaded: Any, sentences: list[str] | tuple[str, ...], batch_size: int = 32) -> torch.Tensor:
+def encode(loaded: LoadedModel, sentences: list[str] | tuple[str, ...], batch_size: int = 32) -> torch.Tensor:
     """Sentence embeddings, in the order given: (N, D) float32 unit vectors on the CPU.
 
     Tokenizes everything once, then runs batches of ``batch_size`` sentences sorted by token count
@@ -217,7 +220,7 @@ def encode(loaded: Any, sentences: list[str] | tuple[str, ...], batch_size: int 
     return out.cpu()
 
 
-def _padded_embeddings(loaded: Any, ids: list[list[int]], device: torch.device | str) -> torch.Tensor:
+def _padded_embeddings(loaded: LoadedModel, ids: list[list[int]], device: torch.device | str) -> torch.Tensor:
     """Mean-pooled unit embeddings (B, D) of one batch through ``model(**padded_batch)``."""
     with_types = "token_type_ids" in loaded.tokenizer.model_input_names
     batch = _pad_batch(ids, int(loaded.tokenizer.pad_token_id or 0), with_types, str(device))
@@ -231,11 +234,11 @@ def cosine_matrix(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tenso
     return (a @ b.T).clamp(-1.0, 1.0)  # clamp: rounding can give 1.0000001 on the diagonal
 
 
-def _model_label(loaded: Any) -> str:
+def _model_label(loaded: LoadedModel) -> str:
     return str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
 
 
-def truncation_notices(loaded: Any, sentences: tuple[str, ...] | list[str]) -> tuple[Notice, ...]:
+def truncation_notices(loaded: LoadedModel, sentences: tuple[str, ...] | list[str]) -> tuple[Notice, ...]:
     """One notice per sentence longer than the model's limit: only its first tokens are embedded
     (exactly what sentence-transformers does, but said out loud)."""
     limit = max_length(loaded)
@@ -244,7 +247,7 @@ def truncation_notices(loaded: Any, sentences: tuple[str, ...] | list[str]) -> t
                                      "(the model's limit).") for i, n in enumerate(counts) if n > limit)
 
 
-def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> SimilarityResult:
+def similarity(loaded: LoadedModel, lines: list[str] | str, batch_size: int = 32) -> SimilarityResult:
     """Clean the lines, embed them and return the full cosine matrix."""
     clean = clean_sentences(lines)
     started = time.perf_counter()
@@ -258,7 +261,7 @@ def similarity(loaded: Any, lines: list[str] | str, batch_size: int = 32) -> Sim
                             **ran_on(loaded))
 
 
-def search(loaded: Any, query: str, lines: list[str] | str, top_k: int | None = None) -> SearchResult:
+def search(loaded: LoadedModel, query: str, lines: list[str] | str, top_k: int | None = None) -> SearchResult:
     """Rank the sentences of ``lines`` by cosine similarity to ``query`` (best first)."""
     q = tidy(query)
     if not q:

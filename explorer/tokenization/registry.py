@@ -128,6 +128,7 @@ def load_tokenizer(name: str) -> PreTrainedTokenizerBase:
     """
     spec = get_spec(name)
     limit = spec.model_max_length
+    tok: PreTrainedTokenizerBase
     if spec.algorithm == "WordPiece":
         # vocab= (not vocab_file=, which transformers 5 silently ignores -> 5-token vocab).
         tok = BertTokenizer(vocab=_file(spec, "vocab.txt"), do_lower_case=spec.lowercase,

@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenizers.processors import RobertaProcessing
 
 from explorer import ASSETS
 from explorer.core.errors import ExplorerError, shorten
 from explorer.tokenization.registry import ENCODE_LOCK, TOKENIZERS, load_tokenizer
+
+if TYPE_CHECKING:  # typing only
+    from transformers import PreTrainedTokenizerBase
 
 __all__ = ["FAMILIES", "ROBERTA_FAMILY", "SpecialTokens", "family_tokens", "mask_token", "special_tokens"]
 
@@ -46,6 +49,20 @@ class SpecialTokens:
         return asdict(self)
 
 
+def _token(tok: PreTrainedTokenizerBase, token_id: int) -> str:
+    """One id's token (transformers types the call for a list too, hence the check)."""
+    token = tok.convert_ids_to_tokens(token_id)
+    assert isinstance(token, str)  # one id in, one token out
+    return token
+
+
+def _token_id(tok: PreTrainedTokenizerBase, token: str) -> int:
+    """One token's id (transformers types the call for a list too, hence the check)."""
+    found = tok.convert_tokens_to_ids(token)
+    assert isinstance(found, int)  # one token in, one id out
+    return found
+
+
 @lru_cache(maxsize=len(TOKENIZERS))
 def special_tokens(name: str) -> SpecialTokens:
     """Special tokens of ``name``, read from the loaded tokenizer (not hard-coded)."""
@@ -53,7 +70,7 @@ def special_tokens(name: str) -> SpecialTokens:
     sentinels = tuple(f"<extra_id_{i}>" for i in range(100)) if name == "t5" else ()
     probe = tok("x")["input_ids"]  # what the post-processor wraps around a one-piece text
     content = tok("x", add_special_tokens=False)["input_ids"]
-    marks = ["$A" if i in content else tok.convert_ids_to_tokens(i) for i in probe]
+    marks = ["$A" if i in content else _token(tok, i) for i in probe]
     # "x" may be several pieces (T5: "▁", "x"): collapse the text to one "$A".
     template = tuple(m for k, m in enumerate(marks) if m != "$A" or k == 0 or marks[k - 1] != "$A")
     mask = tok.mask_token or (sentinels[0] if sentinels else None)
@@ -61,7 +78,7 @@ def special_tokens(name: str) -> SpecialTokens:
     return SpecialTokens(
         name, tok.cls_token, tok.sep_token, tok.bos_token, tok.eos_token, tok.pad_token,
         tok.unk_token, mask, sentinels, template,
-        {t: int(tok.convert_tokens_to_ids(t)) for t in specials},
+        {t: _token_id(tok, t) for t in specials},
     )
 
 

@@ -167,7 +167,8 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
     enc = tok(text, return_tensors="pt", truncation=True, max_length=MAX_TOKENS)
     where, torch_dtype = placement.Placement.parse(device, dtype).resolve()
     model = _one_layer_model(key, len(tok)).to(device=where, dtype=torch_dtype)
-    att = model.encoder.layer[0].attention.self
+    deberta: Any = model  # a DebertaModel / DebertaV2Model: its submodules are looked up by name
+    att = deberta.encoder.layer[0].attention.self
     seen: dict[str, Any] = {}
     hook = att.register_forward_pre_hook(lambda m, a, kw: seen.update(h=a[0], **kw), with_kwargs=True)
     try:
@@ -176,7 +177,9 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
     finally:
         hook.remove()
     split = _split_v1 if key in V1 else _split
-    result = split(key, tok.convert_ids_to_tokens(enc["input_ids"][0]), att, seen, out.attentions[0][0])
+    tokens = tok.convert_ids_to_tokens(enc["input_ids"][0].tolist())
+    assert isinstance(tokens, list)  # a list of ids gives a list of tokens
+    result = split(key, tokens, att, seen, out.attentions[0][0])
     return replace(result, device=where, device_name=placement.device_name(where),
                    dtype=placement.dtype_name(torch_dtype))
 

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+if TYPE_CHECKING:  # typing only: transformers loads with the first model
+    from transformers import PreTrainedModel
 
 __all__ = ["CURVE_TEMPERATURES", "DISTILBERT_WEIGHTS", "DISTILBERT_TEMPERATURE", "MaskedInput", "Sizes", "TripleLoss", "LayerwiseLoss",
            "layer_map", "layerwise_loss", "masked_input", "model_sizes", "soft_loss", "triple_loss"]
@@ -82,7 +85,8 @@ def masked_input(text: str, seed: int = 0) -> MaskedInput:
     ids = np.asarray(tok(text, truncation=True, max_length=MAX_TOKENS)["input_ids"], dtype=np.int64)
     inner = np.arange(1, len(ids) - 1)  # never [CLS] / [SEP]
     rng = np.random.default_rng(seed)
-    chosen = rng.choice(inner, size=max(1, round(MASK_PROB * len(inner))), replace=False) if len(inner) else []
+    chosen = (rng.choice(inner, size=max(1, round(MASK_PROB * len(inner))), replace=False) if len(inner)
+              else np.zeros(0, dtype=np.int64))  # (M,) positions to mask
     labels = np.full_like(ids, -100)
     labels[chosen] = ids[chosen]
     masked = ids.copy()
@@ -92,12 +96,15 @@ def masked_input(text: str, seed: int = 0) -> MaskedInput:
 
 
 @functools.lru_cache(maxsize=3)
-def _model(key: str) -> torch.nn.Module:
+def _model(key: str) -> PreTrainedModel:
     """The catalog variant with an MLM head, random weights (seeded), eager attention, eval mode (never mutate)."""
+    from transformers import PreTrainedModel
+
     from explorer.architecture import build
 
     torch.manual_seed(0)
     model = build.build(key, head="mlm", device="cpu")
+    assert isinstance(model, PreTrainedModel)  # the teacher and students are transformers' own MLM classes
     model.set_attn_implementation("eager")  # sdpa returns no attention matrices
     return model.eval()
 
@@ -229,7 +236,8 @@ class LayerwiseLoss:
 
 def _scores(model: torch.nn.Module, hidden_in: torch.Tensor, layer: int) -> torch.Tensor:
     """(H, L, L) unnormalised attention ``Q K^T / sqrt(d)`` of one BERT layer from its input (no padding)."""
-    att = model.bert.encoder.layer[layer].attention.self
+    bert: Any = model  # a BertForMaskedLM: its submodules are looked up by name
+    att = bert.bert.encoder.layer[layer].attention.self
     shape = (hidden_in.shape[0], -1, att.attention_head_size)  # (L, H, d)
     q = att.query(hidden_in).view(shape).transpose(0, 1)  # (H, L, d)
     k = att.key(hidden_in).view(shape).transpose(0, 1)

@@ -18,7 +18,7 @@ explorer.core.errors.ExplorerError: The text is empty: type a sentence to see it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from explorer.tasks.attention.blocks import block_for, block_mass, check_span
 from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
 from explorer.tasks.attention.sparse import bigbird_runner, longformer_stack, stack_layers
 from explorer.tasks.attention.stream import reduce_layers
+
+if TYPE_CHECKING:  # typing only: the loader (and torch) load with the first model
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "extract_detail", "load_detail", "n_maps",
            "token_limit", "viewer_tokens"]
@@ -252,7 +255,8 @@ def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | No
     runner, inputs, n_input, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
     ids = inputs["input_ids"][0].tolist()
     glob = tuple(sorted({p for p in global_positions if 0 <= p < len(ids)})) if fmt == "longformer-window" else ()
-    maps, block = {}, 1
+    maps: dict[str, Any] = {}
+    block = 1
     if len(ids) > viewer_limit(n_maps(model.config)) and _family(runner) != "encoder-decoder":
         att, block = _streamed(runner, inputs, fmt, len(ids), glob)
     else:
@@ -338,7 +342,7 @@ def _notices(n_input: int, n_kept: int, why: str, fmt: str, untrained: bool) -> 
 
 
 def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | None,
-          device: str | None, dtype: str | None) -> Any:
+          device: str | None, dtype: str | None) -> LoadedModel:
     from explorer.runtime.loading import load_model
 
     check_text(text)  # before loading: bad input should not cost a model load

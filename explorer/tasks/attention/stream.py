@@ -64,7 +64,8 @@ def _forward(model: Any, inputs: dict[str, Any], output_attentions: bool) -> Any
 def _hooked(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer,
             layers: Collection[int] | None) -> list[Any]:
     """Reduce in forward hooks; only the thread that installed them acts (cached models are shared)."""
-    owner, kept, handles = threading.get_ident(), [], []
+    owner, handles = threading.get_ident(), []
+    kept: list[Any] = []
 
     def hook(_module: Any, _args: Any, output: Any, index: int) -> None:
         if threading.get_ident() != owner or not isinstance(output, tuple) or output[index] is None:
@@ -92,7 +93,7 @@ def _longformer(model: Any, inputs: dict[str, Any], reduce: Reducer, global_idx:
     if not out.attentions:
         raise no_attention_error(model, "attention")
     glob = out.global_attentions or (None,) * len(out.attentions)
-    kept = []
+    kept: list[Any] = []
     for layer, (local, g) in enumerate(zip(out.attentions, glob, strict=True)):
         if layers is not None and layer not in layers:
             kept.append(None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
@@ -19,6 +19,9 @@ from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.prompt import context_limit
 from explorer.tasks.generation.settings import DecodingSettings
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["MAX_ANSWER_TOKENS", "PROMPT", "GenerativeAnswer", "answer_question", "locate", "locate_part", "qa_prompt"]
 
@@ -105,7 +108,7 @@ def qa_prompt(tokenizer: Any, question: str, context: str, limit: int) -> tuple[
     return list(tokenizer(PROMPT.format(context=short, question=question))["input_ids"]), note
 
 
-def _generate(loaded: Any, ids: list[int]) -> tuple[str, tuple[int, ...]]:
+def _generate(loaded: LoadedModel, ids: list[int]) -> tuple[str, tuple[int, ...]]:
     decoder = TokenDecoder(loaded.model, loaded.tokenizer, tuple(ids),
                            DecodingSettings("greedy", max_new_tokens=MAX_ANSWER_TOKENS))
     while not decoder.finished:
@@ -117,7 +120,7 @@ def _generate(loaded: Any, ids: list[int]) -> tuple[str, tuple[int, ...]]:
     return text.strip().split("\n")[0].strip(), tuple(decoder.token_ids)
 
 
-def answer_question(loaded: Any, question: str, context: str) -> GenerativeAnswer:
+def answer_question(loaded: LoadedModel, question: str, context: str) -> GenerativeAnswer:
     """The decoder's answer to ``question`` from ``context`` (``explorer.runtime.loading.LoadedModel``)."""
     begin = time.perf_counter()
     question = require_text(question, what="question", empty_hint="type a question about the context.",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -27,6 +27,9 @@ from explorer.runtime import cancel
 from explorer.tasks.causal.control import control_ids, is_blank
 from explorer.tasks.causal.scoring import PrefixScorer, beam_continuations
 from explorer.tasks.generation.prompt import context_limit
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["BEAM_WIDTH", "BLANK", "MAX_ANSWER_TOKENS", "MAX_BLANKS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
            "Candidate", "CausalFill", "causal_fill", "split_blanks"]
@@ -174,7 +177,7 @@ def _check(name: str, value: object, hi: int) -> int:
     return value
 
 
-def causal_fill(loaded: Any, text: str, top_k: int = 5, *, candidates: int = 50,
+def causal_fill(loaded: LoadedModel, text: str, top_k: int = 5, *, candidates: int = 50,
                 answer_tokens: int = 1) -> CausalFill:
     """Fill every blank of ``text`` with a loaded decoder (``explorer.runtime.loading.LoadedModel``)."""
     begin, pieces = time.perf_counter(), split_blanks(text)

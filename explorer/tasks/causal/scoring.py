@@ -165,7 +165,9 @@ class PrefixScorer:
                 lp = _logprobs(self._logits_at(x, last)).cpu()  # (B, V)
             for row, i in enumerate(part):
                 rows[i] = lp[row]  # (V,)
-        return torch.stack(rows)  # (M, V)
+        done = [r for r in rows if r is not None]
+        assert len(done) == len(rows)  # every non-empty middle got its row above
+        return torch.stack(done)  # (M, V)
 
 
 def beam_continuations(scorer: PrefixScorer, suffix: Sequence[int], *, max_tokens: int, width: int,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -31,6 +31,9 @@ from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.runtime.offload import input_device
 from explorer.tasks.similarity import BI_ENCODER, tidy
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = [
     "COLBERT_KEYS", "DOC_MARKER", "DOC_MAXLEN", "MAX_QUERY_CHARS", "PROJECTION_NAMES", "QUERY_MARKER",
@@ -53,7 +56,7 @@ STAND_IN_NOTE = ("Stand-in: no ColBERT checkpoint is present, so these are all-M
 class TokenEncoder:
     """What turns text into token vectors: the loaded model, plus ColBERT's projection if any."""
 
-    loaded: Any  # LoadedModel
+    loaded: LoadedModel
     projection: torch.Tensor | None  # (128, hidden) ColBERT ``linear.weight``; None = stand-in
     label: str  # shown next to every score
 
@@ -112,7 +115,7 @@ def checkpoint_key(models_dir: str | None = None) -> str | None:
     return None
 
 
-def make_encoder(loaded: Any) -> TokenEncoder:
+def make_encoder(loaded: LoadedModel) -> TokenEncoder:
     """A ColBERT encoder if the checkpoint carries a projection, else the labelled stand-in."""
     proj = read_projection(getattr(loaded, "path", None))
     hidden = int(loaded.model.config.hidden_size)
@@ -181,7 +184,7 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
         batch = {"input_ids": torch.tensor([ids], device=device),
                  "attention_mask": torch.tensor([mask], device=device)}
         hidden = model(**batch).last_hidden_state[0].float().cpu()  # (T, hidden)
-    vecs = hidden if enc.stand_in else hidden @ enc.projection.float().T  # (T, 128) for ColBERT
+    vecs = hidden if enc.projection is None else hidden @ enc.projection.float().T  # (T, 128) for ColBERT (stand_in: None)
     keep = _keep(tok, ids, kind)
     tokens = tuple(tok.convert_ids_to_tokens([ids[i] for i in keep]))
     return TokenEmbeddings(clean, kind, tokens, F.normalize(vecs[keep], dim=-1))

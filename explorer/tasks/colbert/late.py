@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,6 +35,9 @@ from explorer.tasks.colbert.encoder import (
     encode_tokens,
     truncation_notices,
 )
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = [
     "MaxSim", "RankedDoc", "Ranking", "kendall_tau", "maxsim", "maxsim_scores", "maxsim_texts", "rank", "ranks",
@@ -143,7 +146,7 @@ class Ranking:
         return {**asdict(self), "docs": [asdict(d) for d in self.docs], "notices": texts(self.notices)}
 
 
-def rank(enc: TokenEncoder, bi_loaded: Any, query: str, lines: list[str] | str) -> Ranking:
+def rank(enc: TokenEncoder, bi_loaded: LoadedModel, query: str, lines: list[str] | str) -> Ranking:
     """Rank documents by MaxSim and by bi-encoder cosine; both scores and ranks per document."""
     clean = similarity.clean_sentences(lines)
     q, docs = encode_collection(enc, query, clean.sentences)

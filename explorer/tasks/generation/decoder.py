@@ -16,7 +16,7 @@ five alternatives and one probability cross to the CPU, never the vocabulary-siz
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -26,13 +26,16 @@ from explorer.tasks.generation.nexttoken import forward_last
 from explorer.tasks.generation.settings import DecodingSettings, logits_processors
 from explorer.tasks.generation.steps import Step, eos_ids, make_step
 
+if TYPE_CHECKING:  # typing only: transformers loads with the first model
+    from transformers import PreTrainedModel
+
 __all__ = ["TokenDecoder"]
 
 
 class TokenDecoder:
     """Greedy / sample / top-k / top-p decoding of one prompt, advanced with :meth:`step`."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, prompt_ids: tuple[int, ...],
+    def __init__(self, model: PreTrainedModel, tokenizer: Any, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.settings = settings.validated()
@@ -55,6 +58,7 @@ class TokenDecoder:
         """The next token from the last-position logits (1, V), as ``generate`` picks it."""
         if not self._sampling:
             return int(torch.argmax(logits, dim=-1))
+        assert self._processors is not None  # made in __init__ whenever the strategy samples
         logits = logits.cpu()  # the private generator is a CPU one: same draws on every device
         scores = self._processors(self._ids, logits)  # (1, V) with filtered tokens at -inf
         probs = torch.softmax(scores, dim=-1)

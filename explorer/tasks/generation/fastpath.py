@@ -12,11 +12,14 @@ the step stays eager: the CPU never compiles (minutes of compilation for no gain
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from explorer.runtime.offload import input_device
+
+if TYPE_CHECKING:  # typing only: transformers loads with the first model
+    from transformers import PreTrainedModel
 
 __all__ = ["make_cache", "step_call", "uses_cuda_graphs"]
 
@@ -26,7 +29,7 @@ def _placed_by_accelerate(model: torch.nn.Module) -> bool:
         p.device.type == "meta" for p in model.parameters())
 
 
-def make_cache(model: torch.nn.Module, max_len: int) -> Any:
+def make_cache(model: PreTrainedModel, max_len: int) -> Any:
     """A ``StaticCache`` of ``max_len`` positions when the model supports one, else None (the model
     then makes its usual dynamic cache). Offloaded models keep the dynamic cache: their layers move."""
     if not getattr(model, "_can_compile_fullgraph", False) or _placed_by_accelerate(model):
@@ -36,13 +39,13 @@ def make_cache(model: torch.nn.Module, max_len: int) -> Any:
     return StaticCache(config=model.config.get_text_config(decoder=True), max_cache_len=int(max_len))
 
 
-def uses_cuda_graphs(model: torch.nn.Module, cache: Any) -> bool:
+def uses_cuda_graphs(model: PreTrainedModel, cache: Any) -> bool:
     """Compile the step only on CUDA, with a compileable (static) cache, as ``generate`` decides."""
     return (cache is not None and bool(getattr(cache, "is_compileable", False))
             and input_device(model).type == "cuda" and hasattr(model, "get_compiled_call"))
 
 
-def step_call(model: torch.nn.Module, cache: Any) -> Callable[..., Any]:
+def step_call(model: PreTrainedModel, cache: Any) -> Callable[..., Any]:
     """The callable for one-token steps: the compiled one on CUDA (compiled once per model and
     shared with ``generate``; a new cache length records a new graph), else the plain forward."""
     if uses_cuda_graphs(model, cache):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -19,6 +19,11 @@ from explorer.core.notices import Notice, texts
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from transformers import PreTrainedModel
+
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "takes_logits_to_keep",
            "token_text"]
@@ -65,12 +70,14 @@ class NextToken:
         return texts(self.notices)
 
 
-def output_is_input_embedding(model: torch.nn.Module) -> bool:
+def output_is_input_embedding(model: PreTrainedModel) -> bool:
     """True when the output layer multiplies by the very tensor that embeds the input tokens."""
     out, inp = model.get_output_embeddings(), model.get_input_embeddings()
     if out is None or inp is None:
         return False
     a, b = out.weight, inp.weight
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        return False  # a layer without a weight matrix shares none
     return a is b or (a.device.type != "meta" and a.data_ptr() == b.data_ptr() and a.shape == b.shape)
 
 
@@ -108,7 +115,7 @@ def _candidates(tokenizer: Any, logits: torch.Tensor, top_k: int) -> tuple[Candi
                  for p, i in zip(values.tolist(), ids.tolist(), strict=True))
 
 
-def next_token(loaded: Any, text: str, top_k: int = 10) -> NextToken:
+def next_token(loaded: LoadedModel, text: str, top_k: int = 10) -> NextToken:
     """The next-token distribution of a loaded decoder (``explorer.runtime.loading.LoadedModel``)."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TABLE:
         raise ExplorerError(f"top-k must be a whole number from 1 to {MAX_TABLE} (got {shorten(top_k)!r}).")

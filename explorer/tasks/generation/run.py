@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.core.notices import Notice, texts
 from explorer.runtime.placement import ran_on
@@ -21,6 +21,9 @@ from explorer.tasks.generation.prompt import Prompt, context_limit, encode_promp
 from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
 from explorer.tasks.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
 from explorer.tasks.generation.steps import Step
+
+if TYPE_CHECKING:  # typing only: no runtime import of the loader
+    from explorer.runtime.loading import LoadedModel
 
 __all__ = ["Generation", "compare", "generate", "load_decoder", "make_decoder", "result", "start"]
 
@@ -79,21 +82,21 @@ def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any 
                               device=device, dtype=dtype)
 
 
-def make_decoder(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> Decoder:
+def make_decoder(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> Decoder:
     """The step-by-step decoder for the settings' strategy (nothing computed yet)."""
     settings = settings.validated()
     cls = BeamDecoder if settings.effective_strategy == "beam" else TokenDecoder
     return cls(loaded.model, loaded.tokenizer, prompt.ids, settings)
 
 
-def start(loaded: Any, text: str, settings: DecodingSettings) -> tuple[Prompt, Decoder]:
+def start(loaded: LoadedModel, text: str, settings: DecodingSettings) -> tuple[Prompt, Decoder]:
     """Encode the prompt (cut to the window) and make its decoder."""
     settings = settings.validated()
     prompt = encode_prompt(loaded.tokenizer, text, context_limit(loaded.model))
     return prompt, make_decoder(loaded, prompt, settings)
 
 
-def _notices(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> tuple[Notice, ...]:
+def _notices(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> tuple[Notice, ...]:
     out = list(prompt.notices)
     if settings.effective_strategy != settings.strategy:
         out.append(Notice("info", f"Temperature {settings.temperature:g} is below {MIN_TEMPERATURE:g}: sampling that "
@@ -103,7 +106,7 @@ def _notices(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> tuple[N
     return tuple(out)
 
 
-def result(loaded: Any, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) -> Generation:
+def result(loaded: LoadedModel, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) -> Generation:
     """The generation so far of a (possibly unfinished) decoder."""
     steps = tuple(decoder.steps)
     text = loaded.tokenizer.decode([s.token_id for s in steps], skip_special_tokens=True)
@@ -111,7 +114,7 @@ def result(loaded: Any, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) 
                       _notices(loaded, prompt, decoder.settings), **ran_on(loaded))
 
 
-def generate(loaded: Any, text: str, settings: DecodingSettings) -> Generation:
+def generate(loaded: LoadedModel, text: str, settings: DecodingSettings) -> Generation:
     """Decode ``text`` to the end with one strategy."""
     prompt, decoder = start(loaded, text, settings)
     began = time.perf_counter()
@@ -119,7 +122,7 @@ def generate(loaded: Any, text: str, settings: DecodingSettings) -> Generation:
     return result(loaded, prompt, decoder, time.perf_counter() - began)
 
 
-def compare(loaded: Any, text: str, base: DecodingSettings,
+def compare(loaded: LoadedModel, text: str, base: DecodingSettings,
             strategies: Sequence[str] = STRATEGIES) -> tuple[Generation, ...]:
     """The same prompt, length and seed through several strategies, side by side."""
     return tuple(generate(loaded, text, replace(base, strategy=s)) for s in dict.fromkeys(strategies))
