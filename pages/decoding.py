@@ -96,8 +96,7 @@ with slot.container():
 try:
     with next_area, ui.guard():
         nxt = cache.next_token(model, prompt, k, **where)
-        for note in nxt.notices:
-            st.info(note.text, icon=":material/content_cut:" if note.kind == "truncated" else ":material/info:")
+        ui.notices(nxt.notices)
         tied = "is" if nxt.tied_output else "is not"
         st.caption(f"{nxt.prompt_tokens} prompt tokens · vocabulary {nxt.vocab_size:,} · the output layer {tied} the "
                    f"input embedding matrix (checked on the loaded tensors) · {device_picker.ran_caption(nxt)}.")
@@ -112,8 +111,7 @@ try:
     with ui.guard():
         settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
         gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
-        for note in (note for g in gens for note in g.notices if note.kind == "stopped"):
-            st.warning(note.text, icon=":material/timer_off:")
+        ui.notices((note for g in gens for note in g.notices), ("stopped",))
         st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
                    f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
         for g in gens:
