@@ -11,21 +11,15 @@ import streamlit as st
 
 from app import cache_attention as cache
 from app import ui
+from explorer.core.notices import Notice
 from explorer.plots import attention as plots
 from explorer.plots import longattention as long_plots
 from explorer.tasks import attention
 
-NOTICE_STYLE = {  # kind -> (box, icon); any other kind is an info box
-    "truncated": (st.warning, ":material/content_cut:"), "untrained": (st.warning, ":material/casino:"),
-    "dropped": (st.warning, ":material/playlist_remove:"), "fallback": (st.info, ":material/swap_horiz:"),
-}
 
-
-def notices(info: dict, notices: tuple) -> None:
-    """Each notice in its box (by kind), then what was extracted."""
-    for note in notices:
-        box, icon = NOTICE_STYLE.get(note.kind, (st.info, ":material/info:"))
-        box(note.text, icon=icon)
+def notices(info: dict, notices: tuple[Notice, ...]) -> None:
+    """Each notice in its box (by kind, :func:`app.ui.notice`), then what was extracted."""
+    ui.notices(notices)
     st.caption(f"**{ui.markdown_safe(info['model'])}**: {info['family']}, {info['layers']} layers x {info['heads']} heads, "
                f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])} · {info['device_name']} · {info['dtype']}.")
 

@@ -11,14 +11,13 @@ import pandas as pd
 import streamlit as st
 
 from app import device_picker, ui
-from explorer.core.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.core.labels import escape_markdown
+from explorer.core.notices import Notice
 from explorer.plots import fillmask as plots
 from explorer.runtime.weights import LoadPlan
 from explorer.tasks.fillbatch import BatchFill
 from explorer.tasks.fillresult import ModelFill
 
-ICONS = {"truncated": ":material/content_cut:", "fallback": ":material/memory:", "offload": ":material/hard_drive:",
-         "untrained": ":material/casino:"}
 SHOWN = 3  # best words per mask in a cell of the several-prompt table (the CSV has all of top-k)
 
 
@@ -41,11 +40,10 @@ def columns(fills: list[ModelFill], wall_ms: float) -> None:
         with col:
             st.subheader(escape_markdown(f.name), divider="gray")
             if f.untrained:
-                st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+                ui.notice(ui.UNTRAINED)
             st.caption(f"{device_picker.ran_caption(f)} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
             st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
-            for note in f.notices:
-                st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
+            ui.notices(f.notices)
             for m in f.masks:
                 st.markdown(f"**Mask {m.index + 1}**")
                 st.dataframe(pd.DataFrame([{"word": p.word, "token": p.token, "probability": p.score}
@@ -64,8 +62,7 @@ def columns(fills: list[ModelFill], wall_ms: float) -> None:
 
 def batch(result: BatchFill, plans: dict[str, LoadPlan], wall_ms: float) -> None:
     """Several prompts: what was cut, per-line messages, then one row per prompt and the CSV."""
-    for note in result.notices:
-        st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
+    ui.notices(result.notices)
     model_errors(result.model_errors(), plans)
     refused = [p for p in result.prompts if p.error]
     if refused:  # one box for every line that could not run, each with its own reason
@@ -76,11 +73,11 @@ def batch(result: BatchFill, plans: dict[str, LoadPlan], wall_ms: float) -> None
     if not fills:
         return
     if any(f.untrained for f in fills):
-        st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+        ui.notice(ui.UNTRAINED)
     cut = sum(1 for f in fills if any(n.kind == "truncated" for n in f.notices))
     if cut:
-        st.info(f"{cut} answer(s) came from prompts longer than the model reads: cut around their masks "
-                "(the CSV's notice column says where).", icon=ICONS["truncated"])
+        ui.notice(Notice("truncated", f"{cut} answer(s) came from prompts longer than the model reads: cut around "
+                         "their masks (the CSV's notice column says where)."))
     devices = ", ".join(sorted({device_picker.ran_caption(f) for f in fills}))
     st.caption(f"{len(answered)} prompt(s) answered in {wall_ms:.0f} ms ({devices}; masked LMs run the prompts "
                f"in batches). Each cell: the {SHOWN} best words per mask with their probability; masks "

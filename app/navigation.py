@@ -22,6 +22,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     "Live models": [
         ("models.py", "Models & weights", ":material/download:", "models"),
         ("fill_mask.py", "Fill-mask", ":material/edit_note:", "fill-mask"),
+        ("electra.py", "Replaced tokens (ELECTRA)", ":material/find_replace:", "electra"),
         ("spans.py", "Spans & QA", ":material/short_text:", "spans"),
         ("decoding.py", "Decoding lab", ":material/auto_awesome:", "decoding"),
         ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),

@@ -42,7 +42,7 @@ def header(s: Strategy, text: str, pair: str | None) -> None:
     st.caption(f"Tokenizer: {s.tokenizer_note}")
     notice = view.truncation_notice(cache.prepared(s.name, text, pair))
     if notice:
-        st.warning(notice.text, icon=":material/content_cut:")
+        ui.notice(notice)
 
 
 def one_draw(s: Strategy, text: str, pair: str | None, seed: int, opts: tuple[tuple[str, object], ...]) -> None:

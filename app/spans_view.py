@@ -10,8 +10,7 @@ import streamlit as st
 from app import cache_spans as cache
 from app import ui
 from app.device_picker import ran_caption
-from explorer.core.labels import UNTRAINED_NOTE, escape_markdown
-from explorer.core.notices import Notice
+from explorer.core.labels import escape_markdown
 from explorer.plots import spans as plots
 from explorer.runtime import weights
 from explorer.tasks.causal.answer import GenerativeAnswer
@@ -19,12 +18,6 @@ from explorer.tasks.qa import QAResult
 
 MISSING_HINT = ("Tick **Untrained weights** to run the same code with random weights (results are "
                 "labelled untrained), or get the real weights as the message says.")
-ICONS = {"truncated": ":material/content_cut:", "untrained": ":material/casino:", "missing": ":material/help:"}
-
-
-def notices(items: tuple[Notice, ...]) -> None:
-    for note in items:
-        st.info(note.text, icon=ICONS.get(note.kind, ":material/info:"))
 
 
 def not_ready(found: weights.LoadPlan | None) -> None:
@@ -52,9 +45,9 @@ def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, d
     with ui.guard():
         res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp, **(where or {}))
         if res.untrained:
-            st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+            ui.notice(ui.UNTRAINED)
         st.markdown(plots.segments_markdown(res.segments))
-        notices(res.notices)
+        ui.notices(res.notices)
         kind = "decoder (causal LM)" if res.family == "causal" else res.family.upper()
         st.caption(f"{kind} · {ran_caption(res)} · {res.seconds * 1000:.0f} ms")
         with st.expander("Model input and raw output"):
@@ -69,7 +62,7 @@ def generative_answer(res: GenerativeAnswer) -> None:
              "part": f"part of it found at characters {res.start}–{res.end}"}.get(res.match, "not in the context")
     st.caption(f"written token by token by a decoder, then looked up: {where} · {ran_caption(res)} · "
                f"{res.latency_ms:.0f} ms")
-    notices(res.notices)
+    ui.notices(res.notices)
     st.markdown(plots.located_markdown(res.context, res.start, res.end))
 
 
@@ -78,7 +71,7 @@ def extractive_answer(res: QAResult) -> None:
     st.markdown(f"**Answer (extractive):** {escape_markdown(res.answer) or '∅'}")
     st.caption(f"score {res.score:.4f} · no-answer score {res.null_score:.4f} · characters "
                f"{res.start_char}–{res.end_char} · {ran_caption(res)} · {res.seconds * 1000:.0f} ms")
-    notices(res.notices)
+    ui.notices(res.notices)
     ui.figure(plots.qa_strip(res), "qa_probabilities", key="qa_strip")
     table = pd.DataFrame({"token": res.tokens, "start_char": [o[0] for o in res.offsets],
                           "p_start": res.start_probs, "p_end": res.end_probs})
@@ -87,7 +80,7 @@ def extractive_answer(res: QAResult) -> None:
 
 def answer(res: QAResult | GenerativeAnswer) -> None:
     if res.untrained:
-        st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+        ui.notice(ui.UNTRAINED)
     if isinstance(res, GenerativeAnswer):
         generative_answer(res)
     else:

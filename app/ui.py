@@ -8,17 +8,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from explorer.core.errors import ExplorerError
-from explorer.core.labels import escape_markdown
+from explorer.core.labels import UNTRAINED_NOTE, escape_markdown
+from explorer.core.notices import Notice
 from explorer.core.units import human, human_bytes  # noqa: F401  (re-exported for pages)
 from explorer.runtime import workers
 from explorer.runtime.cancel import RequestStopped
 
 _LOG = logging.getLogger("transformer_explorer")
+PAGES = Path(__file__).resolve().parent.parent / "pages"
 
 SESSION_DEFAULTS: dict[str, object] = {
     "export_format": "png",  # what the camera button of every figure saves
@@ -64,6 +68,50 @@ def last_resort() -> Iterator[None]:
         _LOG.exception("unhandled error on a page (reference %s)", ref)
         st.error(f"Something went wrong on this page (reference `{ref}`). The details are in the server's log; "
                  "try other settings, or reload the page.", icon=":material/bug_report:")
+
+
+# One mapping for every page: a notice's kind -> (box, icon). A warning where the result is not what was
+# asked for (input cut or dropped, random weights, a stand-in, a run stopped early); an info box where it is,
+# only reached another way (a fallback device, offloaded layers) or explained.
+NOTICE_STYLE: dict[str, tuple[str, str]] = {
+    "truncated": ("warning", ":material/content_cut:"),
+    "dropped": ("warning", ":material/playlist_remove:"),
+    "untrained": ("warning", ":material/casino:"),
+    "stand-in": ("warning", ":material/science:"),
+    "missing": ("warning", ":material/help:"),
+    "stopped": ("warning", ":material/timer_off:"),
+    "fallback": ("info", ":material/swap_horiz:"),
+    "offload": ("info", ":material/hard_drive:"),
+    "info": ("info", ":material/info:"),
+}
+UNTRAINED = Notice("untrained", UNTRAINED_NOTE)  # the label of every result computed with random weights
+
+
+def _box(name: str) -> Callable[..., object]:
+    return {"warning": st.warning, "info": st.info}[name]
+
+
+def notice(note: Notice) -> None:
+    """Show one library notice: its kind picks the box and icon; its text is shown literally (notices quote
+    what users typed, which must never become markdown or HTML)."""
+    box, icon = NOTICE_STYLE[note.kind]
+    _box(box)(escape_markdown(note.text), icon=icon)
+
+
+def notices(items: Iterable[Notice], kinds: Collection[str] | None = None) -> None:
+    """Every notice of ``items`` in order (only those of ``kinds`` when given), each through :func:`notice`."""
+    for note in items:
+        if kinds is None or note.kind in kinds:
+            notice(note)
+
+
+def page_link(file: str, label: str, icon: str | None = None, **query: str) -> None:
+    """A link to another page of the navigation (``file`` in pages/, ``query`` its URL parameters). A page
+    run on its own (AppTest, no navigation to link into) shows the label as a caption instead."""
+    try:
+        st.page_link(str(PAGES / file), label=label, icon=icon, query_params=query or None)
+    except StreamlitPageNotFoundError:
+        st.caption(label)
 
 
 def markdown_safe(text: str) -> str:

@@ -12,6 +12,7 @@ from explorer.objectives import decoding as toy
 from explorer.plots import generation as plots
 from explorer.plots import objectives as toy_plots
 from explorer.tasks.generation import STRATEGIES, DecodingSettings, step_table
+from explorer.tasks.generation.settings import MAX_BEAMS, MAX_PROMPT_TOKENS, MAX_TOP_K
 
 DEFAULT_MODEL = "gemma3-270m"
 EXAMPLE = "The capital of France is"
@@ -71,7 +72,7 @@ except ExplorerError as err:
 bar.empty()
 
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
-                      help="Long prompts are cut to their last 1,024 tokens (you are told).")
+                      help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens (you are told).")
 k = st.slider("Rows in the next-token table", 5, 30, 10, key="dec_k")
 next_area = st.container()  # the next-token table: filled once the buttons wait (below)
 
@@ -80,9 +81,9 @@ strategies = st.multiselect("Strategies (same prompt, same seed)", STRATEGIES, k
                             default=ui.query_list("strategies", STRATEGIES, STRATEGIES))
 c1, c2, c3, c4, c5 = st.columns(5)
 temperature = c1.slider("Temperature (0 = greedy)", 0.0, 2.0, 0.8, 0.1, key="dec_temp")
-top_k = int(c2.number_input("k (top-k)", 1, 1000, 40, key="dec_topk"))
+top_k = int(c2.number_input("k (top-k)", 1, MAX_TOP_K, 40, key="dec_topk"))
 top_p = c3.slider("p (top-p)", 0.05, 1.0, 0.9, 0.05, key="dec_topp")
-beams = int(c4.number_input("Beams", 1, 8, 4, key="dec_beams"))
+beams = int(c4.number_input("Beams", 1, MAX_BEAMS, 4, key="dec_beams"))
 seed = int(c5.number_input("Seed", 0, 2**31 - 1, ui.query_int("seed", 0, 0, 2**31 - 1), key="dec_seed"))
 n = st.slider("Run to N tokens", 1, LAB_MAX, ui.query_int("n", 20, 1, LAB_MAX), key="dec_n")
 ui.set_query_list("strategies", strategies)
@@ -96,8 +97,7 @@ with slot.container():
 try:
     with next_area, ui.guard():
         nxt = cache.next_token(model, prompt, k, **where)
-        for note in nxt.notices:
-            st.info(note.text, icon=":material/content_cut:" if note.kind == "truncated" else ":material/info:")
+        ui.notices(nxt.notices)
         tied = "is" if nxt.tied_output else "is not"
         st.caption(f"{nxt.prompt_tokens} prompt tokens · vocabulary {nxt.vocab_size:,} · the output layer {tied} the "
                    f"input embedding matrix (checked on the loaded tensors) · {device_picker.ran_caption(nxt)}.")
@@ -112,8 +112,7 @@ try:
     with ui.guard():
         settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
         gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
-        for note in (note for g in gens for note in g.notices if note.kind == "stopped"):
-            st.warning(note.text, icon=":material/timer_off:")
+        ui.notices((note for g in gens for note in g.notices), ("stopped",))
         st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
                    f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
         for g in gens:

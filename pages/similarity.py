@@ -7,7 +7,8 @@ import streamlit as st
 
 from app import cache_similarity as cache
 from app import device_picker, ui
-from explorer.core.labels import UNTRAINED_NOTE, escape_markdown, safe_label
+from explorer.core.labels import safe_label
+from explorer.core.notices import Notice
 from explorer.plots import similarity as plots
 from explorer.tasks.colbert import RATIO_NOTE
 from explorer.tasks.similarity import BI_ENCODER
@@ -22,17 +23,7 @@ EXAMPLE = "\n".join([
     "A man is riding a white horse on an enclosed ground.",
     "A monkey is playing drums.",
 ])
-NOTICE_STYLE = {  # notice kind -> (box, icon)
-    "dropped": (st.info, ":material/info:"), "truncated": (st.info, ":material/content_cut:"),
-    "stand-in": (st.warning, ":material/science:"),
-}
-
-
-def show_notices(notices: tuple, kinds: tuple[str, ...]) -> None:
-    """The notices of the given kinds; "dropped" ones quote user text, which must not become markup."""
-    for note in (n for n in notices if n.kind in kinds):
-        box, icon = NOTICE_STYLE[note.kind]
-        box(escape_markdown(note.text) if note.kind == "dropped" else note.text, icon=icon)
+STAND_IN = Notice("stand-in", "Stand-in token vectors (no ColBERT checkpoint present): see the late interaction tab.")
 
 
 where = device_picker.pick().kwargs()  # the sidebar's device and precision: every wrapper below takes them
@@ -52,16 +43,16 @@ with ui.guard():  # one message for a bad list, instead of one per tab
     lines = cache.clean_lines(text)
 if lines is None:
     st.stop()
-show_notices(lines.notices, ("dropped",))  # empty and duplicate lines, once for every tab
+ui.notices(lines.notices, ("dropped",))  # empty and duplicate lines, once for every tab
 
 t_matrix, t_search, t_late, t_comp = st.tabs(
     ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)"])
 
 with t_matrix, ui.guard():
     res = cache.matrix(model, text, **where)
-    show_notices(res.notices, ("truncated",))
+    ui.notices(res.notices, ("truncated",))
     if res.untrained:
-        st.warning(UNTRAINED_NOTE, icon=":material/casino:")
+        ui.notice(ui.UNTRAINED)
     st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {device_picker.ran_caption(res)} · "
                f"{res.seconds * 1000:.0f} ms")
     ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
@@ -78,7 +69,7 @@ with t_search, ui.guard():
 
 with t_late, ui.guard():
     ranking = cache.late_ranking(query, text, **where)
-    show_notices(ranking.notices, ("stand-in", "truncated"))
+    ui.notices(ranking.notices, ("stand-in", "truncated"))
     st.caption(f"Encoder: {ranking.encoder} · Kendall tau vs bi-encoder: {ranking.kendall_tau:.2f} · "
                f"{device_picker.ran_caption(ranking)}")
     docs = [d.text for d in ranking.docs]
@@ -96,8 +87,7 @@ with t_comp, ui.guard():
     seed = c2.number_input("k-means seed", min_value=0, max_value=10_000, value=0, step=1, key="sim_seed")
     study = cache.compression(query, text, int(k), int(seed), 3, **where)
     if study.stand_in:
-        st.warning("Stand-in token vectors (no ColBERT checkpoint present): see the late interaction tab.",
-                   icon=":material/science:")
+        ui.notice(STAND_IN)
     st.caption(f"{study.n_tokens} document token vectors · {study.dim}-d · {study.k} centroids "
                f"(table: {study.centroid_table_bytes:,} bytes, paid once per index) · {device_picker.ran_caption(study)}")
     ui.figure(plots.compression_figure(study), "compression", key="sim_comp_fig")

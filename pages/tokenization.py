@@ -13,7 +13,6 @@ from explorer.plots import tokenization as plots
 
 MAX_CHIPS = 300  # chips per tokenizer; longer texts are still counted in full
 MAX_ROWS = 2_000  # table rows per tokenizer on screen (the CSV has them all)
-NOTICE_STYLE = {"truncated": st.warning}  # notice kind -> box; any other kind is an info box
 
 
 def _load_preset() -> None:
@@ -38,8 +37,7 @@ def _inputs() -> tuple[str, list[str]]:
 
 def _notices(results: list[tk.Tokenization], n_chars: int) -> None:
     """Long text: how much is drawn, and where each model would cut (numbers only, no user text)."""
-    for note in tk.notices(results, n_chars, MAX_CHIPS):
-        NOTICE_STYLE.get(note.kind, st.info)(note.text)
+    ui.notices(tk.notices(results, n_chars, MAX_CHIPS))
     for col, t in zip(st.columns(max(len(results), 1)), results, strict=False):
         col.metric(tk.TOKENIZERS[t.name].label, f"{t.count:,} tokens",
                    help=f"{t.count - t.n_special} text + {t.n_special} special; "

@@ -14,7 +14,7 @@ without any, a seeded share of the tokens is masked.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 import torch
@@ -26,7 +26,7 @@ from explorer.runtime.placement import ran_on
 from explorer.runtime.weights import plan
 from explorer.tasks.fillmask import clean_text, encode, mask_logits, max_tokens, model_prompt, specials_around
 
-__all__ = ["ReplacedTokens", "detect", "electra_pairs", "electra_replaced"]
+__all__ = ["ReplacedTokens", "detect", "electra_pairs", "electra_replaced", "pair_named"]
 
 
 @dataclass(frozen=True)
@@ -146,3 +146,17 @@ def electra_pairs() -> dict[str, tuple[str, str]]:
 
     return {v.key: (v.extra["generator"], v.extra["discriminator"]) for v in catalog.load_catalog().values()
             if v.model_type == "electra" and {"generator", "discriminator"} <= set(v.extra)}
+
+
+def pair_named(names: Iterable[str], pairs: Mapping[str, tuple[str, str]]) -> str | None:
+    """The ELECTRA pair a list of model names points at, by its pair key or its discriminator (a discriminator
+    fills no mask: links that name one belong to replaced-token detection), else None.
+
+    >>> pair_named(["bert-base", "electra-small-discriminator"], {"electra-small": ("electra-small-generator",
+    ...            "electra-small-discriminator")})
+    'electra-small'
+    >>> pair_named(["electra-small-generator"], {"electra-small": ("electra-small-generator", "d")}) is None
+    True
+    """
+    wanted = set(names)
+    return next((key for key, (_, disc) in pairs.items() if {key, disc} & wanted), None)

@@ -2,7 +2,8 @@
 
 ``page_app("fill_mask.py", models="bert-base")`` builds an AppTest of a page with URL parameters;
 ``assert_clean(at)`` fails on an exception and, unless the test provoked one, on a red error box;
-``figures(at)`` gives every plotly figure as a dict and ``plotly_array`` decodes plotly 7's typed arrays.
+``figures(at)`` gives every plotly figure as a dict and ``plotly_array`` decodes plotly 7's typed arrays;
+``shown(at.warning)`` gives boxes' texts as a reader sees them (notices are markdown-escaped: app.ui.notice).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ def assert_clean(at: AppTest, *, errors_expected: bool = False) -> None:
     assert not at.exception, at.exception[0].message if at.exception else ""
     if not errors_expected:
         assert not at.error, f"error box shown: {at.error[0].value}"
+
+
+def shown(boxes) -> list[str]:
+    """The texts of alert boxes as a reader sees them: the backslashes of markdown escapes taken off."""
+    return [b.value.replace("\\", "") for b in boxes]
 
 
 def figures(at: AppTest) -> list[dict]:

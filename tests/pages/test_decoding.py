@@ -80,7 +80,8 @@ def test_huge_prompt_is_cut_with_a_notice(tiny_dir) -> None:
     at = page_app("decoding.py", model=tiny_dir, strategies="greedy").run()
     at.text_area(key="dec_prompt").set_value("<b>word</b> " * 5000).run()
     assert_clean(at)
-    assert "only its last" in at.info[0].value
+    cut = [w for w in at.warning if w.icon == ":material/content_cut:"]
+    assert len(cut) == 1 and "only its last" in cut[0].value
 
 
 def test_without_the_package_the_page_says_how_and_shows_the_toy_table(tmp_path, monkeypatch) -> None:

@@ -10,7 +10,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-LIVE_PAGES = ("fill_mask", "spans", "similarity", "attention_maps", "decoding", "mechanisms", "models")
+LIVE_PAGES = ("fill_mask", "electra", "spans", "similarity", "attention_maps", "decoding", "mechanisms", "models")
 
 
 def _app(page: str) -> AppTest:

@@ -1,4 +1,4 @@
-"""Fill-mask page (AppTest): side-by-side columns, local directories, bad input, cache, ELECTRA."""
+"""Fill-mask page (AppTest): side-by-side columns, local directories, bad input, cache (ELECTRA: test_electra.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.pages.conftest import shown
 from tests.tiny_models import save_tiny
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,16 +55,16 @@ def two_models(tiny) -> AppTest:
     return at
 
 
-def test_default_answers_with_untrained_label_and_electra(default_run) -> None:
+def test_default_answers_with_untrained_label(default_run) -> None:
     at = default_run
     _clean(at)
     assert _names(at) == ["ELECTRA-small generator"]
-    assert any("Untrained weights" in w.value for w in at.warning)
+    assert any(w.value.startswith("Untrained weights") and w.icon == ":material/casino:" for w in at.warning)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert len(spec["data"]) == 1 and spec["data"][0]["orientation"] == "h"
-    assert len(at.get("plotly_chart")) == 2  # top-k bars + ELECTRA strip
-    electra_table = at.dataframe[-1].value
-    assert list(electra_table.columns) == ["original", "input", "replaced", "P(replaced)"]
+    assert len(at.get("plotly_chart")) == 1  # the top-k bars; ELECTRA's strip is on its own page now
+    assert "el_text" not in [t.key for t in at.text_input]
+    assert at.caption[-1].value.endswith("Replaced-token detection")  # the way there (a link under navigation)
 
 
 def test_local_directories_side_by_side_with_two_masks(tiny) -> None:
@@ -98,8 +99,9 @@ def test_odd_prompts_answer(default_run, prompt: str) -> None:
     at.text_area(key="fm_text").set_value(prompt).run()
     _clean(at)
     assert not at.error and len(at.subheader) == 1
-    if len(prompt) > 40_000:
-        assert any("reads at most" in i.value for i in at.info)  # truncated around the mask, visibly
+    if len(prompt) > 40_000:  # truncated around the mask, visibly: a warning (app.ui.NOTICE_STYLE)
+        cut = [w for w in at.warning if w.icon == ":material/content_cut:"]
+        assert any("reads at most" in w for w in shown(cut))
 
 
 def test_missing_directory_does_not_stop_the_others(tiny) -> None:
@@ -132,22 +134,6 @@ def test_bundled_minilm_says_it_has_no_mlm_head() -> None:
     _clean(at)
     assert any("sentence-bert is an encoder saved without a masked-language-model head: Fill-mask needs a masked"
                in e.replace("\\", "") for e in _errors(at))
-
-
-@pytest.mark.parametrize(("sentence", "message"), [("", "empty"), ("   ", "empty"), ("x" * 100_001, "limit")])
-def test_electra_section_bad_input(default_run, sentence: str, message: str) -> None:
-    at = default_run
-    at.text_input(key="el_text").set_value(sentence).run()
-    _clean(at)
-    assert any(message in e for e in _errors(at))
-
-
-def test_electra_section_long_and_hostile_text(default_run) -> None:
-    at = default_run
-    at.text_input(key="el_text").set_value("<script>x</script> 🤖 مرحبا " + "word " * 10_000).run()
-    _clean(at)
-    assert not at.error and any("Only the first" in i.value for i in at.info)
-    assert at.dataframe[-1].value["original"].iloc[0] == "<"  # shown as text in the table
 
 
 def test_page_and_cli_share_one_library_call(tiny, monkeypatch) -> None:
@@ -194,7 +180,7 @@ def test_out_of_the_box_the_bundled_decoder_answers_beside_a_masked_lm(bundled_d
     _clean(at)
     assert at.multiselect(key="fm_models").value == ["gemma3-270m", "bert-base"]
     assert _names(at)[0] == "Gemma 3 270M"
-    causal = [i.value for i in at.info if i.value.startswith("Causal model: it reads left to right")]
+    causal = [i for i in shown(at.info) if i.startswith("Causal model: it reads left to right")]
     assert causal  # both rankings: the left-context candidates named in the notice
     decoder_table = at.dataframe[0].value
     assert decoder_table["probability"].between(0, 1).all() and decoder_table.iloc[0]["token"].strip() == "Paris"
@@ -238,7 +224,7 @@ def test_several_prompts_give_one_row_each_and_per_line_messages(tiny) -> None:
     boxes = [w.value.replace("\\", "") for w in at.warning]
     assert any("Line 3: There is no mask" in w and "Line 5:" in w and "sentinel" in w for w in boxes)
     assert any(b.proto.label.startswith("Download CSV (every prompt") for b in at.get("download_button"))
-    assert len(at.get("plotly_chart")) == 1  # only the ELECTRA strip: the top-k chart is for one prompt
+    assert not at.get("plotly_chart")  # the top-k chart is for one prompt
 
 
 def test_too_many_prompts_are_cut_with_a_notice(tiny) -> None:
@@ -249,7 +235,7 @@ def test_too_many_prompts_are_cut_with_a_notice(tiny) -> None:
     at.run()
     _clean(at)
     assert len(_table(at)) == fillbatch.MAX_PROMPTS
-    assert any(f"70 prompts were given; only the first {fillbatch.MAX_PROMPTS} ran" in i.value for i in at.info)
+    assert any(f"70 prompts were given; only the first {fillbatch.MAX_PROMPTS} ran" in w for w in shown(at.warning))
 
 
 def test_several_lines_none_with_a_mask_is_no_page_error(default_run) -> None:
