@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import cache_architecture as cache
 from app import ui
-from explorer.architecture.anatomy import text_tree
+from explorer.architecture.treetable import text_tree
 from explorer.plots import architecture as plots
 
 st.title("Architecture explorer")

@@ -140,15 +140,15 @@ def test_real_conversion_has_the_expected_parameters(real_dir) -> None:
 @pytest.mark.slow
 def test_catalog_config_builds_the_loaded_models_parameter_count(real_dir) -> None:
     """The architecture explorer's total (meta build from assets/configs) equals the real model's."""
-    from explorer.architecture import anatomy, build
+    from explorer.architecture import build, components, layertree
     from explorer.runtime import loading
 
     meta = build.build("gemma3-270m")
     loaded = loading.load_model("gemma3-270m", "causal-lm")
     real = loaded.model.num_parameters()
     assert real == meta.num_parameters() == bundled.EXPECTED_PARAMETERS == 268_098_176
-    assert anatomy.layer_tree(meta).params == real
-    assert sum(anatomy.breakdown(meta, meta.config).values()) == real
+    assert layertree.layer_tree(meta).params == real
+    assert sum(components.breakdown(meta, meta.config).values()) == real
     saved = json.loads((real_dir / "config.json").read_text())
     assert saved == json.loads(Path(build.catalog.CATALOG_FILE.parent / "configs/gemma3-270m.json").read_text())
 

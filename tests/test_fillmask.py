@@ -11,7 +11,8 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime import modelcache
-from explorer.runtime.loading import load_model, roberta_tokenizer
+from explorer.runtime.loading import load_model
+from explorer.runtime.tokenizers import roberta_tokenizer
 from explorer.tasks import fillmask as fm
 from explorer.tokenization import load_tokenizer
 from tests.tiny_models import save_tiny

@@ -87,7 +87,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
-    from explorer.architecture.anatomy import text_tree
+    from explorer.architecture.treetable import text_tree
 
     print(text_tree(result.tree, args.depth))
     for category, n in result.components.items():
