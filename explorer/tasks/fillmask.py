@@ -31,7 +31,7 @@ from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.core.userinput import MARKER
-from explorer.runtime import bundled, cancel, footprint, limits, placement
+from explorer.runtime import cancel, footprint, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
@@ -41,7 +41,7 @@ __all__ = [
     "FILLERS", "MARKER", "MAX_CHARS", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "MaskResult",
     "ModelFill", "Prediction", "clean_text", "encode", "encode_many", "fill_mask", "fill_one", "frame", "mask_logits",
     "max_tokens", "picked_models", "to_model_fill", "word_context",
-    "DEFAULT_MLMS", "MAX_PAGE_MODELS", "default_models", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
+    "mlm_head", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
 FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
@@ -348,35 +348,3 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
         except ExplorerError as err:
             errors.append((spec, str(err)))
     return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))
-
-
-# ---- which catalog variants take part --------------------------------------------------
-BUNDLED_DECODERS = (bundled.KEY,)  # real decoders that ship offline (explorer.runtime.bundled): a causal column
-DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")  # the page's masked LMs once their weights are there
-MAX_PAGE_MODELS = limits.CPU_PAGE_MODELS  # the CPU cap; explorer.runtime.limits.page_models gives the device's
-
-
-def fill_keys() -> list[str]:
-    """What the fill-mask page offers: the bundled decoder first (a real model, labelled causal), then
-    the masked-LM encoders."""
-    return [*BUNDLED_DECODERS, *mlm_keys()]
-
-
-def default_models(models_dir: str | None = None) -> list[str]:
-    """What the page starts with: the bundled decoder (real weights offline) and the masked LMs whose
-    weights are on disk; with none on disk, BERT-base beside the decoder (untrained unless downloaded,
-    and labelled so) so that a masked LM reading both sides is there to compare with."""
-    from explorer.runtime import weights
-
-    return [*BUNDLED_DECODERS, *(weights.ready_keys(DEFAULT_MLMS, models_dir) or DEFAULT_MLMS[:1])]
-
-
-def mlm_keys() -> list[str]:
-    """Catalog encoders with a masked-LM head (ELECTRA discriminators and pairs excluded)."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
-
-    from explorer.architecture import catalog
-
-    return [v.key for v in catalog.load_catalog().values()
-            if v.family == "encoder" and v.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-            and v.head in ("mlm", "pretraining") and not (v.model_type == "electra" and v.head != "mlm")]

@@ -32,7 +32,7 @@ from explorer.runtime.placement import ran_on
 
 __all__ = [
     "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
-    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "is_causal_type", "parse_sentinels", "run",
+    "Segment", "align_spans", "family", "infill", "is_causal_type", "parse_sentinels", "run",
     "split_blanks", "task",
 ]
 
@@ -311,23 +311,6 @@ def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
     return InfillResult(name, fam, prompt, out.model_input, out.raw_output, out.spans, out.segments, out.aligned,
                         bool(getattr(loaded, "untrained", False)), round(time.perf_counter() - start, 4),
                         out.notices, **ran_on(loaded))
-
-
-def infill_keys() -> list[str]:
-    """Catalog variants that can infill spans: the bundled decoder first (real weights offline),
-    then T5 (sentinels) and BART (<mask>)."""
-    from explorer.architecture import catalog
-    from explorer.runtime import bundled
-
-    return [bundled.KEY, *(v.key for v in catalog.load_catalog().values() if v.model_type in T5_TYPES + BART_TYPES)]
-
-
-def default_models(models_dir: str | None = None) -> list[str]:
-    """The models the Spans page starts with: those of the decoder, T5-small and BART-base whose weights
-    are on disk (the bundled decoder, out of the box); the decoder alone when none is (it says how)."""
-    from explorer.runtime import bundled, weights
-
-    return weights.ready_keys((bundled.KEY, "t5-small", "bart-base"), models_dir) or [bundled.KEY]
 
 
 def task(model: str, models_dir: str | None = None) -> str:
