@@ -116,10 +116,23 @@ def test_a_checkpoint_someone_else_put_there_is_left_alone(root, monkeypatch) ->
     assert calls == [] and (mine / "model.safetensors").read_bytes() == b"user"
 
 
-def test_unreadable_marker_is_not_converted(tmp_path) -> None:
-    (tmp_path / bundled.MARKER).write_text("{not json")
+@pytest.mark.parametrize("marker", ["{not json", "[1, 2]", '"files"', "3", '{"files": 3}', '{"files": null}', "\udcff"])
+def test_unreadable_marker_is_not_converted(tmp_path, marker: str) -> None:
+    (tmp_path / bundled.MARKER).write_text(marker, encoding="utf-8", errors="surrogateescape")
     assert not bundled.is_converted(tmp_path)
     assert not bundled.is_converted(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("error", [AttributeError, TypeError, KeyError])
+def test_a_bug_while_checking_a_conversion_propagates(tmp_path, monkeypatch, error: type[Exception]) -> None:
+    (tmp_path / bundled.MARKER).write_text('{"files": {"model.safetensors": 1}}')
+
+    def broken(directory):
+        raise error("a bug, not a damaged marker")
+
+    monkeypatch.setattr(bundled, "_file_sizes", broken)
+    with pytest.raises(error, match="a bug"):
+        bundled.is_converted(tmp_path)
 
 
 # ---- the real package (converted once; later runs reuse the models cache) ----------------------

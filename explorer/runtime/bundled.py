@@ -101,11 +101,15 @@ def _file_sizes(directory: Path) -> dict[str, int]:
 
 
 def is_converted(directory: Path) -> bool:
-    """True when ``directory`` holds a finished conversion whose files still match its marker."""
+    """True when ``directory`` holds a finished conversion whose files still match its marker.
+
+    A missing or unreadable directory or marker (OSError), a marker that is not JSON or not UTF-8
+    (ValueError) or not a JSON object means "not converted": the next run converts again.
+    """
     try:
         marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
-        return bool(marker.get("files")) and _file_sizes(directory) == marker["files"]
-    except (OSError, ValueError, AttributeError, TypeError):
+        return isinstance(marker, dict) and bool(marker.get("files")) and _file_sizes(directory) == marker["files"]
+    except (OSError, ValueError):
         return False
 
 

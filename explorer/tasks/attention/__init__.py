@@ -13,7 +13,7 @@ One module per noun; this package re-exports the public API, so ``attention.X`` 
 - :mod:`~explorer.tasks.attention.stream`: one pass whose maps are reduced layer by layer as they come.
 
 >>> import numpy as np
->>> from explorer import attention
+>>> from explorer.tasks import attention
 >>> att = np.random.default_rng(0).random((2, 3, 5, 5)).astype(np.float32)  # (layers, H, L, L)
 >>> att /= att.sum(-1, keepdims=True)
 >>> maps = attention.AttentionMaps(model="demo", tokens=tuple("abcde"), attentions=att, family="encoder",
