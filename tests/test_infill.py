@@ -173,11 +173,9 @@ def test_a_decoder_fills_several_token_spans_ranked_by_the_whole_text(gemma_dir)
 
 
 def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> None:
-    from explorer.tasks.causal import fill
-
     seen = []
-    real = fill.causal_fill
-    monkeypatch.setattr(fill, "causal_fill", lambda *a, **k: seen.append(k["answer_tokens"]) or real(*a, **k))
+    real = infill.causal_fill
+    monkeypatch.setattr(infill, "causal_fill", lambda *a, **k: seen.append(k["answer_tokens"]) or real(*a, **k))
     infill.run(str(gemma_dir), "a ___ b", max_new_tokens=64)
     assert seen == [infill.CAUSAL_SPAN_TOKENS]
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.architecture import build, catalog, cost, layertree
 from explorer.architecture.components import breakdown
+from explorer.architecture.custom_models import WHOLE_IS_BASE
 from explorer.architecture.memory import memory_bytes
 from explorer.architecture.shapes import trace_shapes
 
@@ -59,8 +60,6 @@ def base_params(config: PretrainedConfig, head: str, model: nn.Module) -> int:
     Sentence-BERT, ColBERT, the ELECTRA pair and BERT2BERT *are* their whole module (pooling,
     projection and both networks included); other heads are removed by building AutoModel.
     """
-    from explorer.architecture.custom_models import WHOLE_IS_BASE
-
     if head == "base" or head in WHOLE_IS_BASE:
         return layertree.unique_params(model)
     return layertree.unique_params(build.instantiate(config, "base"))
@@ -122,8 +121,6 @@ def analyse_config(config: PretrainedConfig, *, name: str = "custom", seq_len: i
 
 def base_params_of_variant(key: str) -> int:
     """The catalog's "params" column: :func:`base_params` of a variant, without a tree."""
-    from explorer.architecture.custom_models import WHOLE_IS_BASE
-
     variant = catalog.get_variant(key)
     config = build.make_config(key)
     head = variant.head if variant.head in WHOLE_IS_BASE else "base"

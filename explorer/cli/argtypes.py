@@ -25,7 +25,8 @@ import argparse
 import math
 from collections.abc import Callable
 
-from explorer.core.errors import shorten
+from explorer.cli import read_text_file
+from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["SEED_MAX", "number", "read_source", "seed", "text_source"]
 
@@ -77,8 +78,6 @@ def read_source(args: argparse.Namespace, name: str = "text") -> str | None:
     path = getattr(args, f"{name.replace('-', '_')}_file", None)
     if path is None:
         return getattr(args, name.replace("-", "_"))
-    from explorer.cli import read_text_file
-    from explorer.core.errors import ExplorerError
 
     text = read_text_file(path, f"--{name}-file")
     if not text.strip():

@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.architecture import catalog, modeltypes
 from explorer.core.errors import ExplorerError
+from explorer.runtime import budget
 
 __all__ = ["PAPER", "Speed", "interleaved", "measure", "schedule"]
 
@@ -98,8 +100,7 @@ def _check(keys: Sequence[str], runs: int, seq_len: int) -> None:
 
 def _build(key: str, seq_len: int):
     """A randomly initialised bare model on the CPU, after checking it fits in memory and takes seq_len."""
-    from explorer.architecture import build, catalog, layertree, modeltypes
-    from explorer.runtime import budget
+    from explorer.architecture import build, layertree  # import torch at their tops
 
     variant = catalog.get_variant(key)  # unknown keys: message with suggestions
     config = build.make_config(key)

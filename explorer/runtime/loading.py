@@ -28,11 +28,13 @@ from typing import Any
 
 import torch
 
+from explorer.architecture import build, catalog
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
 from explorer.runtime import (
     budget,
+    bundled,
     cancel,
     fence,
     modelcache,
@@ -103,8 +105,6 @@ def _auto_class(task: str):
 
 
 def _catalog_variant(key: str):
-    from explorer.architecture import catalog
-
     try:
         return catalog.get_variant(key)
     except ExplorerError:
@@ -115,7 +115,6 @@ def _resolve(key_or_path: str, models_dir: str | None) -> weights.WeightsStatus:
     """Ready weights for a key or path, or an ExplorerError saying how to get them."""
     status = weights.locate(key_or_path, models_dir)
     if status.formats == ("gguf",):  # the bundled GGUF decoder: converted once into the models cache
-        from explorer.runtime import bundled
 
         bundled.ensure_converted(models_dir)
         status = weights.locate(key_or_path, models_dir)
@@ -216,25 +215,23 @@ def _require_random_fits(key: str, build: Any, config: Any, kwargs: dict[str, An
 
 def _random_model(key: str, task: str, attn: str | None):
     """(untrained model from the variant's config, its shipped tokenizer); reproducible seed."""
-    from explorer.architecture.build import make_config
-
     variant = _catalog_variant(key)
     if variant is None:
         raise ExplorerError(f"Random-weight mode needs a catalog key, not {shorten(key)!r}: pick a variant.")
-    config = make_config(key)
+    config = build.make_config(key)
     tokenizer = (tokenizers.tokenizer_with_mask if task == "masked-lm" else tokenizers.shipped_tokenizer)(
         variant.tokenizer, variant.model_type)
     if getattr(config, "vocab_size", None) is not None and config.vocab_size < len(tokenizer):
         config.vocab_size = int(len(tokenizer))  # every token id must have an embedding row
     kwargs = {"attn_implementation": attn} if attn else {}
     cls = _auto_class(task)
-    build = cls.from_config if hasattr(cls, "from_config") else cls._from_config
-    _require_random_fits(key, build, config, kwargs)
+    construct = cls.from_config if hasattr(cls, "from_config") else cls._from_config
+    _require_random_fits(key, construct, config, kwargs)
     try:
         with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.manual_seed(RANDOM_SEED)
-            model = build(config, **kwargs)  # Auto classes have from_config, concrete ones _from_config
+            model = construct(config, **kwargs)  # Auto classes have from_config, concrete ones _from_config
     except (ValueError, TypeError) as err:
         raise ExplorerError(f"{shorten(key)!r} ({config.model_type}) has no {task!r} model in transformers: "
                             f"{_first_line(err)}") from err

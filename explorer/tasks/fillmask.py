@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from explorer.architecture import catalog
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
@@ -35,6 +36,7 @@ from explorer.runtime import cancel, footprint, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
+from explorer.tasks.causal.column import fill_causal_lm
 from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 
 __all__ = [
@@ -289,10 +291,6 @@ def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, mode
                     loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """A decoder: left-context candidates ranked again by the whole sentence (explorer.tasks.causal); with
     ``answer_tokens`` > 1, answers of several tokens (a number, a name) from a short beam."""
-    from explorer.tasks.causal.column import (
-        fill_causal_lm,  # lazy: only decoders need torch's generation code
-    )
-
     return fill_causal_lm(spec, text, top_k, random_weights, models_dir, loader, answer_tokens)
 
 
@@ -303,8 +301,6 @@ FILLERS: dict[str, Filler] = {"masked-lm": _fill_masked_lm, "causal-lm": _fill_c
 def model_kind(spec: str) -> str:
     """Which ``FILLERS`` entry answers for ``spec``: catalog decoders (e.g. gemma3-270m) as causal LMs,
     everything else (other keys, save_pretrained directories) as a masked LM."""
-    from explorer.architecture import catalog
-
     return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
 
 

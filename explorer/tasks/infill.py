@@ -24,11 +24,14 @@ from typing import Any
 
 import torch
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel
+from explorer.runtime import cancel, loading, weights
+from explorer.runtime.modelkind import config_family
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
+from explorer.tasks.causal.fill import causal_fill
 
 __all__ = [
     "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
@@ -103,8 +106,6 @@ def split_blanks(prompt: str) -> tuple[str, ...]:
 def is_causal_type(model_type: str | None) -> bool:
     """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above, nor an
     encoder that merely has a causal-LM class too (BERT's BertLMHeadModel)."""
-    from explorer.runtime.modelkind import config_family
-
     return bool(model_type) and model_type not in T5_TYPES + BART_TYPES \
         and config_family({"model_type": model_type}) == "decoder"
 
@@ -281,8 +282,6 @@ def _ranking_note(index: int, fill: Any) -> Notice:
 def _infill_causal(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """A decoder: answers of 1..N tokens per blank from a short beam over continuations of the text
     before it, ranked by the log-probability of the whole text (:mod:`explorer.tasks.causal`)."""
-    from explorer.tasks.causal.fill import causal_fill
-
     text = GENERIC_BLANK.join(pieces)
     fill = causal_fill(loaded, text, top_k=5, answer_tokens=max(1, min(max_new_tokens, CAUSAL_SPAN_TOKENS)))
     spans = [b.best.text.strip() for b in fill.blanks]
@@ -316,9 +315,6 @@ def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
 def task(model: str, models_dir: str | None = None) -> str:
     """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
     directory whose config.json names a decoder), else "seq2seq"."""
-    from explorer.architecture import catalog
-    from explorer.runtime import weights
-
     if model in catalog.keys():
         return "causal-lm" if catalog.is_decoder(model) else "seq2seq"
     found = weights.locate(model, models_dir)
@@ -333,9 +329,7 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     ``models_dir`` is where catalog weights are looked for first. A bad prompt is refused before any
     model is loaded.
     """
-    from explorer.runtime.loading import load_model
-
     split_blanks(prompt)
-    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
+    loaded = loading.load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
                         device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)

@@ -18,6 +18,8 @@ explorer.core.errors.ExplorerError: The text is empty: type a sentence to see it
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -141,8 +143,6 @@ def _device(model: Any) -> Any:
 
 
 def _accepted(model: Any) -> Any:
-    import inspect
-
     return inspect.signature(model.forward).parameters
 
 
@@ -346,8 +346,6 @@ def extract(key_or_path: str, text: str, *, target: str | None = None, max_token
             dtype: str | None = None) -> AttentionMaps:
     """Load ``key_or_path`` with the eager kernel (see explorer.runtime.loading) on ``device`` in ``dtype``
     (:mod:`explorer.runtime.placement`) and extract its attention; the result says what ran."""
-    from dataclasses import replace
-
     from explorer.runtime.placement import ran_on
 
     text = check_text(text)
