@@ -12,7 +12,7 @@ paper's 6-10x counts). One module per noun; this package re-exports the public A
 - :mod:`~explorer.tasks.colbert.study`: compression of a collection, per bit width, vs exact scores.
 
 >>> import torch
->>> from explorer import colbert
+>>> from explorer.tasks import colbert
 >>> x = torch.nn.functional.normalize(torch.randn(64, 16, generator=torch.Generator().manual_seed(0)), dim=1)
 >>> codec = colbert.train_codec(x, k=4, bits=2)
 >>> packed = colbert.compress(x, codec)
