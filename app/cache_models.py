@@ -15,7 +15,7 @@ import os
 import streamlit as st
 
 from explorer.runtime import modelcache, workers
-from explorer.tasks import discriminator, fillbatch, fillmask
+from explorer.tasks import defaults, discriminator, fillbatch, fillmask
 
 
 def models_dir() -> str | None:
@@ -27,7 +27,7 @@ def models_dir() -> str | None:
 @st.cache_data(max_entries=16, show_spinner=False, ttl=60)
 def default_fill_models(directory: str | None) -> list[str]:
     """The bundled decoder and the masked LMs whose weights are on disk (a minute: downloads appear)."""
-    return fillmask.default_models(directory)
+    return defaults.fill_mask_defaults(directory)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -81,7 +81,7 @@ def electra(generator: str, disc: str, text: str, fraction: float, seed: int, al
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def fill_keys() -> list[str]:
-    return fillmask.fill_keys()
+    return defaults.fill_keys()
 
 
 

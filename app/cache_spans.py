@@ -11,14 +11,14 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.runtime import workers
-from explorer.tasks import infill, qa
+from explorer.tasks import defaults, infill, qa
 from explorer.tasks.causal.answer import GenerativeAnswer
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def infill_keys() -> list[str]:
     """Catalog variants that can infill spans (reads the catalog once)."""
-    return infill.infill_keys()
+    return defaults.infill_keys()
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
@@ -30,7 +30,7 @@ def qa_models() -> list[str]:
 @st.cache_data(max_entries=16, show_spinner=False, ttl=60)
 def default_models(directory: str | None) -> list[str]:
     """Models whose weights are on disk among the decoder, T5-small and BART-base (a minute: downloads appear)."""
-    return infill.default_models(directory)
+    return defaults.spans_defaults(directory)
 
 
 @st.cache_data(max_entries=32, show_spinner="Generating…")

@@ -43,7 +43,7 @@ def versus_torchinfo() -> dict:
     """Same meta models, same process: our tree + breakdown against torchinfo.summary (no input)."""
     from torchinfo import summary
 
-    from explorer.architecture import anatomy, build, catalog
+    from explorer.architecture import build, catalog, components, layertree
 
     ours = theirs = 0.0
     overcount = {}
@@ -52,8 +52,8 @@ def versus_torchinfo() -> dict:
         config = build.make_config(key)
         model = build.instantiate(config, v.head, "meta", v.extra)
         t = time.perf_counter()
-        tree = anatomy.layer_tree(model, config)
-        anatomy.breakdown(model, config)
+        tree = layertree.layer_tree(model, config)
+        components.breakdown(model, config)
         ours += time.perf_counter() - t
         t = time.perf_counter()
         stats = summary(model, verbose=0, depth=8)

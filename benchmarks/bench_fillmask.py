@@ -60,7 +60,7 @@ def save_base_models(root: Path) -> dict[str, Path]:
     import torch
     import transformers as tf
 
-    from explorer.runtime.loading import roberta_tokenizer
+    from explorer.runtime.tokenizers import roberta_tokenizer
     from explorer.tokenization import load_tokenizer
 
     bert_tok, rob_tok = load_tokenizer("bert-base-uncased"), roberta_tokenizer()

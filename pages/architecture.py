@@ -11,7 +11,7 @@ from app import cache_architecture as cache
 from app import ui
 from explorer.architecture import knobs
 from explorer.architecture.analysis import Analysis
-from explorer.architecture.anatomy import text_tree
+from explorer.architecture.treetable import text_tree
 from explorer.plots import architecture as plots
 
 

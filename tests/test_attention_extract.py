@@ -276,3 +276,29 @@ def test_models_with_few_heads_show_longer_texts_within_the_same_memory() -> Non
     assert A.viewer_tokens(bert, tok) == 512  # never fewer than before
     t5 = SimpleNamespace(config=SimpleNamespace(model_type="t5", num_layers=6, num_heads=8, is_encoder_decoder=True))
     assert A.n_maps(t5.config) == 6 * 8 * 3 and A.viewer_tokens(t5, tok) == 512
+
+
+def test_a_tokenizer_bigger_than_the_model_is_a_message_with_what_to_do(tok) -> None:
+    from transformers import BertConfig, BertModel
+
+    small = BertModel._from_config(BertConfig(vocab_size=100, **TINY), attn_implementation="eager").eval()
+    with pytest.raises(ExplorerError, match="could not run on this text: index out of range.*belong to its weights"):
+        A.extract_attention(small, tok, TEXT)
+
+
+def test_a_model_that_reads_no_text_is_refused_before_its_forward_pass(tok) -> None:
+    from transformers import ViTConfig, ViTModel
+
+    vit = ViTModel(ViTConfig(**TINY, image_size=32, patch_size=8)).eval()
+    with pytest.raises(ExplorerError, match="ViTModel does not read text"):
+        A.extract_attention(vit, tok, TEXT)
+
+
+@pytest.mark.parametrize("error", [TypeError, AttributeError, KeyError])
+def test_a_bug_inside_the_forward_pass_is_not_turned_into_advice(minilm, tok, monkeypatch, error) -> None:
+    def broken(*args, **kwargs):
+        raise error("a bug, not this text")
+
+    monkeypatch.setattr(minilm.encoder, "forward", broken)
+    with pytest.raises(error, match="a bug"):
+        A.extract_attention(minilm, tok, TEXT)

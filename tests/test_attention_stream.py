@@ -97,3 +97,24 @@ def test_on_the_cpu_the_same_text_keeps_every_map_in_full(tok) -> None:
     assert maps.block == 1 and maps.attentions.shape[-1] == 1024  # 2 x 2 maps: the CPU rule's 1,024
     cut = [n.text for n in maps.notices if n.kind == "truncated"]
     assert cut and "kept at 1,024 tokens for a 2-core CPU" in cut[0]
+
+
+@pytest.mark.parametrize("error", [IndexError, RuntimeError, TypeError])
+def test_a_bug_in_our_own_reducer_propagates_even_as_a_model_failure_type(tok, error) -> None:
+    model = _tiny("bert", tok)
+    inputs = dict(tok("a few words", return_tensors="pt"))
+
+    def broken(att):
+        raise error("a bug in the reducer, not the model")
+
+    with pytest.raises(error, match="a bug in the reducer"):
+        stream.reduce_layers(model, inputs, int(inputs["input_ids"].shape[1]), broken)
+
+
+def test_what_the_model_raises_on_the_input_is_a_message(tok) -> None:
+    from explorer.core.errors import ExplorerError
+
+    model = _tiny("bert", tok)
+    inputs = dict(tok(TEXT, return_tensors="pt", truncation=True, max_length=1500))  # past its 1,200 positions
+    with pytest.raises(ExplorerError, match="BertModel could not run on this text: .*Try a shorter text"):
+        stream.reduce_layers(model, inputs, int(inputs["input_ids"].shape[1]), lambda att: att)

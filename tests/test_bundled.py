@@ -116,10 +116,23 @@ def test_a_checkpoint_someone_else_put_there_is_left_alone(root, monkeypatch) ->
     assert calls == [] and (mine / "model.safetensors").read_bytes() == b"user"
 
 
-def test_unreadable_marker_is_not_converted(tmp_path) -> None:
-    (tmp_path / bundled.MARKER).write_text("{not json")
+@pytest.mark.parametrize("marker", ["{not json", "[1, 2]", '"files"', "3", '{"files": 3}', '{"files": null}', "\udcff"])
+def test_unreadable_marker_is_not_converted(tmp_path, marker: str) -> None:
+    (tmp_path / bundled.MARKER).write_text(marker, encoding="utf-8", errors="surrogateescape")
     assert not bundled.is_converted(tmp_path)
     assert not bundled.is_converted(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("error", [AttributeError, TypeError, KeyError])
+def test_a_bug_while_checking_a_conversion_propagates(tmp_path, monkeypatch, error: type[Exception]) -> None:
+    (tmp_path / bundled.MARKER).write_text('{"files": {"model.safetensors": 1}}')
+
+    def broken(directory):
+        raise error("a bug, not a damaged marker")
+
+    monkeypatch.setattr(bundled, "_file_sizes", broken)
+    with pytest.raises(error, match="a bug"):
+        bundled.is_converted(tmp_path)
 
 
 # ---- the real package (converted once; later runs reuse the models cache) ----------------------
@@ -140,15 +153,15 @@ def test_real_conversion_has_the_expected_parameters(real_dir) -> None:
 @pytest.mark.slow
 def test_catalog_config_builds_the_loaded_models_parameter_count(real_dir) -> None:
     """The architecture explorer's total (meta build from assets/configs) equals the real model's."""
-    from explorer.architecture import anatomy, build
+    from explorer.architecture import build, components, layertree
     from explorer.runtime import loading
 
     meta = build.build("gemma3-270m")
     loaded = loading.load_model("gemma3-270m", "causal-lm")
     real = loaded.model.num_parameters()
     assert real == meta.num_parameters() == bundled.EXPECTED_PARAMETERS == 268_098_176
-    assert anatomy.layer_tree(meta).params == real
-    assert sum(anatomy.breakdown(meta, meta.config).values()) == real
+    assert layertree.layer_tree(meta).params == real
+    assert sum(components.breakdown(meta, meta.config).values()) == real
     saved = json.loads((real_dir / "config.json").read_text())
     assert saved == json.loads(Path(build.catalog.CATALOG_FILE.parent / "configs/gemma3-270m.json").read_text())
 

@@ -6,7 +6,8 @@ import functools
 
 import pytest
 
-from explorer.architecture import analysis, catalog, components
+from explorer.architecture import analysis, catalog, components, layertree
+from tests.reference_configs import meta_model
 
 
 @functools.cache
@@ -38,3 +39,30 @@ def test_categorize_prefers_heads_over_inner_layer_norms() -> None:
 
 def test_every_catalog_variant_is_categorised() -> None:
     assert len(catalog.keys()) >= 44
+
+
+@pytest.mark.parametrize("name", ["bert-base-uncased", "albert-base-v2", "t5-small", "gpt2",
+                                  "microsoft__deberta-v3-base", "distilbert-base-uncased"])
+def test_breakdown_partitions_the_tree_root(name: str) -> None:
+    model, config = meta_model(name)
+    parts = components.breakdown(model, config)
+    assert layertree.layer_tree(model, config).params == sum(parts.values()) and "other" not in parts
+
+
+def test_breakdown_covers_bert_exactly() -> None:
+    model, config = meta_model("bert-base-uncased", "pretraining")
+    parts = components.breakdown(model, config)
+    assert parts["token embeddings"] == 30522 * 768
+    assert parts["position embeddings"] == 512 * 768
+    assert parts["token-type embeddings"] == 2 * 768
+    assert parts["attention Q/K/V/O"] == 12 * 4 * (768 * 768 + 768)
+    assert parts["feed-forward"] == 12 * (2 * 768 * 3072 + 3072 + 768)
+    assert parts["pooler"] == 768 * 768 + 768
+    assert parts["head: NSP/SOP"] == 2 * 768 + 2
+
+
+def test_breakdown_finds_t5_relative_bias_and_cross_attention() -> None:
+    model, config = meta_model("t5-small")
+    parts = components.breakdown(model, config)
+    assert parts["relative position"] == 2 * 32 * 8  # one bias table per stack
+    assert parts["cross-attention"] == 6 * 4 * 512 * 512

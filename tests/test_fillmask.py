@@ -11,7 +11,8 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime import modelcache
-from explorer.runtime.loading import load_model, roberta_tokenizer
+from explorer.runtime.loading import load_model
+from explorer.runtime.tokenizers import roberta_tokenizer
 from explorer.tasks import fillmask as fm
 from explorer.tokenization import load_tokenizer
 from tests.tiny_models import save_tiny
@@ -193,25 +194,6 @@ def test_each_model_kind_has_a_filler() -> None:
 def test_max_tokens_takes_the_roberta_offset_off(dirs) -> None:
     assert fm.max_tokens(_lm(dirs, "roberta")) == 128  # 130 positions, padding index 1
     assert fm.max_tokens(_lm(dirs, "bert")) == 128
-
-
-def test_the_page_offers_the_bundled_decoder_first() -> None:
-    keys = fm.fill_keys()
-    assert keys[0] == "gemma3-270m" and fm.model_kind(keys[0]) == "causal-lm"
-    assert set(keys[1:]) == set(fm.mlm_keys()) and all(fm.model_kind(k) == "masked-lm" for k in keys[1:])
-
-
-def test_default_models_are_the_decoder_and_the_masked_lms_on_disk(tmp_path, monkeypatch) -> None:
-    import shutil
-
-    from explorer.runtime import weights
-
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    assert fm.default_models(str(tmp_path / "none")) == ["gemma3-270m", "bert-base"]  # a masked LM to compare
-    shutil.copytree(save_tiny("roberta", tmp_path / "tiny"), tmp_path / "models" / "roberta-base")
-    assert fm.default_models(str(tmp_path / "models")) == ["gemma3-270m", "roberta-base"]
-    assert all(k in fm.fill_keys() for k in fm.default_models(None))
-    assert weights.locate("gemma3-270m").status in ("ready", "not present")
 
 
 def test_presets_include_the_course_probing_sentence():

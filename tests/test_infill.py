@@ -145,14 +145,6 @@ def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
         loaded, "The ___ walks.", max_new_tokens=3).spans
 
 
-def test_infill_keys_are_the_bundled_decoder_then_t5_and_bart_variants() -> None:
-    from explorer.architecture import catalog
-
-    keys = infill.infill_keys()
-    assert keys[0] == "gemma3-270m" and {"t5-small", "bart-base"} <= set(keys)
-    assert all(catalog.get_variant(k).model_type in infill.T5_TYPES + infill.BART_TYPES for k in keys[1:])
-
-
 def test_task_follows_the_catalog_family_or_the_directory_config(tiny, gemma_dir) -> None:
     assert [infill.task(k) for k in ("gemma3-270m", "gpt2", "t5-small", "bart-base")] == [
         "causal-lm", "causal-lm", "seq2seq", "seq2seq"]
@@ -181,24 +173,10 @@ def test_a_decoder_fills_several_token_spans_ranked_by_the_whole_text(gemma_dir)
 
 
 def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> None:
-    from explorer.tasks.causal import fill
-
     seen = []
-    real = fill.causal_fill
-    monkeypatch.setattr(fill, "causal_fill", lambda *a, **k: seen.append(k["answer_tokens"]) or real(*a, **k))
+    real = infill.causal_fill
+    monkeypatch.setattr(infill, "causal_fill", lambda *a, **k: seen.append(k["answer_tokens"]) or real(*a, **k))
     infill.run(str(gemma_dir), "a ___ b", max_new_tokens=64)
     assert seen == [infill.CAUSAL_SPAN_TOKENS]
 
 
-def test_default_models_are_the_ready_ones(monkeypatch, tmp_path, tiny) -> None:
-    import shutil
-
-    from explorer.runtime import weights
-
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    shutil.copytree(tiny["t5"], tmp_path / "models" / "t5-small")
-    ready = infill.default_models(str(tmp_path / "models"))
-    decoder_ready = weights.locate("gemma3-270m").status == "ready"
-    assert ready == (["gemma3-270m"] if decoder_ready else []) + ["t5-small"]
-    monkeypatch.setattr(weights, "locate", lambda *a, **k: SimpleNamespace(status="not present"))
-    assert infill.default_models(str(tmp_path / "models")) == ["gemma3-270m"]  # it then says how to get it

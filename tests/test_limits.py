@@ -24,7 +24,7 @@ def test_cpu_caps_are_exactly_the_old_ones() -> None:
 def test_old_names_stay_importable_with_the_cpu_values() -> None:
     from explorer.tasks.attention import MAX_TOKENS
     from explorer.tasks.attention.maps import viewer_limit
-    from explorer.tasks.fillmask import MAX_PAGE_MODELS
+    from explorer.tasks.defaults import MAX_PAGE_MODELS
     from explorer.tasks.generation.settings import MAX_NEW_TOKENS, MAX_PROMPT_TOKENS
 
     assert (MAX_TOKENS, MAX_PROMPT_TOKENS, MAX_NEW_TOKENS, MAX_PAGE_MODELS) == (1024, 1024, 200, 8)

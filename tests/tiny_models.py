@@ -28,7 +28,7 @@ def _bert_tok():
 
 
 def _roberta_tok():
-    from explorer.runtime.loading import roberta_tokenizer
+    from explorer.runtime.tokenizers import roberta_tokenizer
 
     return roberta_tokenizer()
 

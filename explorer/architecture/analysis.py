@@ -11,7 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from explorer.architecture import anatomy, build, catalog, cost
+from explorer.architecture import build, catalog, cost, layertree
+from explorer.architecture.components import breakdown
+from explorer.architecture.custom_models import WHOLE_IS_BASE
+from explorer.architecture.memory import memory_bytes
+from explorer.architecture.shapes import trace_shapes
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from torch import nn
@@ -31,7 +35,7 @@ class Analysis:
     params: int  # unique parameters of the built model (heads included, tied counted once)
     base_params: int  # unique parameters of the bare encoder/decoder (catalog's "params")
     components: dict[str, int]
-    tree: anatomy.TreeNode
+    tree: layertree.TreeNode
     memory: dict[str, int]
     flops: cost.Cost
     seq_len: int
@@ -56,25 +60,23 @@ def base_params(config: PretrainedConfig, head: str, model: nn.Module) -> int:
     Sentence-BERT, ColBERT, the ELECTRA pair and BERT2BERT *are* their whole module (pooling,
     projection and both networks included); other heads are removed by building AutoModel.
     """
-    from explorer.architecture.custom_models import WHOLE_IS_BASE
-
     if head == "base" or head in WHOLE_IS_BASE:
-        return anatomy.unique_params(model)
-    return anatomy.unique_params(build.instantiate(config, "base"))
+        return layertree.unique_params(model)
+    return layertree.unique_params(build.instantiate(config, "base"))
 
 
 def analyse_model(model: nn.Module, config: PretrainedConfig, *, key: str | None, name: str, head: str, seq_len: int = 128,
                   attention: str = "full", shapes: bool = True) -> Analysis:
     """Analyse an already built (meta) model."""
-    traced, note = anatomy.trace_shapes(model, config, seq_len) if shapes else ({}, "")
-    tree = anatomy.layer_tree(model, config, traced)
-    index = anatomy.index_parameters(model)
+    traced, note = trace_shapes(model, config, seq_len) if shapes else ({}, "")
+    tree = layertree.layer_tree(model, config, traced)
+    index = layertree.index_parameters(model)
     shared = tuple(f"{n.name} (used {n.uses}x)" for _, n in tree.walk() if n.shared and n.uses > 1)
     params = index.total
     return Analysis(
         key=key, name=name, model_class=type(model).__name__, head=head, params=params,
-        base_params=base_params(config, head, model), components=anatomy.breakdown(model, config),
-        tree=tree, memory=anatomy.memory_bytes(params), flops=cost.per_token(model, config, seq_len, attention),
+        base_params=base_params(config, head, model), components=breakdown(model, config),
+        tree=tree, memory=memory_bytes(params), flops=cost.per_token(model, config, seq_len, attention),
         seq_len=seq_len, tied=tuple(f"{a} -> {c}" for a, c in index.aliases.items()),
         shared_blocks=_outermost(shared), config=_plain(config), notes=(note,) if note else (),
     )
@@ -119,10 +121,8 @@ def analyse_config(config: PretrainedConfig, *, name: str = "custom", seq_len: i
 
 def base_params_of_variant(key: str) -> int:
     """The catalog's "params" column: :func:`base_params` of a variant, without a tree."""
-    from explorer.architecture.custom_models import WHOLE_IS_BASE
-
     variant = catalog.get_variant(key)
     config = build.make_config(key)
     head = variant.head if variant.head in WHOLE_IS_BASE else "base"
-    return anatomy.unique_params(build.instantiate(config, head, "meta", variant.extra))
+    return layertree.unique_params(build.instantiate(config, head, "meta", variant.extra))
 

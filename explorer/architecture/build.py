@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from explorer.architecture import catalog
+from explorer.architecture import catalog, custom_models
 from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import budget
@@ -195,8 +195,6 @@ def _resolve_extra(extra: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def instantiate(config: PretrainedConfig, head: str, device: str = "meta", extra: Mapping[str, Any] | None = None) -> nn.Module:
     """Build ``config`` with a standard or custom head on ``device`` (meta: no memory)."""
-    from explorer.architecture import custom_models
-
     validate(config)
     extra = _resolve_extra(extra)
     if device != "meta":  # count on meta first: a model over the memory budget is never allocated

@@ -9,7 +9,12 @@ instant after the first run, and recount by themselves when a config or version 
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
+import inspect
+import sys
 from collections.abc import Callable
+from importlib.metadata import version
 
 from explorer.architecture import catalog
 from explorer.core import persist
@@ -28,8 +33,6 @@ def _params_fingerprint(key: str) -> str:
 @functools.cache
 def versions() -> tuple[str, str]:
     """The transformers and torch versions (read from package metadata: neither is imported)."""
-    from importlib.metadata import version
-
     return version("transformers"), version("torch")
 
 
@@ -46,11 +49,6 @@ def _source(name: str) -> str:
     import system's loader gives the same text unexecuted (pytest's rewriting loader has no
     ``get_source``: then the module is imported).
     """
-    import importlib
-    import importlib.util
-    import inspect
-    import sys
-
     if name in sys.modules:
         return inspect.getsource(sys.modules[name])
     spec = importlib.util.find_spec(name)

@@ -3,15 +3,24 @@
 The rules read the parameter's dotted name (and the type of the module owning it). Order
 matters: task heads first (an MLM head has its own LayerNorm and dense layer), then
 embeddings, relative positions, layer norms, cross-attention, attention, feed-forward.
-They were written against every architecture in the catalog; ``tests/test_anatomy.py``
-checks that no catalog variant leaves parameters in "other".
+They were written against every architecture in the catalog; ``tests/test_components.py``
+checks that no catalog variant leaves parameters in "other". :func:`breakdown` sums a model's
+unique parameters per category.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from explorer.architecture.layertree import index_parameters
+
+if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
+    from torch import nn
+    from transformers import PretrainedConfig
+
 __all__ = [
     "ORDER", "HEADS", "POSITION", "TOKEN_TYPE", "PROJECTION", "RELATIVE", "NORM_TYPES", "NORM_NAMES", "CROSS",
-    "ATTENTION", "FEED_FORWARD", "categorize",
+    "ATTENTION", "FEED_FORWARD", "breakdown", "categorize",
 ]
 
 
@@ -101,3 +110,16 @@ def categorize(name: str, owner: str = "", decoderish: bool = False) -> str:
     if any(s in FEED_FORWARD for s in lower):
         return "feed-forward"
     return "other"
+
+
+def breakdown(model: nn.Module, config: PretrainedConfig | None = None) -> dict[str, int]:
+    """Unique parameters per component category; the values sum exactly to the total."""
+    index = index_parameters(model)
+    decoderish = bool(config is not None and (
+        getattr(config, "is_encoder_decoder", False) or getattr(config, "is_decoder", False)
+        or type(model).__name__.endswith(("ForCausalLM", "LMHeadModel"))
+    ))
+    totals: dict[str, int] = {c: 0 for c in ORDER}
+    for name, n in index.numel.items():
+        totals[categorize(name, index.owners.get(name, ""), decoderish)] += n
+    return {c: v for c, v in totals.items() if v}

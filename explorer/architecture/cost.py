@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
-from explorer.architecture import anatomy
+from explorer.architecture import layertree
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -43,7 +43,7 @@ class Cost:
 
 def matmul_flops(model: nn.Module, config: PretrainedConfig) -> int:
     """2 x every matrix weight used per token (aliases included: a tied LM head multiplies too)."""
-    uses = anatomy.module_uses(model, config)
+    uses = layertree.module_uses(model, config)
     modules = dict(model.named_modules(remove_duplicate=False))
     total = 0
     for name, p in model.named_parameters(remove_duplicate=False):
@@ -93,7 +93,7 @@ def context(attention: str, seq_len: int, config: PretrainedConfig, average_caus
 def attention_flops(config: PretrainedConfig, seq_len: int, attention: str = "full") -> int:
     """Per-token FLOPs of QK^T and the weighted sum of values (2 x 2 x d_model per key seen).
 
-    >>> from explorer import build
+    >>> from explorer.architecture import build
     >>> attention_flops(build.make_config("bert-base"), 512)  # 4 x 12 layers x 768 x 512 keys
     18874368
     """
@@ -105,7 +105,7 @@ def attention_flops(config: PretrainedConfig, seq_len: int, attention: str = "fu
 def per_token(model: nn.Module, config: PretrainedConfig, seq_len: int, attention: str = "full") -> Cost:
     """Forward FLOPs per token for sequences of ``seq_len`` tokens.
 
-    >>> from explorer import build
+    >>> from explorer.architecture import build
     >>> config = build.config_from_dict({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2,
     ...     "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
     >>> per_token(build.instantiate(config, "base"), config, 128)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from explorer.core import userfiles
 from explorer.core.errors import ECHO_CHARS, ExplorerError, shorten
 
 if TYPE_CHECKING:  # explorer.runtime.placement imports torch: only commands that run a model pay for it
@@ -110,8 +111,6 @@ def check_utf8(args: argparse.Namespace) -> None:
 
 def read_stdin(what: str = "Standard input") -> str:
     """Standard input as text: at most ``userfiles.MAX_TEXT_BYTES`` read (``< /dev/zero`` stops there), UTF-8."""
-    from explorer.core import userfiles
-
     binary = getattr(sys.stdin, "buffer", None)
     if binary is None:  # already text (a test's StringIO, an embedding host): bound the characters instead
         text = sys.stdin.read(userfiles.MAX_TEXT_BYTES + 1)
@@ -123,8 +122,6 @@ def read_stdin(what: str = "Standard input") -> str:
 
 def read_text_file(path: str | Path, what: str) -> str:
     """A text file named on the command line: size-limited before reading, UTF-8."""
-    from explorer.core import userfiles
-
     return userfiles.decode_text(userfiles.read_path(path, userfiles.MAX_TEXT_BYTES, what), what)
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from explorer.architecture import catalog, census, compare
 from explorer.cli import print_json
 from explorer.cli.argtypes import number
+from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
 
 if TYPE_CHECKING:
@@ -45,8 +48,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from explorer.architecture import catalog, census
-
     rows = []
     counts = census.catalog_params()
     for v in catalog.load_catalog().values():
@@ -64,7 +65,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _analyse(target: str, seq_len: int, share: bool) -> analysis.Analysis:
     from explorer.architecture import analysis, build
-    from explorer.core import userfiles
 
     if seq_len < 1 or seq_len > MAX_SEQ_LEN:
         raise ExplorerError(f"--seq-len must be between 1 and {MAX_SEQ_LEN:,} (got {seq_len}).")
@@ -87,7 +87,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
-    from explorer.architecture.anatomy import text_tree
+    from explorer.architecture.treetable import text_tree
 
     print(text_tree(result.tree, args.depth))
     for category, n in result.components.items():
@@ -116,16 +116,12 @@ def text_table(rows: list[dict[str, object]]) -> str:
 
 def write_csv(rows: list[dict[str, object]]) -> None:
     """Rows as CSV on standard output (header first; no pandas import)."""
-    import csv
-
     writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from explorer.architecture import compare
-
     result = compare.compare(args.keys, seq_len=args.seq_len)
     if args.json:
         print_json(result.to_dict())

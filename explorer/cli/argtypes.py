@@ -25,7 +25,8 @@ import argparse
 import math
 from collections.abc import Callable
 
-from explorer.core.errors import shorten
+from explorer.cli import read_text_file
+from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["SEED_MAX", "number", "read_source", "seed", "text_source"]
 
@@ -74,9 +75,6 @@ def text_source(parser: argparse.ArgumentParser, name: str = "text", *, required
 
 def read_source(args: argparse.Namespace, name: str = "text") -> str:
     """The text of ``--NAME``, else of ``--NAME-file`` (an ExplorerError when neither was given)."""
-    from explorer.cli import read_text_file
-    from explorer.core.errors import ExplorerError
-
     path = getattr(args, f"{name.replace('-', '_')}_file", None)
     if path is None:
         text = getattr(args, name.replace("-", "_"), None)

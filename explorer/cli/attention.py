@@ -14,13 +14,14 @@ import argparse
 import functools
 from pathlib import Path
 
-from explorer.cli import add_placement, placement_of
+from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number, read_source, text_source
 from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import limits
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
-    from explorer.cli.argtypes import number, text_source
     from explorer.tasks.attention import MAX_TOKENS, VIEWS
 
     p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
@@ -106,15 +107,12 @@ def _rounded(cells) -> list:
 
 def cmd_attention(args: argparse.Namespace) -> int:
     """Extract, then print the summary (and the selected matrix) as JSON or text."""
-    from explorer.cli import print_json
-    from explorer.runtime import limits
     from explorer.tasks import attention
 
     placement = placement_of(args)
     ceiling = limits.attention_ceiling(limits.device_facts(placement.resolve()[0]))
     if not 2 <= args.max_tokens <= ceiling:
         raise ExplorerError(f"--max-tokens must be between 2 and {ceiling:,} on this device, got {args.max_tokens}.")
-    from explorer.cli.argtypes import read_source
 
     text = read_source(args)
     maps = attention.extract(args.model, text, target=args.target, max_tokens=args.max_tokens,

@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from explorer.cli import print_json
+from explorer.runtime.doctor import diagnose
+
 __all__ = ["register"]
 
 
@@ -49,9 +52,6 @@ def _lines(d: dict[str, Any]) -> list[str]:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from explorer.cli import print_json
-    from explorer.runtime.doctor import diagnose
-
     report = diagnose(args.models_dir, sizes=not args.no_sizes).to_dict()
     if args.json:
         print_json(report)

@@ -12,8 +12,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from explorer.cli import add_placement, placement_of
-from explorer.tasks.generation.settings import STRATEGIES
+from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number, read_source, seed, text_source
+from explorer.tasks.generation import DecodingSettings, generate, load_decoder, next_token
+from explorer.tasks.generation.nexttoken import MAX_TABLE
+from explorer.tasks.generation.settings import (
+    MAX_BEAMS,
+    MAX_NEW_TOKENS,
+    MAX_TEMPERATURE,
+    MAX_TOP_K,
+    MIN_TEMPERATURE,
+    STRATEGIES,
+)
 
 
 def _progress(fraction: float, what: str) -> None:
@@ -26,10 +36,6 @@ def _notes(texts: list[str]) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from explorer.cli import print_json
-    from explorer.cli.argtypes import read_source
-    from explorer.tasks.generation import DecodingSettings, generate, load_decoder
-
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated()  # bad knobs fail before loading
     text = read_source(args)  # a bad file too
@@ -50,10 +56,6 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _next_token(args: argparse.Namespace) -> int:
-    from explorer.cli import print_json
-    from explorer.cli.argtypes import read_source
-    from explorer.tasks.generation import load_decoder, next_token
-
     text = read_source(args)  # a bad file fails before the model loads
     loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",
                           **placement_of(args).kwargs())
@@ -71,15 +73,10 @@ def _next_token(args: argparse.Namespace) -> int:
 
 
 def _table_rows(text: str) -> int:
-    from explorer.cli.argtypes import number
-    from explorer.tasks.generation.nexttoken import MAX_TABLE  # imports torch: only when the option is used
-
     return int(number(int, 1, MAX_TABLE)(text))
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from explorer.cli.argtypes import text_source
-
     p.add_argument("--model", required=True, help="catalog key (gemma3-270m) or a save_pretrained directory")
     text_source(p, help="the prompt")
     p.add_argument("--models-dir", default=None, help="directory of downloaded/converted models")
@@ -88,15 +85,6 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from explorer.cli.argtypes import number, seed
-    from explorer.tasks.generation.settings import (
-        MAX_BEAMS,
-        MAX_NEW_TOKENS,
-        MAX_TEMPERATURE,
-        MAX_TOP_K,
-        MIN_TEMPERATURE,
-    )
-
     p = sub.add_parser("generate", help="generate a continuation with one decoding strategy")
     _common(p)
     p.add_argument("--strategy", choices=STRATEGIES, default="greedy")

@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from explorer.cli import add_placement, placement_of
+from explorer.cli import add_placement, placement_of, print_json, read_stdin, read_text_file
 from explorer.cli.argtypes import number
 from explorer.core.errors import shorten
+from explorer.runtime import weights
+from explorer.runtime.download import download
+from explorer.runtime.warmup import prepare
 
 __all__ = ["register"]
 
@@ -36,7 +39,6 @@ def _fill_mask(args: argparse.Namespace) -> int:
 
 def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
     """One prompt per line of ``--text-file`` (``-``: standard input), batched; JSON: a list in input order."""
-    from explorer.cli import print_json, read_stdin, read_text_file
     from explorer.tasks.fillbatch import MAX_FILE_PROMPTS, fill_mask_many, refuse_binary
 
     text = read_stdin("--text-file -") if args.text_file == "-" else read_text_file(args.text_file, "--text-file")
@@ -64,8 +66,6 @@ def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
 
 
 def _print_fill(result, as_json: bool) -> None:
-    from explorer.cli import print_json
-
     if as_json:
         print_json(result.to_dict())
         return
@@ -80,9 +80,6 @@ def _print_fill(result, as_json: bool) -> None:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from explorer.cli import print_json
-    from explorer.runtime.download import download
-
     def progress(fraction: float, what: str) -> None:
         print(f"{fraction:6.1%}  {what}", file=sys.stderr)
 
@@ -92,9 +89,7 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from explorer.cli import print_json
-    from explorer.runtime import weights
-    from explorer.runtime.loading import best_device
+    from explorer.runtime.loading import best_device  # imports torch at its top
 
     rows = weights.status_all(args.models_dir)
     if args.json:
@@ -110,9 +105,6 @@ def _models(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    from explorer.cli import print_json
-    from explorer.runtime.warmup import prepare
-
     def progress(fraction: float, what: str) -> None:
         print(f"{fraction:6.1%}  {what}", file=sys.stderr, flush=True)
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from explorer.cli import add_placement, placement_of
+from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number, seed
 
 DEFAULT_TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``mechanism`` and its five kinds to the parser."""
-    from explorer.cli.argtypes import number, seed
-
     p = sub.add_parser("mechanism", help="DeBERTa's attention split, distillation losses, text-to-text layouts")
     kinds = p.add_subparsers(dest="mechanism", required=True)
     d = kinds.add_parser("deberta", help="layer-0 attention split into c2c + c2p + p2c, checked against the model")
@@ -46,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _result(args: argparse.Namespace) -> dict[str, Any]:
+    # torch (deberta, distillation), transformers (text2text) at their tops: only this command pays for them
     from explorer.papers.mechanisms import deberta, distillation, text2text
 
     if args.mechanism == "deberta":
@@ -80,8 +80,6 @@ def _lines(out: dict[str, Any], prefix: str = "") -> list[str]:
 
 def cmd_mechanism(args: argparse.Namespace) -> int:
     """Compute one mechanism and print it (JSON with ``--json``)."""
-    from explorer.cli import print_json
-
     out = _result(args)
     if args.json:
         print_json(out)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.cli import print_json
+from explorer.cli.argtypes import number, seed
 from explorer.core.errors import ExplorerError
+from explorer.core.userinput import parse_positions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
-    from explorer.cli.argtypes import number, seed
     from explorer.patterns.kinds import MAX_LEN
 
     p = sub.add_parser("pattern", help="attention pattern of a variant: non-zeros, density, score memory")
@@ -37,8 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_pattern(args: argparse.Namespace) -> int:
     """Print the pattern's kind and closed-form costs (and optional checks / curve)."""
     from explorer import patterns
-    from explorer.cli import print_json
-    from explorer.core.userinput import parse_positions
 
     if args.seq_len <= 0:
         raise ExplorerError(f"--seq-len must be a positive number of tokens, got {args.seq_len}.")

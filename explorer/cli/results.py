@@ -7,7 +7,7 @@ import argparse
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
-from explorer.papers import speed
+from explorer.papers import budgets, results, speed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from explorer.papers import results
-
     rows = results.rows(args.benchmark)
     if args.json:
         print_json([r.to_dict() for r in rows])
@@ -52,8 +50,6 @@ def _fmt(value: object) -> str:
 
 
 def cmd_budget(args: argparse.Namespace) -> int:
-    from explorer.papers import budgets
-
     found = budgets.budgets(args.keys)
     if args.json:
         print_json([b.to_dict() for b in found])

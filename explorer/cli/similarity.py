@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli import add_placement, placement_of
+from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import texts
 
 __all__ = ["cmd_colbert", "cmd_similarity", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
-    from explorer.cli.argtypes import number
-
     p = sub.add_parser("similarity", help="cosine similarity matrix of sentences with a bi-encoder")
     p.add_argument("sentences", nargs="+", metavar="SENT", help="sentences to compare (quote each one)")
     p.add_argument("--model", default="sentence-bert",
@@ -42,9 +43,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_similarity(args: argparse.Namespace) -> int:
     """Embed the sentences (mean pooling, normalised) and print their cosine matrix."""
-    from explorer.cli import print_json
-    from explorer.core.errors import ExplorerError
-    from explorer.core.notices import texts
     from explorer.runtime.loading import load_model
     from explorer.runtime.placement import caption
     from explorer.tasks import similarity
@@ -72,7 +70,6 @@ def cmd_similarity(args: argparse.Namespace) -> int:
 
 def cmd_colbert(args: argparse.Namespace) -> int:
     """MaxSim ranking of the sentences (ColBERT, or the labelled stand-in) beside the bi-encoder's cosine."""
-    from explorer.cli import print_json
     from explorer.runtime.loading import load_model
     from explorer.tasks import colbert, similarity
 

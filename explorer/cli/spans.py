@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli import add_placement, placement_of
+from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number, read_source, text_source
 
 __all__ = ["cmd_infill", "cmd_qa", "register"]
 
@@ -21,8 +22,6 @@ MAX_NEW_TOKENS = 64  # the Spans page's slider
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``infill`` and ``qa``."""
-    from explorer.cli.argtypes import number, text_source
-
     p = sub.add_parser("infill", help="fill the ___ blanks of a text with a decoder, T5 or BART (Spans page)")
     p.add_argument("--model", required=True, help="catalog key (gemma3-270m, t5-small, bart-base) or a directory")
     text_source(p, help="the text, with ___ where a span is missing")
@@ -49,8 +48,6 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def cmd_infill(args: argparse.Namespace) -> int:
     """Fill the blanks and print the filled text (JSON: the page's whole result)."""
-    from explorer.cli import print_json
-    from explorer.cli.argtypes import read_source
     from explorer.tasks import infill
 
     result = infill.run(args.model, read_source(args), args.max_new_tokens, args.random_weights, args.models_dir,
@@ -70,8 +67,6 @@ def cmd_infill(args: argparse.Namespace) -> int:
 
 def cmd_qa(args: argparse.Namespace) -> int:
     """Answer the question and print the answer with where it is in the context."""
-    from explorer.cli import print_json
-    from explorer.cli.argtypes import read_source
     from explorer.tasks import qa
 
     context = read_source(args, "context")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.cli import print_json, read_stdin
 from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_tokenize", "register"]
@@ -38,7 +39,6 @@ def _record(t) -> dict:
 def cmd_tokenize(args: argparse.Namespace) -> int:
     """Print every chosen tokenizer's tokens and ids (JSON or a short text table)."""
     from explorer import tokenization as tk
-    from explorer.cli import print_json, read_stdin
 
     if args.list:
         specs = [s.to_dict() for s in tk.TOKENIZERS.values()]

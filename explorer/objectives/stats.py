@@ -18,6 +18,8 @@ import numpy as np
 
 from explorer.objectives import get_strategy, mlm, run, spans
 from explorer.objectives.base import (
+    P_MASK,
+    P_RANDOM,
     MaskedLMResult,
     SentencePairResult,
     Seq2SeqResult,
@@ -25,6 +27,7 @@ from explorer.objectives.base import (
     _lists,
     eligible,
 )
+from explorer.objectives.electra import P_ORIGINAL
 
 __all__ = ["EIGHTY_TEN_TEN", "HIT_KINDS", "DrawStats", "draw_stats", "expected_kinds", "expected_rate",
     "poisson_pmf", "t5_length_pmf"]
@@ -168,9 +171,6 @@ def expected_kinds(name: str, options: dict[str, Any] | None = None) -> dict[str
     >>> expected_kinds("bert")
     {'masked': 0.8, 'random': 0.1, 'kept': 0.1}
     """
-    from explorer.objectives.base import P_MASK, P_RANDOM
-    from explorer.objectives.electra import P_ORIGINAL
-
     if name in EIGHTY_TEN_TEN:
         return {"masked": P_MASK, "random": P_RANDOM, "kept": round(1 - P_MASK - P_RANDOM, 10)}
     if name == "electra":  # the generator's hit rate sets the split (a uniform pick is almost never right)

@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.architecture import catalog, modeltypes
 from explorer.core.errors import ExplorerError
+from explorer.runtime import budget
 
 __all__ = ["PAPER", "Speed", "interleaved", "measure", "schedule"]
 
@@ -99,8 +101,7 @@ def _check(keys: Sequence[str], runs: int, seq_len: int) -> None:
 
 def _build(key: str, seq_len: int):
     """A randomly initialised bare model on the CPU, after checking it fits in memory and takes seq_len."""
-    from explorer.architecture import anatomy, build, catalog, modeltypes
-    from explorer.runtime import budget
+    from explorer.architecture import build, layertree  # import torch at their tops
 
     variant = catalog.get_variant(key)  # unknown keys: message with suggestions
     config = build.make_config(key)
@@ -108,7 +109,7 @@ def _build(key: str, seq_len: int):
     if limit is not None and seq_len > limit:
         raise ExplorerError(f"{variant.name} takes at most {limit} tokens: use --seq-len {limit} or less.")
     meta = build.instantiate(config, "base", "meta", variant.extra)
-    budget.require_fits(anatomy.unique_params(meta), variant.name)
+    budget.require_fits(layertree.unique_params(meta), variant.name)
     return build.instantiate(config, "base", "cpu", variant.extra).eval(), config
 
 
@@ -131,10 +132,10 @@ def _inputs(model, config, seq_len: int, vocab: int) -> dict[str, Any]:
     """The same seeded token ids for every model (ids below every model's vocabulary size)."""
     import torch
 
-    from explorer.architecture import anatomy
+    from explorer.architecture import shapes
 
     ids = torch.randint(5, max(6, vocab), (1, seq_len), generator=torch.Generator().manual_seed(0))  # (1, T)
-    return {name: ids for name in anatomy.dummy_inputs(model, config, seq_len)}
+    return {name: ids for name in shapes.dummy_inputs(model, config, seq_len)}
 
 
 def measure(keys: Sequence[str], seq_len: int = DEFAULT_SEQ_LEN, runs: int = 20, threads: int = 1, *,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 from explorer.patterns.config import (
     KNOWN_ATTENTION,
@@ -82,8 +83,6 @@ class VariantPattern:
 
 
 def _variant_and_config(key: str) -> tuple[Any, dict[str, Any]]:
-    from explorer.architecture import catalog  # imported here: the pure mask functions need no catalog
-
     return catalog.get_variant(key), catalog.variant_config(key)
 
 
@@ -143,8 +142,6 @@ def variant_cost_curve(
 
 def supported_variants() -> dict[str, Any]:
     """Catalogued variants whose attention pattern this package can draw, by key."""
-    from explorer.architecture import catalog
-
     return {k: v for k, v in catalog.load_catalog().items() if v.attention in KNOWN_ATTENTION}
 
 

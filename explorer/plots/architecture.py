@@ -8,8 +8,8 @@ import math
 import networkx as nx
 import plotly.graph_objects as go
 
-from explorer.architecture.anatomy import TreeNode
 from explorer.architecture.compare import Comparison
+from explorer.architecture.layertree import TreeNode
 from explorer.core.units import human
 
 __all__ = ["HEAD_COLOUR", "PALETTE", "colour", "components_figure", "module_graph", "node_label",

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import sequential
 
 from explorer.core.labels import untrained_suffix
 from explorer.tasks.attention import (
@@ -136,8 +137,6 @@ def _grid_labels(count: int, edges: np.ndarray, gap: int, name: str, axis: str) 
 
 def _grid_colorscale() -> list[list]:
     """Blues for codes 1..255, white for 0 (the gaps between cells)."""
-    from plotly.colors import sequential
-
     blues = sequential.Blues
     stops = [[0.0, "white"], [0.5 / 255, "white"]]
     return stops + [[1 / 255 + (254 / 255) * i / (len(blues) - 1), c] for i, c in enumerate(blues)]

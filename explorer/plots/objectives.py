@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from explorer.core.labels import safe_label
 from explorer.objectives.base import is_special
@@ -133,8 +134,6 @@ def labels_figure(stats: DrawStats, classes: Sequence[str] | None = None) -> go.
 
 def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]], static: Sequence[Sequence[str]]) -> go.Figure:
     """Two heatmaps side by side: epochs x positions, coloured by what the mask did there."""
-    from plotly.subplots import make_subplots
-
     code = {"not selected": 0, "special": 0, "kept": 1, "random": 2, "masked": 3}
     fig = make_subplots(rows=1, cols=2, subplot_titles=("RoBERTa: dynamic (new mask each epoch)",
                                                         "BERT: static (same mask every epoch)"), shared_yaxes=True)

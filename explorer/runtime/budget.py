@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "estimate_bytes",
@@ -112,8 +114,6 @@ def estimate_bytes(n_params: int, dtype: str = "float32") -> int:
 
 def _available_ram() -> int:
     try:
-        import psutil
-
         return int(psutil.virtual_memory().available)
     except ImportError:  # psutil ships with streamlit; the bare library may run without it
         for line in Path("/proc/meminfo").read_text().splitlines():

@@ -34,11 +34,14 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from explorer.core import persist
 from explorer.core.errors import ExplorerError
+from explorer.runtime.fence import models_dir_default
 
 __all__ = ["EXPECTED_PARAMETERS", "INSTALL_HINT", "KEY", "MARKER", "Progress", "converted_dir",
            "ensure_converted", "find_converted", "is_converted", "models_root", "package_available"]
@@ -71,9 +74,6 @@ def package_available() -> bool:
 
 def models_root(models_dir: str | None = None) -> Path:
     """Where converted models live: the user's models directory, else the explorer's cache."""
-    from explorer.core import persist
-    from explorer.runtime.fence import models_dir_default
-
     return models_dir_default(models_dir) or persist.cache_dir() / "models"
 
 
@@ -88,8 +88,6 @@ def find_converted(models_dir: str | None = None) -> Path | None:
     One conversion serves every models directory a user (or a test) points at later: a new,
     empty folder must not cost another 1.5-minute conversion.
     """
-    from explorer.core import persist
-
     for place in dict.fromkeys((converted_dir(models_dir), persist.cache_dir() / "models" / KEY)):
         if is_converted(place):
             return place
@@ -101,11 +99,15 @@ def _file_sizes(directory: Path) -> dict[str, int]:
 
 
 def is_converted(directory: Path) -> bool:
-    """True when ``directory`` holds a finished conversion whose files still match its marker."""
+    """True when ``directory`` holds a finished conversion whose files still match its marker.
+
+    A missing or unreadable directory or marker (OSError), a marker that is not JSON or not UTF-8
+    (ValueError) or not a JSON object means "not converted": the next run converts again.
+    """
     try:
         marker = json.loads((directory / MARKER).read_text(encoding="utf-8"))
-        return bool(marker.get("files")) and _file_sizes(directory) == marker["files"]
-    except (OSError, ValueError, AttributeError, TypeError):
+        return isinstance(marker, dict) and bool(marker.get("files")) and _file_sizes(directory) == marker["files"]
+    except (OSError, ValueError):
         return False
 
 
@@ -153,8 +155,6 @@ def _assemble(work: Path) -> Path:
 
 def _read_gguf(gguf: Path, progress: Progress | None) -> tuple[Any, Any]:
     """(tokenizer, dequantised model) read from the GGUF file."""
-    import warnings
-
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging

@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+import psutil
+
 from explorer.core.errors import ExplorerError
 
 __all__ = ["CancelToken", "DeviceFacts", "RequestBudget", "RequestStopped", "check", "current", "device_facts",
@@ -74,7 +76,6 @@ class RequestBudget:
 
 def device_facts() -> DeviceFacts:
     """This machine's facts (torch and psutil are asked once per call; cheap)."""
-    import psutil
     import torch
 
     if torch.cuda.is_available():
@@ -124,7 +125,6 @@ def process_memory() -> int:
         with open("/proc/self/statm", "rb") as fh:  # ~5 µs: cheap enough for every decoding step
             rss = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):  # not Linux
-        import psutil
 
         rss = int(psutil.Process().memory_info().rss)
     import torch

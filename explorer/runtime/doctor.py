@@ -21,6 +21,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import psutil
+
+from explorer.core import persist
+from explorer.runtime import bundled, fence, weights, workers
+
 __all__ = ["MAX_FILES", "CacheInfo", "DeviceInfo", "Diagnosis", "devices", "diagnose", "folder_size", "versions"]
 
 MAX_FILES = 200_000  # a cache walk stops here (a huge HF cache must not make the report hang)
@@ -85,10 +90,9 @@ def versions() -> dict[str, str | None]:
 
 def devices() -> tuple[DeviceInfo, ...]:
     """The CPU (RAM), every CUDA GPU (free / total from the driver) and Apple MPS when present."""
-    import psutil
     import torch
 
-    from explorer.runtime.placement import device_name
+    from explorer.runtime.placement import device_name  # imports torch at its top
 
     ram = psutil.virtual_memory()
     out = [DeviceInfo("cpu", "cpu", int(ram.total), int(ram.available), True)]
@@ -103,7 +107,7 @@ def devices() -> tuple[DeviceInfo, ...]:
 
 
 def _auto() -> dict[str, Any]:
-    from explorer.runtime import placement
+    from explorer.runtime import placement  # imports torch at its top
 
     device, dtype = placement.AUTO.resolve()
     return {"device": device, "device_name": placement.device_name(device), "dtype": placement.dtype_name(dtype),
@@ -115,8 +119,6 @@ def _auto() -> dict[str, Any]:
 def _bundled(models_dir: str | None) -> dict[str, dict[str, Any]]:
     """The two models that ship offline: MiniLM (a package with the weights) and Gemma 3 270M (a GGUF
     package, converted once to safetensors)."""
-    from explorer.runtime import bundled, fence, weights
-
     minilm = weights.bundled_path()
     found = bundled.find_converted(models_dir)
     return {
@@ -152,8 +154,6 @@ def folder_size(path: Path, limit: int = MAX_FILES) -> tuple[int, int, bool]:
 
 
 def _cache(name: str, path: Path | None, sizes: bool) -> CacheInfo:
-    from explorer.runtime import fence
-
     if path is None:
         return CacheInfo(name, "", False, None, None)
     exists = path.is_dir()
@@ -166,9 +166,6 @@ def _cache(name: str, path: Path | None, sizes: bool) -> CacheInfo:
 def _caches(models_dir: str | None, sizes: bool) -> tuple[CacheInfo, ...]:
     from huggingface_hub import constants
 
-    from explorer.core import persist
-    from explorer.runtime import fence
-
     root = persist.cache_dir()
     return (_cache("explorer cache", root, sizes), _cache("offloaded layers", root / "offload", sizes),
             _cache("models folder", fence.models_dir_default(models_dir), sizes),
@@ -176,7 +173,7 @@ def _caches(models_dir: str | None, sizes: bool) -> tuple[CacheInfo, ...]:
 
 
 def _workers() -> dict[str, Any]:
-    from explorer.runtime import modelcache, workers
+    from explorer.runtime import modelcache  # imports torch at its top
 
     stats = workers.stats()  # named keys only: the report's shape stays fixed when stats() grows
     return {"slots": stats["slots"], "running": stats["running"], "max_wait_s": stats["max_wait_s"],

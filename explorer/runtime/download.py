@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime.fence import hf_cache_dir, models_dir_default
 from explorer.runtime.weights import _DOWNLOADING, HUB_ID, WeightsStatus, locate, variant_hub_id
@@ -69,8 +71,6 @@ def _byte_bar(report: Callable[[int], None]):
     The bytes are counted before tqdm sees them, so this works even when huggingface_hub
     disables its bars (HF_HUB_DISABLE_PROGRESS_BARS).
     """
-    from tqdm.auto import tqdm
-
     class _Bar(tqdm):
         def update(self, n: float | None = 1) -> bool | None:
             report(int(n or 0))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from explorer.core import persist
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir", "models_dir_default",
@@ -47,7 +48,6 @@ def allowed_roots() -> list[tuple[str, Path]]:
     roots: list[tuple[str, Path]] = []
     if os.environ.get("EXPLORER_MODELS_DIR", "").strip():
         roots.append(("models folder", Path(os.environ["EXPLORER_MODELS_DIR"].strip()).expanduser()))
-    from explorer.core import persist
 
     roots.append(("models cache", persist.cache_dir() / "models"))  # where the bundled decoder is converted
     hf = hf_cache_dir()

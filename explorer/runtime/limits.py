@@ -28,6 +28,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.runtime.budget import memory_budget
+
 __all__ = [
     "BASE_TOKENS", "CPU_NEW_TOKENS", "CPU_PAGE_MODELS", "CPU_PROMPT_TOKENS", "GIB", "MAP_BYTES", "MAX_TOKENS",
     "DeviceFacts", "Limit", "attention_ceiling", "attention_tokens", "device_facts", "kv_bytes_per_token",
@@ -97,7 +99,6 @@ def device_facts(device: Any = "auto") -> DeviceFacts:
         return DeviceFacts("cuda", torch.cuda.get_device_name(dev), int(free), cores)
     if name.startswith("meta"):  # a model streamed wholly from disk computes on the CPU
         name = "cpu"
-    from explorer.runtime.budget import memory_budget
 
     free, _why = memory_budget("cpu")
     return DeviceFacts(name.split(":")[0], name, int(free), cores)

@@ -8,7 +8,8 @@ spread over GPU, CPU and disk by :mod:`explorer.runtime.offload` instead (with a
 layers went); only when that is impossible too is it refused. Models are kept in
 :mod:`explorer.runtime.modelcache` (process-wide, shared by all Streamlit sessions, bounded by memory,
 least recently used out), and a given model is loaded once even when sessions ask together.
-Cached models are shared: callers must never move or mutate them.
+Cached models are shared: callers must never move or mutate them. The tokenizer comes from
+:mod:`explorer.runtime.tokenizers` (the checkpoint's own, or the one shipped for its variant).
 
 >>> best_device() in ("cuda", "mps", "cpu"), device_dtype("cpu")
 (True, torch.float32)
@@ -22,25 +23,32 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from explorer.architecture import build, catalog
 from explorer.architecture.build import BUILD_LOCK
-from explorer.architecture.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
-from explorer.runtime import budget, cancel, fence, modelcache, modelkind, offload, placement, weights
+from explorer.runtime import (
+    budget,
+    bundled,
+    cancel,
+    fence,
+    modelcache,
+    modelkind,
+    offload,
+    placement,
+    tokenizers,
+    weights,
+)
 
 if TYPE_CHECKING:  # typing only: transformers loads when a model does
     from transformers import PreTrainedModel
 
-__all__ = [
-    "MODEL_BUILD_LOCK", "TASKS", "LoadedModel", "best_device", "device_dtype", "load_model", "roberta_tokenizer",
-    "shipped_tokenizer", "tokenizer_with_mask",
-]
+__all__ = ["MODEL_BUILD_LOCK", "TASKS", "LoadedModel", "best_device", "device_dtype", "load_model"]
 
 TASKS = ("base", "masked-lm", "causal-lm", "seq2seq", "question-answering", "electra-discriminator")
 RANDOM_SEED = 0  # random-weight mode is reproducible: same variant -> same untrained weights
@@ -100,93 +108,16 @@ def _auto_class(task: str):
 
 
 def _catalog_variant(key: str):
-    from explorer.architecture import catalog
-
     try:
         return catalog.get_variant(key)
     except ExplorerError:
         return None
 
 
-@lru_cache(maxsize=1)
-def roberta_tokenizer():
-    """A RoBERTa-style tokenizer (<s>=0, <pad>=1, </s>=2, <unk>=3, <mask> last) from GPT-2's files.
-
-    RoBERTa reuses GPT-2's byte-level BPE with fairseq's special tokens in front; the ids of
-    ordinary tokens are GPT-2's shifted by 4 (the published RoBERTa order differs, which only
-    matters for random-weight models, the only ones that use this tokenizer). pad must be a
-    small id: RoBERTa's position embeddings use it as their padding index.
-    """
-    import json
-
-    from transformers import AddedToken, RobertaTokenizer
-
-    from explorer.tokenization import TOKENIZER_DIR
-
-    folder = TOKENIZER_DIR / "gpt2"
-    gpt2 = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
-    for token in sorted(gpt2, key=gpt2.__getitem__):
-        if token not in vocab and token != "<|endoftext|>":
-            vocab[token] = len(vocab)
-    vocab["<mask>"] = len(vocab)
-    lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
-    merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
-    # lstrip: " <mask>" leaves no stray "Ġ" piece (cheat sheet §4). transformers types merges, mask_token as str only.
-    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
-                            model_max_length=512)
-
-
-def shipped_tokenizer(name: str, model_type: str | None = None):
-    """The tokenizer shipped in assets for a catalog tokenizer name (shared: never mutate).
-
-    GPT-2's files serve RoBERTa-family models too, with RoBERTa's special tokens added.
-    """
-    from explorer import tokenization
-
-    if name == "gpt2" and model_type in ROBERTA_STYLE_TOKENIZER_TYPES:
-        return roberta_tokenizer()
-    return tokenization.load_tokenizer(name)
-
-
-@lru_cache(maxsize=8)
-def tokenizer_with_mask(name: str, model_type: str | None = None):
-    """The shipped tokenizer, plus a ``[MASK]`` token when its files have none (a private copy).
-
-    DeBERTa-v3, XLM and XLM-R are catalogued with a stand-in tokenizer (T5's or GPT-2's files)
-    that has no mask token; random-weight masked LMs still need one to show their code path.
-    """
-    import copy
-
-    tok = shipped_tokenizer(name, model_type)
-    if tok.mask_token is not None:
-        return tok
-    tok = copy.deepcopy(tok)  # never mutate the shared, cached tokenizer
-    tok.add_special_tokens({"mask_token": "[MASK]"})
-    return tok
-
-
-def _dir_tokenizer(path: Path, variant) -> Any:
-    """The directory's own tokenizer, else the variant's shipped one (same vocabulary)."""
-    from transformers import AutoTokenizer
-
-    try:
-        tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
-    except (OSError, ValueError):  # no / unreadable tokenizer files (JSON, encoding): fall back below
-        tok = None
-    if tok is not None and len(tok) > 5:  # config-only dirs silently give a 5-token tokenizer
-        return tok
-    if variant is not None:
-        return shipped_tokenizer(variant.tokenizer, variant.model_type)
-    raise ExplorerError(f"{path} has no tokenizer files (tokenizer.json or vocab): save the tokenizer "
-                        "with tok.save_pretrained into the same directory.")
-
-
 def _resolve(key_or_path: str, models_dir: str | None) -> weights.WeightsStatus:
     """Ready weights for a key or path, or an ExplorerError saying how to get them."""
     status = weights.locate(key_or_path, models_dir)
     if status.formats == ("gguf",):  # the bundled GGUF decoder: converted once into the models cache
-        from explorer.runtime import bundled
 
         bundled.ensure_converted(models_dir)
         status = weights.locate(key_or_path, models_dir)
@@ -288,25 +219,23 @@ def _require_random_fits(key: str, build: Any, config: Any, kwargs: dict[str, An
 
 def _random_model(key: str, task: str, attn: str | None):
     """(untrained model from the variant's config, its shipped tokenizer); reproducible seed."""
-    from explorer.architecture.build import make_config
-
     variant = _catalog_variant(key)
     if variant is None:
         raise ExplorerError(f"Random-weight mode needs a catalog key, not {shorten(key)!r}: pick a variant.")
-    config = make_config(key)
-    tokenizer = (tokenizer_with_mask if task == "masked-lm" else shipped_tokenizer)(
+    config = build.make_config(key)
+    tokenizer = (tokenizers.tokenizer_with_mask if task == "masked-lm" else tokenizers.shipped_tokenizer)(
         variant.tokenizer, variant.model_type)
     if getattr(config, "vocab_size", None) is not None and config.vocab_size < len(tokenizer):
         config.vocab_size = int(len(tokenizer))  # every token id must have an embedding row
     kwargs = {"attn_implementation": attn} if attn else {}
     cls = _auto_class(task)
-    build = cls.from_config if hasattr(cls, "from_config") else cls._from_config
-    _require_random_fits(key, build, config, kwargs)
+    construct = cls.from_config if hasattr(cls, "from_config") else cls._from_config
+    _require_random_fits(key, construct, config, kwargs)
     try:
         with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.manual_seed(RANDOM_SEED)
-            model = build(config, **kwargs)  # Auto classes have from_config, concrete ones _from_config
+            model = construct(config, **kwargs)  # Auto classes have from_config, concrete ones _from_config
     except (ValueError, TypeError) as err:
         raise ExplorerError(f"{shorten(key)!r} ({config.model_type}) has no {task!r} model in transformers: "
                             f"{_first_line(err)}") from err
@@ -350,7 +279,7 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
     else:
         assert status is not None and status.path is not None
         model, spread = _from_pretrained(status, task, attn, allow_pickle, device, dtype)
-        tokenizer = _dir_tokenizer(Path(status.path), variant)
+        tokenizer = tokenizers.checkpoint_tokenizer(Path(status.path), variant)
     label = variant.name if variant else Path(name).name or name
     if spread is None:
         model, device, dtype_label, notices = _place(model, device, dtype, label)

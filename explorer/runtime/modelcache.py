@@ -21,6 +21,8 @@ once. Entries are shared: never mutate them.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import os
 import threading
@@ -29,7 +31,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import psutil
 import torch
+
+from explorer.runtime import workers
 
 __all__ = ["JANITOR_PERIOD_S", "MIN_RESIDENT_MB", "budget_bytes", "cache_info", "cached", "clear_cache",
            "held_names", "idle_seconds", "key_lock", "model_bytes", "resident_bytes", "settle", "store"]
@@ -58,8 +63,6 @@ def budget_bytes() -> int:
     raw = os.environ.get("EXPLORER_MODEL_CACHE_MB", "").strip()
     if raw.isdigit():
         return int(raw) * 2**20
-    import psutil
-
     return int(psutil.virtual_memory().available * 0.5)
 
 
@@ -69,8 +72,6 @@ def resident_bytes() -> int:
     raw = os.environ.get("EXPLORER_RESIDENT_MB", "").strip()
     if raw.isdigit():
         return int(raw) * 2**20
-    import psutil
-
     return min(budget_bytes(), max(MIN_RESIDENT_MB * 2**20, int(psutil.virtual_memory().total * 0.1)))
 
 
@@ -153,9 +154,6 @@ def clear_cache() -> None:
 
 
 def _trim_malloc() -> None:
-    import ctypes
-    import ctypes.util
-
     name = ctypes.util.find_library("c")
     if name is None:  # not glibc (macOS, musl): nothing to trim
         return
@@ -195,8 +193,6 @@ def _start_janitor() -> None:
     with _CACHE_LOCK:
         if _JANITOR:
             return
-        from explorer.runtime import workers  # lazy: the cache itself does not need the queue
-
         _JANITOR.append(threading.Thread(target=_janitor, args=(lambda: workers.stats()["running"] > 0,),
                                          name="explorer-modelcache-janitor", daemon=True))
     _JANITOR[0].start()

@@ -18,7 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import fence
 
 __all__ = ["NEEDS", "check", "config_family", "family_of"]
 
@@ -61,8 +63,6 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 
 def family_of(name: str, path: Path | None = None) -> tuple[str | None, dict[str, Any]]:
     """(family or None when unknown, config.json contents) of a catalog key or a weights directory."""
-    from explorer.architecture import catalog
-
     config = _read_config(path)
     if config.get("model_type"):
         return config_family(config), config
@@ -113,9 +113,6 @@ def check(name: str, task: str, path: str | Path | None = None, purpose: str | N
 def _shown(name: str, path: str | Path | None) -> str:
     """A typed directory as :func:`explorer.runtime.fence.public` shows it (never a server's absolute path); a key
     or hub id as typed."""
-    from explorer.architecture import catalog
-    from explorer.runtime import fence
-
     if path is None or name in catalog.load_catalog() or "/" not in name.replace("\\", "/"):
         return shorten(name)
     try:

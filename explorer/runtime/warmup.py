@@ -22,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from explorer.architecture import catalog, census, compare
 from explorer.core.errors import ExplorerError
+from explorer.runtime import bundled
 
 __all__ = ["Prepared", "prepare"]
 
@@ -42,8 +44,6 @@ class Prepared:
 
 
 def _decoder(models_dir: str | None, progress: Progress | None) -> tuple[str, bool]:
-    from explorer.runtime import bundled
-
     try:
         return str(bundled.ensure_converted(models_dir, progress)), True
     except ExplorerError as err:  # package not installed: say how, the rest still prepares
@@ -51,8 +51,6 @@ def _decoder(models_dir: str | None, progress: Progress | None) -> tuple[str, bo
 
 
 def _compare_all(progress: Progress | None) -> int:
-    from explorer.architecture import catalog, compare
-
     keys = list(catalog.keys())
     if progress is not None:
         progress(0.0, f"Comparator rows of {len(keys)} variants (seconds when they are stored already)")
@@ -63,8 +61,6 @@ def _compare_all(progress: Progress | None) -> int:
 def prepare(models_dir: str | None = None, progress: Progress | None = None, *,
             decoder: bool = True) -> Prepared:
     """Convert the bundled decoder (unless ``decoder`` is False) and fill the on-disk caches."""
-    from explorer.architecture import census
-
     begin = time.perf_counter()
     where, ready = _decoder(models_dir, progress) if decoder else ("skipped", False)
     counted = len(census.catalog_params(progress))

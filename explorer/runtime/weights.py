@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import bundled, fence
 from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
@@ -160,8 +161,6 @@ def bundled_path() -> Path | None:
 
 def variant_hub_id(key: str) -> tuple[bool, str | None]:
     """(is a catalog key, its reference checkpoint)."""
-    from explorer.architecture import catalog
-
     try:
         return True, catalog.get_variant(key).reference_checkpoint
     except ExplorerError:
@@ -239,16 +238,12 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
 
 def status_all(models_dir: str | None = None) -> list[WeightsStatus]:
     """``locate`` for every catalog variant, in catalog order."""
-    from explorer.architecture import catalog
-
     return [locate(key, models_dir) for key in catalog.load_catalog()]
 
 
 def status_table(models_dir: str | None = None) -> list[dict[str, Any]]:
     """One row per catalog variant (the Models page's table and CSV): status, size, source, the
     published checkpoint, and the path when ready or the message when broken."""
-    from explorer.architecture import catalog
-
     variants = catalog.load_catalog()
     return [{"key": r.key, "status": r.status, "size (MB)": round(r.disk_bytes / 2**20, 1), "found in": r.source or "",
              "checkpoint": variants[r.key].reference_checkpoint or "(none published)",
@@ -261,8 +256,6 @@ def architecture_error(key: str, directory: Path) -> str | None:
     is_key, _ = variant_hub_id(key)
     if not is_key:
         return None
-    from explorer.architecture import catalog
-
     want, got = catalog.get_variant(key).model_type, config_model_type(directory)
     if got is None or got == want:
         return None

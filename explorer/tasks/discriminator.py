@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
 from explorer.runtime.loading import LoadedModel, load_model
@@ -142,8 +143,6 @@ def detect(generator: str, discriminator: str, text: str, mask_fraction: float =
 
 def electra_pairs() -> dict[str, tuple[str, str]]:
     """ELECTRA pair keys -> (generator key, discriminator key), from the catalog's ``extra``."""
-    from explorer.architecture import catalog
-
     return {v.key: (v.extra["generator"], v.extra["discriminator"]) for v in catalog.load_catalog().values()
             if v.model_type == "electra" and {"generator", "discriminator"} <= set(v.extra)}
 

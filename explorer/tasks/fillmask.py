@@ -28,14 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from explorer.architecture import catalog
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.core.userinput import MARKER
-from explorer.runtime import bundled, cancel, footprint, limits, placement
+from explorer.runtime import cancel, footprint, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
+from explorer.tasks.causal.column import fill_causal_lm
 from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
@@ -45,7 +47,7 @@ __all__ = [
     "FILLERS", "MARKER", "MAX_CHARS", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "MaskResult",
     "ModelFill", "Prediction", "clean_text", "encode", "encode_many", "fill_mask", "fill_one", "frame", "mask_logits",
     "max_tokens", "picked_models", "to_model_fill", "word_context",
-    "DEFAULT_MLMS", "MAX_PAGE_MODELS", "default_models", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
+    "mlm_head", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
 FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
@@ -294,10 +296,6 @@ def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, mode
                     loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """A decoder: left-context candidates ranked again by the whole sentence (explorer.tasks.causal); with
     ``answer_tokens`` > 1, answers of several tokens (a number, a name) from a short beam."""
-    from explorer.tasks.causal.column import (
-        fill_causal_lm,  # lazy: only decoders need torch's generation code
-    )
-
     return fill_causal_lm(spec, text, top_k, random_weights, models_dir, loader, answer_tokens)
 
 
@@ -308,8 +306,6 @@ FILLERS: dict[str, Filler] = {"masked-lm": _fill_masked_lm, "causal-lm": _fill_c
 def model_kind(spec: str) -> str:
     """Which ``FILLERS`` entry answers for ``spec``: catalog decoders (e.g. gemma3-270m) as causal LMs,
     everything else (other keys, save_pretrained directories) as a masked LM."""
-    from explorer.architecture import catalog
-
     return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
 
 
@@ -353,35 +349,3 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
         except ExplorerError as err:
             errors.append((spec, str(err)))
     return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))
-
-
-# ---- which catalog variants take part --------------------------------------------------
-BUNDLED_DECODERS = (bundled.KEY,)  # real decoders that ship offline (explorer.runtime.bundled): a causal column
-DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")  # the page's masked LMs once their weights are there
-MAX_PAGE_MODELS = limits.CPU_PAGE_MODELS  # the CPU cap; explorer.runtime.limits.page_models gives the device's
-
-
-def fill_keys() -> list[str]:
-    """What the fill-mask page offers: the bundled decoder first (a real model, labelled causal), then
-    the masked-LM encoders."""
-    return [*BUNDLED_DECODERS, *mlm_keys()]
-
-
-def default_models(models_dir: str | None = None) -> list[str]:
-    """What the page starts with: the bundled decoder (real weights offline) and the masked LMs whose
-    weights are on disk; with none on disk, BERT-base beside the decoder (untrained unless downloaded,
-    and labelled so) so that a masked LM reading both sides is there to compare with."""
-    from explorer.runtime import weights
-
-    return [*BUNDLED_DECODERS, *(weights.ready_keys(DEFAULT_MLMS, models_dir) or DEFAULT_MLMS[:1])]
-
-
-def mlm_keys() -> list[str]:
-    """Catalog encoders with a masked-LM head (ELECTRA discriminators and pairs excluded)."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
-
-    from explorer.architecture import catalog
-
-    return [v.key for v in catalog.load_catalog().values()
-            if v.family == "encoder" and v.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-            and v.head in ("mlm", "pretraining") and not (v.model_type == "electra" and v.head != "mlm")]

@@ -24,18 +24,21 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel
+from explorer.runtime import cancel, loading, weights
+from explorer.runtime.modelkind import config_family
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
+from explorer.tasks.causal.fill import causal_fill
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
     "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
-    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "is_causal_type", "parse_sentinels", "run",
+    "Segment", "align_spans", "family", "infill", "is_causal_type", "parse_sentinels", "run",
     "split_blanks", "task",
 ]
 
@@ -106,8 +109,6 @@ def split_blanks(prompt: str) -> tuple[str, ...]:
 def is_causal_type(model_type: str | None) -> bool:
     """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above, nor an
     encoder that merely has a causal-LM class too (BERT's BertLMHeadModel)."""
-    from explorer.runtime.modelkind import config_family
-
     return bool(model_type) and model_type not in T5_TYPES + BART_TYPES \
         and config_family({"model_type": model_type}) == "decoder"
 
@@ -288,8 +289,6 @@ def _ranking_note(index: int, fill: Any) -> Notice:
 def _infill_causal(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """A decoder: answers of 1..N tokens per blank from a short beam over continuations of the text
     before it, ranked by the log-probability of the whole text (:mod:`explorer.tasks.causal`)."""
-    from explorer.tasks.causal.fill import causal_fill
-
     text = GENERIC_BLANK.join(pieces)
     fill = causal_fill(loaded, text, top_k=5, answer_tokens=max(1, min(max_new_tokens, CAUSAL_SPAN_TOKENS)))
     spans = [b.best.text.strip() for b in fill.blanks]
@@ -320,29 +319,9 @@ def infill(loaded: LoadedModel, prompt: str, max_new_tokens: int = 24) -> Infill
                         out.notices, **ran_on(loaded))
 
 
-def infill_keys() -> list[str]:
-    """Catalog variants that can infill spans: the bundled decoder first (real weights offline),
-    then T5 (sentinels) and BART (<mask>)."""
-    from explorer.architecture import catalog
-    from explorer.runtime import bundled
-
-    return [bundled.KEY, *(v.key for v in catalog.load_catalog().values() if v.model_type in T5_TYPES + BART_TYPES)]
-
-
-def default_models(models_dir: str | None = None) -> list[str]:
-    """The models the Spans page starts with: those of the decoder, T5-small and BART-base whose weights
-    are on disk (the bundled decoder, out of the box); the decoder alone when none is (it says how)."""
-    from explorer.runtime import bundled, weights
-
-    return weights.ready_keys((bundled.KEY, "t5-small", "bart-base"), models_dir) or [bundled.KEY]
-
-
 def task(model: str, models_dir: str | None = None) -> str:
     """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
     directory whose config.json names a decoder), else "seq2seq"."""
-    from explorer.architecture import catalog
-    from explorer.runtime import weights
-
     if model in catalog.keys():
         return "causal-lm" if catalog.is_decoder(model) else "seq2seq"
     found = weights.locate(model, models_dir)
@@ -357,9 +336,7 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     ``models_dir`` is where catalog weights are looked for first. A bad prompt is refused before any
     model is loaded.
     """
-    from explorer.runtime.loading import load_model
-
     split_blanks(prompt)
-    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
+    loaded = loading.load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
                         device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from explorer.architecture import catalog
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel
+from explorer.runtime import bundled, cancel, loading
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
+from explorer.tasks.causal.answer import answer_question
 
 if TYPE_CHECKING:  # typing only: the generative path loads only when a decoder is asked
     from explorer.runtime.loading import LoadedModel
@@ -220,27 +222,21 @@ def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: Any, best: tuple, n_w
 def load(model: str, random_weights: bool = False, models_dir: str | None = None, *,
          device: str | None = None, dtype: str | None = None) -> Any:
     """The QA model for a hub id, key or directory; random mode builds the matching catalog architecture."""
-    from explorer.runtime.loading import load_model
-
     if random_weights:
-        return load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,
+        return loading.load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,
                           device=device, dtype=dtype, purpose="Question answering")
-    return load_model(model, "question-answering", models_dir=models_dir, device=device, dtype=dtype,
+    return loading.load_model(model, "question-answering", models_dir=models_dir, device=device, dtype=dtype,
                       purpose="Question answering")
 
 
 def qa_models() -> list[str]:
     """What the QA tab offers: the bundled decoder first (it answers offline, generatively), then the
     SQuAD checkpoints (extractive, once downloaded)."""
-    from explorer.runtime import bundled
-
     return [bundled.KEY, *QA_CHECKPOINTS]
 
 
 def is_generative(model: str) -> bool:
     """Whether ``model`` writes its answer (a catalog decoder) rather than pointing at a span."""
-    from explorer.architecture import catalog
-
     return catalog.is_decoder(model)
 
 
@@ -263,10 +259,7 @@ def ask(model: str, question: str, context: str, max_answer_len: int = 30, rando
     """
     check_qa_text(question, context)
     if is_generative(model):
-        from explorer.runtime.loading import load_model
-        from explorer.tasks.causal.answer import answer_question
-
-        loaded = load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir,
+        loaded = loading.load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir,
                             device=device, dtype=dtype)
         return answer_question(loaded, question, context)
     return answer(load(model, random_weights, models_dir, device=device, dtype=dtype), question, context,

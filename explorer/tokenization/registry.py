@@ -34,6 +34,7 @@ from transformers import (
 )
 
 from explorer import ASSETS
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = [
@@ -168,10 +169,8 @@ def variant_tokenizers() -> list[VariantTokenizer]:
 
     A catalog entry naming a tokenizer that is not shipped is an error in assets/catalog.json.
     """
-    from explorer.architecture.catalog import load_catalog  # only this view needs the catalog
-
     rows = []
-    for v in load_catalog().values():
+    for v in catalog.load_catalog().values():
         if v.tokenizer not in TOKENIZERS:
             raise ExplorerError(f"Catalog entry {shorten(v.key)!r} names tokenizer {shorten(v.tokenizer)!r}, which is not "
                                 f"shipped ({', '.join(TOKENIZERS)}): fix assets/catalog.json.")

@@ -161,14 +161,14 @@ def test_missing_weights_without_random_mode_are_a_warning(monkeypatch, tmp_path
 
 
 def test_a_link_with_twenty_models_is_clipped_to_the_page_limit() -> None:
-    from explorer.tasks import fillmask
+    from explorer.tasks import defaults
 
     at = AppTest.from_file(PAGE, default_timeout=240)
-    at.query_params["models"] = ",".join(fillmask.mlm_keys() * 3)
+    at.query_params["models"] = ",".join(defaults.mlm_keys() * 3)
     at.session_state["fm_random"] = False  # nothing is loaded: only the selection is under test
     at.run()
     assert not at.exception
-    assert len(at.multiselect(key="fm_models").value) == fillmask.MAX_PAGE_MODELS
+    assert len(at.multiselect(key="fm_models").value) == defaults.MAX_PAGE_MODELS
     assert any("showing the first" in i.value for i in at.info)
 
 

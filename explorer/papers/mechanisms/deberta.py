@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from explorer.architecture import catalog
+from explorer.architecture import build, catalog
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.userinput import require_text
 from explorer.runtime import placement
 
 __all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention", "variant_buckets"]
@@ -100,8 +101,6 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
     >>> exact, int(b[d == 100][0]), int(b[d == 1000][0])
     (128, 100, 255)
     """
-    from explorer.architecture import catalog
-
     if key not in SUPPORTED:
         raise ExplorerError(f"{shorten(key)!r} has no DeBERTa position buckets; choose one of {SUPPORTED}.")
     config = catalog.variant_config(key)
@@ -116,8 +115,6 @@ def variant_buckets(key: str, max_distance: int = 1024) -> tuple[np.ndarray, np.
 
 def _one_layer_model(key: str, vocab_size: int, device: str = "cpu") -> torch.nn.Module:
     """The variant with one layer and the stand-in tokenizer's vocabulary, random weights, eval mode."""
-    from explorer.architecture import build
-
     if key not in SUPPORTED:
         raise ExplorerError(f"{shorten(key)!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
     config = build.config_from_dict({**catalog.variant_config(key), "num_hidden_layers": 1,
@@ -156,7 +153,6 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
     >>> s.c2c.shape == s.c2p.shape == s.p2c.shape, s.max_prob_error < 1e-5, s.max_bias_error < 1e-5
     (True, True, True)
     """
-    from explorer.core.userinput import require_text
     from explorer.tokenization import load_tokenizer
 
     text = require_text(text, what="The sentence", empty_hint="Type a short sentence.",

@@ -28,6 +28,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from explorer.architecture import build
+from explorer.core.errors import ExplorerError, shorten
+from explorer.core.userinput import require_text
+
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
 
@@ -72,12 +76,9 @@ class Sizes:
 
 def masked_input(text: str, seed: int = 0) -> MaskedInput:
     """``text`` through BERT's WordPiece, with 15% of its word pieces (at least one) masked, seeded."""
-    from explorer.core.userinput import require_text
-    from explorer.tokenization import load_tokenizer
+    from explorer.tokenization import load_tokenizer  # imports transformers at its top
 
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
-        from explorer.core.errors import ExplorerError, shorten
-
         raise ExplorerError(f"The seed must be a whole number from 0 to {2**32 - 1:,}, not {shorten(seed)}.")
     text = require_text(text, what="sentence", empty_hint="type a short sentence.", max_chars=2_000,
                         limit_note=f"the models here read at most {MAX_TOKENS} tokens")
@@ -99,8 +100,6 @@ def masked_input(text: str, seed: int = 0) -> MaskedInput:
 def _model(key: str) -> PreTrainedModel:
     """The catalog variant with an MLM head, random weights (seeded), eager attention, eval mode (never mutate)."""
     from transformers import PreTrainedModel
-
-    from explorer.architecture import build
 
     torch.manual_seed(0)
     model = build.build(key, head="mlm", device="cpu")
@@ -176,8 +175,6 @@ class TripleLoss:
 
 def triple_loss(text: str, seed: int = 0, temperature: float = DISTILBERT_TEMPERATURE) -> TripleLoss:
     """BERT-base teacher and DistilBERT student on the same masked ``text``: ``L_ce``, ``L_mlm``, ``L_cos``."""
-    from explorer.core.errors import ExplorerError
-
     if not 0.5 <= float(temperature) <= 20:
         raise ExplorerError(f"Temperature {temperature} is outside 0.5-20: DistilBERT trained with T = 2.")
     inp = masked_input(text, seed)

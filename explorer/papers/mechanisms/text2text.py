@@ -18,7 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from transformers.models.ctrl.tokenization_ctrl import CONTROL_CODES
+from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
+
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.userinput import require_text
+from explorer.tokenization import load_tokenizer
 
 __all__ = ["CTRL_EXAMPLES", "M2M_LANGUAGES", "T5_TASKS", "CtrlFraming", "Layout", "M2MFraming", "T5Framing",
            "T5Task", "ctrl_codes", "ctrl_frame", "m2m_frame", "m2m_language_id", "stsb_label", "t5_frame"]
@@ -62,8 +68,6 @@ CTRL_EXAMPLES: dict[str, str] = {
 
 
 def _languages() -> tuple[str, ...]:
-    from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
-
     return tuple(FAIRSEQ_LANGUAGE_CODES["m2m100"])
 
 
@@ -88,8 +92,6 @@ class Layout:
 
 
 def _text(text: object, what: str) -> str:
-    from explorer.core.userinput import require_text
-
     return require_text(text, what=what, empty_hint=f"type the {what}.", max_chars=MAX_CHARS,
                         limit_note="a task example is a sentence or a paragraph").strip()
 
@@ -132,8 +134,6 @@ def _t5_target(task: str, target: str) -> str:
 
 def t5_frame(task: str, text: str, target: str) -> T5Framing:
     """``text`` under ``task``'s prefix and ``target`` as text, through the shipped T5 tokenizer."""
-    from explorer.tokenization import load_tokenizer
-
     if task not in T5_TASKS:
         raise ExplorerError(f"Unknown T5 task {shorten(task)!r}: choose one of {', '.join(T5_TASKS)}.")
     prefix = T5_TASKS[task].prefix
@@ -150,8 +150,6 @@ def t5_frame(task: str, text: str, target: str) -> T5Framing:
 
 def ctrl_codes() -> tuple[str, ...]:
     """CTRL's control codes: the paper's examples first, then the rest alphabetically."""
-    from transformers.models.ctrl.tokenization_ctrl import CONTROL_CODES
-
     return (*CTRL_EXAMPLES, *sorted(c for c in CONTROL_CODES if c not in CTRL_EXAMPLES))
 
 
@@ -172,9 +170,7 @@ class CtrlFraming:
 
 def ctrl_frame(code: str, text: str) -> CtrlFraming:
     """``code`` as the first token (CTRL's id) followed by ``text`` in GPT-2's BPE (standing in for CTRL's)."""
-    from transformers.models.ctrl.tokenization_ctrl import CONTROL_CODES
 
-    from explorer.tokenization import load_tokenizer
 
     if code not in CONTROL_CODES:
         raise ExplorerError(f"{shorten(code, 40)!r} is not one of CTRL's {len(CONTROL_CODES)} control codes "
@@ -192,8 +188,6 @@ def m2m_language_id(lang: str, vocab_size: int | None = None) -> int:
     >>> m2m_language_id("en"), m2m_language_id("fr")
     (128022, 128028)
     """
-    from explorer.architecture import catalog
-
     if lang not in M2M_LANGUAGES:
         raise ExplorerError(f"{shorten(lang, 20)!r} is not one of M2M-100's 100 languages (such as en, fr, de, zh).")
     size = vocab_size or int(catalog.variant_config("m2m100")["vocab_size"])  # 128,112
@@ -217,15 +211,12 @@ class M2MFraming:
 
 
 def _pieces(text: str) -> tuple[str, ...]:
-    from explorer.tokenization import load_tokenizer
 
     return tuple(load_tokenizer("t5").tokenize(text))  # stand-in for M2M-100's SentencePiece
 
 
 def m2m_frame(source_lang: str, target_lang: str, source: str, target: str) -> M2MFraming:
     """The layout M2M-100's tokenizer and ``generate(forced_bos_token_id=...)`` produce for one pair."""
-    from explorer.architecture import catalog
-
     config = catalog.variant_config("m2m100")
     eos, start = int(config["eos_token_id"]), int(config["decoder_start_token_id"])  # both </s> = 2
     src, tgt = m2m_language_id(source_lang), m2m_language_id(target_lang)

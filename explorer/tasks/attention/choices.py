@@ -11,6 +11,9 @@ True
 
 from __future__ import annotations
 
+from explorer.architecture import catalog
+from explorer.runtime import weights
+
 __all__ = ["BUNDLED", "RANDOM_MAX_PARAMS", "model_options"]
 
 BUNDLED = "sentence-bert"  # ships with the app (all-MiniLM-L6-v2): always available offline
@@ -18,8 +21,6 @@ RANDOM_MAX_PARAMS = 450_000_000  # random init of bigger variants takes minutes 
 
 
 def _random_options() -> list[tuple[str, str]]:
-    from explorer.architecture import catalog
-
     return [(k, f"{v.name} (untrained)") for k, v in catalog.load_catalog().items()
             if (v.published_params or 0) <= RANDOM_MAX_PARAMS and "large" not in (k + v.name).lower()]
 
@@ -29,8 +30,6 @@ def model_options(random_weights: bool, models_dir: str | None = None) -> list[t
     are ready on disk; with ``random_weights`` every variant small enough to initialise here."""
     if random_weights:
         return _random_options()
-    from explorer.architecture import catalog
-    from explorer.runtime import weights
 
     variants = catalog.load_catalog()
     ready = [s.key for s in weights.status_all(models_dir) if s.status == "ready"]

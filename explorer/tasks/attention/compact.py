@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 
 from explorer.core.errors import ExplorerError
@@ -68,8 +70,6 @@ def quantize_uint8(att: np.ndarray, vmax: float | None = None) -> tuple[np.ndarr
 
 def npy_bytes(array: np.ndarray) -> bytes:
     """The array as a ``.npy`` file (what the page's download button and the CLI write)."""
-    import io
-
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
     return buf.getvalue()

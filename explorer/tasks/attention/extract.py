@@ -18,6 +18,8 @@ explorer.core.errors.ExplorerError: The text is empty: type a sentence to see it
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,7 +32,7 @@ from explorer.runtime import limits
 from explorer.tasks.attention.blocks import block_for, block_mass, check_span
 from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
 from explorer.tasks.attention.sparse import bigbird_runner, longformer_stack, stack_layers
-from explorer.tasks.attention.stream import reduce_layers
+from explorer.tasks.attention.stream import forward_pass, reduce_layers
 
 if TYPE_CHECKING:  # typing only: the loader (and torch) load with the first model
     from explorer.runtime.loading import LoadedModel
@@ -143,40 +145,34 @@ def _device(model: Any) -> Any:
     return input_device(model)
 
 
+def _accepted(model: Any) -> Any:
+    return inspect.signature(model.forward).parameters
+
+
+def _check_reads_text(model: Any) -> None:
+    """Refuse a model that reads no token ids (an image or speech model) before its forward pass fails."""
+    if "input_ids" not in _accepted(model):
+        raise ExplorerError(f"{type(model).__name__} does not read text (it takes no token ids): pick a text "
+                            "model, e.g. bert-base or gpt2.")
+
+
 def _model_inputs(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
     """The fields ``model`` takes, on its input device (a BERT vocab gives T5 token_type_ids it rejects)."""
-    import inspect
-
-    accepted = inspect.signature(model.forward).parameters
+    accepted = _accepted(model)
     device = _device(model)
     return {k: v.to(device) for k, v in inputs.items() if k in accepted}
 
 
-def _guarded(model: Any, fn: Any) -> Any:
-    """``fn()`` with model failures turned into ExplorerErrors."""
-    try:
-        return fn()
-    except (RuntimeError, ValueError, IndexError, TypeError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ExplorerError(f"{type(model).__name__} could not run on this text: {first[:300]}") from err
-
-
 def _run(model: Any, inputs: dict[str, Any]) -> Any:
-    """One forward pass with attention outputs; model failures become ExplorerErrors."""
-    import torch
-
-    inputs = _model_inputs(model, inputs)
-
-    def forward() -> Any:
-        with torch.inference_mode():
-            return model(**inputs, output_attentions=True, return_dict=True)
-
-    return _guarded(model, forward)
+    """One forward pass with attention outputs; what the model raises on this text becomes an ExplorerError
+    (:func:`explorer.tasks.attention.stream.forward_pass`)."""
+    return forward_pass(model, _model_inputs(model, inputs), output_attentions=True)
 
 
 def _prepare(model: Any, tokenizer: Any, text: str, target: str | None, limit: int,
              global_positions: tuple[int, ...]) -> tuple[Any, dict[str, Any], int, str]:
     """Model to run, its inputs, the untruncated token count and the output format."""
+    _check_reads_text(model)
     inputs, n_input = _encode(tokenizer, text, limit)
     length = int(inputs["input_ids"].shape[1])
     model_type = getattr(model.config, "model_type", "")
@@ -228,9 +224,8 @@ def _streamed(runner: Any, inputs: dict[str, Any], fmt: str, length: int,
     """Every layer reduced to block masses as it comes: ``(layers, H, n, n)`` and the block size."""
     block = block_for(length)
     model_inputs = _model_inputs(runner, inputs)
-    kept = _guarded(runner, lambda: reduce_layers(
-        runner, model_inputs, length, lambda att: block_mass(att, block).cpu(),  # (H, n, n) leaves the device
-        longformer=fmt == "longformer-window", global_idx=glob))
+    kept = reduce_layers(runner, model_inputs, length, lambda att: block_mass(att, block).cpu(),  # (H, n, n) leaves the device
+                         longformer=fmt == "longformer-window", global_idx=glob)
     return np.stack([k.numpy() for k in kept]).astype(np.float32, copy=False), block
 
 
@@ -289,9 +284,8 @@ def extract_detail(model: Any, tokenizer: Any, text: str, *, layer: int, head: i
                             f"and head 0 to {(n_heads or 1) - 1}.")
     glob = tuple(sorted({p for p in global_positions if 0 <= p < length})) if fmt == "longformer-window" else ()
     model_inputs = _model_inputs(runner, inputs)
-    kept = _guarded(runner, lambda: reduce_layers(
-        runner, model_inputs, length, lambda att: att[:, r0:r1, c0:c1].float().cpu(),  # (H, r, c)
-        longformer=fmt == "longformer-window", global_idx=glob, layers={int(layer)}))
+    kept = reduce_layers(runner, model_inputs, length, lambda att: att[:, r0:r1, c0:c1].float().cpu(),  # (H, r, c)
+                         longformer=fmt == "longformer-window", global_idx=glob, layers={int(layer)})
     return kept[int(layer)][int(head)].numpy().astype(np.float32, copy=False)
 
 
@@ -356,8 +350,6 @@ def extract(key_or_path: str, text: str, *, target: str | None = None, max_token
             dtype: str | None = None) -> AttentionMaps:
     """Load ``key_or_path`` with the eager kernel (see explorer.runtime.loading) on ``device`` in ``dtype``
     (:mod:`explorer.runtime.placement`) and extract its attention; the result says what ran."""
-    from dataclasses import replace
-
     from explorer.runtime.placement import ran_on
 
     text = check_text(text)

@@ -22,11 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from explorer.core.errors import ExplorerError
 from explorer.tasks.attention.sparse import longformer_to_square, no_attention_error
 
-__all__ = ["Reducer", "attention_modules", "reduce_layers"]
+__all__ = ["MODEL_FAILURES", "Reducer", "attention_modules", "forward_pass", "reduce_layers"]
 
 Reducer = Callable[[Any], Any]  # (h, L, L) tensor of one layer's heads -> what to keep (leading axis h)
+# What a forward pass raises on a checkpoint or text the user picked (tried on tiny saved models):
+# IndexError (token ids past the embedding table: a tokenizer bigger than the model's vocabulary),
+# RuntimeError (shapes the config contradicts, out of memory, a CUDA assert), ValueError (a model that
+# wants other inputs). They become "could not run on this text"; other types, and any error raised
+# by our own hooks during the pass, propagate: they are bugs.
+MODEL_FAILURES = (RuntimeError, ValueError, IndexError)
 
 
 def _specs(model: Any) -> list[tuple[type, int, str | None]]:
@@ -54,11 +61,22 @@ def attention_modules(model: Any) -> list[tuple[Any, int]]:
     return found
 
 
-def _forward(model: Any, inputs: dict[str, Any], output_attentions: bool) -> Any:
+def forward_pass(model: Any, inputs: dict[str, Any], output_attentions: bool,
+                 hook_errors: Collection[BaseException] = ()) -> Any:
+    """One pass in inference mode; what the model raises on this input (``MODEL_FAILURES``) becomes an
+    ExplorerError, unless it is one of ``hook_errors`` (raised by our own hooks: re-raised as it is)."""
     import torch
 
-    with torch.inference_mode():
-        return model(**inputs, output_attentions=output_attentions, return_dict=True)
+    try:
+        with torch.inference_mode():
+            return model(**inputs, output_attentions=output_attentions, return_dict=True)
+    except MODEL_FAILURES as err:
+        if any(err is own for own in hook_errors):
+            raise
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ExplorerError(f"{type(model).__name__} could not run on this text: {first[:300]}. Try a shorter text; "
+                            "with a saved directory, check that its tokenizer and config.json belong to its "
+                            "weights (save them together again).") from err
 
 
 def _hooked(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer,
@@ -66,19 +84,24 @@ def _hooked(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer,
     """Reduce in forward hooks; only the thread that installed them acts (cached models are shared)."""
     owner, handles = threading.get_ident(), []
     kept: list[Any] = []
+    errors: list[BaseException] = []
 
     def hook(_module: Any, _args: Any, output: Any, index: int) -> None:
         if threading.get_ident() != owner or not isinstance(output, tuple) or output[index] is None:
             return
-        layer = len(kept)
-        att = output[index][0, :, :length, :length]  # (H, L, L): first item, internal padding cropped
-        kept.append(reduce(att) if layers is None or layer in layers else None)
+        try:
+            layer = len(kept)
+            att = output[index][0, :, :length, :length]  # (H, L, L): first item, internal padding cropped
+            kept.append(reduce(att) if layers is None or layer in layers else None)
+        except Exception as err:  # ours, not the model's: forward_pass lets it through
+            errors.append(err)
+            raise
 
     for module, index in attention_modules(model):
         handles.append(module.register_forward_hook(
             lambda m, a, o, index=index: hook(m, a, o, index)))
     try:
-        _forward(model, inputs, output_attentions=False)
+        forward_pass(model, inputs, output_attentions=False, hook_errors=errors)
     finally:
         for handle in handles:
             handle.remove()
@@ -89,7 +112,7 @@ def _longformer(model: Any, inputs: dict[str, Any], reduce: Reducer, global_idx:
                 layers: Collection[int] | None) -> list[Any]:
     import torch
 
-    out = _forward(model, inputs, output_attentions=True)
+    out = forward_pass(model, inputs, output_attentions=True)
     if not out.attentions:
         raise no_attention_error(model, "attention")
     glob = out.global_attentions or (None,) * len(out.attentions)
@@ -120,7 +143,7 @@ def reduce_layers(model: Any, inputs: dict[str, Any], length: int, reduce: Reduc
         if kept:
             return kept
         raise no_attention_error(model, "attention")
-    out = _forward(model, inputs, output_attentions=True)  # no recorded modules: the legacy tuple
+    out = forward_pass(model, inputs, output_attentions=True)  # no recorded modules: the legacy tuple
     if not out.attentions:
         raise no_attention_error(model, "attention")
     return [reduce(a[0, :, :length, :length]) if layers is None or i in layers else None

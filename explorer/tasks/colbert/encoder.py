@@ -29,7 +29,9 @@ import torch.nn.functional as F
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
+from explorer.runtime import loading
 from explorer.runtime.offload import input_device
+from explorer.runtime.weights import locate
 from explorer.tasks.similarity import BI_ENCODER, tidy
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
@@ -103,8 +105,6 @@ def checkpoint_key(models_dir: str | None = None) -> str | None:
     The projection is checked before loading: "colbert" may resolve to plain bert-base weights
     (its reference checkpoint), which have no projection and would be a useless 440 MB load.
     """
-    from explorer.runtime.weights import locate
-
     for key in COLBERT_KEYS:
         try:
             status = locate(key, models_dir)
@@ -131,10 +131,8 @@ def default_encoder(models_dir: str | None = None, *, device: str | None = None,
                     dtype: str | None = None) -> TokenEncoder:
     """The ColBERT checkpoint when one is on disk (:func:`checkpoint_key`), else the stand-in; on
     ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`)."""
-    from explorer.runtime.loading import load_model  # the shared, memory-bounded model cache
-
     key = checkpoint_key(models_dir)
-    return make_encoder(load_model(key or BI_ENCODER, models_dir=models_dir, device=device, dtype=dtype))
+    return make_encoder(loading.load_model(key or BI_ENCODER, models_dir=models_dir, device=device, dtype=dtype))
 
 
 def limits(enc: TokenEncoder) -> tuple[int, int]:

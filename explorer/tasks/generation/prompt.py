@@ -14,6 +14,8 @@ from typing import Any
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
+from explorer.runtime import limits
+from explorer.runtime.offload import input_device
 from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
 
 __all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "encode_prompt"]
@@ -41,9 +43,6 @@ def context_limit(model: Any, cap: int | None = None) -> int:
 
 
 def _device_cap(model: Any, context: int | None) -> int:
-    from explorer.runtime import limits
-    from explorer.runtime.offload import input_device
-
     if not hasattr(model, "parameters"):
         return MAX_PROMPT_TOKENS
     dtype = next((p.dtype for p in model.parameters()), None)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.notices import Notice, texts
+from explorer.runtime import bundled, loading, placement
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
@@ -73,8 +74,6 @@ def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any 
     """A loaded causal LM on ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`); the bundled Gemma 3 270M
     is converted first (once) with ``progress``. Another kind of model is refused in words naming
     ``purpose`` (the page or command)."""
-    from explorer.runtime import bundled, loading, placement
-
     placement.Placement.parse(device, dtype).resolve()  # a bad choice is refused before a conversion starts
     if (key_or_path or "").strip() == bundled.KEY:
         bundled.ensure_converted(models_dir, progress)

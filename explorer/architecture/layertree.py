@@ -1,4 +1,4 @@
-"""Anatomy of a model: layer tree, parameter breakdown by component, memory and FLOPs.
+"""The layer tree of a model: every module once, identical siblings collapsed, unique parameters counted.
 
 Counting rules (they differ from torchinfo 1.8, which counts tied weights twice):
 
@@ -6,34 +6,28 @@ Counting rules (they differ from torchinfo 1.8, which counts tied weights twice)
   tied LM head (``cls.predictions.decoder.weight`` = the word embeddings) are listed as tied;
 - a module object that appears several times (our "share layers" option) is counted once and
   shown as one block used N times; ALBERT's single layer group, which transformers calls N
-  times without any alias, is shown the same way from its config;
-- the component categories partition the canonical parameters, so they sum to the total.
+  times without any alias, is shown the same way from its config.
+
+The per-category totals are :func:`explorer.architecture.components.breakdown`, the output shapes
+:mod:`explorer.architecture.shapes`, the text table :mod:`explorer.architecture.treetable`.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from torch import nn
-
-from explorer.architecture import components
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
 
 __all__ = [
-    "BYTES", "ADAM_BYTES", "TreeNode", "ParamIndex", "index_parameters", "albert_uses", "reference_uses",
-    "module_uses", "layer_tree", "breakdown", "memory_bytes", "dummy_inputs", "unique_params", "trace_shapes",
-    "text_tree",
+    "TreeNode", "ParamIndex", "index_parameters", "albert_uses", "reference_uses", "module_uses", "layer_tree",
+    "unique_params",
 ]
-
-
-BYTES = {"fp32": 4, "fp16": 2, "int8": 1}
-ADAM_BYTES = 16  # fp32 weights + gradients + two Adam moments, per parameter
 
 
 @dataclass(frozen=True)
@@ -175,8 +169,6 @@ def _count_sibling(walk: _Walk, path: str, key: str, module: nn.Module) -> int:
 
 
 def _collapse(first: TreeNode, run: list[tuple[str, nn.Module]], total: int, same: bool) -> TreeNode:
-    from dataclasses import replace
-
     label = f"{run[0][0]}-{run[-1][0]}"
     uses = len(run) if same else first.uses
     return replace(first, label=label, params=total, repeat=len(run), uses=uses, shared=same or first.shared)
@@ -226,7 +218,7 @@ def module_uses(model: nn.Module, config: PretrainedConfig | None) -> dict[int, 
 def layer_tree(model: nn.Module, config: PretrainedConfig | None = None, shapes: dict[str, tuple[int, ...]] | None = None) -> TreeNode:
     """The collapsed layer tree of ``model``; the root's params equal the unique total.
 
-    >>> from explorer import build
+    >>> from explorer.architecture import build
     >>> config = build.config_from_dict({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2,
     ...     "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
     >>> tree = layer_tree(build.instantiate(config, "base"), config)
@@ -238,155 +230,6 @@ def layer_tree(model: nn.Module, config: PretrainedConfig | None = None, shapes:
     return _node(walk, "", type(model).__name__, model)
 
 
-def breakdown(model: nn.Module, config: PretrainedConfig | None = None) -> dict[str, int]:
-    """Unique parameters per component category; the values sum exactly to the total."""
-    index = index_parameters(model)
-    decoderish = bool(config is not None and (
-        getattr(config, "is_encoder_decoder", False) or getattr(config, "is_decoder", False)
-        or type(model).__name__.endswith(("ForCausalLM", "LMHeadModel"))
-    ))
-    totals: dict[str, int] = {c: 0 for c in components.ORDER}
-    for name, n in index.numel.items():
-        totals[components.categorize(name, index.owners.get(name, ""), decoderish)] += n
-    return {c: v for c, v in totals.items() if v}
-
-
-def memory_bytes(params: int) -> dict[str, int]:
-    """Weight memory per precision, plus fp32 training with Adam (weights+grads+2 moments)."""
-    out = {p: params * b for p, b in BYTES.items()}
-    out["train_fp32_adam"] = params * ADAM_BYTES
-    return out
-
-
-def _first_tensor(out: Any):
-    """The first tensor in a module output (tensor, tuple or ModelOutput)."""
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        return out
-    values = out.values() if isinstance(out, dict) else out if isinstance(out, (tuple, list)) else ()
-    for v in values:
-        t = _first_tensor(v)
-        if t is not None:
-            return t
-    return None
-
-
-def dummy_inputs(model: nn.Module, config: PretrainedConfig, seq_len: int) -> dict[str, Any]:
-    """Meta-device inputs for one sequence of ``seq_len`` tokens (decoder inputs when needed)."""
-    import torch
-
-    ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
-    inputs: dict[str, Any] = {"input_ids": ids}
-    config = getattr(model, "config", config)  # BERT2BERT is built from a BERT config
-    if config is not None and (getattr(config, "is_encoder_decoder", False) or config.model_type == "encoder-decoder"):
-        inputs["decoder_input_ids"] = ids
-    return inputs
-
-
-@contextlib.contextmanager
-def _neutral_item(seq_len: int) -> Iterator[None]:
-    """Meta tensors hold no values, so ``.item()`` and ``bool()`` raise. Models call them only
-    for sanity checks, mask shortcuts and lengths (``lengths.max().item()``); answer those with
-    True / seq_len / 0.0 while tracing shapes, and restore the real methods afterwards.
-
-    The patch is process-wide (every thread sees it), so it is held under ``build.BUILD_LOCK``:
-    no model is built or loaded elsewhere while ``.item()`` answers neutrally on meta tensors.
-    Real (non-meta) tensors keep their real answers throughout."""
-    import torch
-
-    from explorer.architecture.build import BUILD_LOCK
-
-    real = torch.Tensor.item
-
-    def item(self):
-        if self.device.type != "meta":
-            return real(self)
-        if self.dtype == torch.bool:
-            return True
-        return 0.0 if self.is_floating_point() else seq_len
-
-    real_bool = torch.Tensor.__bool__
-
-    def as_bool(self):
-        return True if self.device.type == "meta" else real_bool(self)
-
-    from torch.fx.experimental import _config as fx_config
-
-    with BUILD_LOCK:
-        # Patching methods on the class is the point here (undone below): mypy forbids it by default.
-        torch.Tensor.item, torch.Tensor.__bool__ = item, as_bool  # type: ignore[method-assign]
-        try:
-            # Longformer finds its global tokens with nonzero(); on meta, assume every entry is set.
-            # patch() is added to the config module at import by torch's install_config_module.
-            with fx_config.patch(meta_nonzero_assume_all_nonzero=True):  # type: ignore[attr-defined]
-                yield
-        finally:
-            torch.Tensor.item, torch.Tensor.__bool__ = real, real_bool  # type: ignore[method-assign]
-
-
 def unique_params(model: nn.Module) -> int:
     """Parameters counted once each (``parameters()`` drops tied aliases)."""
     return sum(p.numel() for p in model.parameters())
-
-
-def trace_shapes(model: nn.Module, config: PretrainedConfig, seq_len: int) -> tuple[dict[str, tuple[int, ...]], str]:
-    """Output shape of every module for one sequence, from a forward pass on the meta device.
-
-    Returns (shapes by module path, note). Some architectures cannot run on meta tensors
-    (data-dependent control flow); then shapes are empty and the note says why.
-    """
-    import torch
-
-    shapes: dict[str, tuple[int, ...]] = {}
-    hooks = []
-    for name, module in model.named_modules():
-        def hook(_m, _inp, out, name=name):
-            t = _first_tensor(out)
-            if t is not None and name not in shapes:
-                shapes[name] = tuple(t.shape)
-        hooks.append(module.register_forward_hook(hook))
-    try:
-        with torch.no_grad(), _neutral_item(seq_len):
-            model(**dummy_inputs(model, config, seq_len))
-        note = ""
-    except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError, AttributeError) as err:
-        # shapes are a bonus: data-dependent control flow on meta tensors must not fail the analysis
-        note = f"Output shapes unavailable for this architecture on the meta device ({type(err).__name__})."
-        shapes.clear()
-    finally:
-        for h in hooks:
-            h.remove()
-    return shapes, note
-
-
-def text_tree(root: TreeNode, max_depth: int = 4) -> str:
-    """A torchinfo-style text table (tied weights counted once; repeats collapsed)."""
-    rows = [("Layer (type)", "Output Shape", "Param #")]
-    for depth, node in root.walk():
-        if depth > max_depth:
-            continue
-        name = f"{'│    ' * max(0, depth - 1)}{'├─' if depth else ''}{_label(node)}"
-        shape = str(list(node.shape)) if node.shape else "--"
-        rows.append((name, shape, f"{node.params:,}" if node.params else "--"))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    line = "=" * (sum(widths) + 6)
-    out = [line, _fmt(rows[0], widths), line]
-    out += [_fmt(r, widths) for r in rows[1:]]
-    out += [line, f"Total params (unique, tied counted once): {root.params:,}", line]
-    return "\n".join(out)
-
-
-def _label(node: TreeNode) -> str:
-    text = f"{node.type}: {node.label}" if node.label != node.type else node.type
-    if node.repeat > 1:
-        text = f"{node.repeat} x {text}"
-    if node.shared and node.uses > 1:
-        text += f" (shared, used {node.uses}x)"
-    if node.tied:
-        text += " (tied)"
-    return text
-
-
-def _fmt(row: tuple[str, str, str], widths: list[int]) -> str:
-    return f"{row[0]:<{widths[0]}}   {row[1]:<{widths[1]}}   {row[2]:>{widths[2]}}"

@@ -1,0 +1,43 @@
+"""explorer.tasks.defaults: what the Fill-mask and Spans pages offer and start with."""
+
+from __future__ import annotations
+
+import shutil
+from types import SimpleNamespace
+
+from explorer.architecture import catalog
+from explorer.runtime import weights
+from explorer.tasks import defaults, infill
+from explorer.tasks import fillmask as fm
+from tests.tiny_models import save_tiny
+
+
+def test_the_fill_mask_page_offers_the_bundled_decoder_first() -> None:
+    keys = defaults.fill_keys()
+    assert keys[0] == "gemma3-270m" and fm.model_kind(keys[0]) == "causal-lm"
+    assert set(keys[1:]) == set(defaults.mlm_keys()) and all(fm.model_kind(k) == "masked-lm" for k in keys[1:])
+
+
+def test_fill_mask_starts_with_the_decoder_and_the_masked_lms_on_disk(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    assert defaults.fill_mask_defaults(str(tmp_path / "none")) == ["gemma3-270m", "bert-base"]  # a masked LM to compare
+    shutil.copytree(save_tiny("roberta", tmp_path / "tiny"), tmp_path / "models" / "roberta-base")
+    assert defaults.fill_mask_defaults(str(tmp_path / "models")) == ["gemma3-270m", "roberta-base"]
+    assert all(k in defaults.fill_keys() for k in defaults.fill_mask_defaults(None))
+    assert weights.locate("gemma3-270m").status in ("ready", "not present")
+
+
+def test_infill_keys_are_the_bundled_decoder_then_t5_and_bart_variants() -> None:
+    keys = defaults.infill_keys()
+    assert keys[0] == "gemma3-270m" and {"t5-small", "bart-base"} <= set(keys)
+    assert all(catalog.get_variant(k).model_type in infill.T5_TYPES + infill.BART_TYPES for k in keys[1:])
+
+
+def test_spans_start_with_the_ready_ones(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    save_tiny("t5", tmp_path / "models" / "t5-small")
+    ready = defaults.spans_defaults(str(tmp_path / "models"))
+    decoder_ready = weights.locate("gemma3-270m").status == "ready"
+    assert ready == (["gemma3-270m"] if decoder_ready else []) + ["t5-small"]
+    monkeypatch.setattr(weights, "locate", lambda *a, **k: SimpleNamespace(status="not present"))
+    assert defaults.spans_defaults(str(tmp_path / "models")) == ["gemma3-270m"]  # it then says how to get it
