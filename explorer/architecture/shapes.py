@@ -79,13 +79,15 @@ def _neutral_item(seq_len: int) -> Iterator[None]:
         return True if self.device.type == "meta" else real_bool(self)
 
     with BUILD_LOCK:
-        torch.Tensor.item, torch.Tensor.__bool__ = item, as_bool
+        # Patching methods on the class is the point here (undone below): mypy forbids it by default.
+        torch.Tensor.item, torch.Tensor.__bool__ = item, as_bool  # type: ignore[method-assign]
         try:
-            # Longformer finds its global tokens with nonzero(); on meta, assume every entry is set
-            with fx_config.patch(meta_nonzero_assume_all_nonzero=True):
+            # Longformer finds its global tokens with nonzero(); on meta, assume every entry is set.
+            # patch() is added to the config module at import by torch's install_config_module.
+            with fx_config.patch(meta_nonzero_assume_all_nonzero=True):  # type: ignore[attr-defined]
                 yield
         finally:
-            torch.Tensor.item, torch.Tensor.__bool__ = real, real_bool
+            torch.Tensor.item, torch.Tensor.__bool__ = real, real_bool  # type: ignore[method-assign]
 
 
 def trace_shapes(model: nn.Module, config: PretrainedConfig, seq_len: int) -> tuple[dict[str, tuple[int, ...]], str]:
