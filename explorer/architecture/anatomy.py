@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from torch import nn
 
 from explorer.architecture import components
+from explorer.architecture.modeltypes import is_encoder_decoder
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -242,7 +243,7 @@ def breakdown(model: nn.Module, config: PretrainedConfig | None = None) -> dict[
     """Unique parameters per component category; the values sum exactly to the total."""
     index = index_parameters(model)
     decoderish = bool(config is not None and (
-        getattr(config, "is_encoder_decoder", False) or getattr(config, "is_decoder", False)
+        is_encoder_decoder(config) or getattr(config, "is_decoder", False)
         or type(model).__name__.endswith(("ForCausalLM", "LMHeadModel"))
     ))
     totals: dict[str, int] = {c: 0 for c in components.ORDER}
@@ -279,7 +280,7 @@ def dummy_inputs(model: nn.Module, config: PretrainedConfig, seq_len: int) -> di
     ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
     inputs: dict[str, Any] = {"input_ids": ids}
     config = getattr(model, "config", config)  # BERT2BERT is built from a BERT config
-    if config is not None and (getattr(config, "is_encoder_decoder", False) or config.model_type == "encoder-decoder"):
+    if config is not None and is_encoder_decoder(config):
         inputs["decoder_input_ids"] = ids
     return inputs
 

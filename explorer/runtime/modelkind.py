@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["NEEDS", "check", "config_family", "family_of"]
@@ -43,7 +44,7 @@ def _mapping(name: str) -> Any:
 def config_family(config: dict[str, Any]) -> str:
     """"encoder", "decoder" or "encoder-decoder" from a config.json's contents."""
     model_type = str(config.get("model_type") or "")
-    if config.get("is_encoder_decoder") or model_type in _mapping("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"):
+    if is_encoder_decoder(config) or model_type in _mapping("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"):
         return "encoder-decoder"
     if model_type in _mapping("MODEL_FOR_MASKED_LM_MAPPING_NAMES") \
             or model_type not in _mapping("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES"):
