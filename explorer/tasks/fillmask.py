@@ -31,7 +31,7 @@ from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.core.userinput import MARKER
-from explorer.runtime import bundled, cancel, footprint, limits, placement
+from explorer.runtime import bundled, cancel, footprint, limits, modelkind, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
@@ -300,12 +300,11 @@ def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, mode
 FILLERS: dict[str, Filler] = {"masked-lm": _fill_masked_lm, "causal-lm": _fill_causal_lm}
 
 
-def model_kind(spec: str) -> str:
-    """Which ``FILLERS`` entry answers for ``spec``: catalog decoders (e.g. gemma3-270m) as causal LMs,
-    everything else (other keys, save_pretrained directories) as a masked LM."""
-    from explorer.architecture import catalog
-
-    return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
+def model_kind(spec: str, models_dir: str | None = None) -> str:
+    """Which ``FILLERS`` entry answers for ``spec``: a decoder (a catalog decoder such as gemma3-270m, or
+    a directory whose config.json names one: :func:`explorer.runtime.modelkind.is_decoder`) as a causal
+    LM, anything else as a masked LM."""
+    return "causal-lm" if modelkind.is_decoder(spec, models_dir) else "masked-lm"
 
 
 def picked_models(models: Sequence[str], top_k: int) -> list[str]:
@@ -337,14 +336,15 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
     loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
     asked = picked_models(models, top_k)
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
-    specs, dropped, left = footprint.fit_request(asked, {s: model_kind(s) for s in asked}, models_dir)
+    kinds = {s: model_kind(s, models_dir) for s in asked}
+    specs, dropped, left = footprint.fit_request(asked, kinds, models_dir)
     fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
     for spec in specs:
         cancel.check()  # one model after another: a request out of budget stops before the next load
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
-            fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,
-                                                   answer_tokens))
+            fills.append(FILLERS[kinds[spec]](spec, text, int(top_k), untrained, models_dir, loader,
+                                              answer_tokens))
         except ExplorerError as err:
             errors.append((spec, str(err)))
     return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))

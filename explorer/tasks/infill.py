@@ -19,20 +19,19 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel
+from explorer.runtime import cancel, modelkind
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 
 __all__ = [
     "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
-    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "is_causal_type", "parse_sentinels", "run",
+    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "parse_sentinels", "run",
     "split_blanks", "task",
 ]
 
@@ -100,15 +99,6 @@ def split_blanks(prompt: str) -> tuple[str, ...]:
     return pieces
 
 
-def is_causal_type(model_type: str | None) -> bool:
-    """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above, nor an
-    encoder that merely has a causal-LM class too (BERT's BertLMHeadModel)."""
-    from explorer.runtime.modelkind import config_family
-
-    return bool(model_type) and model_type not in T5_TYPES + BART_TYPES \
-        and config_family({"model_type": model_type}) == "decoder"
-
-
 def family(loaded: Any) -> str:
     """"t5", "bart" or "causal" (a decoder) from the model's config; anything else cannot infill spans."""
     mtype = str(getattr(loaded.model.config, "model_type", ""))
@@ -116,7 +106,7 @@ def family(loaded: Any) -> str:
         return "t5"
     if mtype in BART_TYPES:
         return "bart"
-    if is_causal_type(mtype):
+    if modelkind.config_family({"model_type": mtype}) == "decoder":  # gpt2, gemma3_text; not BERT's LM head
         return "causal"
     raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} is a {shorten(mtype)!r} model: span infilling needs "
                         "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
@@ -331,16 +321,9 @@ def default_models(models_dir: str | None = None) -> list[str]:
 
 
 def task(model: str, models_dir: str | None = None) -> str:
-    """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
-    directory whose config.json names a decoder), else "seq2seq"."""
-    from explorer.architecture import catalog
-    from explorer.runtime import weights
-
-    if model in catalog.keys():
-        return "causal-lm" if catalog.is_decoder(model) else "seq2seq"
-    found = weights.locate(model, models_dir)
-    mtype = weights.config_model_type(Path(found.path)) if found.path else None
-    return "causal-lm" if is_causal_type(mtype) else "seq2seq"
+    """How ``model`` is loaded for infilling: "causal-lm" for a decoder
+    (:func:`explorer.runtime.modelkind.is_decoder`), else "seq2seq"."""
+    return "causal-lm" if modelkind.is_decoder(model, models_dir) else "seq2seq"
 
 
 def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,
