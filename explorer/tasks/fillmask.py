@@ -30,7 +30,7 @@ import torch
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
-from explorer.core.userinput import MARKER
+from explorer.core.userinput import MARKER, SENTINEL
 from explorer.runtime import bundled, cancel, footprint, limits, modelkind, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
@@ -44,7 +44,9 @@ __all__ = [
     "DEFAULT_MLMS", "MAX_PAGE_MODELS", "default_models", "fill_keys", "mlm_head", "mlm_keys", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
-FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
+# Other models' span markers: refused with a message rather than sent to a masked LM as text
+# (T5's sentinel is a blank on the Spans page: explorer.core.userinput.SPAN_MARKER).
+FOREIGN_MASKS = re.compile(rf"{SENTINEL}|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
 MAX_CHARS = 100_000  # beyond this even tokenizing becomes the slow part: refuse with a message
 MAX_MASKS = 20
 MAX_TOP_K = 50

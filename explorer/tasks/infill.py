@@ -5,7 +5,7 @@ The user marks missing spans with ``___`` (or a model's own marker). T5 was pret
 repaired text, so its spans are found by aligning the output with the prompt. Either way the result
 is the prompt with each generated span placed back, marked by blank index.
 
->>> split_blanks("Thank you ___ me to your party ___ week.")
+>>> span_pieces("Thank you ___ me to your party <extra_id_1> week.")
 ('Thank you ', ' me to your party ', ' week.')
 >>> parse_sentinels("<pad> <extra_id_0> for inviting <extra_id_1> last</s>", 2)
 (['for inviting', 'last'], [])
@@ -25,21 +25,22 @@ import torch
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
+from explorer.core.userinput import GENERIC_BLANK, SENTINEL, SPAN_MARKER, split_blanks
 from explorer.runtime import cancel, modelkind
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, causal_fill
 
 __all__ = [
-    "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
-    "Segment", "align_spans", "default_models", "family", "infill", "infill_keys", "parse_sentinels", "run",
-    "split_blanks", "task",
+    "BART_TYPES", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_PROMPT_CHARS", "SEQ2SEQ_MAX_BLANKS", "T5_TYPES", "Filled",
+    "InfillResult", "Segment", "align_spans", "default_models", "family", "infill", "infill_keys",
+    "parse_sentinels", "run", "span_pieces", "task",
 ]
 
-GENERIC_BLANK = "___"
-# What counts as a blank in a prompt: the generic marker (3+ underscores) or any model's own.
-BLANK_RE = re.compile(r"_{3,}|<extra_id_\d+>|<mask>|\[MASK\]")
-SENTINEL_RE = re.compile(r"(<extra_id_\d+>)")
-MAX_BLANKS = 20
+SENTINEL_RE = re.compile(f"({SENTINEL})")  # in the model's output, exactly as its tokenizer spells it
+# T5 and BART fill every blank in one generation, so the cap is about a readable answer, not time
+# (a decoder's is lower: explorer.tasks.causal.fill.DECODER_MAX_BLANKS, one pass per blank).
+SEQ2SEQ_MAX_BLANKS = 20
 MAX_PROMPT_CHARS = 4_000
 T5_TYPES = ("t5", "mt5", "umt5", "longt5")
 BART_TYPES = ("bart", "mbart", "plbart")
@@ -82,21 +83,13 @@ class InfillResult:
         return d
 
 
-def split_blanks(prompt: str) -> tuple[str, ...]:
-    """The text between blanks: n blanks -> n + 1 pieces (possibly empty). Validates the prompt."""
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ExplorerError(f"The prompt is empty: type a sentence and mark missing spans with {GENERIC_BLANK}.")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise ExplorerError(f"The prompt is {len(prompt):,} characters long; the limit is "
-                            f"{MAX_PROMPT_CHARS:,}. Shorten it around the blanks.")
-    pieces = tuple(BLANK_RE.split(prompt))
-    n = len(pieces) - 1
-    if n == 0:
-        raise ExplorerError(f"No blank in the prompt: mark each missing span with {GENERIC_BLANK} "
-                            "(or <extra_id_0> for T5, <mask> for BART).")
-    if n > MAX_BLANKS:
-        raise ExplorerError(f"{n} blanks in the prompt; the limit is {MAX_BLANKS}. Remove some.")
-    return pieces
+def span_pieces(prompt: object, decoder: bool = False) -> tuple[str, ...]:
+    """The prompt's pieces between blanks (:func:`explorer.core.userinput.split_blanks`, T5 sentinels
+    included), within the cap of the model that fills them: a decoder's is lower (one pass per blank)."""
+    cap, why = ((DECODER_MAX_BLANKS, "a decoder reads the text once per blank") if decoder
+                else (SEQ2SEQ_MAX_BLANKS, "more spans than this no longer read as one answer"))
+    return split_blanks(prompt, what="prompt", marker=SPAN_MARKER, max_blanks=cap, max_chars=MAX_PROMPT_CHARS,
+                        why_cap=why)
 
 
 def family(loaded: Any) -> str:
@@ -271,8 +264,6 @@ def _ranking_note(index: int, fill: Any) -> Notice:
 def _infill_causal(loaded: Any, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """A decoder: answers of 1..N tokens per blank from a short beam over continuations of the text
     before it, ranked by the log-probability of the whole text (:mod:`explorer.tasks.causal`)."""
-    from explorer.tasks.causal.fill import causal_fill
-
     text = GENERIC_BLANK.join(pieces)
     fill = causal_fill(loaded, text, top_k=5, answer_tokens=max(1, min(max_new_tokens, CAUSAL_SPAN_TOKENS)))
     spans = [b.best.text.strip() for b in fill.blanks]
@@ -293,8 +284,8 @@ def infill(loaded: Any, prompt: str, max_new_tokens: int = 24) -> InfillResult:
 
     ``max_new_tokens`` is per blank (1..128).
     """
-    pieces = split_blanks(prompt)
     fam = family(loaded)
+    pieces = span_pieces(prompt, decoder=fam == "causal")
     start = time.perf_counter()
     out = INFILLERS[fam](loaded, pieces, max(1, min(int(max_new_tokens), 128)))  # per blank
     name = str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
@@ -335,7 +326,8 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     """
     from explorer.runtime.loading import load_model
 
-    split_blanks(prompt)
-    loaded = load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
+    kind = task(model, models_dir)
+    span_pieces(prompt, decoder=kind == "causal-lm")
+    loaded = load_model(model, kind, random_weights=random_weights, models_dir=models_dir,
                         device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)
