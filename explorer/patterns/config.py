@@ -1,8 +1,8 @@
 """Config -> pattern: read a published config dict and build the :class:`PatternSpec` of one layer.
 
 Configs name the same thing differently (``hidden_size`` / ``d_model`` / ``n_embd``; ``num_layers``
-/ ``n_layer``...); :func:`head_dim`, :func:`num_layers` and :func:`max_positions` read all spellings (layer
-and head counts through :mod:`explorer.architecture.modeltypes`, their one home).
+/ ``n_layer``...); :func:`head_dim` and :func:`max_positions` read all spellings (layer and head counts
+through :mod:`explorer.architecture.modeltypes`, their one home).
 ``attention`` is the catalog's attention label of the variant (``full``, ``causal``,
 ``sliding-window+global``, ``block-sparse``, ``local-global-alternating``...).
 
@@ -32,7 +32,7 @@ from explorer.patterns.kinds import (
     sliding_window,
 )
 
-__all__ = ["KNOWN_ATTENTION", "alternating_layers", "head_dim", "max_positions", "num_layers",
+__all__ = ["KNOWN_ATTENTION", "alternating_layers", "head_dim", "max_positions",
            "self_attention_spec"]
 
 _FULL_LABELS = ("full", "disentangled", "encoder-decoder")  # DeBERTa changes scores, not who attends
@@ -54,12 +54,6 @@ def head_dim(cfg: dict[str, Any]) -> int:
     hidden = _first(cfg, "hidden_size", "d_model", "n_embd", "dim", "emb_dim")
     heads = modeltypes.num_heads(cfg)
     return int(hidden) // int(heads) if hidden and heads else 64
-
-
-def num_layers(cfg: dict[str, Any], part: str = "encoder") -> int:
-    """Layers of the encoder (or only stack) or, with ``part="decoder"``, of the decoder (1 when the
-    config names no count: a pattern always has at least one layer to draw)."""
-    return modeltypes.num_layers(cfg, part) or 1
 
 
 def alternating_layers(cfg: dict[str, Any]) -> list[str]:
