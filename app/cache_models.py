@@ -10,18 +10,16 @@ make a re-saved checkpoint miss the cache. ExplorerErrors are never cached: they
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
-from explorer.runtime import modelcache, workers
+from explorer.runtime import fence, modelcache, workers
 from explorer.tasks import defaults, discriminator, fillbatch, fillmask
 
 
 def models_dir() -> str | None:
     """The weights directory typed on the Models page (a session value), else EXPLORER_MODELS_DIR."""
     typed = (st.session_state.get("models_dir") or "").strip()
-    return typed or os.environ.get("EXPLORER_MODELS_DIR") or None
+    return typed or fence.models_dir_env() or None
 
 
 @st.cache_data(max_entries=16, show_spinner=False, ttl=60)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 import streamlit as st
 
 from app import cache_models as cache
 from app import device_picker, ui
-from explorer.runtime import download, modelcache, placement, weights, workers
+from explorer.runtime import download, fence, modelcache, placement, weights, workers
 
 chosen = device_picker.pick()  # the sidebar's device and precision, shared by every live page
 st.title("Models & weights")
@@ -19,7 +17,7 @@ st.caption("Weights are looked up, in order, in your models directory, the Huggi
 
 # "models_dir" is a plain session key (widget keys are dropped when the user changes page), so the
 # directory typed here is still used by the demo pages.
-st.session_state.setdefault("models_dir", os.environ.get("EXPLORER_MODELS_DIR", ""))
+st.session_state.setdefault("models_dir", fence.models_dir_env() or "")
 st.text_input("Models directory", value=st.session_state["models_dir"], key="models_dir_input",
               placeholder="/path/to/models (or set EXPLORER_MODELS_DIR)", help="Used by every demo page.",
               on_change=lambda: st.session_state.update(models_dir=st.session_state["models_dir_input"]))

@@ -57,3 +57,17 @@ def test_models_table_hides_install_paths(fenced) -> None:
     rows = {r["key"]: r for r in weights.status_table()}
     where = rows["sentence-bert"]["where"]
     assert "site-packages" not in where and "/" not in where.replace("models folder/", "")
+
+
+@pytest.mark.parametrize("value, expected", [(None, None), ("", None), ("   ", None), (" /m ", "/m")])
+def test_models_dir_env_is_read_one_way(monkeypatch, value, expected) -> None:
+    if value is None:
+        monkeypatch.delenv(fence.MODELS_DIR_ENV, raising=False)
+    else:
+        monkeypatch.setenv(fence.MODELS_DIR_ENV, value)
+    monkeypatch.delenv(fence.ENV, raising=False)
+    assert fence.models_dir_env() == expected
+    # the argument wins; without one, the variable (blank means unset, for the roots as well)
+    assert fence.models_dir_default("elsewhere") is not None
+    assert fence.models_dir_default(None) == (None if expected is None else fence.check(expected))
+    assert any(label == "models folder" for label, _ in fence.allowed_roots()) is (expected is not None)

@@ -10,6 +10,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
 from explorer.tasks import infill
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS
 from tests.tiny_models import save_tiny
 
 
@@ -39,18 +40,26 @@ def _scripted(loaded, text: str) -> SimpleNamespace:
 # ---------------------------------------------------------------- prompt parsing
 
 
-def test_split_blanks_accepts_generic_and_native_markers() -> None:
-    assert infill.split_blanks("a ___ b <extra_id_7> c <mask> d [MASK]") == ("a ", " b ", " c ", " d ", "")
-    assert infill.split_blanks("______") == ("", "")
+def test_span_pieces_take_t5_sentinels_within_the_cap_of_the_filling_model() -> None:
+    """The grammar of blanks is explorer.core.userinput's (tests/test_userinput.py); here, only what
+    infilling adds: T5 sentinels count, and a decoder's cap is lower than T5/BART's."""
+    assert infill.span_pieces("a ___ b <extra_id_7> c <mask> d [mask]") == ("a ", " b ", " c ", " d ", "")
+    many = " ___ " * (infill.SEQ2SEQ_MAX_BLANKS)
+    assert len(infill.span_pieces(many)) == infill.SEQ2SEQ_MAX_BLANKS + 1
+    with pytest.raises(ExplorerError, match=f"limit is {infill.SEQ2SEQ_MAX_BLANKS} "):
+        infill.span_pieces(many + "___")
+    with pytest.raises(ExplorerError, match=f"limit is {DECODER_MAX_BLANKS} .a decoder reads"):
+        infill.span_pieces(" ___ " * (DECODER_MAX_BLANKS + 1), decoder=True)
+    with pytest.raises(ExplorerError, match="limit is 4,000"):
+        infill.span_pieces("x " * 3000 + "___")
 
 
-@pytest.mark.parametrize("prompt, needle", [
-    ("", "empty"), ("   \n", "empty"), ("no blank here", "No blank"),
-    ("x " * 3000 + "___", "limit is 4,000"), (" ___ " * 21, "limit is 20"),
-])
-def test_split_blanks_refuses_bad_prompts(prompt: str, needle: str) -> None:
-    with pytest.raises(ExplorerError, match=needle):
-        infill.split_blanks(prompt)
+def test_a_decoder_prompt_over_its_cap_is_refused_before_loading(monkeypatch) -> None:
+    from explorer.runtime import loading
+
+    monkeypatch.setattr(loading, "load_model", lambda *a, **k: pytest.fail("loaded"))
+    with pytest.raises(ExplorerError, match="a decoder reads the text once per blank"):
+        infill.run("gemma3-270m", " ___ " * (DECODER_MAX_BLANKS + 1))
 
 
 def test_parse_sentinels() -> None:

@@ -81,11 +81,34 @@ def test_qa_with_a_masked_lm_or_a_seq2seq_directory(fenced) -> None:
         _no_path(str(err.value), root)
 
 
-def test_a_decoder_directory_as_a_masked_lm_is_a_decoder(fenced) -> None:
+def test_a_decoder_directory_fills_masks_as_a_decoder(fenced) -> None:
+    """A folder holding a decoder answers like the catalog's decoder (a causal column), not as a
+    masked LM refused for its kind: the kind comes from its config.json (modelkind.is_decoder)."""
     root, d = fenced
-    res = fill_mask([str(d["gemma"])], "Paris is the [MASK].")
-    assert "is a decoder: Fill-mask needs a masked language model" in res.errors[0][1]
-    _no_path(res.errors[0][1], root)
+    res = fill_mask([str(d["gemma"])], "Paris is the [MASK].", answer_tokens=1)
+    assert not res.errors and len(res.models) == 1
+    assert any("reads left to right" in n.text for n in res.models[0].notices)
+
+
+def test_is_decoder_reads_the_catalog_or_the_folder(fenced) -> None:
+    root, d = fenced
+    assert modelkind.is_decoder("gemma3-270m") and modelkind.is_decoder("gpt2")
+    assert not modelkind.is_decoder("bert-base") and not modelkind.is_decoder("t5-small")
+    assert modelkind.is_decoder(str(d["gemma"])) and modelkind.is_decoder("gemma", str(root))  # in models_dir
+    assert not modelkind.is_decoder(str(d["bert"])) and not modelkind.is_decoder(str(d["t5"]))
+    for unknown in (str(root / "nothing-here"), "/etc", "not a model!", ""):  # the load says what is wrong
+        assert not modelkind.is_decoder(unknown)
+
+
+def test_every_task_asks_the_same_question(fenced) -> None:
+    from explorer.tasks.fillmask import model_kind
+
+    root, d = fenced
+    for name in ("gemma3-270m", "bert-base", str(d["gemma"]), str(d["bert"]), str(d["t5"])):
+        decoder = modelkind.is_decoder(name)
+        assert (model_kind(name) == "causal-lm") is decoder
+        assert (infill.task(name) == "causal-lm") is decoder
+        assert qa.is_generative(name) is decoder
 
 
 @pytest.mark.parametrize(("config", "family"), [

@@ -36,12 +36,10 @@ def test_max_positions_uses_the_shared_position_offset() -> None:
     assert P.max_positions(catalog.get_variant("t5-base"), _cfg("t5-base")) is None  # relative positions
 
 
-def test_head_dim_and_layers_read_every_spelling() -> None:
+def test_head_dim_reads_every_spelling() -> None:
     assert P.head_dim({"d_kv": 64, "d_model": 512}) == 64
     assert P.head_dim({"n_embd": 768, "n_head": 12}) == 64
     assert P.head_dim({}) == 64
-    assert P.num_layers({"num_layers": 6, "num_decoder_layers": 3}, "decoder") == 3
-    assert P.num_layers({"n_layer": 24}) == 24
 
 
 def test_self_attention_spec_follows_bigbird_and_refuses_unknown_attention() -> None:

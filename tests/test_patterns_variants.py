@@ -113,3 +113,12 @@ def test_variant_layers() -> None:
     assert P.variant_layers("longformer") == len(_cfg("longformer")["attention_window"])
     with pytest.raises(ExplorerError, match="no decoder attention"):
         P.variant_layers("bert-base", "decoder")
+
+
+def test_layer_count_reads_every_spelling_and_draws_at_least_one_layer() -> None:
+    from types import SimpleNamespace
+
+    plain = SimpleNamespace(attention="full")
+    assert P.layer_count(plain, {"n_layer": 24}, "encoder") == 24  # the spellings: tests/test_modeltypes.py
+    assert P.layer_count(plain, {"num_layers": 6, "num_decoder_layers": 3}, "decoder") == 3
+    assert P.layer_count(plain, {}, "encoder") == P.layer_count(plain, {}, "cross") == 1

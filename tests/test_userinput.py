@@ -1,11 +1,20 @@
-"""explorer.core.userinput: the one rule set for typed token positions, and the text-box check."""
+"""explorer.core.userinput: the one rule set for typed token positions, the text-box check, and the one
+grammar of blanks (``split_blanks``) that fill-mask, the decoder's fill and span infilling share."""
 
 from __future__ import annotations
 
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.core.userinput import MAX_POSITIONS, MAX_POSITIONS_CHARS, parse_positions, require_text
+from explorer.core.userinput import (
+    MARKER,
+    MAX_POSITIONS,
+    MAX_POSITIONS_CHARS,
+    SPAN_MARKER,
+    parse_positions,
+    require_text,
+    split_blanks,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +90,41 @@ def test_require_text_keeps_good_text_unchanged(text: str) -> None:
 def test_require_text_refuses_with_one_clear_message(text, match: str) -> None:
     with pytest.raises(ExplorerError, match=match):
         _check(text)
+
+
+def _split(text, marker=MARKER, **kw):
+    return split_blanks(text, **{"max_blanks": 5, "max_chars": 1_000, "marker": marker, **kw})
+
+
+@pytest.mark.parametrize("text, pieces", [
+    ("a [MASK] b", ("a ", " b")), ("a [mask] b <MASK> c", ("a ", " b ", " c")),  # any case: a blank is a blank
+    ("a <mask> b ___ c ______", ("a ", " b ", " c ", "")), ("___", ("", "")),
+    ("a __ b", None), ("a [MASK_1] b", None), ("a <extra_id_0> b", None),  # not generic blanks
+])
+def test_split_blanks_reads_the_generic_markers(text, pieces) -> None:
+    if pieces is None:
+        with pytest.raises(ExplorerError, match="No blank"):
+            _split(text)
+    else:
+        assert _split(text) == pieces
+
+
+def test_t5_sentinels_are_blanks_only_where_spans_are_filled() -> None:
+    assert _split("a <extra_id_0> b <EXTRA_ID_12> c [mask]", SPAN_MARKER) == ("a ", " b ", " c ", "")
+    with pytest.raises(ExplorerError, match=r"<extra_id_0>\)"):  # the hint names the sentinel where it counts
+        _split("no blank", SPAN_MARKER)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "The text is empty: type a sentence and put ___"), ("  \n\t", "is empty"), (None, "must be a string"),
+    (42, "must be a string"), ("x" * 1_001, "1,001 characters; the limit is 1,000"),
+    (" ___" * 6, r"has 6 blanks; the limit is 5 \(because\)\. Remove some"),
+])
+def test_split_blanks_refuses_with_what_to_do(text, says) -> None:
+    with pytest.raises(ExplorerError, match=says):
+        _split(text, why_cap="because")
+
+
+def test_split_blanks_names_what_was_typed() -> None:
+    with pytest.raises(ExplorerError, match="The prompt is empty"):
+        _split(" ", what="prompt")

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from explorer.architecture import catalog, custom_models
+from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import budget
@@ -146,9 +147,9 @@ def apply_overrides(config: PretrainedConfig, overrides: Mapping[str, int] | Non
 def validate(config: PretrainedConfig) -> None:
     """Catch the invalid combinations transformers would only report deep inside a build."""
     hidden = getattr(config, "hidden_size", None)
-    heads = getattr(config, "num_attention_heads", None)
+    heads = num_heads(config)
     budget.check_config(config.to_dict())  # also after overrides: every layer field of every stack
-    layers = getattr(config, "num_hidden_layers", None)
+    layers = num_layers(config)
     if isinstance(hidden, int) and isinstance(heads, int):
         if heads < 1:
             raise ExplorerError("The model needs at least one attention head.")
@@ -173,7 +174,7 @@ def make_config(key: str, overrides: Mapping[str, int] | None = None) -> Pretrai
 
 def default_head(config: PretrainedConfig) -> str:
     """The richest standard head transformers offers for this config."""
-    if config.model_type == "encoder-decoder" or getattr(config, "is_encoder_decoder", False):
+    if is_encoder_decoder(config):
         return "seq2seq"
     for head in ("pretraining", "mlm", "causal-lm"):
         if type(config) in _auto(head)._model_mapping:

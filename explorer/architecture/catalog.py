@@ -18,7 +18,7 @@ from explorer import ASSETS
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = [
-    "FAMILIES", "CATALOG_FILE", "Variant", "load_catalog", "keys", "get_variant", "is_decoder", "config_text",
+    "FAMILIES", "CATALOG_FILE", "Variant", "load_catalog", "keys", "get_variant", "config_text",
     "variant_config",
 ]
 
@@ -110,17 +110,6 @@ def get_variant(key: str) -> Variant:
     raise ExplorerError(
         f"Unknown variant {shorten(key)!r}.{hint} Run `python -m explorer list` to see all {len(catalog)} keys."
     )
-
-
-def is_decoder(key: str) -> bool:
-    """Whether ``key`` is a catalog decoder (a causal LM such as gpt2 or gemma3-270m); any other name,
-    a directory included, is not.
-
-    >>> is_decoder("gpt2"), is_decoder("bert-base"), is_decoder("./my-model")
-    (True, False, False)
-    """
-    catalog = load_catalog()
-    return key in catalog and catalog[key].family == "decoder"
 
 
 @lru_cache(maxsize=128)

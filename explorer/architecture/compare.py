@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from explorer.architecture import catalog, census
+from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
 from explorer.papers import budgets
@@ -38,16 +39,13 @@ def config_summary(config: PretrainedConfig) -> dict[str, Any]:
     ``layers`` is the encoder's (or the only) stack, ``decoder_layers`` the decoder's of an
     encoder-decoder, None otherwise.
     """
-    if config.model_type == "encoder-decoder":
-        enc = config_summary(config.encoder)
-        enc["decoder_layers"] = _first(config.decoder, "num_hidden_layers")
-        return enc
-    dec = _first(config, "num_decoder_layers", "decoder_layers") if getattr(config, "is_encoder_decoder", False) else None
+    if config.model_type == "encoder-decoder":  # composite (BERT2BERT): the encoder's widths, the decoder's depth
+        return {**config_summary(config.encoder), "decoder_layers": num_layers(config, "decoder")}
     return {
-        "layers": _first(config, "num_hidden_layers"),
-        "decoder_layers": dec,
+        "layers": num_layers(config),
+        "decoder_layers": num_layers(config, "decoder") if is_encoder_decoder(config) else None,
         "hidden": _first(config, "hidden_size"),
-        "heads": _first(config, "num_attention_heads"),
+        "heads": num_heads(config),
         "ffn": _first(config, "intermediate_size", "n_inner", "d_ff", "dff", "hidden_dim", "encoder_ffn_dim")
         or 4 * (_first(config, "hidden_size") or 0),
         "vocab": _first(config, "vocab_size"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from explorer.architecture.layertree import index_parameters
+from explorer.architecture.modeltypes import is_encoder_decoder
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from torch import nn
@@ -116,7 +117,7 @@ def breakdown(model: nn.Module, config: PretrainedConfig | None = None) -> dict[
     """Unique parameters per component category; the values sum exactly to the total."""
     index = index_parameters(model)
     decoderish = bool(config is not None and (
-        getattr(config, "is_encoder_decoder", False) or getattr(config, "is_decoder", False)
+        is_encoder_decoder(config) or getattr(config, "is_decoder", False)
         or type(model).__name__.endswith(("ForCausalLM", "LMHeadModel"))
     ))
     totals: dict[str, int] = {c: 0 for c in ORDER}

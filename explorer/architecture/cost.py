@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from torch import nn
 
 from explorer.architecture import layertree
+from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -56,15 +57,12 @@ def matmul_flops(model: nn.Module, config: PretrainedConfig) -> int:
 
 def layer_counts(config: PretrainedConfig) -> tuple[int, int, int]:
     """(self-attention layers, cross-attention layers, d_model) of a config."""
-    if config.model_type == "encoder-decoder":
-        enc = config.encoder
-        return 2 * enc.num_hidden_layers, enc.num_hidden_layers, enc.hidden_size
-    layers = int(getattr(config, "num_hidden_layers", 0) or 0)
-    d_model = int(getattr(config, "hidden_size", 0) or 0)
-    if getattr(config, "is_encoder_decoder", False):
-        dec = int(getattr(config, "num_decoder_layers", None) or getattr(config, "decoder_layers", None) or layers)
-        return layers + dec, dec, d_model
-    return layers, 0, d_model
+    stack = config.encoder if config.model_type == "encoder-decoder" else config  # composite: BERT2BERT
+    layers, d_model = num_layers(config) or 0, int(getattr(stack, "hidden_size", 0) or 0)
+    if not is_encoder_decoder(config):
+        return layers, 0, d_model
+    dec = num_layers(config, "decoder") or layers
+    return layers + dec, dec, d_model
 
 
 def context(attention: str, seq_len: int, config: PretrainedConfig, average_causal: bool = True) -> float:
@@ -81,7 +79,7 @@ def context(attention: str, seq_len: int, config: PretrainedConfig, average_caus
     if attention == "causal":
         return (seq_len + 1) / 2 if average_causal else float(seq_len)
     cfg = config.to_dict()
-    layers = max(1, int(getattr(config, "num_hidden_layers", 1) or 1))
+    layers = max(1, num_layers(config) or 1)
     counts = []
     for layer in range(layers):
         _, spec = patterns.self_attention_spec(attention, cfg, layer, seq_len, (), 0, 1)
@@ -122,7 +120,6 @@ def attention_memory(config: PretrainedConfig, seq_len: int, attention: str = "f
     the keys their pattern allows, which is what makes them linear in T.
     """
     self_layers, cross_layers, _ = layer_counts(config)
-    heads = int(getattr(config, "num_attention_heads", 0) or getattr(getattr(config, "encoder", None),
-                                                                       "num_attention_heads", 0) or 1)
+    heads = num_heads(config) or 1
     ctx = context(attention, seq_len, config, average_causal=False)
     return int(bytes_per * heads * seq_len * (self_layers * ctx + cross_layers * seq_len))

@@ -6,6 +6,11 @@
 512
 >>> bigbird_falls_back(704, block_size=64, num_random_blocks=3), bigbird_falls_back(705, 64, 3)
 (True, False)
+>>> t5 = {"model_type": "t5", "num_layers": 6, "num_heads": 8, "is_encoder_decoder": True}
+>>> num_layers(t5), num_layers(t5, "decoder"), num_heads(t5), is_encoder_decoder(t5)
+(6, 6, 8, True)
+>>> num_layers({"model_type": "gpt2", "n_layer": 12}), is_encoder_decoder({"model_type": "gpt2"})
+(12, False)
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
-    "POSITION_OFFSET_TYPES", "RELATIVE_POSITION_TYPES", "ROBERTA_STYLE_TOKENIZER_TYPES",
-    "bigbird_falls_back", "max_input_tokens", "position_offset",
+    "DECODER_LAYER_FIELDS", "HEAD_FIELDS", "LAYER_FIELDS", "POSITION_OFFSET_TYPES", "RELATIVE_POSITION_TYPES",
+    "ROBERTA_STYLE_TOKENIZER_TYPES", "bigbird_falls_back", "config_int", "is_encoder_decoder", "max_input_tokens",
+    "num_heads", "num_layers", "position_offset",
 ]
 
 # RoBERTa-style position embeddings start at ``padding_idx + 1`` (= 2): two rows of
@@ -31,6 +37,15 @@ RELATIVE_POSITION_TYPES: frozenset[str] = frozenset({"t5", "mt5", "umt5", "deber
 ROBERTA_STYLE_TOKENIZER_TYPES: tuple[str, ...] = (
     "roberta", "bart", "longformer", "deberta", "camembert", "xlm-roberta", "mbart")
 
+# The same count under each family's name, in the order they are tried. A config object answers the
+# first name through its attribute_map (T5's num_layers is also num_hidden_layers); a raw config.json
+# dict has only its own spelling, so every spelling is listed.
+LAYER_FIELDS: tuple[str, ...] = ("num_hidden_layers", "encoder_layers", "num_layers", "n_layer", "n_layers")
+# A decoder stack: T5's num_decoder_layers (it defaults to num_layers), BART's decoder_layers, else the
+# only stack's count (BERT2BERT's decoder is a copy of its encoder config).
+DECODER_LAYER_FIELDS: tuple[str, ...] = ("num_decoder_layers", "decoder_layers", *LAYER_FIELDS)
+HEAD_FIELDS: tuple[str, ...] = ("num_attention_heads", "encoder_attention_heads", "num_heads", "n_head", "n_heads")
+
 
 def position_offset(model_type: str, pad_token_id: int | None = 1) -> int:
     """Rows of the position table a RoBERTa-style model never uses for tokens (``pad_token_id + 1``)."""
@@ -41,6 +56,44 @@ def position_offset(model_type: str, pad_token_id: int | None = 1) -> int:
 
 def _get(cfg: Mapping[str, Any] | Any, name: str) -> Any:
     return cfg.get(name) if isinstance(cfg, Mapping) else getattr(cfg, name, None)
+
+
+def config_int(cfg: Mapping[str, Any] | Any, *names: str) -> int | None:
+    """The first of ``names`` that holds a whole number (not a bool) in a config dict or object."""
+    for name in names:
+        value = _get(cfg, name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def is_encoder_decoder(cfg: Mapping[str, Any] | Any) -> bool:
+    """Whether a config (dict or object) has an encoder and a decoder: T5/BART say so with
+    ``is_encoder_decoder``; a composite ``EncoderDecoderConfig`` (BERT2BERT) by its model_type, which
+    a catalog dict carries before the composite config is built."""
+    return _get(cfg, "model_type") == "encoder-decoder" or bool(_get(cfg, "is_encoder_decoder"))
+
+
+def _stack(cfg: Mapping[str, Any] | Any, part: str) -> Mapping[str, Any] | Any:
+    """The config that holds one stack's fields: a composite EncoderDecoderConfig keeps them in its
+    ``encoder`` / ``decoder`` sub-configs; every other config (and a flat catalog dict) is its own."""
+    if _get(cfg, "model_type") != "encoder-decoder":
+        return cfg
+    sub = _get(cfg, "decoder" if part in ("decoder", "cross") else "encoder")
+    return sub if isinstance(sub, Mapping) or hasattr(sub, "model_type") else cfg
+
+
+def num_layers(cfg: Mapping[str, Any] | Any, part: str = "encoder") -> int | None:
+    """Layers of the encoder (or the only stack) or, with ``part`` "decoder"/"cross", of the decoder;
+    None when the config names no count."""
+    if part in ("decoder", "cross"):
+        return config_int(_stack(cfg, part), *DECODER_LAYER_FIELDS)
+    return config_int(_stack(cfg, part), *LAYER_FIELDS)
+
+
+def num_heads(cfg: Mapping[str, Any] | Any) -> int | None:
+    """Attention heads per layer of the encoder (or the only stack); None when the config names none."""
+    return config_int(_stack(cfg, "encoder"), *HEAD_FIELDS)
 
 
 def max_input_tokens(cfg: Mapping[str, Any] | Any) -> int | None:

@@ -16,7 +16,7 @@ from torch import nn
 from torch.fx.experimental import _config as fx_config
 
 from explorer.architecture.build import BUILD_LOCK
-from explorer.architecture.modeltypes import max_input_tokens
+from explorer.architecture.modeltypes import is_encoder_decoder, max_input_tokens
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -50,7 +50,7 @@ def dummy_inputs(model: nn.Module, config: PretrainedConfig, seq_len: int) -> di
     ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
     inputs: dict[str, Any] = {"input_ids": ids}
     config = getattr(model, "config", config)  # BERT2BERT is built from a BERT config
-    if config is not None and (getattr(config, "is_encoder_decoder", False) or config.model_type == "encoder-decoder"):
+    if config is not None and is_encoder_decoder(config):
         inputs["decoder_input_ids"] = ids
     return inputs
 

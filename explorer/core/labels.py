@@ -9,13 +9,16 @@ and Streamlit renders markdown, LaTeX and colour directives (:func:`escape_markd
 '\\\\*not italic\\\\* \\\\$x\\\\$'
 >>> escape_markdown("open `data/*x*` now", keep_code=True)
 'open `data/*x*` now'
+>>> token_labels(["[CLS]", "<b>", "[CLS]"], offset=3)
+['3 [CLS]', '4 &lt;b&gt;', '5 [CLS]']
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
-__all__ = ["UNTRAINED", "UNTRAINED_NOTE", "escape_markdown", "safe_label", "untrained_suffix"]
+__all__ = ["UNTRAINED", "UNTRAINED_NOTE", "escape_markdown", "safe_label", "token_labels", "untrained_suffix"]
 
 UNTRAINED = " (untrained: random weights)"  # appended to figure titles of random-weight results
 UNTRAINED_NOTE = "Untrained weights: predictions are noise from a randomly initialised model."
@@ -33,6 +36,16 @@ def safe_label(text: str, width: int = 40) -> str:
     text = " ".join(str(text).split())
     short = text if len(text) <= width else text[: width - 1] + "…"
     return html.escape(short, quote=False)
+
+
+def token_labels(tokens: Sequence[str], offset: int = 0) -> list[str]:
+    """Unique, escaped axis labels ``"<position> <token>"`` for heatmaps of tokens.
+
+    The position makes repeated tokens distinct (plotly merges equal categories into one row);
+    the escape keeps user text from becoming plotly markup. ``offset``: position of the first token
+    when the axis shows a window of a longer text.
+    """
+    return [f"{offset + i} {html.escape(t)}" for i, t in enumerate(tokens)]
 
 
 def _escape_flat(text: str) -> str:

@@ -1,6 +1,9 @@
 """Checks for what users type into text boxes, shared by every area (pages and CLI alike).
 
 - :func:`require_text`: a non-blank string of bounded length (texts to run through a model).
+- :func:`split_blanks`: a text with blanks -> the pieces between them, with one grammar of blanks:
+  :data:`MARKER` (``[MASK]``, ``<mask>``, ``___``, any case) everywhere, plus T5's ``<extra_id_N>`` where
+  spans are filled (:data:`SPAN_MARKER`). Each caller passes its own cap on the number of blanks.
 - :func:`parse_positions`: token positions such as ``"5, 17"`` (Longformer's global tokens), with
   one rule set everywhere: whole ASCII numbers separated by commas, semicolons or spaces, at most
   :data:`MAX_POSITIONS` of them, each inside ``0 .. seq_len - 1``.
@@ -11,6 +14,10 @@
 ()
 >>> require_text("  hello ", what="text", empty_hint="type a sentence.", max_chars=10, limit_note="demo")
 '  hello '
+>>> split_blanks("Thank you ___ me to your [mask] party.", max_blanks=5, max_chars=100)
+('Thank you ', ' me to your ', ' party.')
+>>> split_blanks("a <extra_id_0> b", max_blanks=5, max_chars=100, marker=SPAN_MARKER)
+('a ', ' b')
 """
 
 from __future__ import annotations
@@ -19,9 +26,19 @@ import re
 
 from explorer.core.errors import ExplorerError
 
-__all__ = ["MARKER", "MAX_POSITIONS", "MAX_POSITIONS_CHARS", "parse_positions", "require_text"]
+__all__ = ["GENERIC_BLANK", "MARKER", "MAX_POSITIONS", "MAX_POSITIONS_CHARS", "SENTINEL", "SPAN_MARKER",
+           "parse_positions", "require_text", "split_blanks"]
 
-MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)  # what users type for "a blank here"
+# What users type for "a blank here", on every page: BERT's [MASK], RoBERTa/BART's <mask>, or three or
+# more underscores. Case does not matter: someone who types [mask] or <MASK> means a blank (no model's
+# word is spelled that way), and a case-sensitive rule silently sent "[mask]" to the model as text.
+MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)
+GENERIC_BLANK = "___"  # the marker messages ask for, and the one a prompt is rebuilt with
+# T5's span sentinel, as users type it. Span infilling takes it as one more blank (T5 prompts are written
+# that way, and its pieces are renumbered anyway); fill-mask refuses it with its own message
+# (explorer.tasks.fillmask.FOREIGN_MASKS): a sentinel stands for a span of words, not one token.
+SENTINEL = r"<extra_id_\d+>"
+SPAN_MARKER = re.compile(rf"{MARKER.pattern}|{SENTINEL}", re.IGNORECASE)
 
 MAX_POSITIONS = 64  # more global tokens than this is no longer "a few": Longformer's cost grows per token
 MAX_POSITIONS_CHARS = 1_000  # 64 positions of up to 5 digits and separators fit easily
@@ -75,3 +92,30 @@ def parse_positions(text: object, seq_len: int, *, what: str = "global token pos
         raise ExplorerError(f"Position {positions[-1]} is past the end of a {seq_len:,}-token input: "
                             f"type {allowed}.")
     return tuple(positions)
+
+
+def split_blanks(text: object, *, max_blanks: int, max_chars: int, marker: re.Pattern[str] = MARKER,
+                 what: str = "text", why_cap: str = "") -> tuple[str, ...]:
+    """The text around its blanks: n blanks -> n + 1 pieces (possibly empty). Bad input -> ExplorerError.
+
+    ``max_blanks`` is the caller's cap (a decoder reads the text once per blank, T5 and BART fill them
+    all in one generation) and ``why_cap`` its reason, shown when the cap is passed; ``marker`` is
+    :data:`MARKER`, or :data:`SPAN_MARKER` where T5 sentinels are blanks too.
+    """
+    if not isinstance(text, str):
+        raise ExplorerError(f"The {what} must be a string, not {type(text).__name__}.")
+    if not text.strip():
+        raise ExplorerError(f"The {what} is empty: type a sentence and put {GENERIC_BLANK} where words are missing.")
+    if len(text) > max_chars:
+        raise ExplorerError(f"The {what} has {len(text):,} characters; the limit is {max_chars:,}. "
+                            "Shorten it around the blanks.")
+    pieces = tuple(marker.split(text))
+    n = len(pieces) - 1
+    if n == 0:
+        native = "[MASK], <mask> or <extra_id_0>" if marker is SPAN_MARKER else "[MASK] or <mask>"
+        raise ExplorerError(f"No blank in the {what}: put {GENERIC_BLANK} (or {native}) where the missing "
+                            "words go.")
+    if n > max_blanks:
+        why = f" ({why_cap})" if why_cap else ""
+        raise ExplorerError(f"The {what} has {n} blanks; the limit is {max_blanks}{why}. Remove some.")
+    return pieces

@@ -27,7 +27,6 @@ from explorer.patterns.config import (
     alternating_layers,
     head_dim,
     max_positions,
-    num_layers,
     self_attention_spec,
 )
 from explorer.patterns.costs import (
@@ -84,7 +83,7 @@ __all__ = [
     "causal", "cost_curve", "cross", "default_lengths", "describe", "diagram_plan", "effective_kind",
     "full", "head_dim", "iter_mask_chunks", "layer_count", "local_causal", "mask_rows", "mask_view",
     "max_positions", "nnz_block_sparse", "nnz_closed_form", "nnz_from_mask", "nnz_sliding_window",
-    "num_layers", "pattern_for_variant", "pattern_stats", "pooled_mask", "self_attention_spec",
+    "pattern_for_variant", "pattern_stats", "pooled_mask", "self_attention_spec",
     "sliding_window", "supported_variants", "table_row", "variant_cost_curve",
     "variant_layers",
 ]

@@ -1,7 +1,8 @@
 """Config -> pattern: read a published config dict and build the :class:`PatternSpec` of one layer.
 
 Configs name the same thing differently (``hidden_size`` / ``d_model`` / ``n_embd``; ``num_layers``
-/ ``n_layer``...); :func:`head_dim`, :func:`num_layers` and :func:`max_positions` read all spellings.
+/ ``n_layer``...); :func:`head_dim` and :func:`max_positions` read all spellings (layer and head counts
+through :mod:`explorer.architecture.modeltypes`, their one home).
 ``attention`` is the catalog's attention label of the variant (``full``, ``causal``,
 ``sliding-window+global``, ``block-sparse``, ``local-global-alternating``...).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from explorer.architecture import modeltypes
 from explorer.architecture.modeltypes import RELATIVE_POSITION_TYPES, position_offset
 from explorer.core.errors import ExplorerError, shorten
 from explorer.patterns.kinds import (
@@ -30,7 +32,7 @@ from explorer.patterns.kinds import (
     sliding_window,
 )
 
-__all__ = ["KNOWN_ATTENTION", "alternating_layers", "head_dim", "max_positions", "num_layers",
+__all__ = ["KNOWN_ATTENTION", "alternating_layers", "head_dim", "max_positions",
            "self_attention_spec"]
 
 _FULL_LABELS = ("full", "disentangled", "encoder-decoder")  # DeBERTa changes scores, not who attends
@@ -50,18 +52,8 @@ def head_dim(cfg: dict[str, Any]) -> int:
     if cfg.get("d_kv"):
         return int(cfg["d_kv"])
     hidden = _first(cfg, "hidden_size", "d_model", "n_embd", "dim", "emb_dim")
-    heads = _first(cfg, "num_attention_heads", "encoder_attention_heads", "num_heads", "n_head", "n_heads")
+    heads = modeltypes.num_heads(cfg)
     return int(hidden) // int(heads) if hidden and heads else 64
-
-
-def num_layers(cfg: dict[str, Any], part: str = "encoder") -> int:
-    """Layers of the encoder (or only stack) or, with ``part="decoder"``, of the decoder."""
-    if part in ("decoder", "cross"):
-        # BERT2BERT's decoder is a copy of its (BERT) encoder config: num_hidden_layers
-        n = _first(cfg, "num_decoder_layers", "decoder_layers", "num_layers", "n_layer", "num_hidden_layers")
-    else:
-        n = _first(cfg, "num_hidden_layers", "encoder_layers", "num_layers", "n_layer", "n_layers")
-    return int(n or 1)
 
 
 def alternating_layers(cfg: dict[str, Any]) -> list[str]:

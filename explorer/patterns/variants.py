@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.architecture import catalog
+from explorer.architecture.modeltypes import num_layers
 from explorer.core.errors import ExplorerError, shorten
 from explorer.patterns.config import (
     KNOWN_ATTENTION,
     alternating_layers,
     head_dim,
     max_positions,
-    num_layers,
     self_attention_spec,
 )
 from explorer.patterns.costs import CostCurve, PatternStats, cost_curve, default_lengths, pattern_stats
@@ -49,14 +49,15 @@ def _resolve_part(variant: Any, part: str) -> str:
 
 
 def layer_count(variant: Any, cfg: dict[str, Any], part: str) -> int:
-    """Number of layers whose pattern can be picked for this part."""
+    """Number of layers whose pattern can be picked for this part (at least 1: a config that names no
+    count still has one layer to draw)."""
     if part in ("decoder", "cross"):
-        return num_layers(cfg, "decoder")
+        return num_layers(cfg, "decoder") or 1
     if variant.attention == "local-global-alternating":
         return len(alternating_layers(cfg))
     if variant.attention == "sliding-window+global" and isinstance(cfg.get("attention_window"), list):
         return len(cfg["attention_window"])
-    return num_layers(cfg, "encoder")
+    return num_layers(cfg, "encoder") or 1
 
 
 @dataclass(frozen=True)

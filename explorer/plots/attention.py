@@ -8,10 +8,9 @@
   sent as one uint8 mosaic, so 12 x 12 heads of 512 tokens stay under 1 MB of JSON.
 
 Token labels are user text: they are HTML-escaped because plotly interprets a subset of tags
-(``<b>``, ``<a>``...) in labels; escaped, ``<script>`` is drawn as the literal text.
+(``<b>``, ``<a>``...) in labels; escaped (:func:`explorer.core.labels.token_labels`), ``<script>`` is drawn
+as the literal text.
 
->>> token_labels(["[CLS]", "<b>", "[CLS]"])
-['0 [CLS]', '1 &lt;b&gt;', '2 [CLS]']
 >>> tokens_per_cell(512, cell=64), tokens_per_cell(16, cell=64)
 (8, 1)
 """
@@ -25,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sequential
 
-from explorer.core.labels import untrained_suffix
+from explorer.core.labels import token_labels, untrained_suffix
 from explorer.tasks.attention import (
     AttentionMaps,
     ViewMatrix,
@@ -37,16 +36,11 @@ from explorer.tasks.attention import (
 )
 
 __all__ = ["GRID_CELL", "LINK_MAX_TOKENS", "head_heatmap", "link_view", "maps_grid", "model_grid",
-           "payload_bytes", "token_labels", "tokens_per_cell"]
+           "payload_bytes", "tokens_per_cell"]
 
 LINK_MAX_TOKENS = 60  # beyond this a link view is unreadable: use the heatmap
 GRID_CELL = 64  # bins per side of each small map of the model view
 COLORSCALE = "Blues"
-
-
-def token_labels(tokens: Sequence[str], offset: int = 0) -> list[str]:
-    """Unique, escaped axis labels ``"<position> <token>"`` (plotly merges repeated categories)."""
-    return [f"{offset + i} {html.escape(t)}" for i, t in enumerate(tokens)]
 
 
 def head_heatmap(view: ViewMatrix, *, untrained: bool = False, height: int | None = None) -> go.Figure:

@@ -6,7 +6,8 @@
 - :func:`layer_mapping`, :func:`layerwise_bars`: TinyBERT's teacher-student layer map and its losses.
 - :func:`layout_strip`: token sequences (T5, CTRL, M2M-100) as coloured cells, one row per sequence.
 
-Token labels are user text and are HTML-escaped (plotly renders a subset of tags in labels).
+Token labels are user text and are HTML-escaped (:func:`explorer.core.labels.token_labels`: plotly renders a
+subset of tags in labels).
 """
 
 from __future__ import annotations
@@ -18,23 +19,18 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.core.labels import untrained_suffix
+from explorer.core.labels import token_labels, untrained_suffix
 from explorer.papers.mechanisms.deberta import DisentangledSplit
 from explorer.papers.mechanisms.distillation import DISTILBERT_WEIGHTS, LayerwiseLoss, TripleLoss
 from explorer.papers.mechanisms.text2text import Layout
 
 __all__ = ["ROLE_COLOURS", "bucket_chart", "deberta_terms", "layer_mapping", "layerwise_bars", "layout_strip",
-           "temperature_chart", "token_labels", "triple_loss_bars"]
+           "temperature_chart", "triple_loss_bars"]
 
 TERMS = (("content→content", "c2c"), ("content→position", "c2p"), ("position→content", "p2c"), ("sum", "total"))
 ROLE_COLOURS = {"prefix": "#f4a261", "code": "#e76f51", "language": "#2a9d8f", "text": "#e9ecef",
                 "special": "#8d99ae"}
 LOSS_NAMES = {"ce": "L_ce (soft targets, ×T²)", "mlm": "L_mlm (masked words)", "cos": "L_cos (hidden-state cosine)"}
-
-
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique, escaped labels ``"<position> <token>"`` (plotly merges repeated categories)."""
-    return [f"{i} {html.escape(t)}" for i, t in enumerate(tokens)]
 
 
 def deberta_terms(split: DisentangledSplit, head: int) -> go.Figure:

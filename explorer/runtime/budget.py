@@ -31,6 +31,7 @@ from typing import Any
 
 import psutil
 
+from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, HEAD_FIELDS, LAYER_FIELDS
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "estimate_bytes",
@@ -42,13 +43,12 @@ _WIDTH = (1, 131_072)  # T5-11B's d_ff is 65,536
 _HEADS = (1, 1_024)
 # field -> (lowest, highest) whole number. Fields not listed are left to transformers.
 FIELD_RANGES: dict[str, tuple[int, int]] = {
-    **dict.fromkeys(("num_hidden_layers", "num_layers", "num_decoder_layers", "decoder_layers", "encoder_layers",
-                     "n_layer", "n_layers", "num_hidden_groups", "inner_group_num"), _LAYERS),
+    # every spelling of a layer or head count (explorer.architecture.modeltypes), and ALBERT's groups
+    **dict.fromkeys((*LAYER_FIELDS, *DECODER_LAYER_FIELDS, "num_hidden_groups", "inner_group_num"), _LAYERS),
     **dict.fromkeys(("hidden_size", "d_model", "n_embd", "dim", "embedding_size", "intermediate_size", "d_ff",
                      "n_inner", "encoder_ffn_dim", "decoder_ffn_dim", "hidden_dim", "d_kv", "head_dim",
                      "projection_dim"), _WIDTH),
-    **dict.fromkeys(("num_attention_heads", "n_head", "n_heads", "encoder_attention_heads",
-                     "decoder_attention_heads", "num_heads", "num_key_value_heads"), _HEADS),
+    **dict.fromkeys((*HEAD_FIELDS, "decoder_attention_heads", "num_key_value_heads"), _HEADS),
     "vocab_size": (1, 2_000_000),  # Gemma 3: 262,144
     **dict.fromkeys(("max_position_embeddings", "n_positions", "n_ctx", "max_encoder_position_embeddings",
                      "max_decoder_position_embeddings"), (1, 1_048_576)),

@@ -8,8 +8,8 @@ server cannot be probed for its files; paths shown back are relative to their ro
 server's absolute locations (the bundled model shows as its package name).
 
 Every typed path passes :func:`check_path_text` first (a path the OS could not even look up is a
-message, not an OSError), and :func:`models_dir_default` is the one reading of "the user's models
-directory" (argument, else ``EXPLORER_MODELS_DIR``).
+message, not an OSError), :func:`models_dir_env` is the one reading of ``EXPLORER_MODELS_DIR`` and
+:func:`models_dir_default` the one reading of "the user's models directory" (argument, else that variable).
 
 >>> import os
 >>> os.environ["EXPLORER_RESTRICT_PATHS"] = "1"
@@ -30,10 +30,11 @@ from pathlib import Path
 from explorer.core import persist
 from explorer.core.errors import ExplorerError, shorten
 
-__all__ = ["ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir", "models_dir_default",
-           "public", "restricted"]
+__all__ = ["ENV", "MODELS_DIR_ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir",
+           "models_dir_default", "models_dir_env", "public", "restricted"]
 
 ENV = "EXPLORER_RESTRICT_PATHS"
+MODELS_DIR_ENV = "EXPLORER_MODELS_DIR"  # the user's models folder; read only by models_dir_env
 REFUSED = ("On this server, models load only from its models folder and the Hugging Face cache: type a "
            "catalog key, or a folder name inside the models folder.")
 
@@ -43,12 +44,22 @@ def restricted() -> bool:
     return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def models_dir_env() -> str | None:
+    """``EXPLORER_MODELS_DIR`` as set, surrounding spaces dropped; None when unset or blank.
+
+    The one place the variable is read: the fence's roots, :func:`models_dir_default` and the app's
+    models field all agree on what "set" means (a value of spaces is unset everywhere).
+    """
+    raw = os.environ.get(MODELS_DIR_ENV, "").strip()
+    return raw or None
+
+
 def allowed_roots() -> list[tuple[str, Path]]:
     """(label, resolved directory) of every root a fenced path may lie under."""
     roots: list[tuple[str, Path]] = []
-    if os.environ.get("EXPLORER_MODELS_DIR", "").strip():
-        roots.append(("models folder", Path(os.environ["EXPLORER_MODELS_DIR"].strip()).expanduser()))
-
+    env = models_dir_env()
+    if env:
+        roots.append(("models folder", Path(env).expanduser()))
     roots.append(("models cache", persist.cache_dir() / "models"))  # where the bundled decoder is converted
     hf = hf_cache_dir()
     if hf:
@@ -104,7 +115,7 @@ def check_path_text(text: str, what: str = "path") -> str:
 def models_dir_default(models_dir: str | None = None) -> Path | None:
     """The user's models directory: the argument, else ``EXPLORER_MODELS_DIR``, else None (fenced on a
     shared server: a typed directory must lie under an allowed root, see :mod:`explorer.runtime.fence`)."""
-    raw = models_dir if models_dir and models_dir.strip() else os.environ.get("EXPLORER_MODELS_DIR")
+    raw = models_dir if models_dir and models_dir.strip() else models_dir_env()
     return check(check_path_text(raw.strip(), "models directory")) if raw and raw.strip() else None
 
 

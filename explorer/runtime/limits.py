@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.architecture.modeltypes import num_heads, num_layers
 from explorer.runtime.budget import memory_budget
 
 __all__ = [
@@ -155,8 +156,7 @@ def attention_ceiling(facts: DeviceFacts) -> int:
 def kv_bytes_per_token(config: Any, dtype_bytes: int = 4) -> int | None:
     """Bytes of KV cache one token takes: 2 (keys, values) x layers x KV heads x head width x dtype."""
     cfg = getattr(config, "text_config", None) or config
-    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None)
-    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None)
+    layers, heads = num_layers(cfg), num_heads(cfg)
     kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
     hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None)
     head_dim = getattr(cfg, "head_dim", None) or (hidden // heads if hidden and heads else None)

@@ -2,7 +2,8 @@
 
 Loading ``sentence-bert`` as a causal LM used to fail deep in transformers with the package's absolute
 path and missing parameter names. :func:`check` answers before any weight is read, from the catalog
-family or the directory's config.json, in words a user can act on:
+family or the directory's config.json, in words a user can act on. :func:`is_decoder` is the one answer
+to "does this load as a decoder?" that every task asks before choosing how to load a model:
 
 >>> check("sentence-bert", "causal-lm", purpose="the Decoding lab")
 Traceback (most recent call last):
@@ -10,6 +11,8 @@ Traceback (most recent call last):
 explorer.core.errors.ExplorerError: sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, gpt2, …).
 >>> check("gpt2", "causal-lm") is None
 True
+>>> is_decoder("gemma3-270m"), is_decoder("bert-base"), is_decoder("t5-small")
+(True, False, False)
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from explorer.architecture import catalog
+from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import fence
+from explorer.runtime import fence, weights
 
-__all__ = ["NEEDS", "check", "config_family", "family_of"]
+__all__ = ["NEEDS", "check", "config_family", "family_of", "is_decoder"]
 
 # task -> (what it needs, examples a user can type)
 NEEDS: dict[str, tuple[str, str]] = {
@@ -45,7 +49,7 @@ def _mapping(name: str) -> Any:
 def config_family(config: dict[str, Any]) -> str:
     """"encoder", "decoder" or "encoder-decoder" from a config.json's contents."""
     model_type = str(config.get("model_type") or "")
-    if config.get("is_encoder_decoder") or model_type in _mapping("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"):
+    if is_encoder_decoder(config) or model_type in _mapping("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"):
         return "encoder-decoder"
     if model_type in _mapping("MODEL_FOR_MASKED_LM_MAPPING_NAMES") \
             or model_type not in _mapping("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES"):
@@ -71,6 +75,27 @@ def family_of(name: str, path: Path | None = None) -> tuple[str | None, dict[str
         return None, {}
     config = {"model_type": variant.model_type}
     return getattr(variant, "family", None) or config_family(config), config
+
+
+def _weights_dir(name: str, models_dir: str | None) -> Path | None:
+    """Where ``name``'s weights are, or None when they cannot be found (loading then says why)."""
+    try:
+        found = weights.locate(name, models_dir)
+    except ExplorerError:  # not a key, hub id nor directory, or fenced: the load reports it in words
+        return None
+    return Path(found.path) if found.path else None
+
+
+def is_decoder(name: str, models_dir: str | None = None) -> bool:
+    """Whether ``name`` loads as a decoder (a causal LM such as gpt2 or gemma3-270m).
+
+    A catalog key answers by its catalog family (no disk access); anything else (a save_pretrained
+    directory, a hub id in the cache) by the config.json of its weights, so a folder holding a decoder
+    is a decoder on every page. Weights that cannot be found or read: False (the load that follows
+    says what is wrong).
+    """
+    path = None if name in catalog.load_catalog() else _weights_dir(name, models_dir)
+    return family_of(name, path)[0] == "decoder"
 
 
 def _mismatch(task: str, family: str, config: dict[str, Any]) -> str | None:

@@ -243,7 +243,7 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
 def _model_answers(spec: str, texts: list[str], top_k: int, untrained: bool, models_dir: str | None,
                    loader: Callable[..., LoadedModel], answer_tokens: int) -> list[ModelFill | ExplorerError]:
     """One model's answer (or error) for every prompt: a masked LM in batches, a decoder prompt by prompt."""
-    kind = fm.model_kind(spec)
+    kind = fm.model_kind(spec, models_dir)
     if kind != "masked-lm":  # the decoder's beam is a loop of its own: same result as alone, one prompt at a time
         out: list[ModelFill | ExplorerError] = []
         for text in texts:
@@ -282,7 +282,7 @@ def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, random_w
             checked.append((n, line if len(line) <= _SHOWN else line[:_SHOWN] + "...", str(err)))
     texts = [t for _, t, error in checked if error is None]
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
-    specs, dropped, left = footprint.fit_request(specs, {s: fm.model_kind(s) for s in specs}, models_dir)
+    specs, dropped, left = footprint.fit_request(specs, {s: fm.model_kind(s, models_dir) for s in specs}, models_dir)
     if dropped:
         notices = (*notices, Notice("dropped", footprint.skipped_message(dropped, left)))
     answers = {spec: _model_answers(spec, texts, int(top_k), random_weights or (

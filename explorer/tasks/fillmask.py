@@ -28,12 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from explorer.architecture import catalog
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
-from explorer.core.userinput import MARKER
-from explorer.runtime import cancel, footprint, placement
+from explorer.core.userinput import MARKER, SENTINEL
+from explorer.runtime import cancel, footprint, modelkind, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
@@ -50,7 +49,9 @@ __all__ = [
     "mlm_head", "model_kind", "model_prompt", "specials_around", "whole_word", "window",
 ]
 
-FOREIGN_MASKS = re.compile(r"<extra_id_\d+>|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
+# Other models' span markers: refused with a message rather than sent to a masked LM as text
+# (T5's sentinel is a blank on the Spans page: explorer.core.userinput.SPAN_MARKER).
+FOREIGN_MASKS = re.compile(rf"{SENTINEL}|<X>|\[MASK_\d+\]|<\|mask\|>", re.IGNORECASE)
 MAX_CHARS = 100_000  # beyond this even tokenizing becomes the slow part: refuse with a message
 MAX_MASKS = 20
 MAX_TOP_K = 50
@@ -303,10 +304,11 @@ def _fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, mode
 FILLERS: dict[str, Filler] = {"masked-lm": _fill_masked_lm, "causal-lm": _fill_causal_lm}
 
 
-def model_kind(spec: str) -> str:
-    """Which ``FILLERS`` entry answers for ``spec``: catalog decoders (e.g. gemma3-270m) as causal LMs,
-    everything else (other keys, save_pretrained directories) as a masked LM."""
-    return "causal-lm" if catalog.is_decoder(spec) else "masked-lm"
+def model_kind(spec: str, models_dir: str | None = None) -> str:
+    """Which ``FILLERS`` entry answers for ``spec``: a decoder (a catalog decoder such as gemma3-270m, or
+    a directory whose config.json names one: :func:`explorer.runtime.modelkind.is_decoder`) as a causal
+    LM, anything else as a masked LM."""
+    return "causal-lm" if modelkind.is_decoder(spec, models_dir) else "masked-lm"
 
 
 def picked_models(models: Sequence[str], top_k: int) -> list[str]:
@@ -338,14 +340,15 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
     loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
     asked = picked_models(models, top_k)
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
-    specs, dropped, left = footprint.fit_request(asked, {s: model_kind(s) for s in asked}, models_dir)
+    kinds = {s: model_kind(s, models_dir) for s in asked}
+    specs, dropped, left = footprint.fit_request(asked, kinds, models_dir)
     fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
     for spec in specs:
         cancel.check()  # one model after another: a request out of budget stops before the next load
         untrained = random_weights or (allow_random and plan(spec, models_dir, True).random_weights)
         try:
-            fills.append(FILLERS[model_kind(spec)](spec, text, int(top_k), untrained, models_dir, loader,
-                                                   answer_tokens))
+            fills.append(FILLERS[kinds[spec]](spec, text, int(top_k), untrained, models_dir, loader,
+                                              answer_tokens))
         except ExplorerError as err:
             errors.append((spec, str(err)))
     return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))

@@ -5,7 +5,7 @@ The user marks missing spans with ``___`` (or a model's own marker). T5 was pret
 repaired text, so its spans are found by aligning the output with the prompt. Either way the result
 is the prompt with each generated span placed back, marked by blank index.
 
->>> split_blanks("Thank you ___ me to your party ___ week.")
+>>> span_pieces("Thank you ___ me to your party <extra_id_1> week.")
 ('Thank you ', ' me to your party ', ' week.')
 >>> parse_sentinels("<pad> <extra_id_0> for inviting <extra_id_1> last</s>", 2)
 (['for inviting', 'last'], [])
@@ -19,34 +19,31 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel, loading, weights
-from explorer.runtime.modelkind import config_family
+from explorer.core.userinput import GENERIC_BLANK, SENTINEL, SPAN_MARKER, split_blanks
+from explorer.runtime import cancel, loading, modelkind
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
-from explorer.tasks.causal.fill import causal_fill
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, causal_fill
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
-    "BART_TYPES", "BLANK_RE", "GENERIC_BLANK", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_BLANKS", "MAX_PROMPT_CHARS", "T5_TYPES", "Filled", "InfillResult",
-    "Segment", "align_spans", "family", "infill", "is_causal_type", "parse_sentinels", "run",
-    "split_blanks", "task",
+    "BART_TYPES", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_PROMPT_CHARS", "SEQ2SEQ_MAX_BLANKS", "T5_TYPES", "Filled",
+    "InfillResult", "Segment", "align_spans", "family", "infill",
+    "parse_sentinels", "run", "span_pieces", "task",
 ]
 
-GENERIC_BLANK = "___"
-# What counts as a blank in a prompt: the generic marker (3+ underscores) or any model's own.
-BLANK_RE = re.compile(r"_{3,}|<extra_id_\d+>|<mask>|\[MASK\]")
-SENTINEL_RE = re.compile(r"(<extra_id_\d+>)")
-MAX_BLANKS = 20
+SENTINEL_RE = re.compile(f"({SENTINEL})")  # in the model's output, exactly as its tokenizer spells it
+# T5 and BART fill every blank in one generation, so the cap is about a readable answer, not time
+# (a decoder's is lower: explorer.tasks.causal.fill.DECODER_MAX_BLANKS, one pass per blank).
+SEQ2SEQ_MAX_BLANKS = 20
 MAX_PROMPT_CHARS = 4_000
 T5_TYPES = ("t5", "mt5", "umt5", "longt5")
 BART_TYPES = ("bart", "mbart", "plbart")
@@ -89,28 +86,13 @@ class InfillResult:
         return d
 
 
-def split_blanks(prompt: str) -> tuple[str, ...]:
-    """The text between blanks: n blanks -> n + 1 pieces (possibly empty). Validates the prompt."""
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ExplorerError(f"The prompt is empty: type a sentence and mark missing spans with {GENERIC_BLANK}.")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise ExplorerError(f"The prompt is {len(prompt):,} characters long; the limit is "
-                            f"{MAX_PROMPT_CHARS:,}. Shorten it around the blanks.")
-    pieces = tuple(BLANK_RE.split(prompt))
-    n = len(pieces) - 1
-    if n == 0:
-        raise ExplorerError(f"No blank in the prompt: mark each missing span with {GENERIC_BLANK} "
-                            "(or <extra_id_0> for T5, <mask> for BART).")
-    if n > MAX_BLANKS:
-        raise ExplorerError(f"{n} blanks in the prompt; the limit is {MAX_BLANKS}. Remove some.")
-    return pieces
-
-
-def is_causal_type(model_type: str | None) -> bool:
-    """A decoder-only model type (gpt2, gemma3_text, ...), not one of the seq2seq families above, nor an
-    encoder that merely has a causal-LM class too (BERT's BertLMHeadModel)."""
-    return bool(model_type) and model_type not in T5_TYPES + BART_TYPES \
-        and config_family({"model_type": model_type}) == "decoder"
+def span_pieces(prompt: object, decoder: bool = False) -> tuple[str, ...]:
+    """The prompt's pieces between blanks (:func:`explorer.core.userinput.split_blanks`, T5 sentinels
+    included), within the cap of the model that fills them: a decoder's is lower (one pass per blank)."""
+    cap, why = ((DECODER_MAX_BLANKS, "a decoder reads the text once per blank") if decoder
+                else (SEQ2SEQ_MAX_BLANKS, "more spans than this no longer read as one answer"))
+    return split_blanks(prompt, what="prompt", marker=SPAN_MARKER, max_blanks=cap, max_chars=MAX_PROMPT_CHARS,
+                        why_cap=why)
 
 
 def family(loaded: LoadedModel) -> str:
@@ -120,7 +102,7 @@ def family(loaded: LoadedModel) -> str:
         return "t5"
     if mtype in BART_TYPES:
         return "bart"
-    if is_causal_type(mtype):
+    if modelkind.config_family({"model_type": mtype}) == "decoder":  # gpt2, gemma3_text; not BERT's LM head
         return "causal"
     raise ExplorerError(f"{getattr(loaded, 'key', 'This model')} is a {shorten(mtype)!r} model: span infilling needs "
                         "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
@@ -309,8 +291,8 @@ def infill(loaded: LoadedModel, prompt: str, max_new_tokens: int = 24) -> Infill
 
     ``max_new_tokens`` is per blank (1..128).
     """
-    pieces = split_blanks(prompt)
     fam = family(loaded)
+    pieces = span_pieces(prompt, decoder=fam == "causal")
     start = time.perf_counter()
     out = INFILLERS[fam](loaded, pieces, max(1, min(int(max_new_tokens), 128)))  # per blank
     name = str(getattr(loaded, "name", None) or getattr(loaded, "key", "model"))
@@ -320,13 +302,9 @@ def infill(loaded: LoadedModel, prompt: str, max_new_tokens: int = 24) -> Infill
 
 
 def task(model: str, models_dir: str | None = None) -> str:
-    """How ``model`` is loaded for infilling: "causal-lm" for a decoder (catalog family, or a
-    directory whose config.json names a decoder), else "seq2seq"."""
-    if model in catalog.keys():
-        return "causal-lm" if catalog.is_decoder(model) else "seq2seq"
-    found = weights.locate(model, models_dir)
-    mtype = weights.config_model_type(Path(found.path)) if found.path else None
-    return "causal-lm" if is_causal_type(mtype) else "seq2seq"
+    """How ``model`` is loaded for infilling: "causal-lm" for a decoder
+    (:func:`explorer.runtime.modelkind.is_decoder`), else "seq2seq"."""
+    return "causal-lm" if modelkind.is_decoder(model, models_dir) else "seq2seq"
 
 
 def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,
@@ -336,7 +314,8 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     ``models_dir`` is where catalog weights are looked for first. A bad prompt is refused before any
     model is loaded.
     """
-    split_blanks(prompt)
-    loaded = loading.load_model(model, task(model, models_dir), random_weights=random_weights, models_dir=models_dir,
+    kind = task(model, models_dir)
+    span_pieces(prompt, decoder=kind == "causal-lm")
+    loaded = loading.load_model(model, kind, random_weights=random_weights, models_dir=models_dir,
                         device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)

@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from explorer.architecture import catalog
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
-from explorer.runtime import bundled, cancel, loading
+from explorer.runtime import bundled, cancel, loading, modelkind
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks.causal.answer import answer_question
@@ -235,9 +234,10 @@ def qa_models() -> list[str]:
     return [bundled.KEY, *QA_CHECKPOINTS]
 
 
-def is_generative(model: str) -> bool:
-    """Whether ``model`` writes its answer (a catalog decoder) rather than pointing at a span."""
-    return catalog.is_decoder(model)
+def is_generative(model: str, models_dir: str | None = None) -> bool:
+    """Whether ``model`` writes its answer (a decoder: :func:`explorer.runtime.modelkind.is_decoder`)
+    rather than pointing at a span."""
+    return modelkind.is_decoder(model, models_dir)
 
 
 def describe(model: str) -> str:
@@ -254,11 +254,11 @@ def ask(model: str, question: str, context: str, max_answer_len: int = 30, rando
         ) -> QAResult | GenerativeAnswer:
     """Load ``model`` and answer: bad input is refused before any model is loaded.
 
-    A catalog decoder writes its answer (:func:`explorer.tasks.causal.answer.answer_question`, located in
+    A decoder writes its answer (:func:`explorer.tasks.causal.answer.answer_question`, located in
     the context when it occurs there); anything else is an extractive reader.
     """
     check_qa_text(question, context)
-    if is_generative(model):
+    if is_generative(model, models_dir):
         loaded = loading.load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir,
                             device=device, dtype=dtype)
         return answer_question(loaded, question, context)

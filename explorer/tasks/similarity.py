@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 import torch.nn.functional as F
 
+from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
 from explorer.runtime import cancel
@@ -198,7 +199,7 @@ def encode(loaded: LoadedModel, sentences: list[str] | tuple[str, ...], batch_si
     if not sentences:
         raise ExplorerError("No sentences to embed.")
     tok, model = loaded.tokenizer, loaded.model
-    if getattr(model.config, "is_encoder_decoder", False):
+    if is_encoder_decoder(model.config):
         raise ExplorerError(f"{_model_label(loaded)} is an encoder-decoder: sentence embeddings need an "
                             "encoder such as sentence-bert (the bundled all-MiniLM-L6-v2).")
     ids = tok(list(sentences), truncation=True, max_length=max_length(loaded),

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from explorer.architecture.modeltypes import max_input_tokens
+from explorer.architecture.modeltypes import is_encoder_decoder, max_input_tokens, num_heads, num_layers
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
@@ -50,9 +50,7 @@ def check_text(text: object, what: str = "text") -> str:
 
 
 def _layers_heads(config: Any) -> tuple[int | None, int | None]:
-    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None)
-    heads = getattr(config, "num_attention_heads", None) or getattr(config, "num_heads", None)
-    return (layers if isinstance(layers, int) else None), (heads if isinstance(heads, int) else None)
+    return num_layers(config), num_heads(config)
 
 
 def n_maps(config: Any) -> int | None:
@@ -60,14 +58,14 @@ def n_maps(config: Any) -> int | None:
     layers, heads = _layers_heads(config)
     if layers is None or heads is None:
         return None
-    return layers * heads * (3 if getattr(config, "is_encoder_decoder", False) else 1)
+    return layers * heads * (3 if is_encoder_decoder(config) else 1)
 
 
 def device_limit(model: Any, facts: limits.DeviceFacts) -> limits.Limit:
     """The device's cap for this model (:func:`explorer.runtime.limits.attention_tokens`)."""
     cfg = getattr(model, "config", None)
     layers, heads = _layers_heads(cfg)
-    return limits.attention_tokens(facts, layers, heads, bool(getattr(cfg, "is_encoder_decoder", False)))
+    return limits.attention_tokens(facts, layers, heads, is_encoder_decoder(cfg))
 
 
 def _limit(model: Any, tokenizer: Any, max_tokens: int, facts: limits.DeviceFacts) -> tuple[int, str]:
@@ -113,7 +111,7 @@ def token_limit(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int
 
 def _family(model: Any) -> str:
     """"encoder-decoder" from the config; "decoder"/"encoder" is decided from the mask later."""
-    return "encoder-decoder" if getattr(model.config, "is_encoder_decoder", False) else "encoder"
+    return "encoder-decoder" if is_encoder_decoder(model.config) else "encoder"
 
 
 def _encode(tokenizer: Any, text: str, limit: int) -> tuple[dict[str, Any], int]:

@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 from explorer.tasks.causal.answer import GenerativeAnswer, answer_question
-from explorer.tasks.causal.fill import BLANK, BlankFill, Candidate, CausalFill, causal_fill
+from explorer.tasks.causal.fill import BlankFill, Candidate, CausalFill, causal_fill
 from explorer.tasks.causal.scoring import Continuation, PrefixScorer, beam_continuations, naive_scores
 
 __all__ = [
-    "BLANK", "BlankFill", "Candidate", "CausalFill", "Continuation", "GenerativeAnswer", "PrefixScorer",
+    "BlankFill", "Candidate", "CausalFill", "Continuation", "GenerativeAnswer", "PrefixScorer",
     "answer_question", "beam_continuations", "causal_fill", "naive_scores",
 ]

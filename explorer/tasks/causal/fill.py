@@ -22,7 +22,7 @@ import torch
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
-from explorer.core.userinput import MARKER, require_text
+from explorer.core.userinput import split_blanks
 from explorer.runtime import cancel
 from explorer.tasks.causal.control import control_ids, is_blank
 from explorer.tasks.causal.scoring import PrefixScorer, beam_continuations
@@ -31,11 +31,12 @@ from explorer.tasks.generation.prompt import context_limit
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
-__all__ = ["BEAM_WIDTH", "BLANK", "MAX_ANSWER_TOKENS", "MAX_BLANKS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
-           "Candidate", "CausalFill", "causal_fill", "split_blanks"]
+__all__ = ["BEAM_WIDTH", "DECODER_MAX_BLANKS", "MAX_ANSWER_TOKENS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
+           "Candidate", "CausalFill", "causal_fill"]
 
-BLANK = MARKER  # [MASK], <mask> or ___: the project's generic blank
-MAX_BLANKS = 5  # each blank is a left-to-right pass: more would keep a page waiting
+# Each blank is a left-to-right pass over the text (a beam for longer answers): more would keep a page
+# waiting. T5 and BART fill all theirs in one generation, so their cap is higher (infill.SEQ2SEQ_MAX_BLANKS).
+DECODER_MAX_BLANKS = 5
 MAX_CANDIDATES = 200
 MAX_ANSWER_TOKENS = 6
 MAX_CHARS = 200_000  # refused beyond; below, cut to the model's window around the blank
@@ -90,17 +91,10 @@ class CausalFill:
         return out
 
 
-def split_blanks(text: object) -> list[str]:
-    """The text around its blanks: n blanks -> n + 1 pieces. Bad input -> ExplorerError."""
-    clean = require_text(text, what="text", empty_hint="type a sentence with ___ where a word is missing.",
-                         max_chars=MAX_CHARS, limit_note="only the tokens around the blanks are read anyway")
-    pieces = BLANK.split(clean)
-    if len(pieces) == 1:
-        raise ExplorerError("The text has no blank: put ___ (or [MASK]) where the missing word goes.")
-    if len(pieces) - 1 > MAX_BLANKS:
-        raise ExplorerError(f"The text has {len(pieces) - 1} blanks; use at most {MAX_BLANKS} "
-                            "(each blank is one pass over the text).")
-    return pieces
+def _pieces(text: object) -> tuple[str, ...]:
+    """The text around its blanks (:func:`explorer.core.userinput.split_blanks`) within a decoder's cap."""
+    return split_blanks(text, max_blanks=DECODER_MAX_BLANKS, max_chars=MAX_CHARS,
+                        why_cap="a decoder reads the text once per blank")
 
 
 def _ids(tokenizer: Any, text: str, *, start: bool) -> list[int]:
@@ -180,7 +174,7 @@ def _check(name: str, value: object, hi: int) -> int:
 def causal_fill(loaded: LoadedModel, text: str, top_k: int = 5, *, candidates: int = 50,
                 answer_tokens: int = 1) -> CausalFill:
     """Fill every blank of ``text`` with a loaded decoder (``explorer.runtime.loading.LoadedModel``)."""
-    begin, pieces = time.perf_counter(), split_blanks(text)
+    begin, pieces = time.perf_counter(), _pieces(text)
     settings = (_check("top-k", top_k, MAX_CANDIDATES), _check("candidates", candidates, MAX_CANDIDATES),
                 _check("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
     done, blanks, notices = pieces[0], [], []
