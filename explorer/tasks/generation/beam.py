@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from explorer.runtime import cancel
+from explorer.runtime import cancel, limits
 from explorer.tasks.generation.nexttoken import forward_last, token_text
 from explorer.tasks.generation.settings import TOP_ALTERNATIVES, DecodingSettings
 from explorer.tasks.generation.steps import Alternative, Step, eos_ids
@@ -75,7 +75,7 @@ class BeamDecoder:
     def __init__(self, model: torch.nn.Module, tokenizer: Any, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
-        self.settings = settings.validated()
+        self.settings = settings.validated(limits.model_facts(model))  # the new-token cap of the model's device
         self.beams = self.settings.beams
         eos = eos_ids(model)
         self._eos = torch.tensor(eos, dtype=torch.long)

@@ -18,7 +18,7 @@ from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
-from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
+from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 
 __all__ = ["Candidate", "NextToken", "forward_last", "next_token", "output_is_input_embedding", "takes_logits_to_keep",
            "token_text"]
@@ -113,7 +113,8 @@ def next_token(loaded: Any, text: str, top_k: int = 10) -> NextToken:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TABLE:
         raise ExplorerError(f"top-k must be a whole number from 1 to {MAX_TABLE} (got {shorten(top_k)!r}).")
     model, tokenizer = loaded.model, loaded.tokenizer
-    prompt: Prompt = encode_prompt(tokenizer, text, context_limit(model))
+    cap = prompt_limit(model)  # the model's context, or the device's cap, with its reason
+    prompt: Prompt = encode_prompt(tokenizer, text, cap.value, cap.reason)
     with torch.inference_mode():
         logits, _ = forward_last(model, torch.tensor([prompt.ids]))
     untrained = (Notice("untrained", "Untrained weights: predictions are noise."),) if loaded.untrained else ()

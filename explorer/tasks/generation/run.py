@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from explorer.core.notices import Notice, texts
+from explorer.runtime import limits
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
-from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
+from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
 from explorer.tasks.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
 from explorer.tasks.generation.steps import Step
@@ -81,15 +82,16 @@ def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any 
 
 def make_decoder(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> Decoder:
     """The step-by-step decoder for the settings' strategy (nothing computed yet)."""
-    settings = settings.validated()
+    settings = settings.validated(limits.model_facts(loaded.model))
     cls = BeamDecoder if settings.effective_strategy == "beam" else TokenDecoder
     return cls(loaded.model, loaded.tokenizer, prompt.ids, settings)
 
 
 def start(loaded: Any, text: str, settings: DecodingSettings) -> tuple[Prompt, Decoder]:
     """Encode the prompt (cut to the window) and make its decoder."""
-    settings = settings.validated()
-    prompt = encode_prompt(loaded.tokenizer, text, context_limit(loaded.model))
+    settings = settings.validated(limits.model_facts(loaded.model))  # the device's caps, with their reasons
+    cap = prompt_limit(loaded.model)
+    prompt = encode_prompt(loaded.tokenizer, text, cap.value, cap.reason)
     return prompt, make_decoder(loaded, prompt, settings)
 
 
