@@ -62,3 +62,10 @@ def test_distillation_and_deberta_json(capsys) -> None:
 def test_bad_arguments_one_line(capsys, argv: list[str], match: str) -> None:
     code, out, err = _cli(capsys, *argv)
     assert code == 2 and not out and match in err and len(err.strip().splitlines()) == 1
+
+
+def test_distillation_takes_the_placement(capsys) -> None:
+    code, out, _ = _cli(capsys, "mechanism", "distillation", "--device", "cpu", "--dtype", "bfloat16", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["distilbert"]["dtype"] == d["tinybert"]["dtype"] == "bfloat16"
+    assert d["distilbert"]["device"] == "cpu"
