@@ -18,6 +18,7 @@ from explorer.runtime import limits
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
+from explorer.tasks.generation.fastpath import dynamic_reason
 from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
 from explorer.tasks.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
@@ -102,7 +103,18 @@ def _notices(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> tuple[N
                                   f"cold is greedy decoding, so {settings.strategy} ran as greedy."))
     if loaded.untrained:
         out.append(Notice("untrained", "Untrained weights: the tokens are noise."))
+    slow = _slow_path(loaded, prompt, settings)
+    if slow:
+        out.append(Notice("info", slow))
     return tuple(out)
+
+
+def _slow_path(loaded: Any, prompt: Prompt, settings: DecodingSettings) -> str | None:
+    """On a GPU, why greedy/sampling runs without the static cache and CUDA graphs (None: it has them). The
+    CPU is eager whatever the cache; beam search keeps the dynamic cache, reordered, as ``generate`` does."""
+    if getattr(loaded, "device", "cpu") != "cuda" or settings.effective_strategy == "beam":
+        return None
+    return dynamic_reason(loaded.model, len(prompt.ids) + settings.max_new_tokens)
 
 
 def result(loaded: Any, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) -> Generation:
