@@ -163,8 +163,8 @@ def load_budget(device: str = "cpu") -> tuple[int, str]:
     cpu = memory_budget("cpu")
     if not device.startswith("cuda"):
         return cpu
-    gpu = memory_budget(device)
-    return (gpu[0], f"GPU: {gpu[1]}") if gpu[0] < cpu[0] else cpu
+    gpu = memory_budget(device)  # 0 when no CUDA is visible: nothing known, the CPU's budget alone
+    return (gpu[0], f"GPU: {gpu[1]}") if 0 < gpu[0] < cpu[0] else cpu
 
 
 def require_fits(n_params: int, what: str, dtype: Any = "float32", device: str = "cpu",
