@@ -15,12 +15,12 @@ TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 
 @functools.cache
 def _triple(temperature: float = 2.0) -> d.TripleLoss:
-    return d.triple_loss(TEXT, seed=0, temperature=temperature)
+    return d.triple_loss(TEXT, seed=0, temperature=temperature, device="cpu")  # float32 numbers: the CPU
 
 
 @functools.cache
 def _layers() -> d.LayerwiseLoss:
-    return d.layerwise_loss(TEXT, seed=0)
+    return d.layerwise_loss(TEXT, seed=0, device="cpu")
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:

@@ -18,7 +18,8 @@ any weights; trained weights would only change the numbers. ``W_h``/``W_e`` are 
 (N(0, 0.02), as the released TinyBERT code initialises its ``fit_dense``); training learns them.
 
 Where: ``device``/``dtype`` (:mod:`explorer.runtime.placement`, as the other mechanisms) say where the
-models run. They are initialised on the CPU whatever the device (the same weights everywhere), then
+models run; unlike the DeBERTa split the default is the CPU in float32 (the Mechanisms page promises the
+CPU until it passes its sidebar's choice; ``None``/"auto" is the usual auto rule, as the CLI's flags). They are initialised on the CPU whatever the device (the same weights everywhere), then
 moved; every loss is computed in float32 from the models' outputs, on the device, and the tensors
 kept for the charts come back as float32 numpy. On the CPU in float32 nothing is cast or moved, so
 the numbers are exactly those of the CPU-only version.
@@ -197,9 +198,9 @@ class TripleLoss:
 
 
 def triple_loss(text: str, seed: int = 0, temperature: float = DISTILBERT_TEMPERATURE, *,
-                device: str | None = None, dtype: str | None = None) -> TripleLoss:
+                device: str | None = "cpu", dtype: str | None = "float32") -> TripleLoss:
     """BERT-base teacher and DistilBERT student on the same masked ``text``: ``L_ce``, ``L_mlm``, ``L_cos``;
-    the models run on ``device`` in ``dtype`` (default: the CPU's auto choice, float32)."""
+    the models run on ``device`` in ``dtype``."""
     from explorer.core.errors import ExplorerError
 
     if not 0.5 <= float(temperature) <= 20:
@@ -278,7 +279,8 @@ def _projection(seed: int, d_in: int, d_out: int) -> torch.Tensor:
     return torch.randn(d_in, d_out, generator=gen) * INIT_STD  # (d', d)
 
 
-def layerwise_loss(text: str, seed: int = 0, *, device: str | None = None, dtype: str | None = None) -> LayerwiseLoss:
+def layerwise_loss(text: str, seed: int = 0, *, device: str | None = "cpu",
+                   dtype: str | None = "float32") -> LayerwiseLoss:
     """BERT-base teacher (N = 12) and TinyBERT student (M = 4) on the same masked ``text``, eq. 7-10; the models
     run on ``device`` in ``dtype``, the losses are taken in float32 (``float()`` is a no-op in float32)."""
     where = _where(device, dtype)
