@@ -156,8 +156,9 @@ def _gpt2_random(device: str):
     return model, tok
 
 
-def gpt2_speed(device: str, new: int, repeats: int) -> list[dict]:
-    """Ours vs generate eager vs generate static, greedy and beam 4, per-token ms (best of repeats)."""
+def gpt2_speed(device: str, new: int, repeats: int, strategies: tuple[str, ...] = ("greedy", "beam")) -> list[dict]:
+    """Ours vs generate eager vs generate static, greedy and beam 4, per-token ms (best of repeats), wall and
+    process CPU time (the CPU figure is less disturbed by other jobs on a shared machine)."""
     import torch
 
     from explorer.tasks.generation import DecodingSettings
@@ -169,23 +170,36 @@ def gpt2_speed(device: str, new: int, repeats: int) -> list[dict]:
     ids = torch.tensor([prompt], device=device)
     rows = []
     for strategy, beams in (("greedy", 1), ("beam", 4)):
+        if strategy not in strategies:
+            continue
         settings = DecodingSettings(strategy, beams=4, max_new_tokens=new)
         cls = BeamDecoder if strategy == "beam" else TokenDecoder
         runs = {"ours": lambda c=cls, st=settings: [x.token_id for x in c(model, tok, prompt, st).run()],
                 "generate": lambda b=beams: _gen(model, ids, new, b),
                 "generate_static": lambda b=beams: _gen(model, ids, new, b, cache_implementation="static")}
-        best, out = {k: float("inf") for k in runs}, {}
+        best, cpu, out = {k: float("inf") for k in runs}, {k: float("inf") for k in runs}, {}
         for _ in range(repeats):
-            for name, fn in runs.items():
-                t = time.perf_counter()
+            for name, fn in runs.items():  # alternating: a burst of load hits every column alike
+                t, c = time.perf_counter(), time.process_time()
                 out[name] = fn()
+                _sync(device)
                 best[name] = min(best[name], time.perf_counter() - t)
+                cpu[name] = min(cpu[name], time.process_time() - c)
         n = max(len(out["ours"]), 1)
         rows.append({"strategy": strategy, "tokens": n, **{f"{k}_ms_per_token": 1000 * v / n for k, v in best.items()},
+                     **{f"{k}_cpu_ms_per_token": 1000 * v / n for k, v in cpu.items()},
                      "ratio_vs_generate": best["generate"] / best["ours"],
                      "ratio_vs_generate_static": best["generate_static"] / best["ours"],
+                     "cpu_ratio_vs_generate": cpu["generate"] / cpu["ours"],
                      "same_ids": out["ours"] == out["generate"], "same_ids_static": out["ours"] == out["generate_static"]})
     return rows
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def _gen(model, ids, new: int, beams: int, **kw) -> list[int]:
@@ -196,23 +210,25 @@ def _gen(model, ids, new: int, beams: int, **kw) -> list[int]:
     return out[0, ids.shape[1]:].tolist()
 
 
-def gpt2_main(device: str, new: int, repeats: int) -> None:
+def gpt2_main(device: str, new: int, repeats: int, strategies: tuple[str, ...] = ("greedy", "beam")) -> None:
     import platform
 
     import torch
     import transformers
 
-    rows = gpt2_speed(device, new, repeats)
+    rows = gpt2_speed(device, new, repeats, strategies)
     gpu = torch.cuda.get_device_name(0) if device.startswith("cuda") else None
     meta = {"device": device, "gpu": gpu, "cpu": platform.processor(), "threads": torch.get_num_threads(),
             "dtype": "float32", "torch": torch.__version__, "transformers": transformers.__version__,
             "load_average": list(__import__("os").getloadavg()), "model": "GPT-2 small shape, random weights"}
     print(json.dumps(meta))
-    print(f"{'strategy':8} {'ours ms/tok':>11} {'gen ms/tok':>10} {'static ms/tok':>13} {'vs gen':>7} {'vs static':>9} same")
+    print(f"{'strategy':8} {'ours ms/tok':>11} {'gen ms/tok':>10} {'static ms/tok':>13} {'vs gen':>7} {'vs static':>9} "
+          f"{'cpu vs gen':>10} same")
     for r in rows:
         print(f"{r['strategy']:8} {r['ours_ms_per_token']:11.2f} {r['generate_ms_per_token']:10.2f} "
               f"{r['generate_static_ms_per_token']:13.2f} {r['ratio_vs_generate']:7.2f} "
-              f"{r['ratio_vs_generate_static']:9.2f} {r['same_ids']}/{r['same_ids_static']}")
+              f"{r['ratio_vs_generate_static']:9.2f} {r['cpu_ratio_vs_generate']:10.2f} "
+              f"{r['same_ids']}/{r['same_ids_static']}")
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     (out / f"generation-gpt2-{device}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=1))
@@ -225,9 +241,10 @@ def main() -> None:
     parser.add_argument("--dtypes", action="store_true", help="also compare float32 and bfloat16 (slow)")
     parser.add_argument("--gpt2-random", action="store_true", help="GPT-2-size random model, ratios vs generate")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--strategies", default="greedy,beam", help="with --gpt2-random: greedy, beam or both")
     args = parser.parse_args()
     if args.gpt2_random:
-        gpt2_main(args.device, args.new_tokens, args.repeats)
+        gpt2_main(args.device, args.new_tokens, args.repeats, tuple(args.strategies.split(",")))
         return
     from explorer.runtime import bundled
 

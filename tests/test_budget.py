@@ -86,3 +86,25 @@ def test_any_field_values_give_pass_or_explorer_error(fields: dict) -> None:
             lo, hi = budget.FIELD_RANGES[name]
             assert value is None or (isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi)
             assert not (isinstance(value, float) and math.isnan(value))
+
+
+def test_half_precision_counts_two_bytes_a_parameter(monkeypatch) -> None:
+    import torch
+
+    assert budget.estimate_bytes(1_000_000, "bfloat16") == budget.estimate_bytes(1_000_000, torch.float16) == 2_200_000
+    assert budget.estimate_bytes(1_000_000, torch.float32) == 4_400_000
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "3")  # 1B parameters: 4.4 GB in float32, 2.2 GB in bfloat16
+    assert budget.require_fits(1_000_000_000, "a 1B model", torch.bfloat16) == 2_200_000_000
+    with pytest.raises(ExplorerError, match=r"4\.4 GB \(1,000M parameters in float32\)"):
+        budget.require_fits(1_000_000_000, "a 1B model", torch.float32)
+
+
+def test_a_cuda_load_must_fit_the_gpu_and_the_cpu_it_passes_through(monkeypatch) -> None:
+    monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
+    monkeypatch.setattr(budget, "_available_ram", lambda: 100 * 10**9)
+    monkeypatch.setattr(budget, "_available_gpu", lambda device: 10 * 10**9)  # injected: a GPU with 10 GB free
+    assert budget.load_budget("cpu") == budget.memory_budget("cpu") and budget.load_budget("cpu")[0] == 70 * 10**9
+    allowed, why = budget.load_budget("cuda")
+    assert allowed == 7 * 10**9 and why.startswith("GPU: 70% of the 10.0 GB free")
+    monkeypatch.setattr(budget, "_available_ram", lambda: 5 * 10**9)  # a small host: the CPU copy bounds it
+    assert budget.load_budget("cuda")[0] == int(5 * 10**9 * 0.7)

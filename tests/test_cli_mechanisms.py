@@ -40,7 +40,8 @@ def test_text_output_names_the_numbers(capsys) -> None:
 def test_distillation_and_deberta_json(capsys) -> None:
     code, out, _ = _cli(capsys, "mechanism", "distillation", "--temperature", "1", "--json")
     d = json.loads(out)
-    ref = distillation.triple_loss("Paris is the capital of France, and Rome is the capital of Italy.", 0, 1.0)
+    ref = distillation.triple_loss("Paris is the capital of France, and Rome is the capital of Italy.", 0, 1.0,
+                                   device="auto", dtype="auto")  # the CLI's default placement
     assert code == 0 and d["distilbert"]["losses"] == pytest.approx({"ce": ref.ce, "mlm": ref.mlm, "cos": ref.cos})
     assert d["tinybert"]["mapping"] == [0, 3, 6, 9, 12] and d["distilbert"]["weights"] == {"ce": 5.0, "mlm": 2.0,
                                                                                             "cos": 1.0}
@@ -62,3 +63,10 @@ def test_distillation_and_deberta_json(capsys) -> None:
 def test_bad_arguments_one_line(capsys, argv: list[str], match: str) -> None:
     code, out, err = _cli(capsys, *argv)
     assert code == 2 and not out and match in err and len(err.strip().splitlines()) == 1
+
+
+def test_distillation_takes_the_placement(capsys) -> None:
+    code, out, _ = _cli(capsys, "mechanism", "distillation", "--device", "cpu", "--dtype", "bfloat16", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["distilbert"]["dtype"] == d["tinybert"]["dtype"] == "bfloat16"
+    assert d["distilbert"]["device"] == "cpu"

@@ -53,3 +53,16 @@ def test_the_shared_link_loads_what_fits_and_names_the_rest(fake_fillers) -> Non
 def test_without_a_request_budget_every_model_runs(fake_fillers) -> None:
     result = fillmask.fill_mask(["bert-base", "deberta-v2-xlarge"], "A [MASK].")
     assert fake_fillers == ["bert-base", "deberta-v2-xlarge"] and result.skipped == () and result.errors == ()
+
+
+def test_a_request_in_bfloat16_counts_half_the_bytes(fake_fillers) -> None:
+    assert abs(footprint.estimate("bert-large", dtype="bfloat16") * 2 - footprint.estimate("bert-large")) <= 2
+    link = ["bert-base", "bert-large", "deberta-v2-xlarge"]  # ~0.4, 1.4, 3.6 GB in float32; half in bfloat16
+    token = CancelToken(RequestBudget(60.0, int(3.0 * GB), "a test budget"), memory=lambda: 0)
+    with cancel.scope(token):
+        kept, dropped, _ = footprint.fit_request(link, {}, dtype="bfloat16")
+        assert kept == link and dropped == []  # 5.4 GB in float32 would not fit 3 GB; 2.7 GB does
+        kept, dropped, _ = footprint.fit_request(link, {}, dtype="float32")
+        assert kept == ["bert-base", "bert-large"]
+        result = fillmask.fill_mask(link, "The capital of France is [MASK].", dtype="bfloat16")
+    assert fake_fillers == link and result.skipped == ()

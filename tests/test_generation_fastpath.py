@@ -84,3 +84,77 @@ def test_the_decoder_holds_a_static_cache_filled_in_place(gpt2, tok) -> None:
     decoder.run()
     assert cache.layers[0].keys is keys  # the same buffer, written in place, every step
     assert int(cache.get_seq_length()) == len(tok(PROMPT)["input_ids"]) + 4  # the last token is never fed
+
+
+@pytest.fixture(scope="module")
+def neo(tok):
+    """A tiny random GPT-Neo (a global and a local layer, an 8-token local window), peaked head."""
+    from transformers import GPTNeoConfig, GPTNeoForCausalLM
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = GPTNeoForCausalLM(GPTNeoConfig(
+            vocab_size=len(tok), max_position_embeddings=128, hidden_size=32, num_layers=2, num_heads=2,
+            attention_types=[[["global", "local"], 1]], window_size=8, eos_token_id=tok.eos_token_id,
+            bos_token_id=tok.eos_token_id)).eval()
+    with torch.no_grad():
+        model.transformer.wte.weight.mul_(20.0)
+    return model
+
+
+def _steps(model, tok, prompt: str, new: int) -> TokenDecoder:
+    decoder = TokenDecoder(model, tok, tuple(tok(prompt)["input_ids"]), DecodingSettings("greedy", max_new_tokens=new))
+    decoder.run()
+    return decoder
+
+
+def test_gpt_neo_takes_a_static_cache_within_its_local_window_only(neo) -> None:
+    from explorer.tasks.generation.fastpath import dynamic_reason
+
+    assert not neo._can_compile_fullgraph  # transformers 5.23: "needs a hybrid cache"
+    assert isinstance(make_cache(neo, 8), StaticCache) and dynamic_reason(neo, 8) is None
+    assert make_cache(neo, 9) is None
+    reason = dynamic_reason(neo, 9)
+    assert "GPT-Neo" in reason and "8-token local window" in reason and "9" in reason
+
+
+def test_gpt_neo_within_its_window_gives_the_dynamic_cache_numbers(neo, tok) -> None:
+    """Prompt (5 tokens) + 3 new = 8 positions: the static path's probabilities equal the dynamic cache's (up to
+    float32 rounding: the keys are 8 slots long instead of 5)."""
+    prompt = "one two three four five"
+    assert len(tok(prompt)["input_ids"]) == 5
+    static = _steps(neo, tok, prompt, 3)
+    assert isinstance(static._cache, StaticCache)
+    ids = torch.tensor([tok(prompt)["input_ids"]])
+    with torch.inference_mode():
+        out = neo(ids, use_cache=True)  # the dynamic cache, step by step
+        cache, probs = out.past_key_values, [out.logits[0, -1].softmax(-1)]
+        for step in static.steps[:-1]:
+            out = neo(torch.tensor([[step.token_id]]), past_key_values=cache, use_cache=True)
+            probs.append(out.logits[0, -1].softmax(-1))
+    expected = [float(p[s.token_id]) for p, s in zip(probs, static.steps, strict=True)]
+    assert [s.probability for s in static.steps] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("new", [3, 20])
+def test_gpt_neo_greedy_equals_generate_inside_and_past_its_window(neo, tok, new: int) -> None:
+    ids = torch.tensor([tok(PROMPT)["input_ids"]])
+    with torch.inference_mode():
+        ref = neo.generate(ids, max_new_tokens=new, do_sample=False)[0, ids.shape[1]:].tolist()
+    decoder = _steps(neo, tok, PROMPT, new)
+    assert decoder.token_ids == ref
+    assert isinstance(decoder._cache, StaticCache) == (ids.shape[1] + new <= 8)
+
+
+def test_on_a_gpu_the_dynamic_fallback_is_a_notice(neo, tok) -> None:
+    from types import SimpleNamespace
+
+    from explorer.tasks.generation import generate
+
+    loaded = SimpleNamespace(model=neo, tokenizer=tok, key="tiny-neo", untrained=True, device="cuda", dtype="float32")
+    long = generate(loaded, PROMPT, DecodingSettings("greedy", max_new_tokens=6))  # 8 prompt tokens + 6 > 8
+    assert any("GPT-Neo keeps the dynamic KV cache" in t for t in long.notice_texts)
+    beam = generate(loaded, PROMPT, DecodingSettings("beam", beams=2, max_new_tokens=6))
+    assert not any("KV cache" in t for t in beam.notice_texts)  # beam search is on the dynamic cache by design
+    loaded.device = "cpu"  # the CPU is eager whatever the cache: nothing to say
+    assert not any("KV cache" in t for t in generate(loaded, PROMPT, DecodingSettings(max_new_tokens=6)).notice_texts)

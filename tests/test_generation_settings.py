@@ -60,3 +60,21 @@ def test_a_temperature_too_cold_to_sample_decodes_greedily(temperature: float) -
     for strategy in ("sample", "top-k", "top-p"):
         assert DecodingSettings(strategy, temperature=temperature).validated().effective_strategy == "greedy"
     assert DecodingSettings("sample", temperature=0.01).validated().effective_strategy == "sample"
+
+
+def test_the_new_token_cap_follows_the_device_and_says_why() -> None:
+    from explorer.runtime import limits
+
+    cpu = limits.DeviceFacts("cpu", "cpu", 8 * limits.GIB, 2)
+    gpu = limits.DeviceFacts("cuda", "NVIDIA H100", 61 * limits.GIB, 16)
+    assert DecodingSettings(max_new_tokens=1024).validated(gpu).max_new_tokens == 1024
+    for facts in (cpu, None):  # no facts: the CPU's cap, the narrowest
+        with pytest.raises(ExplorerError, match="between 1 and 200") as err:
+            DecodingSettings(max_new_tokens=201).validated(facts)
+    assert "2-core CPU" in str(err.value) or facts is None
+    with pytest.raises(ExplorerError, match="between 1 and 200 here") as err:
+        DecodingSettings(max_new_tokens=201).validated(cpu)
+    assert "kept at 200 new tokens for a 2-core CPU" in str(err.value)
+    with pytest.raises(ExplorerError, match="between 1 and 1,024 here") as err:
+        DecodingSettings(max_new_tokens=1025).validated(gpu)
+    assert "cuda: 61.0 GiB free" in str(err.value)

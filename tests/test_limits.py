@@ -73,3 +73,12 @@ def test_device_facts_here_is_the_cpu() -> None:
 
 class _Cfg:
     num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size, head_dim = 18, 4, 1, 640, 256
+
+
+def test_model_facts_are_those_of_the_device_the_model_computes_on() -> None:
+    import torch
+
+    assert L.model_facts(torch.nn.Linear(2, 2)).kind == "cpu"
+    with torch.device("meta"):
+        streamed = torch.nn.Linear(2, 2)  # all on disk (accelerate): its inputs, and its compute, are on the CPU
+    assert L.model_facts(streamed).kind == "cpu"

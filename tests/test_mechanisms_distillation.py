@@ -15,12 +15,12 @@ TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 
 @functools.cache
 def _triple(temperature: float = 2.0) -> d.TripleLoss:
-    return d.triple_loss(TEXT, seed=0, temperature=temperature)
+    return d.triple_loss(TEXT, seed=0, temperature=temperature, device="cpu")  # float32 numbers: the CPU
 
 
 @functools.cache
 def _layers() -> d.LayerwiseLoss:
-    return d.layerwise_loss(TEXT, seed=0)
+    return d.layerwise_loss(TEXT, seed=0, device="cpu")
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
@@ -124,3 +124,22 @@ def test_bad_text_is_one_message(text: str) -> None:
 def test_bad_temperature_is_a_message() -> None:
     with pytest.raises(ExplorerError, match="Temperature"):
         d.triple_loss(TEXT, temperature=0.0)
+
+
+def test_the_default_placement_is_the_cpu_in_float32_with_the_same_numbers() -> None:
+    r = d.triple_loss(TEXT, seed=0, temperature=2.0, device="cpu", dtype="float32")
+    np.testing.assert_array_equal(r.teacher_logits, _triple().teacher_logits)
+    np.testing.assert_array_equal(r.student_hidden, _triple().student_hidden)
+    assert (r.ce, r.mlm, r.cos) == (_triple().ce, _triple().mlm, _triple().cos)
+    assert (r.device, r.dtype) == ("cpu", "float32") and r.to_dict()["device_name"] == "cpu"
+    assert _layers().to_dict()["dtype"] == "float32"
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda"])
+def test_a_device_this_machine_lacks_is_a_message(device: str) -> None:
+    import torch
+
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ExplorerError):
+        d.layerwise_loss(TEXT, device=device)

@@ -197,3 +197,38 @@ def test_offloaded_load_honours_the_chosen_dtype(fresh, checkpoint, monkeypatch)
     probs = [torch.softmax(x, -1) for x in (_logits(lm), _logits(whole))]
     assert torch.allclose(probs[0].sum(-1), torch.ones(1, X.shape[1]), atol=1e-3)
     assert (probs[0] - probs[1]).abs().max() < 0.05  # bf16 rounding only
+
+
+def test_a_bfloat16_load_is_admitted_where_its_two_bytes_a_parameter_fit(fresh, monkeypatch, tmp_path):
+    """The budget counts the chosen dtype: the tiny Gemma (~1.6M parameters) takes ~7 MB in float32, ~3.5 MB in
+    bfloat16; under a 5 MB cap float32 spreads to disk and bfloat16 loads whole."""
+    from explorer.runtime import loading
+    from tests.tiny_gemma import save_tiny_gemma
+
+    path = save_tiny_gemma(tmp_path / "gemma")
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.005")
+    half = loading.load_model(str(path), "causal-lm", device="cpu", dtype="bfloat16")
+    assert half.notices == () and getattr(half.model, "hf_device_map", None) is None and half.dtype == "bfloat16"
+    full = loading.load_model(str(path), "causal-lm", device="cpu", dtype="float32")
+    assert full.notices[0].kind == "offload" and "disk" in set(full.model.hf_device_map.values())
+
+
+def test_a_cuda_bfloat16_checkpoint_is_admitted_by_the_gpu_budget(monkeypatch):
+    """Injected device facts: 100 GB of RAM, a GPU with 10 GB free (7 GB budget). 3B parameters fit in bfloat16
+    (6.6 GB) and load normally; in float32 (13.2 GB) they go to the GPU/CPU/disk split."""
+    from explorer.runtime import budget as membudget
+    from explorer.runtime import offload
+
+    monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
+    monkeypatch.setattr(membudget, "_available_ram", lambda: 100 * 10**9)
+    monkeypatch.setattr(membudget, "_available_gpu", lambda device: 10 * 10**9)
+    spread: list[torch.dtype] = []
+    monkeypatch.setattr(offload, "load_over_budget", lambda path, task, *, device, dtype, **kw: spread.append(dtype))
+    args = ("ckpt", ("safetensors",), "causal-lm", 3_000_000_000)
+    assert offload.load_if_over_budget(*args, what="x", device="cuda", dtype=torch.bfloat16) is None
+    assert spread == []
+    offload.load_if_over_budget(*args, what="x", device="cuda", dtype=torch.float32)
+    assert spread == [torch.float32]
+    monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 1_000_000_000)  # not offloadable: refused, naming the GPU
+    with pytest.raises(ExplorerError, match=r"13\.2 GB .* in float32.* allows 7\.0 GB \(GPU: 70% of the 10\.0 GB"):
+        offload.load_if_over_budget(*args, what="x", device="cuda", dtype=torch.float32)

@@ -14,11 +14,12 @@ import sys
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, seed, text_source
+from explorer.runtime import limits
+from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
 from explorer.tasks.generation import DecodingSettings, generate, load_decoder, next_token
 from explorer.tasks.generation.nexttoken import MAX_TABLE
 from explorer.tasks.generation.settings import (
     MAX_BEAMS,
-    MAX_NEW_TOKENS,
     MAX_TEMPERATURE,
     MAX_TOP_K,
     MIN_TEMPERATURE,
@@ -36,11 +37,12 @@ def _notes(texts: list[str]) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    where = placement_of(args)
+    facts = limits.device_facts(where.resolve()[0])  # the chosen device's caps (a GPU allows more new tokens)
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
-                                args.max_new_tokens, args.seed).validated()  # bad knobs fail before loading
+                                args.max_new_tokens, args.seed).validated(facts)  # bad knobs fail before loading
     text = read_source(args)  # a bad file too
-    loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`",
-                          **placement_of(args).kwargs())
+    loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`", **where.kwargs())
     result = generate(loaded, text, settings)
     _notes(result.notice_texts)
     if args.json:
@@ -93,7 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-k", type=number(int, 1, MAX_TOP_K), default=50)
     p.add_argument("--top-p", type=number(float, 0, 1, lo_open=True), default=0.9, help="in (0, 1]")
     p.add_argument("--beams", type=number(int, 1, MAX_BEAMS), default=4)
-    p.add_argument("--max-new-tokens", type=number(int, 1, MAX_NEW_TOKENS), default=20)
+    p.add_argument("--max-new-tokens", type=number(int, 1, GPU_NEW_TOKENS), default=20,  # the device's cap: at run
+                   help=f"at most {CPU_NEW_TOKENS} on a CPU, {GPU_NEW_TOKENS:,} on a GPU")
     p.add_argument("--seed", type=seed(), default=0)
     p.set_defaults(func=_generate)
     p = sub.add_parser("next-token", help="the next-token distribution of a decoder")

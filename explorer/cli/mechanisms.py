@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     k.add_argument("--seed", type=seed(), default=0, help="which tokens are masked")
     k.add_argument("--temperature", type=number(float, 0.5, 20), default=2.0,
                    help="softmax temperature of L_ce, 0.5-20 (DistilBERT: 2)")
+    add_placement(k)  # teacher and students run on real modules, as the DeBERTa split
     t = kinds.add_parser("t5", help="a task in T5's framing: prefix + input, label as text")
     t.add_argument("task", help="translation, cola, stsb or summarize")
     t.add_argument("--text", default=None, help="input text (default: the paper's example)")
@@ -51,9 +52,10 @@ def _result(args: argparse.Namespace) -> dict[str, Any]:
     if args.mechanism == "deberta":
         return deberta.split_attention(args.key, args.text, **placement_of(args).kwargs()).to_dict()
     if args.mechanism == "distillation":
+        where = placement_of(args).kwargs()
         return {"sizes": distillation.model_sizes().to_dict(),
-                "distilbert": distillation.triple_loss(args.text, args.seed, args.temperature).to_dict(),
-                "tinybert": distillation.layerwise_loss(args.text, args.seed).to_dict()}
+                "distilbert": distillation.triple_loss(args.text, args.seed, args.temperature, **where).to_dict(),
+                "tinybert": distillation.layerwise_loss(args.text, args.seed, **where).to_dict()}
     if args.mechanism == "t5":
         task = text2text.T5_TASKS.get(args.task)
         example = (task.example_input, task.example_target) if task else ("", "")

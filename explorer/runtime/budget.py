@@ -34,8 +34,8 @@ import psutil
 from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, HEAD_FIELDS, LAYER_FIELDS
 from explorer.core.errors import ExplorerError, shorten
 
-__all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "estimate_bytes",
-           "memory_budget", "nearest_divisor", "require_fits"]
+__all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "dtype_label",
+           "estimate_bytes", "load_budget", "memory_budget", "nearest_divisor", "require_fits"]
 
 MAX_LAYERS = 512  # every layer is a Python object even on meta: 100k layers would hang the server
 _LAYERS = (1, MAX_LAYERS)
@@ -105,11 +105,22 @@ def nearest_divisor(n: int, k: int) -> int:
     return 1
 
 
-def estimate_bytes(n_params: int, dtype: str = "float32") -> int:
-    """Bytes a model of ``n_params`` takes when allocated in ``dtype`` (weights plus ``OVERHEAD``)."""
-    if dtype not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown dtype {dtype!r}; expected one of {tuple(BYTES_PER_PARAM)}")
-    return int(n_params * BYTES_PER_PARAM[dtype] * OVERHEAD)
+def dtype_label(dtype: Any) -> str:
+    """``torch.bfloat16`` or ``"bfloat16"`` -> ``"bfloat16"`` (the keys of :data:`BYTES_PER_PARAM`)."""
+    return str(dtype).removeprefix("torch.")
+
+
+def estimate_bytes(n_params: int, dtype: Any = "float32") -> int:
+    """Bytes a model of ``n_params`` takes when allocated in ``dtype`` (a name or a torch dtype; weights
+    plus ``OVERHEAD``): bfloat16 and float16 take half of float32.
+
+    >>> estimate_bytes(1_000_000, "bfloat16") * 2 == estimate_bytes(1_000_000)
+    True
+    """
+    name = dtype_label(dtype)
+    if name not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown dtype {name!r}; expected one of {tuple(BYTES_PER_PARAM)}")
+    return int(n_params * BYTES_PER_PARAM[name] * OVERHEAD)
 
 
 def _available_ram() -> int:
@@ -146,14 +157,26 @@ def memory_budget(device: str = "cpu") -> tuple[int, str]:
     return budget, why
 
 
-def require_fits(n_params: int, what: str, dtype: str = "float32", device: str = "cpu") -> int:
-    """Raise before allocating when ``what`` (``n_params`` in ``dtype``) exceeds the budget; return bytes."""
+def load_budget(device: str = "cpu") -> tuple[int, str]:
+    """What a checkpoint loaded for ``device`` may take: a load reads the weights into CPU memory (in the
+    chosen dtype) and then moves them, so a CUDA load must fit both the CPU's budget and the GPU's."""
+    cpu = memory_budget("cpu")
+    if not device.startswith("cuda"):
+        return cpu
+    gpu = memory_budget(device)  # 0 when no CUDA is visible: nothing known, the CPU's budget alone
+    return (gpu[0], f"GPU: {gpu[1]}") if 0 < gpu[0] < cpu[0] else cpu
+
+
+def require_fits(n_params: int, what: str, dtype: Any = "float32", device: str = "cpu",
+                 budget: tuple[int, str] | None = None) -> int:
+    """Raise before allocating when ``what`` (``n_params`` in ``dtype``) exceeds the budget of ``device``
+    (or ``budget``: (bytes, where the figure comes from) already read); return the bytes it needs."""
     need = estimate_bytes(n_params, dtype)
-    budget, why = memory_budget(device)
-    if need > budget:
+    allowed, why = budget if budget is not None else memory_budget(device)
+    if need > allowed:
         raise ExplorerError(
-            f"{what} needs about {need / 1e9:.1f} GB ({n_params / 1e6:,.0f}M parameters in {dtype}); this server "
-            f"allows {budget / 1e9:.1f} GB ({why}). Pick a smaller model or fewer layers "
+            f"{what} needs about {need / 1e9:.1f} GB ({n_params / 1e6:,.0f}M parameters in {dtype_label(dtype)}); "
+            f"this server allows {allowed / 1e9:.1f} GB ({why}). Pick a smaller model or fewer layers "
             "(EXPLORER_MEMORY_CAP_GB sets the server's cap).")
     return need
 

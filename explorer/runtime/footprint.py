@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
@@ -31,8 +32,9 @@ def _catalog_params(key: str) -> int | None:
     return int(entry["params"]) if isinstance(entry, dict) and "params" in entry else None
 
 
-def estimate(spec: str, models_dir: str | None = None) -> int:
-    """Bytes ``spec`` will take once loaded in float32 (0 when it cannot be told before loading)."""
+def estimate(spec: str, models_dir: str | None = None, dtype: Any = "float32") -> int:
+    """Bytes ``spec`` will take once loaded in ``dtype`` (half of float32's in bfloat16/float16; 0 when it
+    cannot be told before loading)."""
     params = _catalog_params(spec)
     if params is None:
         try:
@@ -41,7 +43,7 @@ def estimate(spec: str, models_dir: str | None = None) -> int:
             return 0
         if found.path and list(Path(found.path).glob("*.safetensors")):
             params = membudget.checkpoint_parameters(found.path)
-    return membudget.estimate_bytes(params) if params else 0
+    return membudget.estimate_bytes(params, dtype) if params else 0
 
 
 def fit(sizes: Sequence[tuple[str, int]], budget: int) -> tuple[list[str], list[tuple[str, int]]]:
@@ -59,13 +61,14 @@ def fit(sizes: Sequence[tuple[str, int]], budget: int) -> tuple[list[str], list[
 
 
 def fit_request(specs: Sequence[str], task_of: dict[str, str], models_dir: str | None = None,
-                ) -> tuple[list[str], list[tuple[str, int]], int]:
-    """The specs this server request may load (all outside a request), those left out, and the budget."""
+                dtype: Any = "float32") -> tuple[list[str], list[tuple[str, int]], int]:
+    """The specs this server request may load (all outside a request), those left out, and the budget;
+    each model counts the bytes of the ``dtype`` it loads in."""
     left = cancel.memory_left()
     if left is None or len(specs) < 2:
         return list(specs), [], left or 0
     held = {name for name, task in modelcache.held_names() if task == task_of.get(name)}
-    sizes = [(s, 0 if s in held else estimate(s, models_dir)) for s in specs]
+    sizes = [(s, 0 if s in held else estimate(s, models_dir, dtype)) for s in specs]
     kept, dropped = fit(sizes, left)
     return kept, dropped, left
 

@@ -34,7 +34,7 @@ from explorer.runtime.budget import memory_budget
 __all__ = [
     "BASE_TOKENS", "CPU_NEW_TOKENS", "CPU_PAGE_MODELS", "CPU_PROMPT_TOKENS", "GIB", "MAP_BYTES", "MAX_TOKENS",
     "DeviceFacts", "Limit", "attention_ceiling", "attention_tokens", "device_facts", "kv_bytes_per_token",
-    "new_tokens", "page_models", "prompt_tokens", "viewer_limit",
+    "GPU_NEW_TOKENS", "model_facts", "new_tokens", "page_models", "prompt_tokens", "viewer_limit",
 ]
 
 GIB = 1 << 30
@@ -103,6 +103,14 @@ def device_facts(device: Any = "auto") -> DeviceFacts:
 
     free, _why = memory_budget("cpu")
     return DeviceFacts(name.split(":")[0], name, int(free), cores)
+
+
+def model_facts(model: Any) -> DeviceFacts:
+    """The facts of the device a loaded model computes on (its inputs' device: the CPU for a model that
+    accelerate streams from disk)."""
+    from explorer.runtime.offload import input_device
+
+    return device_facts(input_device(model))
 
 
 def _cpu_reason(facts: DeviceFacts, value: int, what: str) -> str:

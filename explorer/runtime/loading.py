@@ -174,7 +174,8 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     assert status.path is not None  # _resolve passes only ready weights, which have their folder
     kwargs = _pretrained_kwargs(status, attn, allow_pickle, dtype)
     # Before any allocation: parameters from the safetensors headers (no data read), else the .bin size
-    # assuming half precision on disk; the budget counts float32 either way (the safe side).
+    # assuming half precision on disk; the budget counts the bytes of the chosen dtype (2 a parameter in
+    # bfloat16/float16: a bf16 GPU load is admitted where it fits).
     try:  # a corrupt header fails here already: the same message as a corrupt file below
         stored = budget.checkpoint_parameters(status.path) or status.disk_bytes // 2
         with warnings.catch_warnings():

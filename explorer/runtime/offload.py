@@ -192,19 +192,20 @@ def load_over_budget(path: str | Path, task: str, *, device: str, dtype: torch.d
 
 def load_if_over_budget(path: str, formats: tuple[str, ...], task: str, n_params: int, *, what: str, device: str,
                         dtype: torch.dtype, attn: str | None = None) -> Offloaded | None:
-    """None when ``n_params`` (float32) fit the single-device budget: the caller loads normally.
+    """None when ``n_params`` in ``dtype`` (2 bytes each in bfloat16/float16, 4 in float32) fit the budget
+    of a load for ``device`` (:func:`explorer.runtime.budget.load_budget`): the caller loads normally.
 
     Over it, a downloaded GPT-J 6B or T5-11B loads spread over GPU, CPU and disk rather than failing;
     when even that is impossible, the budget's usual message about ``what``, plus why, is raised.
     """
-    allowed, _why = membudget.memory_budget()  # what require_fits compares with (a bad cap raises here)
-    if membudget.estimate_bytes(n_params) <= allowed:
+    allowed = membudget.load_budget(device)  # (bytes, why); a bad cap raises here
+    if membudget.estimate_bytes(n_params, dtype) <= allowed[0]:
         return None
     refusal = over_budget_refusal(n_params, formats)
     if refusal is not None:
         try:
-            membudget.require_fits(n_params, what)
+            membudget.require_fits(n_params, what, dtype, budget=allowed)
         except ExplorerError as err:
             raise ExplorerError(f"{err} {refusal}") from err
-        return None  # free memory grew between the two readings: it fits after all
+        return None  # not reached: require_fits raises for this very budget
     return load_over_budget(path, task, device=device, dtype=dtype, attn_implementation=attn)

@@ -282,7 +282,8 @@ def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, random_w
             checked.append((n, line if len(line) <= _SHOWN else line[:_SHOWN] + "...", str(err)))
     texts = [t for _, t, error in checked if error is None]
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
-    specs, dropped, left = footprint.fit_request(specs, {s: fm.model_kind(s, models_dir) for s in specs}, models_dir)
+    specs, dropped, left = footprint.fit_request(specs, {s: fm.model_kind(s, models_dir) for s in specs}, models_dir,
+                                                 chosen.resolve()[1])
     if dropped:
         notices = (*notices, Notice("dropped", footprint.skipped_message(dropped, left)))
     answers = {spec: _model_answers(spec, texts, int(top_k), random_weights or (

@@ -341,7 +341,7 @@ def fill_mask(models: Sequence[str], prompt: str, top_k: int = 5, *, random_weig
     asked = picked_models(models, top_k)
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
     kinds = {s: model_kind(s, models_dir) for s in asked}
-    specs, dropped, left = footprint.fit_request(asked, kinds, models_dir)
+    specs, dropped, left = footprint.fit_request(asked, kinds, models_dir, chosen.resolve()[1])
     fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
     for spec in specs:
         cancel.check()  # one model after another: a request out of budget stops before the next load

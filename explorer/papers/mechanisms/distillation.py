@@ -16,6 +16,13 @@ All three models (BERT-base teacher 110M, DistilBERT 67M, TinyBERT 14.5M with th
 once per process with **random weights**: the point is the arithmetic of the losses, which is the same for
 any weights; trained weights would only change the numbers. ``W_h``/``W_e`` are at their initialisation
 (N(0, 0.02), as the released TinyBERT code initialises its ``fit_dense``); training learns them.
+
+Where: ``device``/``dtype`` (:mod:`explorer.runtime.placement`, as the other mechanisms) say where the
+models run; unlike the DeBERTa split the default is the CPU in float32 (the Mechanisms page promises the
+CPU until it passes its sidebar's choice; ``None``/"auto" is the usual auto rule, as the CLI's flags). They are initialised on the CPU whatever the device (the same weights everywhere), then
+moved; every loss is computed in float32 from the models' outputs, on the device, and the tensors
+kept for the charts come back as float32 numpy. On the CPU in float32 nothing is cast or moved, so
+the numbers are exactly those of the CPU-only version.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import torch.nn.functional as F
 from explorer.architecture import build
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.userinput import require_text
+from explorer.runtime import placement
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
@@ -96,16 +104,31 @@ def masked_input(text: str, seed: int = 0) -> MaskedInput:
                        tuple(tok.convert_ids_to_tokens(ids.tolist())), masked, labels)
 
 
-@functools.lru_cache(maxsize=3)
-def _model(key: str) -> PreTrainedModel:
-    """The catalog variant with an MLM head, random weights (seeded), eager attention, eval mode (never mutate)."""
+@functools.lru_cache(maxsize=3)  # the three models of one placement: a second placement rebuilds (seeded)
+def _model(key: str, device: str = "cpu", dtype: torch.dtype = torch.float32) -> PreTrainedModel:
+    """The catalog variant with an MLM head, random weights (seeded), eager attention, eval mode, on ``device``
+    in ``dtype`` (never mutate)."""
     from transformers import PreTrainedModel
 
     torch.manual_seed(0)
-    model = build.build(key, head="mlm", device="cpu")
+    model = build.build(key, head="mlm", device="cpu")  # initialised on the CPU: the same weights everywhere
     assert isinstance(model, PreTrainedModel)  # the teacher and students are transformers' own MLM classes
     model.set_attn_implementation("eager")  # sdpa returns no attention matrices
-    return model.eval()
+    return model.eval().to(device=device, dtype=dtype)  # a no-op on the CPU in float32
+
+
+def _where(device: str | None, dtype: str | None) -> tuple[str, torch.dtype]:
+    return placement.Placement.parse(device, dtype).resolve()
+
+
+def _ran(where: tuple[str, torch.dtype]) -> dict[str, str]:
+    return {"device": where[0], "device_name": placement.device_name(where[0]),
+            "dtype": placement.dtype_name(where[1])}
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    """A tensor from any device and dtype as float32 numpy (numpy has no bfloat16)."""
+    return t.detach().to(device="cpu", dtype=torch.float32).numpy()
 
 
 def model_sizes() -> Sizes:
@@ -113,11 +136,11 @@ def model_sizes() -> Sizes:
     return Sizes(*(_model(k).num_parameters() for k in (TEACHER, DISTIL_STUDENT, TINY_STUDENT)))
 
 
-def _run(key: str, inp: MaskedInput) -> Any:
-    ids = torch.from_numpy(inp.input_ids)[None]  # (1, L)
+def _run(key: str, inp: MaskedInput, where: tuple[str, torch.dtype] = ("cpu", torch.float32)) -> Any:
+    ids = torch.from_numpy(inp.input_ids)[None].to(where[0])  # (1, L)
     with torch.inference_mode():
-        return _model(key)(input_ids=ids, attention_mask=torch.ones_like(ids),
-                           output_hidden_states=True, output_attentions=True)
+        return _model(key, *where)(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                   output_hidden_states=True, output_attentions=True)
 
 
 def soft_loss(teacher_logits: np.ndarray, student_logits: np.ndarray, temperature: float) -> float:
@@ -147,6 +170,9 @@ class TripleLoss:
     student_logits: np.ndarray  # (L, V)
     teacher_hidden: np.ndarray  # (L, 768) last layer
     student_hidden: np.ndarray  # (L, 768) last layer
+    device: str = "cpu"  # where the models ran (explorer.runtime.placement)
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     @property
     def weighted(self) -> dict[str, float]:
@@ -170,22 +196,27 @@ class TripleLoss:
     def to_dict(self) -> dict[str, Any]:
         return {"tokens": list(self.inp.tokens), "masked": list(self.inp.masked), "temperature": self.temperature,
                 "losses": {"ce": self.ce, "mlm": self.mlm, "cos": self.cos}, "weights": dict(DISTILBERT_WEIGHTS),
-                "weighted": self.weighted, "total": self.total, "teacher_entropy": self.teacher_entropy}
+                "weighted": self.weighted, "total": self.total, "teacher_entropy": self.teacher_entropy,
+                "device": self.device, "device_name": self.device_name, "dtype": self.dtype}
 
 
-def triple_loss(text: str, seed: int = 0, temperature: float = DISTILBERT_TEMPERATURE) -> TripleLoss:
-    """BERT-base teacher and DistilBERT student on the same masked ``text``: ``L_ce``, ``L_mlm``, ``L_cos``."""
+def triple_loss(text: str, seed: int = 0, temperature: float = DISTILBERT_TEMPERATURE, *,
+                device: str | None = "cpu", dtype: str | None = "float32") -> TripleLoss:
+    """BERT-base teacher and DistilBERT student on the same masked ``text``: ``L_ce``, ``L_mlm``, ``L_cos``;
+    the models run on ``device`` in ``dtype``."""
     if not 0.5 <= float(temperature) <= 20:
         raise ExplorerError(f"Temperature {temperature} is outside 0.5-20: DistilBERT trained with T = 2.")
+    where = _where(device, dtype)
     inp = masked_input(text, seed)
-    t_out, s_out = _run(TEACHER, inp), _run(DISTIL_STUDENT, inp)
-    t_logits, s_logits = t_out.logits[0], s_out.logits[0]  # (L, V)
-    t_hidden, s_hidden = t_out.hidden_states[-1][0], s_out.hidden_states[-1][0]  # (L, 768)
-    mlm = F.cross_entropy(s_logits, torch.from_numpy(inp.labels), ignore_index=-100)
-    cos = F.cosine_embedding_loss(s_hidden, t_hidden, torch.ones(len(inp.input_ids)))  # target 1: align
-    return TripleLoss(inp, float(temperature), soft_loss(t_logits.numpy(), s_logits.numpy(), temperature),
-                      float(mlm), float(cos), _entropy(t_logits.numpy(), temperature), t_logits.numpy(),
-                      s_logits.numpy(), t_hidden.numpy(), s_hidden.numpy())
+    t_out, s_out = _run(TEACHER, inp, where), _run(DISTIL_STUDENT, inp, where)
+    t_logits, s_logits = t_out.logits[0].float(), s_out.logits[0].float()  # (L, V); float() is a no-op in float32
+    t_hidden, s_hidden = t_out.hidden_states[-1][0].float(), s_out.hidden_states[-1][0].float()  # (L, 768)
+    labels = torch.from_numpy(inp.labels).to(where[0])
+    mlm = F.cross_entropy(s_logits, labels, ignore_index=-100)
+    cos = F.cosine_embedding_loss(s_hidden, t_hidden, torch.ones(len(inp.input_ids), device=where[0]))  # target 1
+    t_np, s_np = _np(t_logits), _np(s_logits)
+    return TripleLoss(inp, float(temperature), soft_loss(t_np, s_np, temperature), float(mlm), float(cos),
+                      _entropy(t_np, temperature), t_np, s_np, _np(t_hidden), _np(s_hidden), **_ran(where))
 
 
 def layer_map(n_teacher: int, n_student: int) -> tuple[int, ...]:
@@ -219,6 +250,9 @@ class LayerwiseLoss:
     w_e: np.ndarray  # (312, 768)
     student_logits: np.ndarray  # (masked, V)
     teacher_logits: np.ndarray  # (masked, V)
+    device: str = "cpu"  # where the models ran (explorer.runtime.placement)
+    device_name: str = "cpu"
+    dtype: str = "float32"
 
     @property
     def total(self) -> float:
@@ -228,7 +262,8 @@ class LayerwiseLoss:
     def to_dict(self) -> dict[str, Any]:
         return {"tokens": list(self.inp.tokens), "mapping": list(self.mapping), "n_teacher": self.n_teacher,
                 "attention": list(self.attention), "hidden": list(self.hidden), "embedding": self.embedding,
-                "prediction": self.prediction, "total": self.total, "score_check": self.score_check}
+                "prediction": self.prediction, "total": self.total, "score_check": self.score_check,
+                "device": self.device, "device_name": self.device_name, "dtype": self.dtype}
 
 
 def _scores(model: torch.nn.Module, hidden_in: torch.Tensor, layer: int) -> torch.Tensor:
@@ -246,27 +281,31 @@ def _projection(seed: int, d_in: int, d_out: int) -> torch.Tensor:
     return torch.randn(d_in, d_out, generator=gen) * INIT_STD  # (d', d)
 
 
-def layerwise_loss(text: str, seed: int = 0) -> LayerwiseLoss:
-    """BERT-base teacher (N = 12) and TinyBERT student (M = 4) on the same masked ``text``, eq. 7-10."""
+def layerwise_loss(text: str, seed: int = 0, *, device: str | None = "cpu",
+                   dtype: str | None = "float32") -> LayerwiseLoss:
+    """BERT-base teacher (N = 12) and TinyBERT student (M = 4) on the same masked ``text``, eq. 7-10; the models
+    run on ``device`` in ``dtype``, the losses are taken in float32 (``float()`` is a no-op in float32)."""
+    where = _where(device, dtype)
     inp = masked_input(text, seed)
-    t_out, s_out = _run(TEACHER, inp), _run(TINY_STUDENT, inp)
-    teacher, student = _model(TEACHER), _model(TINY_STUDENT)
+    t_out, s_out = _run(TEACHER, inp, where), _run(TINY_STUDENT, inp, where)
+    teacher, student = _model(TEACHER, *where), _model(TINY_STUDENT, *where)
     n, m = len(t_out.attentions), len(s_out.attentions)
     g = layer_map(n, m)
     with torch.inference_mode():
-        s_sc = torch.stack([_scores(student, s_out.hidden_states[i][0], i) for i in range(m)])  # (M, H, L, L)
-        t_sc = torch.stack([_scores(teacher, t_out.hidden_states[g[i] - 1][0], g[i] - 1) for i in range(1, m + 1)])
-        check = max(max(float((torch.softmax(s_sc[i], -1) - s_out.attentions[i][0]).abs().max()),
-                        float((torch.softmax(t_sc[i], -1) - t_out.attentions[g[i + 1] - 1][0]).abs().max()))
+        s_sc = torch.stack([_scores(student, s_out.hidden_states[i][0], i) for i in range(m)]).float()  # (M, H, L, L)
+        t_sc = torch.stack([_scores(teacher, t_out.hidden_states[g[i] - 1][0], g[i] - 1)
+                            for i in range(1, m + 1)]).float()
+        check = max(max(float((torch.softmax(s_sc[i], -1) - s_out.attentions[i][0].float()).abs().max()),
+                        float((torch.softmax(t_sc[i], -1) - t_out.attentions[g[i + 1] - 1][0].float()).abs().max()))
                     for i in range(m))  # our scores are the ones both models softmax
-        s_h = torch.stack([s_out.hidden_states[i][0] for i in range(m + 1)])  # (M+1, L, 312)
-        t_h = torch.stack([t_out.hidden_states[g[i]][0] for i in range(m + 1)])  # (M+1, L, 768)
-        w_h, w_e = _projection(1, s_h.shape[-1], t_h.shape[-1]), _projection(2, s_h.shape[-1], t_h.shape[-1])
-        masked = torch.as_tensor(inp.masked)
-        z_s, z_t = s_out.logits[0, masked], t_out.logits[0, masked]  # (masked, V)
+        s_h = torch.stack([s_out.hidden_states[i][0] for i in range(m + 1)]).float()  # (M+1, L, 312)
+        t_h = torch.stack([t_out.hidden_states[g[i]][0] for i in range(m + 1)]).float()  # (M+1, L, 768)
+        w_h, w_e = (_projection(k, s_h.shape[-1], t_h.shape[-1]).to(where[0]) for k in (1, 2))
+        masked = torch.as_tensor(inp.masked, device=where[0])
+        z_s, z_t = s_out.logits[0, masked].float(), t_out.logits[0, masked].float()  # (masked, V)
         pred = -(F.softmax(z_t, -1) * F.log_softmax(z_s, -1)).sum(-1).mean()
     return LayerwiseLoss(
         inp, g, n, tuple(float(F.mse_loss(s_sc[i], t_sc[i])) for i in range(m)),
         tuple(float(F.mse_loss(s_h[i] @ w_h, t_h[i])) for i in range(1, m + 1)),
-        float(F.mse_loss(s_h[0] @ w_e, t_h[0])), float(pred), check, s_sc.numpy(), t_sc.numpy(),
-        s_h.numpy(), t_h.numpy(), w_h.numpy(), w_e.numpy(), z_s.numpy(), z_t.numpy())
+        float(F.mse_loss(s_h[0] @ w_e, t_h[0])), float(pred), check, _np(s_sc), _np(t_sc),
+        _np(s_h), _np(t_h), _np(w_h), _np(w_e), _np(z_s), _np(z_t), **_ran(where))

@@ -8,20 +8,28 @@ set with score ``sum log p / generated_length ** length_penalty``, and stop when
 can still beat the worst finished one. The same tensor operations in the same order keep the
 scores bit-identical, so ties break the same way.
 
+Where it runs: every score, ``topk`` and index of the bookkeeping stays on the device the logits
+come out on (a GPU's (B, V) logits never cross to the CPU); each step ends with **one** small
+transfer (:func:`_StepNumbers.fetch`: the K candidates' beams and tokens, the chosen indices, the
+stop flag and the B x 5 alternatives, a few dozen numbers) from which the readable history of
+tokens is kept on the CPU. The KV cache is reordered on the device (``Cache.reorder_cache`` with an
+index tensor already there), never rebuilt.
+
 One difference, for speed only: the prompt is run once (batch 1) and its KV cache copied to
 the B beams, where ``generate`` runs B identical copies of the prompt.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from explorer.runtime import cancel
-from explorer.tasks.generation.nexttoken import forward_last
-from explorer.tasks.generation.settings import DecodingSettings
-from explorer.tasks.generation.steps import Step, alternatives, eos_ids, make_step
+from explorer.runtime import cancel, limits
+from explorer.tasks.generation.nexttoken import forward_last, token_text
+from explorer.tasks.generation.settings import TOP_ALTERNATIVES, DecodingSettings
+from explorer.tasks.generation.steps import Alternative, Step, eos_ids
 
 __all__ = ["EARLY_STOPPING", "LENGTH_PENALTY", "BeamDecoder"]
 
@@ -30,13 +38,44 @@ EARLY_STOPPING = False  # transformers' default heuristic (see _check_early_stop
 _NEG = -1.0e9
 
 
+@dataclass(frozen=True)
+class _StepNumbers:
+    """What one expansion tells the CPU (everything else stays on the device)."""
+
+    beam: list[int]  # (K,) source beam of each candidate
+    token: list[int]  # (K,) its token
+    prob: list[float]  # (K,) the model's probability of that token from that beam
+    alt_ids: list[list[int]]  # (B, 5) most likely tokens of each running beam
+    alt_probs: list[list[float]]  # (B, 5)
+    running: list[int]  # (B,) candidates kept running, best first
+    finished: list[int]  # (B,) indices into finished + candidates kept finished
+    go_on: bool
+
+    @classmethod
+    def fetch(cls, beam: torch.Tensor, token: torch.Tensor, prob: torch.Tensor, alt_ids: torch.Tensor,
+              alt_probs: torch.Tensor, running: torch.Tensor, finished: torch.Tensor,
+              go_on: torch.Tensor) -> _StepNumbers:
+        """One device -> CPU copy of every number above, packed in float32: token ids are below 2**24
+        (2,000,000 at most, explorer.runtime.budget.FIELD_RANGES), so they survive exactly; float32, not float64,
+        because Apple's MPS has no float64."""
+        k, b, a = beam.numel(), running.numel(), alt_ids.shape[-1]
+        parts = (beam, token, running, finished, go_on.reshape(1), alt_ids.reshape(-1), prob, alt_probs.reshape(-1))
+        flat = torch.cat([p.to(torch.float32) for p in parts]).cpu().tolist()
+        ints = [int(x) for x in flat[:2 * k + 2 * b + 1 + b * a]]
+        floats = flat[2 * k + 2 * b + 1 + b * a:]
+        alt_i, alt_p = ints[2 * k + 2 * b + 1:], floats[k:]
+        return cls(ints[:k], ints[k:2 * k], floats[:k], [alt_i[i * a:(i + 1) * a] for i in range(b)],
+                   [alt_p[i * a:(i + 1) * a] for i in range(b)], ints[2 * k:2 * k + b],
+                   ints[2 * k + b:2 * k + 2 * b], bool(ints[2 * k + 2 * b]))
+
+
 class BeamDecoder:
     """Beam search of one prompt, advanced one token (one expansion of every beam) per :meth:`step`."""
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
-        self.settings = settings.validated()
+        self.settings = settings.validated(limits.model_facts(model))  # the new-token cap of the model's device
         self.beams = self.settings.beams
         eos = eos_ids(model)
         self._eos = torch.tensor(eos, dtype=torch.long)
@@ -44,7 +83,7 @@ class BeamDecoder:
         self._prompt_len = len(prompt_ids)
         self._cur_len = self._prompt_len
         self._max_len = self._prompt_len + self.settings.max_new_tokens
-        self._pending = torch.tensor([prompt_ids], dtype=torch.long)  # (1, T), then (B, 1)
+        self._pending = torch.tensor([prompt_ids], dtype=torch.long)  # (1, T), then (B, 1) on the device
         self._cache: Any = None
         self._running: list[list[Step]] = [[] for _ in range(self.beams)]
         self._running_scores = torch.full((1, self.beams), _NEG)  # (1, B): only beam 0 is live at first
@@ -53,6 +92,8 @@ class BeamDecoder:
         self._finished_scores = torch.full((1, self.beams), _NEG)  # (1, B)
         self._is_finished = torch.zeros((1, self.beams), dtype=torch.bool)
         self._improvable = torch.ones((1, 1), dtype=torch.bool)  # running beams may still win
+        self._top_b = torch.arange(self._keep) < self.beams  # (K,) the first B candidates
+        self._texts: dict[int, str] = {}  # token id -> text, decoded once per decoder
         self.finished = False
 
     @property
@@ -69,9 +110,16 @@ class BeamDecoder:
         """Length-normalised log-probability of the returned hypothesis (once finished)."""
         return float(self._finished_scores[0, 0])
 
+    def _to(self, device: torch.device) -> None:
+        """Move the bookkeeping to where the logits are (once, after the first forward)."""
+        for name in ("_eos", "_running_scores", "_finished_scores", "_is_finished", "_improvable", "_top_b"):
+            setattr(self, name, getattr(self, name).to(device))
+
     def _log_probs(self) -> torch.Tensor:
-        """log p(next | beam) for every beam (B, V); the first call runs the prompt once."""
-        logits, self._cache = forward_last(self.model, self._pending, self._cache)  # (1 or B, V)
+        """log p(next | beam) for every beam (B, V) on the logits' device; the first call runs the prompt once."""
+        logits, self._cache = forward_last(self.model, self._pending, self._cache, on_device=True)  # (1 or B, V)
+        if logits.device != self._running_scores.device:
+            self._to(logits.device)
         return torch.log_softmax(logits, dim=-1).expand(self.beams, -1)  # (B, V)
 
     def _top_continuations(self, log_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -81,53 +129,59 @@ class BeamDecoder:
         top_scores, top_index = torch.topk(scores, k=self._keep)
         return top_scores, top_index[0] // vocab, top_index[0] % vocab
 
-    def _records(self, log_probs: torch.Tensor, beam: torch.Tensor, token: torch.Tensor) -> list[list[Step]]:
-        """The history of each of the K candidates, each extended by its new step."""
-        probs = log_probs.exp()  # (B, V)
-        tops = {b: alternatives(self.tokenizer, probs[b]) for b in set(beam.tolist())}
-        return [self._running[b] + [make_step(self.tokenizer, probs[b], t, tops[b])]
-                for b, t in zip(beam.tolist(), token.tolist(), strict=True)]
-
     def _hits(self, token: torch.Tensor) -> torch.Tensor:
         """(1, K) candidates that end here: end-of-sequence, or the maximum length reached."""
         at_max = self._cur_len + 1 >= self._max_len
         ends = torch.isin(token, self._eos) if self._eos.numel() else torch.zeros_like(token, dtype=torch.bool)
         return (ends | at_max)[None, :]
 
-    def _advance_running(self, scores: torch.Tensor, hits: torch.Tensor, beam: torch.Tensor,
-                         records: list[list[Step]]) -> torch.Tensor:
-        """Keep the B best unfinished candidates; returns the beam each came from (B,)."""
+    def _advance_running(self, scores: torch.Tensor, hits: torch.Tensor) -> torch.Tensor:
+        """Keep the B best unfinished candidates; returns their indices among the K (B,)."""
         running_scores = scores + hits.to(torch.float32) * _NEG
         chosen = torch.topk(running_scores, k=self.beams)[1][0]  # (B,)
-        self._running = [records[i] for i in chosen.tolist()]
         self._running_scores = running_scores[:, chosen]
-        return beam[chosen]
+        return chosen
 
-    def _update_finished(self, scores: torch.Tensor, hits: torch.Tensor, records: list[list[Step]]) -> None:
-        """Merge the candidates that just ended (among the top B) into the B best finished ones."""
-        top_b = torch.arange(self._keep) < self.beams
-        just_done = hits & top_b[None, :]
+    def _update_finished(self, scores: torch.Tensor, hits: torch.Tensor) -> torch.Tensor:
+        """Merge the candidates that just ended (among the top B) into the B best finished ones;
+        returns the kept indices (B,) into finished + candidates."""
+        just_done = hits & self._top_b[None, :]
         final = scores / ((self._cur_len + 1 - self._prompt_len) ** LENGTH_PENALTY)
         full = torch.all(self._is_finished, dim=-1, keepdim=True) & (EARLY_STOPPING is True)
         final = final + full.to(torch.float32) * _NEG
         final = final + (~self._improvable).to(torch.float32) * _NEG
         final = final + (~just_done) * _NEG
         merged_scores = torch.cat((self._finished_scores, final), dim=1)  # (1, B + K)
-        merged = self._finished + records
         merged_done = torch.cat((self._is_finished, just_done), dim=1)
         best = torch.topk(merged_scores, k=self.beams)[1]  # (1, B)
-        self._finished = [merged[i] for i in best[0].tolist()]
         self._finished_scores = torch.take_along_dim(merged_scores, best, dim=1)
         self._is_finished = torch.take_along_dim(merged_done, best, dim=1)
+        return best[0]
 
-    def _check_stop(self, hits: torch.Tensor) -> None:
-        """Stop when no running beam can beat the worst finished one, or nothing can continue."""
+    def _check_stop(self, hits: torch.Tensor) -> torch.Tensor:
+        """Whether to go on (a 0-d bool on the device): not when no running beam can beat the worst
+        finished one, or nothing can continue."""
         best_possible = self._running_scores[:, :1] / ((self._cur_len - self._prompt_len) ** LENGTH_PENALTY)
         worst_done = torch.where(self._is_finished, torch.min(self._finished_scores, dim=1, keepdim=True)[0], _NEG)
         self._improvable = self._improvable & torch.any(best_possible > worst_done, dim=-1, keepdim=True)
         open_beam = ~(torch.all(self._is_finished) & (EARLY_STOPPING is True))
-        go_on = torch.any(self._improvable) & open_beam & ~torch.all(hits)
-        self.finished = not bool(go_on)
+        return torch.any(self._improvable) & open_beam & ~torch.all(hits)
+
+    def _text(self, token_id: int) -> str:
+        if token_id not in self._texts:
+            self._texts[token_id] = token_text(self.tokenizer, token_id)
+        return self._texts[token_id]
+
+    def _record(self, got: _StepNumbers) -> None:
+        """The CPU's readable histories: each candidate is its beam's history plus its new step."""
+        tops = [tuple(Alternative(self._text(i), i, p) for i, p in zip(ids, probs, strict=True))
+                for ids, probs in zip(got.alt_ids, got.alt_probs, strict=True)]
+        records = [self._running[b] + [Step(self._text(t), t, p, tops[b])]
+                   for b, t, p in zip(got.beam, got.token, got.prob, strict=True)]
+        merged = self._finished + records
+        self._running = [records[i] for i in got.running]
+        self._finished = [merged[i] for i in got.finished]
+        self.finished = not got.go_on
 
     def step(self) -> Step | None:
         """Expand every beam by one token; returns the newest step of the best hypothesis."""
@@ -137,14 +191,18 @@ class BeamDecoder:
         with torch.inference_mode():
             log_probs = self._log_probs()  # (B, V)
             scores, beam, token = self._top_continuations(log_probs)
-            records = self._records(log_probs, beam, token)
+            alt_logp, alt_ids = log_probs.topk(min(TOP_ALTERNATIVES, log_probs.shape[-1]))  # (B, 5)
             hits = self._hits(token)
-            source = self._advance_running(scores, hits, beam, records)
-            self._update_finished(scores, hits, records)
-            self._cache.reorder_cache(source)  # each running beam continues from its parent's cache
-            self._pending = torch.tensor([[r[-1].token_id] for r in self._running], dtype=torch.long)  # (B, 1)
+            chosen = self._advance_running(scores, hits)
+            best = self._update_finished(scores, hits)
+            source = beam[chosen]  # (B,) the parent of each running beam
+            self._cache.reorder_cache(source)  # each running beam continues from its parent's cache, on the device
+            self._pending = token[chosen][:, None]  # (B, 1)
             self._cur_len += 1
-            self._check_stop(hits)
+            go_on = self._check_stop(hits)
+            got = _StepNumbers.fetch(beam, token, log_probs[beam, token].exp(), alt_ids, alt_logp.exp(), chosen,
+                                     best, go_on)
+        self._record(got)
         steps = self.steps
         return steps[-1] if steps else None
 

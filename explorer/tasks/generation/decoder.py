@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from explorer.runtime import cancel
+from explorer.runtime import cancel, limits
 from explorer.tasks.generation.fastpath import make_cache, step_call
 from explorer.tasks.generation.nexttoken import forward_last
 from explorer.tasks.generation.settings import DecodingSettings, logits_processors
@@ -38,7 +38,7 @@ class TokenDecoder:
     def __init__(self, model: PreTrainedModel, tokenizer: Any, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
-        self.settings = settings.validated()
+        self.settings = settings.validated(limits.model_facts(model))  # the new-token cap of the model's device
         self._sampling = self.settings.effective_strategy != "greedy"
         self._processors = logits_processors(self.settings) if self._sampling else None
         self._generator = torch.Generator().manual_seed(self.settings.seed)

@@ -18,7 +18,7 @@ from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice, texts
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
-from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
+from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from transformers import PreTrainedModel
@@ -120,7 +120,8 @@ def next_token(loaded: LoadedModel, text: str, top_k: int = 10) -> NextToken:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TABLE:
         raise ExplorerError(f"top-k must be a whole number from 1 to {MAX_TABLE} (got {shorten(top_k)!r}).")
     model, tokenizer = loaded.model, loaded.tokenizer
-    prompt: Prompt = encode_prompt(tokenizer, text, context_limit(model))
+    cap = prompt_limit(model)  # the model's context, or the device's cap, with its reason
+    prompt: Prompt = encode_prompt(tokenizer, text, cap.value, cap.reason)
     with torch.inference_mode():
         logits, _ = forward_last(model, torch.tensor([prompt.ids]))
     untrained = (Notice("untrained", "Untrained weights: predictions are noise."),) if loaded.untrained else ()

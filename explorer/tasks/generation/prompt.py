@@ -15,10 +15,10 @@ from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 from explorer.runtime import limits
-from explorer.runtime.offload import input_device
+from explorer.runtime.limits import Limit
 from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
 
-__all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "encode_prompt"]
+__all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "encode_prompt", "prompt_limit"]
 
 MAX_PROMPT_CHARS = 200_000  # beyond this the text is refused; below, it is cut to MAX_PROMPT_TOKENS tokens
 
@@ -33,21 +33,34 @@ class Prompt:
     notices: tuple[Notice, ...]
 
 
+def _context(model: Any) -> int | None:
+    limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    return int(limit) if limit else None
+
+
 def context_limit(model: Any, cap: int | None = None) -> int:
     """Tokens a prompt may have: the model's position limit, at most ``cap`` (``None``: the device's cap,
-    :func:`explorer.runtime.limits.prompt_tokens`: 1,024 on a CPU, the context where KV caches fit on a GPU)."""
-    limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    :func:`prompt_limit`)."""
     if cap is None:
-        cap = _device_cap(model, int(limit) if limit else None)
-    return min(int(limit), cap) if limit else cap
+        return prompt_limit(model).value
+    context = _context(model)
+    return min(context, cap) if context else cap
 
 
-def _device_cap(model: Any, context: int | None) -> int:
+def prompt_limit(model: Any) -> Limit:
+    """Tokens a prompt may have on the model's device, and why: its whole context where that is the
+    bound, else :func:`explorer.runtime.limits.prompt_tokens` (1,024 on a CPU; on a GPU the context as
+    far as the KV caches of every beam fit in free memory)."""
+    context = _context(model)
     if not hasattr(model, "parameters"):
-        return MAX_PROMPT_TOKENS
+        value = min(context, MAX_PROMPT_TOKENS) if context else MAX_PROMPT_TOKENS
+        return Limit(value, f"at most {MAX_PROMPT_TOKENS:,} prompt tokens")
     dtype = next((p.dtype for p in model.parameters()), None)
     kv = limits.kv_bytes_per_token(model.config, getattr(dtype, "itemsize", 4))
-    return limits.prompt_tokens(limits.device_facts(input_device(model)), context, kv).value
+    cap = limits.prompt_tokens(limits.model_facts(model), context, kv)
+    if context and context <= cap.value:
+        return Limit(context, f"the model's context is {context:,} tokens")
+    return cap
 
 
 def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
@@ -63,19 +76,20 @@ def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
     return count
 
 
-def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, limit: int) -> Notice:
+def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, limit: int, why: str) -> Notice:
     front = ""
     if kept_front:
         names = getattr(tokenizer, "convert_ids_to_tokens", None)
         shown = " ".join(str(t) for t in names(kept_front)) if names else f"{len(kept_front)} special token(s)"
         front = f" The tokenizer's own {shown} stays in front."
     return Notice("truncated", f"The prompt has {total:,} tokens (special tokens included); only its last "
-                               f"{tail:,} are used (the model reads at most {limit:,} here), so the beginning "
-                               f"was cut.{front}")
+                               f"{tail:,} are used (the model reads at most {limit:,} here"
+                               f"{': ' + why if why else ''}), so the beginning was cut.{front}")
 
 
-def encode_prompt(tokenizer: Any, text: str, limit: int) -> Prompt:
-    """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them."""
+def encode_prompt(tokenizer: Any, text: str, limit: int, why: str = "") -> Prompt:
+    """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them;
+    ``why``: the reason of that limit, quoted by the notice when the prompt is cut."""
     text = require_text(text, what="prompt", empty_hint="type a few words for the model to continue.",
                         max_chars=MAX_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
     ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
@@ -87,4 +101,4 @@ def encode_prompt(tokenizer: Any, text: str, limit: int) -> Prompt:
     head = min(_added_in_front(tokenizer, ids), limit - 1)  # at least one token of the text itself
     tail = limit - head
     kept = ids[:head] + ids[len(ids) - tail:]  # (limit,)
-    return Prompt(text, tuple(kept), len(ids), (_cut_notice(tokenizer, len(ids), ids[:head], tail, limit),))
+    return Prompt(text, tuple(kept), len(ids), (_cut_notice(tokenizer, len(ids), ids[:head], tail, limit, why),))

@@ -14,11 +14,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.notices import Notice, texts
-from explorer.runtime import bundled, loading, placement
+from explorer.runtime import bundled, limits, loading, placement
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
-from explorer.tasks.generation.prompt import Prompt, context_limit, encode_prompt
+from explorer.tasks.generation.fastpath import dynamic_reason
+from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
 from explorer.tasks.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
 from explorer.tasks.generation.steps import Step
@@ -83,15 +84,16 @@ def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any 
 
 def make_decoder(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> Decoder:
     """The step-by-step decoder for the settings' strategy (nothing computed yet)."""
-    settings = settings.validated()
+    settings = settings.validated(limits.model_facts(loaded.model))
     cls = BeamDecoder if settings.effective_strategy == "beam" else TokenDecoder
     return cls(loaded.model, loaded.tokenizer, prompt.ids, settings)
 
 
 def start(loaded: LoadedModel, text: str, settings: DecodingSettings) -> tuple[Prompt, Decoder]:
     """Encode the prompt (cut to the window) and make its decoder."""
-    settings = settings.validated()
-    prompt = encode_prompt(loaded.tokenizer, text, context_limit(loaded.model))
+    settings = settings.validated(limits.model_facts(loaded.model))  # the device's caps, with their reasons
+    cap = prompt_limit(loaded.model)
+    prompt = encode_prompt(loaded.tokenizer, text, cap.value, cap.reason)
     return prompt, make_decoder(loaded, prompt, settings)
 
 
@@ -102,7 +104,18 @@ def _notices(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) ->
                                   f"cold is greedy decoding, so {settings.strategy} ran as greedy."))
     if loaded.untrained:
         out.append(Notice("untrained", "Untrained weights: the tokens are noise."))
+    slow = _slow_path(loaded, prompt, settings)
+    if slow:
+        out.append(Notice("info", slow))
     return tuple(out)
+
+
+def _slow_path(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> str | None:
+    """On a GPU, why greedy/sampling runs without the static cache and CUDA graphs (None: it has them). The
+    CPU is eager whatever the cache; beam search keeps the dynamic cache, reordered, as ``generate`` does."""
+    if getattr(loaded, "device", "cpu") != "cuda" or settings.effective_strategy == "beam":
+        return None
+    return dynamic_reason(loaded.model, len(prompt.ids) + settings.max_new_tokens)
 
 
 def result(loaded: LoadedModel, prompt: Prompt, decoder: Decoder, seconds: float = 0.0) -> Generation:

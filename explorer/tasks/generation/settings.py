@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, CPU_PROMPT_TOKENS
 
 __all__ = ["MAX_BEAMS", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K", "STRATEGIES", "TOP_ALTERNATIVES",
@@ -63,8 +64,13 @@ class DecodingSettings:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def validated(self) -> DecodingSettings:
-        """These settings if every knob is in range, else one ExplorerError saying what to change."""
+    def validated(self, facts: limits.DeviceFacts | None = None) -> DecodingSettings:
+        """These settings if every knob is in range, else one ExplorerError saying what to change.
+
+        ``facts``: the device that decodes (:func:`explorer.runtime.limits.model_facts`); its cap on new
+        tokens applies (:func:`explorer.runtime.limits.new_tokens`: 200 on a CPU, 1,024 on a GPU) and a
+        refusal quotes its reason. None: the CPU's cap, the narrowest (checks before a model is loaded).
+        """
         if self.strategy not in STRATEGIES:
             raise ExplorerError(f"Unknown strategy {shorten(self.strategy)!r}: use one of {', '.join(STRATEGIES)}.")
         _check_number(self.temperature, "temperature")
@@ -77,7 +83,9 @@ class DecodingSettings:
                                 "90% of the probability.")
         _check_range(self.top_k, "top-k", 1, MAX_TOP_K)
         _check_range(self.beams, "The number of beams", 1, MAX_BEAMS)
-        _check_range(self.max_new_tokens, "max-new-tokens", 1, MAX_NEW_TOKENS)
+        cap = limits.new_tokens(facts) if facts is not None else None
+        _check_range(self.max_new_tokens, "max-new-tokens", 1, cap.value if cap else MAX_NEW_TOKENS,
+                     cap.reason if cap else "")
         _check_range(self.seed, "The seed", 0, 2**32 - 1)
         return replace(self, temperature=float(self.temperature), top_p=float(self.top_p))
 
@@ -87,11 +95,12 @@ def _check_number(value: object, name: str) -> None:
         raise ExplorerError(f"{name} must be a finite number, not {shorten(repr(value))}.")
 
 
-def _check_range(value: object, name: str, lo: int, hi: int) -> None:
+def _check_range(value: object, name: str, lo: int, hi: int, why: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ExplorerError(f"{name} must be a whole number, not {shorten(repr(value))}.")
     if not lo <= value <= hi:
-        raise ExplorerError(f"{name} must be between {lo:,} and {hi:,} (got {value:,}).")
+        because = f" here ({why})" if why else ""
+        raise ExplorerError(f"{name} must be between {lo:,} and {hi:,}{because} (got {value:,}).")
 
 
 def logits_processors(settings: DecodingSettings):
