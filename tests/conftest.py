@@ -54,27 +54,22 @@ def _auto_loads_in_half_precision():
 
     import torch
 
-    from explorer.runtime import loading, modelcache
+    from explorer.runtime import placement
 
     dtype, auto, patch = getattr(torch, AUTO_DTYPE), threading.local(), pytest.MonkeyPatch()
-    check, place, cached, store = loading._check_device, loading._place, modelcache.cached, modelcache.store
+    resolve_device, resolve_dtype = placement.resolve_device, placement.resolve_dtype
 
-    def check_device(device):
-        auto.on = device is None  # read by _place and the cache key in this thread's load_model
-        return check(device)
+    def device_(name):
+        auto.on = name in (None, "auto")  # read by dtype_ below, in this thread's load_model
+        return resolve_device(name)
 
-    def place_(model, device, name):
-        if device == "cpu" and getattr(auto, "on", False):
-            return model.to(dtype=dtype), "cpu", AUTO_DTYPE, ()
-        return place(model, device, name)
+    def dtype_(name, device):
+        if name in (None, "auto") and device == "cpu" and getattr(auto, "on", False):
+            return dtype  # what auto would pick on a GPU; the dtype is part of the model-cache key
+        return resolve_dtype(name, device)
 
-    def keyed(key):  # auto loads and explicit CPU loads are different models here
-        return (*key, "auto") if getattr(auto, "on", False) else key
-
-    patch.setattr(loading, "_check_device", check_device)
-    patch.setattr(loading, "_place", place_)
-    patch.setattr(modelcache, "cached", lambda key: cached(keyed(key)))
-    patch.setattr(modelcache, "store", lambda key, loaded: store(keyed(key), loaded))
+    patch.setattr(placement, "resolve_device", device_)
+    patch.setattr(placement, "resolve_dtype", dtype_)
     yield
     patch.undo()
 
