@@ -30,23 +30,26 @@ def deberta_buckets(key: str) -> tuple[np.ndarray, np.ndarray, int]:
 
 @st.cache_data(max_entries=4, show_spinner="Running BERT-base and DistilBERT…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def triple(text: str, seed: int, temperature: float) -> distillation.TripleLoss:
-    """DistilBERT's three losses on ``text`` masked with ``seed``."""
-    return distillation.triple_loss(text, seed, temperature)
+def triple(text: str, seed: int, temperature: float, device: str = "auto",
+           dtype: str = "auto") -> distillation.TripleLoss:
+    """DistilBERT's three losses on ``text`` masked with ``seed`` (models on the sidebar's device and precision)."""
+    return distillation.triple_loss(text, seed, temperature, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def temperature_curve(text: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def temperature_curve(text: str, seed: int, device: str = "auto",
+                      dtype: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(soft loss, KL alone, teacher entropy) at ``distillation.CURVE_TEMPERATURES`` from the same logits."""
-    return triple(text, seed, distillation.DISTILBERT_TEMPERATURE).curve(distillation.CURVE_TEMPERATURES)
+    res = triple(text, seed, distillation.DISTILBERT_TEMPERATURE, device, dtype)
+    return res.curve(distillation.CURVE_TEMPERATURES)
 
 
 @st.cache_data(max_entries=4, show_spinner="Running BERT-base and TinyBERT…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def layerwise(text: str, seed: int) -> distillation.LayerwiseLoss:
-    """TinyBERT's layer-wise losses on ``text`` masked with ``seed``."""
-    return distillation.layerwise_loss(text, seed)
+def layerwise(text: str, seed: int, device: str = "auto", dtype: str = "auto") -> distillation.LayerwiseLoss:
+    """TinyBERT's layer-wise losses on ``text`` masked with ``seed`` (on the sidebar's device and precision)."""
+    return distillation.layerwise_loss(text, seed, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)

@@ -16,7 +16,7 @@ from explorer.plots import mechanisms as plots
 TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
 TEMPERATURES = ("1", "2", "4", "8")
 
-where = device_picker.pick().kwargs()  # DeBERTa's real module runs there (distillation stays on the CPU)
+where = device_picker.pick().kwargs()  # DeBERTa's real module and the distillation models run there
 st.title("Mechanisms")
 st.caption("What defines a variant, computed on real modules built from the catalog configs. The weights are "
            "**random** (nothing is downloaded): the point is the arithmetic, which holds for any weights; "
@@ -63,17 +63,17 @@ def show_distillation() -> None:
         sizes = cache.sizes()
         st.caption(f"Teacher BERT-base {ui.human(sizes.teacher)} parameters, DistilBERT {ui.human(sizes.distilbert)}, "
                    f"TinyBERT {ui.human(sizes.tinybert)} (with MLM heads; random weights, built once per process).")
-        res = cache.triple(text, int(seed), float(temp))
+        res = cache.triple(text, int(seed), float(temp), **where)
         st.code(" ".join(res.inp.tokens), language=None, wrap_lines=True)
         st.subheader("DistilBERT: triple loss")
-        st.caption("L = 5·L_ce + 2·L_mlm + 1·L_cos, T = 2: the released training command (Sanh et al. 2019; "
-                   "transformers examples/research_projects/distillation). L_ce = T²·KL(teacher_T ‖ student_T) "
+        st.caption(f"Ran on {res.device_name} · {res.dtype}. L = 5·L_ce + 2·L_mlm + 1·L_cos, T = 2: the released "
+                   "training command (Sanh et al. 2019; transformers examples/research_projects/distillation). L_ce = T²·KL(teacher_T ‖ student_T) "
                    "over every position, L_mlm at the masked ones, L_cos = 1 − cos of the last hidden states.")
         c1, c2 = st.columns(2)
         with c1:
             ui.figure(plots.triple_loss_bars(res), "distilbert_triple_loss", key="mech_triple")
         with c2:
-            losses, kl, entropy = cache.temperature_curve(text, int(seed))
+            losses, kl, entropy = cache.temperature_curve(text, int(seed), **where)
             ui.figure(plots.temperature_chart(distillation.CURVE_TEMPERATURES, losses, kl, entropy,
                                               res.teacher_logits.shape[-1]), "distillation_temperature", key="mech_temp")
         show_tinybert(text, int(seed))
@@ -84,7 +84,7 @@ def show_tinybert(text: str, seed: int) -> None:
     st.caption("Jiao et al. 2020 §3.1: attention MSE on unnormalised scores, hidden MSE through W_h (312 → 768), "
                "embedding MSE through W_e, soft cross-entropy of the predictions (t = 1, at the masked positions). "
                "W_h and W_e are at their N(0, 0.02) initialisation; training learns them.")
-    res = cache.layerwise(text, seed)
+    res = cache.layerwise(text, seed, **where)
     c1, c2 = st.columns(2)
     with c1:
         ui.figure(plots.layer_mapping(res.mapping, res.n_teacher), "tinybert_layer_mapping", key="mech_map")

@@ -40,6 +40,13 @@ def test_distillation_tab_from_a_link() -> None:
     assert any("TinyBERT 14.4M" in c.value for c in at.caption)
     assert "[MASK]" in at.code[0].value
     assert at.select_slider(key="mech_temperature").value == "4"
+    assert any(c.value.startswith("Ran on cpu") and "float32" in c.value for c in at.caption)  # the sidebar's choice
+
+
+def test_distillation_follows_the_sidebar_precision() -> None:
+    at = page_app("mechanisms.py", tab="Distillation", device="cpu", dtype="bfloat16").run()
+    assert_clean(at)
+    assert any(c.value.startswith("Ran on cpu") and "bfloat16" in c.value for c in at.caption)
 
 
 def test_text_tab_layouts_from_a_link() -> None:
