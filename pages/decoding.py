@@ -72,7 +72,8 @@ except ExplorerError as err:
 bar.empty()
 
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
-                      help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens (you are told).")
+                      help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens on a CPU; on a GPU to the model's "
+                           "context where its KV caches fit (the notice says which limit applied).")
 k = st.slider("Rows in the next-token table", 5, 30, 10, key="dec_k")
 next_area = st.container()  # the next-token table: filled once the buttons wait (below)
 
