@@ -317,5 +317,5 @@ def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool 
     kind = task(model, models_dir)
     span_pieces(prompt, decoder=kind == "causal-lm")
     loaded = loading.load_model(model, kind, random_weights=random_weights, models_dir=models_dir,
-                        device=device, dtype=dtype, purpose="Span infilling")
+                                device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)

@@ -260,7 +260,7 @@ def ask(model: str, question: str, context: str, max_answer_len: int = 30, rando
     check_qa_text(question, context)
     if is_generative(model, models_dir):
         loaded = loading.load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir,
-                            device=device, dtype=dtype)
+                                    device=device, dtype=dtype)
         return answer_question(loaded, question, context)
     return answer(load(model, random_weights, models_dir, device=device, dtype=dtype), question, context,
                   max_answer_len)
