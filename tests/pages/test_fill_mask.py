@@ -112,6 +112,15 @@ def test_missing_directory_does_not_stop_the_others(tiny) -> None:
     assert _names(at) == ["ELECTRA-small generator", "bert"]
 
 
+def test_a_huge_typed_directory_is_echoed_cut_in_its_error() -> None:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value("x" * 5000).run()
+    _clean(at)
+    errors = _errors(at)
+    assert errors and all(len(e) < 600 for e in errors), [len(e) for e in errors]
+    assert any("(5,000 characters)" in e for e in errors)
+
+
 def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> None:
     import explorer.tasks.fillmask
 
