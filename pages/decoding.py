@@ -59,6 +59,7 @@ st.caption("A real decoder (Gemma 3 270M, bundled offline) predicts a distributi
 
 model = st.text_input("Model (catalog key or a causal-LM directory)", key="dec_model",
                       value=st.query_params.get("model", DEFAULT_MODEL)).strip() or DEFAULT_MODEL
+st.query_params["model"] = model  # read on open above: a reload or a shared link keeps the typed model
 bar = st.empty()
 try:  # the first use converts the bundled GGUF once, with a progress bar
     cache.prepared(model, _progress=lambda f, what: bar.progress(min(max(f, 0.0), 1.0),

@@ -114,3 +114,10 @@ def test_an_encoder_is_named_as_such_without_a_server_path(monkeypatch) -> None:
     assert "sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, gpt2, …)." in shown
     assert "site-packages" not in shown and "random-weight" not in shown and not at.exception
 
+
+def test_a_typed_model_goes_into_the_url(tiny_dir) -> None:
+    """The page reads ?model= on open, so the model typed in the box is written back (a reload keeps it)."""
+    at = page_app("decoding.py", model="sentence-bert", strategies="greedy").run()  # refused fast: no real model
+    at.text_input(key="dec_model").set_value(tiny_dir).run()
+    assert_clean(at)
+    assert at.query_params["model"] in ([tiny_dir], tiny_dir)
