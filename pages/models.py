@@ -57,7 +57,7 @@ if path.strip():
     with ui.guard():
         found = weights.locate(path, directory)
         show = st.success if found.status == "ready" else st.error
-        show(f"{found.status}: {found.message}")
+        show(ui.markdown_safe(f"{found.status}: {found.message}"))  # a typed path may hold markdown
         if found.status == "ready":
             st.caption(f"Formats: {', '.join(found.formats)} · {found.disk_bytes / 2**20:.1f} MB")
 

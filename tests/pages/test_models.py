@@ -79,6 +79,18 @@ def test_check_directory_bad_input(monkeypatch, path: str, expected: str | None)
     assert (expected is None and not at.error) or any(expected in e.value for e in at.error)
 
 
+def test_check_directory_shows_a_markdown_path_literally(monkeypatch, tmp_path: Path) -> None:
+    """A path with markdown in it (``**bold**``) is shown as typed, not rendered bold without its stars."""
+    from app.ui import markdown_safe
+
+    folder = tmp_path / "**bold** dir"
+    folder.mkdir()
+    at = _app(monkeypatch).run()
+    at.text_input(key="check_path").set_value(str(folder)).run()
+    _clean(at)
+    assert at.error and at.error[0].value.startswith(markdown_safe(f"error: {folder}"))
+
+
 def test_check_directory_and_memory(monkeypatch, tiny_bert: Path) -> None:
     modelcache.clear_cache()
     loading.load_model(str(tiny_bert), "masked-lm")
