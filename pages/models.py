@@ -31,6 +31,8 @@ with ui.guard():
 rows = []
 with ui.guard():
     rows = weights.status_table(directory)  # not cached: the file system is the truth (downloads show at once)
+    if problem := fence.models_dir_problem(directory):  # a typo would otherwise just read "not present"
+        st.warning(ui.markdown_safe(problem), icon=":material/folder_off:")
 table = pd.DataFrame(rows)
 if rows:
     ready = sum(r["status"] == "ready" for r in rows)

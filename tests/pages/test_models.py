@@ -51,6 +51,20 @@ def test_models_directory_makes_a_variant_ready(monkeypatch, tmp_path: Path, tin
     assert "bert-base" not in at.selectbox(key="dl_key").options
 
 
+@pytest.mark.parametrize("name", ["<b>x</b> missing", "a file"])
+def test_a_models_directory_that_is_not_a_folder_is_said(monkeypatch, tmp_path: Path, name: str) -> None:
+    typed = str(tmp_path / name)
+    if name == "a file":
+        (tmp_path / name).write_text("not a folder")
+    at = _app(monkeypatch).run()
+    at.text_input(key="models_dir_input").set_value(typed).run()
+    _clean(at)
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any(typed in w and ("does not exist" in w or "is a file" in w) for w in warnings), warnings
+    at.text_input(key="models_dir_input").set_value("").run()
+    assert not any("models directory" in w.value for w in at.warning)
+
+
 def test_download_failure_is_one_clear_line(monkeypatch) -> None:
     from huggingface_hub import HfApi
 
