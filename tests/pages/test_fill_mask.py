@@ -121,6 +121,17 @@ def test_a_huge_typed_directory_is_echoed_cut_in_its_error() -> None:
     assert any("(5,000 characters)" in e for e in errors)
 
 
+def test_an_unusable_models_directory_is_a_message_not_a_crash(monkeypatch) -> None:
+    """The models folder typed on the Models page lives in the session: 5,000 characters there made this
+    page fail before its first widget (the defaults looked in it)."""
+    monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["models_dir"] = "y" * 5000
+    at.run()
+    _clean(at)
+    assert any("models directory cannot exist" in e and "(5,000 characters)" in e for e in _errors(at)), _errors(at)
+
+
 def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> None:
     import explorer.tasks.fillmask
 
