@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import device_picker, ui
+from explorer.core.errors import shorten
 from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.plots import fillmask as plots
@@ -28,7 +29,7 @@ def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], pl
     for spec, message in errors:
         missing = spec in plans and plans[spec].missing
         (st.warning if missing or spec in skipped else st.error)(
-            ui.markdown_safe(f"{spec}: {message}"), icon=":material/cloud_download:" if missing
+            ui.markdown_safe(f"{shorten(spec)}: {message}"), icon=":material/cloud_download:" if missing
             else ":material/memory:" if spec in skipped else ":material/error:")
 
 

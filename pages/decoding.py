@@ -59,6 +59,7 @@ st.caption("A real decoder (Gemma 3 270M, bundled offline) predicts a distributi
 
 model = st.text_input("Model (catalog key or a causal-LM directory)", key="dec_model",
                       value=st.query_params.get("model", DEFAULT_MODEL)).strip() or DEFAULT_MODEL
+st.query_params["model"] = model  # read on open above: a reload or a shared link keeps the typed model
 bar = st.empty()
 try:  # the first use converts the bundled GGUF once, with a progress bar
     cache.prepared(model, _progress=lambda f, what: bar.progress(min(max(f, 0.0), 1.0),
@@ -109,22 +110,22 @@ try:
 
     if not strategies:
         st.info("Pick at least one strategy.", icon=":material/info:")
-        st.stop()
-    with ui.guard():
-        settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
-        gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
-        ui.notices((note for g in gens for note in g.notices), ("stopped",))
-        st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
-                   f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
-        for g in gens:
-            st.text(f"{g.settings.strategy:>7}: {g.prompt}{g.text}")
-        ui.figure(plots.tokens_figure(gens), "generated-tokens")
-        ui.figure(plots.repetition_figure(gens), "repetition")
-        with st.expander("Every step as a table"):
-            pick = st.selectbox("Strategy", [g.settings.strategy for g in gens], key="dec_table_pick")
-            rows = step_table(next(g for g in gens if g.settings.strategy == pick).steps)
-            st.dataframe(pd.DataFrame(rows), hide_index=True)
-            ui.csv_download(pd.DataFrame(rows), f"decoding-{pick}", key="dec_csv")
+    elif prompt.strip():  # an empty prompt: the next-token box above already says so (one message, not two)
+        with ui.guard():
+            settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
+            gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
+            ui.notices((note for g in gens for note in g.notices), ("stopped",))
+            st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
+                       f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
+            for g in gens:
+                st.text(f"{g.settings.strategy:>7}: {g.prompt}{g.text}")
+            ui.figure(plots.tokens_figure(gens), "generated-tokens")
+            ui.figure(plots.repetition_figure(gens), "repetition")
+            with st.expander("Every step as a table"):
+                pick = st.selectbox("Strategy", [g.settings.strategy for g in gens], key="dec_table_pick")
+                rows = step_table(next(g for g in gens if g.settings.strategy == pick).steps)
+                st.dataframe(pd.DataFrame(rows), hide_index=True)
+                ui.csv_download(pd.DataFrame(rows), f"decoding-{pick}", key="dec_csv")
 finally:
     with slot.container():
         buttons(live=True)

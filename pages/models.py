@@ -31,6 +31,8 @@ with ui.guard():
 rows = []
 with ui.guard():
     rows = weights.status_table(directory)  # not cached: the file system is the truth (downloads show at once)
+    if problem := fence.models_dir_problem(directory):  # a typo would otherwise just read "not present"
+        st.warning(ui.markdown_safe(problem), icon=":material/folder_off:")
 table = pd.DataFrame(rows)
 if rows:
     ready = sum(r["status"] == "ready" for r in rows)
@@ -57,7 +59,7 @@ if path.strip():
     with ui.guard():
         found = weights.locate(path, directory)
         show = st.success if found.status == "ready" else st.error
-        show(f"{found.status}: {found.message}")
+        show(ui.markdown_safe(f"{found.status}: {found.message}"))  # a typed path may hold markdown
         if found.status == "ready":
             st.caption(f"Formats: {', '.join(found.formats)} · {found.disk_bytes / 2**20:.1f} MB")
 

@@ -41,3 +41,13 @@ def test_spans_start_with_the_ready_ones(monkeypatch, tmp_path) -> None:
     assert ready == (["gemma3-270m"] if decoder_ready else []) + ["t5-small"]
     monkeypatch.setattr(weights, "locate", lambda *a, **k: SimpleNamespace(status="not present"))
     assert defaults.spans_defaults(str(tmp_path / "models")) == ["gemma3-270m"]  # it then says how to get it
+
+
+def test_an_unusable_models_directory_still_gives_the_pages_their_defaults(monkeypatch) -> None:
+    """A 5,000-character models folder typed on the Models page: Fill-mask and Spans crashed before their
+    first widget (the defaults looked in it); now nothing there is ready and loading says why."""
+    monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
+    bad = "y" * 5000
+    assert defaults.fill_mask_defaults(bad) == ["gemma3-270m", "bert-base"]
+    assert defaults.spans_defaults(bad) == ["gemma3-270m"]
+    assert weights.ready_keys(("bert-base",), bad) == []

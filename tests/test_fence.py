@@ -71,3 +71,18 @@ def test_models_dir_env_is_read_one_way(monkeypatch, value, expected) -> None:
     assert fence.models_dir_default("elsewhere") is not None
     assert fence.models_dir_default(None) == (None if expected is None else fence.check(expected))
     assert any(label == "models folder" for label, _ in fence.allowed_roots()) is (expected is not None)
+
+
+def test_models_dir_problem_says_when_the_folder_is_not_there(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv(fence.ENV, raising=False)
+    monkeypatch.delenv(fence.MODELS_DIR_ENV, raising=False)
+    afile = tmp_path / "weights.bin"
+    afile.write_text("x")
+    assert fence.models_dir_problem(None) is None and fence.models_dir_problem("  ") is None
+    assert fence.models_dir_problem(str(tmp_path)) is None
+    assert "does not exist" in (fence.models_dir_problem(str(tmp_path / "nope")) or "")
+    assert "is a file" in (fence.models_dir_problem(str(afile)) or "")
+    long = fence.models_dir_problem(str(tmp_path / ("x" * 200)))
+    assert long is not None and "characters)" in long  # echoed cut
+    monkeypatch.setenv(fence.MODELS_DIR_ENV, str(tmp_path / "gone"))  # the variable is checked too
+    assert "does not exist" in (fence.models_dir_problem(None) or "")

@@ -68,7 +68,7 @@ def test_qa_long_context_uses_windows_and_the_best_one(tiny) -> None:
 @pytest.mark.parametrize("question, context, needle", [
     ("", CONTEXT, "question is empty"), ("   ", CONTEXT, "question is empty"),
     ("Why?", "", "context is empty"), ("Why?", " \n ", "context is empty"),
-    ("Why?", "x" * 50_000, "limit is 20,000"), ("q" * 1_500, CONTEXT, "limit is 1,000"),
+    ("Why?", "x" * 50_000, "limit is 20,000"), ("q" * 1_500, CONTEXT, "limit is 1,000. Ask it in a sentence or two"),
     ("why " * 200, CONTEXT, "no room left"),
 ])
 def test_qa_refuses_bad_input(tiny, question: str, context: str, needle: str) -> None:

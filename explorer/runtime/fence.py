@@ -31,7 +31,7 @@ from explorer.core import persist
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["ENV", "MODELS_DIR_ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir",
-           "models_dir_default", "models_dir_env", "public", "restricted"]
+           "models_dir_default", "models_dir_env", "models_dir_problem", "public", "restricted"]
 
 ENV = "EXPLORER_RESTRICT_PATHS"
 MODELS_DIR_ENV = "EXPLORER_MODELS_DIR"  # the user's models folder; read only by models_dir_env
@@ -117,6 +117,17 @@ def models_dir_default(models_dir: str | None = None) -> Path | None:
     shared server: a typed directory must lie under an allowed root, see :mod:`explorer.runtime.fence`)."""
     raw = models_dir if models_dir and models_dir.strip() else models_dir_env()
     return check(check_path_text(raw.strip(), "models directory")) if raw and raw.strip() else None
+
+
+def models_dir_problem(models_dir: str | None = None) -> str | None:
+    """Why the user's models directory will find nothing (it is not there, or is a file); None when it is a
+    folder or unset. Every variant would otherwise just read 'not present', with no word about the typo."""
+    path = models_dir_default(models_dir)
+    if path is None or path.is_dir():
+        return None
+    what = "is a file, not a folder" if path.exists() else "does not exist"
+    return (f"The models directory {shorten(public(path))!r} {what}: weights are looked up only in the Hugging "
+            "Face cache and among the bundled ones. Type an existing folder, or empty the box.")
 
 
 def hf_cache_dir() -> str | None:

@@ -177,8 +177,17 @@ def how_to_get(key: str, hub_id: str | None) -> str:
 
 
 def ready_keys(keys: list[str] | tuple[str, ...], models_dir: str | None = None) -> list[str]:
-    """The keys whose real weights are on disk (in order): what a page can start with and be real."""
-    return [k for k in keys if locate(k, models_dir).status == "ready"]
+    """The keys whose real weights are on disk (in order): what a page can start with and be real.
+    A models directory that cannot be used (5,000 characters, fenced) holds nothing ready: a page's
+    defaults must not fail on it; loading from it says why."""
+    return [k for k in keys if _is_ready(k, models_dir)]
+
+
+def _is_ready(key: str, models_dir: str | None) -> bool:
+    try:
+        return locate(key, models_dir).status == "ready"
+    except ExplorerError:
+        return False
 
 
 def bundled_decoder_status(models_dir: str | None = None) -> WeightsStatus:

@@ -125,7 +125,8 @@ def check_qa_text(question: str, context: str) -> tuple[str, str]:
     if not str(context or "").strip():
         raise ExplorerError("The context is empty: paste the text that contains the answer.")
     if len(q) > MAX_QUESTION_CHARS:
-        raise ExplorerError(f"The question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}.")
+        raise ExplorerError(f"The question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+                            "Ask it in a sentence or two.")
     if len(context) > MAX_CONTEXT_CHARS:
         raise ExplorerError(f"The context is {len(context):,} characters long; the limit is "
                             f"{MAX_CONTEXT_CHARS:,}. Paste the relevant part only.")

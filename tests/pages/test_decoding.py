@@ -73,7 +73,16 @@ def test_empty_prompt_is_one_message(tiny_dir, prompt: str, words: str) -> None:
     at = page_app("decoding.py", model=tiny_dir).run()
     at.text_area(key="dec_prompt").set_value(prompt).run()
     assert_clean(at, errors_expected=True)
-    assert words in at.error[0].value and len(at.error) == 2  # the table and the generations
+    assert words in at.error[0].value and len(at.error) == 1  # said by the next-token box, not again below
+    assert at.button(key="dec_step")  # the live buttons are drawn (st.stop() left the disabled look-alikes)
+
+
+def test_no_strategy_still_draws_the_live_buttons(tiny_dir) -> None:
+    at = page_app("decoding.py", model=tiny_dir, strategies="greedy").run()
+    at.multiselect(key="dec_strategies").set_value([]).run()
+    assert_clean(at)
+    assert "Pick at least one strategy." in [i.value for i in at.info]
+    assert at.button(key="dec_step") and not at.button(key="dec_step").disabled
 
 
 def test_huge_prompt_is_cut_with_a_notice(tiny_dir) -> None:
@@ -104,3 +113,11 @@ def test_an_encoder_is_named_as_such_without_a_server_path(monkeypatch) -> None:
     shown = " ".join(e.value for e in at.warning).replace("\\", "")  # markdown escapes taken off
     assert "sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, gpt2, …)." in shown
     assert "site-packages" not in shown and "random-weight" not in shown and not at.exception
+
+
+def test_a_typed_model_goes_into_the_url(tiny_dir) -> None:
+    """The page reads ?model= on open, so the model typed in the box is written back (a reload keeps it)."""
+    at = page_app("decoding.py", model="sentence-bert", strategies="greedy").run()  # refused fast: no real model
+    at.text_input(key="dec_model").set_value(tiny_dir).run()
+    assert_clean(at)
+    assert at.query_params["model"] in ([tiny_dir], tiny_dir)

@@ -112,6 +112,26 @@ def test_missing_directory_does_not_stop_the_others(tiny) -> None:
     assert _names(at) == ["ELECTRA-small generator", "bert"]
 
 
+def test_a_huge_typed_directory_is_echoed_cut_in_its_error() -> None:
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value("x" * 5000).run()
+    _clean(at)
+    errors = _errors(at)
+    assert errors and all(len(e) < 600 for e in errors), [len(e) for e in errors]
+    assert any("(5,000 characters)" in e for e in errors)
+
+
+def test_an_unusable_models_directory_is_a_message_not_a_crash(monkeypatch) -> None:
+    """The models folder typed on the Models page lives in the session: 5,000 characters there made this
+    page fail before its first widget (the defaults looked in it)."""
+    monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["models_dir"] = "y" * 5000
+    at.run()
+    _clean(at)
+    assert any("models directory cannot exist" in e and "(5,000 characters)" in e for e in _errors(at)), _errors(at)
+
+
 def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> None:
     import explorer.tasks.fillmask
 

@@ -51,6 +51,20 @@ def test_models_directory_makes_a_variant_ready(monkeypatch, tmp_path: Path, tin
     assert "bert-base" not in at.selectbox(key="dl_key").options
 
 
+@pytest.mark.parametrize("name", ["<b>x</b> missing", "a file"])
+def test_a_models_directory_that_is_not_a_folder_is_said(monkeypatch, tmp_path: Path, name: str) -> None:
+    typed = str(tmp_path / name)
+    if name == "a file":
+        (tmp_path / name).write_text("not a folder")
+    at = _app(monkeypatch).run()
+    at.text_input(key="models_dir_input").set_value(typed).run()
+    _clean(at)
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any(typed in w and ("does not exist" in w or "is a file" in w) for w in warnings), warnings
+    at.text_input(key="models_dir_input").set_value("").run()
+    assert not any("models directory" in w.value for w in at.warning)
+
+
 def test_download_failure_is_one_clear_line(monkeypatch) -> None:
     from huggingface_hub import HfApi
 
@@ -77,6 +91,18 @@ def test_check_directory_bad_input(monkeypatch, path: str, expected: str | None)
     at.text_input(key="check_path").set_value(path).run()
     _clean(at)
     assert (expected is None and not at.error) or any(expected in e.value for e in at.error)
+
+
+def test_check_directory_shows_a_markdown_path_literally(monkeypatch, tmp_path: Path) -> None:
+    """A path with markdown in it (``**bold**``) is shown as typed, not rendered bold without its stars."""
+    from app.ui import markdown_safe
+
+    folder = tmp_path / "**bold** dir"
+    folder.mkdir()
+    at = _app(monkeypatch).run()
+    at.text_input(key="check_path").set_value(str(folder)).run()
+    _clean(at)
+    assert at.error and at.error[0].value.startswith(markdown_safe(f"error: {folder}"))
 
 
 def test_check_directory_and_memory(monkeypatch, tiny_bert: Path) -> None:
