@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import cache_models as cache
 from app import device_picker, ui
+from explorer.core.notices import Notice
 from explorer.runtime import download, fence, modelcache, placement, weights, workers
 
 chosen = device_picker.pick()  # the sidebar's device and precision, shared by every live page
@@ -32,7 +33,7 @@ rows = []
 with ui.guard():
     rows = weights.status_table(directory)  # not cached: the file system is the truth (downloads show at once)
     if problem := fence.models_dir_problem(directory):  # a typo would otherwise just read "not present"
-        st.warning(ui.markdown_safe(problem), icon=":material/folder_off:")
+        ui.notice(Notice("missing", problem))
 table = pd.DataFrame(rows)
 if rows:
     ready = sum(r["status"] == "ready" for r in rows)
