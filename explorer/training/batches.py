@@ -1,0 +1,91 @@
+"""Windows of corpus tokens in, padded tensors out, with the same token budget for every objective.
+
+The corpus is tokenized once into windows of at most ``seq_len - 2`` pieces (a document's
+paragraphs run on; windows never cross documents), framed ``[CLS] ... [SEP]``. A batch is filled
+with examples until their tokens reach ``batch_tokens``: an objective that shortens its input
+(NSP and SOP keep two sentences) gets more examples per step, so every variant trains on the
+same number of tokens per step.
+
+>>> collate([{"input_ids": [2, 7, 3], "labels": [-100, 7, -100]}, {"input_ids": [2, 3], "labels": [-100, -100]}])["input_ids"]
+tensor([[2, 7, 3],
+        [2, 3, 0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import torch
+
+from explorer.training.corpus import Corpus
+
+__all__ = ["PAD_ID", "Window", "collate", "fill", "stream", "windows"]
+
+PAD_ID = 0
+Window = tuple[str, ...]
+_PAD_VALUE = {"labels": -100, "decoder_labels": -100}  # every other key pads with 0
+
+
+@lru_cache(maxsize=4)
+def windows(corpus: Corpus, split: str, seq_len: int) -> tuple[Window, ...]:
+    """The corpus's ``split`` ("train" | "heldout") as framed token windows, in corpus order."""
+    from explorer.training import vocab
+
+    tok = vocab.tokenizer()
+    docs = corpus.train if split == "train" else corpus.heldout
+    body = seq_len - 2
+    out: list[Window] = []
+    for doc in docs:
+        pieces = [p for ids in tok(list(doc), add_special_tokens=False)["input_ids"] for p in ids]
+        tokens = tok.convert_ids_to_tokens(pieces)
+        for i in range(0, len(tokens), body):
+            chunk = tokens[i:i + body]
+            if len(chunk) >= 8:  # a last scrap of a few pieces teaches nothing and skews lengths
+                out.append(("[CLS]", *chunk, "[SEP]"))
+    return tuple(out)
+
+
+def collate(examples: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+    """Pad every list-valued key to the longest example; scalars become a 1-D tensor.
+
+    ``attention_mask`` is added from ``input_ids`` (1 on real tokens).
+    """
+    out: dict[str, torch.Tensor] = {}
+    for key in examples[0]:
+        values = [ex[key] for ex in examples]
+        if not isinstance(values[0], list):
+            out[key] = torch.tensor(values)
+            continue
+        width = max(len(v) for v in values)
+        pad = _PAD_VALUE.get(key, PAD_ID)
+        out[key] = torch.tensor([v + [pad] * (width - len(v)) for v in values], dtype=torch.long)
+        if key == "input_ids":
+            out["attention_mask"] = torch.tensor([[1] * len(v) + [0] * (width - len(v)) for v in values])
+    return out
+
+
+def stream(n_windows: int, seed: int, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(epoch, window index) pairs in a seeded order, reshuffled every epoch, from position ``start`` on."""
+    position = start
+    while True:
+        epoch, offset = divmod(position, n_windows)
+        order = np.random.default_rng([seed, epoch]).permutation(n_windows)
+        for i in order[offset:]:
+            yield epoch, int(i)
+            position += 1
+
+
+def fill(source: Iterator[tuple[int, int]], make: Callable[[int, int], dict[str, Any]], batch_tokens: int,
+         max_examples: int = 4096) -> list[dict[str, Any]]:
+    """Examples from ``source`` until their input tokens reach ``batch_tokens``."""
+    batch: list[dict[str, Any]] = []
+    tokens = 0
+    while tokens < batch_tokens and len(batch) < max_examples:
+        epoch, index = next(source)
+        ex = make(epoch, index)
+        batch.append(ex)
+        tokens += len(ex["input_ids"])
+    return batch

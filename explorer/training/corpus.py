@@ -1,0 +1,101 @@
+"""The text the lab trains on: the bundled Python-documentation corpus, or a user's own file.
+
+A corpus is a tuple of documents, each a tuple of paragraphs. Every 20th document is held out
+(by position, so the split never changes between runs); a text with fewer than 20 documents
+holds out its last paragraphs instead. Held-out text is never trained on: it measures loss,
+masked-token accuracy and the downstream probe.
+
+>>> c = from_text("### a\\n" + "\\n".join(f"Sentence number {i} is here." for i in range(400)), "demo")
+>>> c.words, len(c.train), len(c.heldout)
+(2000, 32, 1)
+"""
+
+from __future__ import annotations
+
+import lzma
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from explorer.core.errors import ExplorerError, shorten
+from explorer.core.userfiles import decode_text, read_path
+
+__all__ = ["BUNDLED", "HELDOUT_EVERY", "MAX_FILE_BYTES", "MIN_WORDS", "Corpus", "bundled", "from_file", "from_text"]
+
+BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "python-docs.txt.xz"
+BUNDLED_NAME = "Python 3.11 documentation (PSF licence)"
+HELDOUT_EVERY = 20  # one document in 20 (5%) is held out
+MAX_FILE_BYTES = 20_000_000  # ~3M words: more than a CPU run reads; a 1 GB upload is refused before decoding
+MIN_WORDS = 2_000  # below this the held-out split is a few sentences and every metric is noise
+_PARAGRAPHS_PER_DOC = 12  # a plain file has no documents: cut it into chunks of this many paragraphs
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Documents (tuples of paragraphs) split into train and held-out."""
+
+    name: str
+    train: tuple[tuple[str, ...], ...]
+    heldout: tuple[tuple[str, ...], ...]
+
+    @property
+    def words(self) -> int:
+        return sum(len(p.split()) for doc in self.train + self.heldout for p in doc)
+
+    @property
+    def train_words(self) -> int:
+        return sum(len(p.split()) for doc in self.train for p in doc)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "words": self.words, "train_words": self.train_words,
+                "train_documents": len(self.train), "heldout_documents": len(self.heldout)}
+
+
+def _documents(text: str) -> list[tuple[str, ...]]:
+    """``### name`` lines open documents; without them, blank-line paragraphs are grouped."""
+    if re.search(r"^### ", text, re.MULTILINE):
+        docs = [tuple(ln.strip() for ln in chunk.splitlines()[1:] if ln.strip())
+                for chunk in re.split(r"^(?=### )", text, flags=re.MULTILINE)]
+        return [d for d in docs if d]
+    blocks = re.split(r"\n\s*\n", text) if "\n\n" in text.replace("\r", "") else text.splitlines()
+    paras = [" ".join(b.split()) for b in blocks if b.strip()]
+    return [tuple(paras[i:i + _PARAGRAPHS_PER_DOC]) for i in range(0, len(paras), _PARAGRAPHS_PER_DOC)]
+
+
+def _split(docs: list[tuple[str, ...]]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    if len(docs) >= HELDOUT_EVERY:
+        return ([d for i, d in enumerate(docs) if i % HELDOUT_EVERY != HELDOUT_EVERY // 2],
+                [d for i, d in enumerate(docs) if i % HELDOUT_EVERY == HELDOUT_EVERY // 2])
+    paras = [p for d in docs for p in d]
+    cut = len(paras) - max(1, len(paras) // HELDOUT_EVERY)
+    train = [tuple(paras[i:min(i + _PARAGRAPHS_PER_DOC, cut)]) for i in range(0, cut, _PARAGRAPHS_PER_DOC)]
+    return train, [tuple(paras[cut:])]
+
+
+def from_text(text: str, name: str) -> Corpus:
+    """A corpus from text; too little text says how much is needed."""
+    docs = _documents(text)
+    words = sum(len(p.split()) for d in docs for p in d)
+    if words < MIN_WORDS:
+        raise ExplorerError(f"{shorten(name)} has {words:,} words; the lab needs at least {MIN_WORDS:,} "
+                            "(a few pages of text) to hold some out for evaluation. Give a longer text file.")
+    train, heldout = _split(docs)
+    return Corpus(name, tuple(train), tuple(heldout))
+
+
+@lru_cache(maxsize=1)
+def bundled() -> Corpus:
+    """The Python documentation corpus every clone ships (about 950,000 words)."""
+    if not BUNDLED.is_file():
+        raise ExplorerError(f"The bundled corpus {BUNDLED.name} is missing from assets/corpus/. Restore it with "
+                            "git (git checkout -- assets/corpus) or give your own text with --text-file.")
+    return from_text(lzma.decompress(BUNDLED.read_bytes()).decode("utf-8"), BUNDLED_NAME)
+
+
+def from_file(path: str | Path) -> Corpus:
+    """A user's UTF-8 text file: bounded read, binary refused, at least ``MIN_WORDS`` words."""
+    data = read_path(path, MAX_FILE_BYTES, "The text file")
+    if b"\x00" in data[:65536]:
+        raise ExplorerError("The text file looks binary (it contains NUL bytes). Give a plain UTF-8 text file.")
+    return from_text(decode_text(data, "The text file"), Path(path).name)

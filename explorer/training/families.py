@@ -1,0 +1,51 @@
+"""The loss families a recipe names (``Recipe.loss``): how each turns a window into features, builds its model and scores it.
+
+One :class:`Family` per way of training: the masked-LM family (BERT, RoBERTa, ALBERT and their
+sentence heads) is here from the start; ELECTRA, SpanBERT, DistilBERT, the seq2seq denoisers and
+the causal LM each add a module and one line to :data:`FAMILIES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from torch import nn
+
+from explorer.core.errors import ExplorerError
+from explorer.training import examples, losses, models
+
+__all__ = ["FAMILIES", "Family", "forward_flops", "get"]
+
+
+def forward_flops(model: nn.Module, seq_len: int) -> float:
+    """Forward FLOPs per token from the project's cost model (training: x3, see ``trainer``)."""
+    from explorer.architecture import cost
+
+    config: Any = model.config  # every transformers model has one; the lab's custom pairs set it too
+    return float(cost.per_token(model, config, seq_len).total)
+
+
+@dataclass(frozen=True)
+class Family:
+    """``features(recipe, window, seed, index, epoch, tok, vocab) -> dict`` of id lists;
+    ``loss(model, batch) -> losses.Loss``; ``build(recipe, size, seed, device) -> nn.Module``;
+    ``forward_flops(model, seq_len) -> float`` per token."""
+
+    features: Callable[..., dict[str, Any]]
+    loss: Callable[[nn.Module, dict[str, Any]], losses.Loss]
+    build: Callable[..., nn.Module] = models.build
+    forward_flops: Callable[[nn.Module, int], float] = forward_flops
+
+
+FAMILIES: dict[str, Family] = {
+    "mlm": Family(examples.features, losses.mlm),
+}
+
+
+def get(name: str) -> Family:
+    """The family ``name``; one that has not landed says which can be trained."""
+    if name not in FAMILIES:
+        raise ExplorerError(f"The {name!r} objective cannot be trained yet; trainable families: {', '.join(FAMILIES)}.")
+    return FAMILIES[name]

@@ -1,0 +1,213 @@
+"""The lab's one training loop: any recipe, a shared token budget, held-out evaluation, stop and resume.
+
+A :class:`Run` holds everything a run needs to go on (model, optimizer, schedule, position in
+the data), so :func:`advance` can stop at any step (a Stop button, a closed tab, Ctrl-C) and a
+later call continues exactly where it left off. Compute is counted with the project's cost
+model: training FLOPs = 3 x forward FLOPs per token (backward costs twice the forward) x tokens.
+
+>>> run = start(Plan("mlm", steps=2, batch_tokens=256, seq_len=32, eval_windows=4))
+>>> run = advance(run)
+>>> run.step, len(run.losses), run.tokens_seen >= 512
+(2, 2, True)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from explorer.core.errors import ExplorerError
+from explorer.runtime import budget
+from explorer.training import batches, corpus, families, models, recipes, vocab
+from explorer.training.corpus import Corpus
+from explorer.training.recipes import Recipe
+
+__all__ = ["MAX_STEPS", "Plan", "Progress", "Run", "advance", "evaluate", "start", "summary"]
+
+MAX_STEPS = 20_000  # ~3 hours of a tiny model on 2 CPU cores; a bigger budget belongs in a real trainer
+ADAM_STATES = 2  # AdamW keeps two moments per parameter
+_NSP_POOL = 2_000  # sentences of other windows that NSP draws its random "B" from
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to train: objective, size, budget, seed, device. ``batch_tokens`` tokens per step."""
+
+    objective: str
+    size: str = "tiny"
+    steps: int = 300
+    seed: int = 0
+    device: str = "cpu"
+    batch_tokens: int = 2048  # 16 windows of 128: 300 steps of a tiny model fit in ~3 minutes on 2 CPU cores
+    seq_len: int = 128
+    lr: float = 1e-3  # tiny models tolerate (and need) a larger rate than BERT-base's 1e-4
+    warmup: float = 0.06  # share of the steps with a linear warm-up, then linear decay to 0
+    eval_every: int = 0  # 0: ten evaluations over the run
+    eval_windows: int = 64
+
+    def checked(self) -> Plan:
+        """The plan with the recipe name resolved; bad numbers say what is allowed."""
+        recipe = recipes.get(self.objective)
+        if not isinstance(self.steps, int) or not 1 <= self.steps <= MAX_STEPS:
+            raise ExplorerError(f"Steps must be a whole number from 1 to {MAX_STEPS:,} (got {str(self.steps)[:20]}).")
+        if not 16 <= self.seq_len <= models.MAX_POSITIONS:
+            raise ExplorerError(f"Sequence length must be 16 to {models.MAX_POSITIONS} tokens (got {self.seq_len}).")
+        if not self.seq_len <= self.batch_tokens <= 1_000_000:
+            raise ExplorerError(f"Tokens per step must be {self.seq_len} to 1,000,000 (got {self.batch_tokens}).")
+        if not 0 <= self.seed < 2**31:
+            raise ExplorerError(f"The seed must be 0 to {2**31 - 1} (got {self.seed}).")
+        recipes.overrides(recipe.name, self.size)
+        return replace(self, objective=recipe.name)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step's report: what a progress bar and a live curve need."""
+
+    step: int
+    steps: int
+    loss: float
+    tokens_seen: int
+    flops: float
+    seconds: float
+    eval: dict[str, float] | None = None
+
+
+@dataclass
+class Run:
+    """A run in progress (or finished): everything :func:`advance` needs to go on."""
+
+    plan: Plan
+    recipe: Recipe
+    corpus: Corpus
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    schedule: torch.optim.lr_scheduler.LambdaLR
+    flops_per_token: float
+    step: int = 0
+    position: int = 0  # windows consumed: where the data stream resumes
+    tokens_seen: int = 0
+    seconds: float = 0.0
+    losses: list[tuple[int, float]] = field(default_factory=list)
+    evals: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def flops(self) -> float:
+        return self.flops_per_token * self.tokens_seen
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.plan.steps
+
+
+def _lr_lambda(plan: Plan) -> Callable[[int], float]:
+    warm = max(1, round(plan.warmup * plan.steps))
+    return lambda s: min((s + 1) / warm, max(0.0, (plan.steps - s) / max(1, plan.steps - warm)))
+
+
+def training_bytes(n_params: int) -> int:
+    """Weights, gradients and AdamW's two moments in float32."""
+    return budget.estimate_bytes(n_params) * (2 + ADAM_STATES)
+
+
+def start(plan: Plan, text: Corpus | None = None) -> Run:
+    """Build the model (after checking training memory fits) and the optimizer; nothing trained yet."""
+    plan = plan.checked()
+    recipe = recipes.get(plan.objective)
+    meta_cfg = models.config(recipe, plan.size)
+    n_params = models.parameters(models.arch.instantiate(meta_cfg, recipe.head, "meta"))
+    need, (allowed, why) = training_bytes(n_params), budget.memory_budget(plan.device)
+    if need > allowed:
+        raise ExplorerError(f"Training this {plan.size} {recipe.label} model needs about {need / 1e9:.1f} GB (weights, "
+                            f"gradients and AdamW's two moments of {n_params / 1e6:.1f}M parameters); this server "
+                            f"allows {allowed / 1e9:.1f} GB ({why}). Pick the tiny size.")
+    family = families.get(recipe.loss)
+    model = family.build(recipe, plan.size, plan.seed, plan.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=plan.lr, weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _lr_lambda(plan))
+    per_token = family.forward_flops(model, plan.seq_len)
+    return Run(plan, recipe, text or corpus.bundled(), model, optimizer, schedule, 3.0 * per_token)
+
+
+def _maker(run: Run, split: str) -> tuple[tuple[batches.Window, ...], Callable[[int, int], dict[str, Any]]]:
+    windows = batches.windows(run.corpus, split, run.plan.seq_len)
+    if not windows:
+        raise ExplorerError("The text gives no training windows; give a longer text file.")
+    tok = vocab.tokenizer()
+    pool = tuple(w[1:-1][:40] for w in windows[:: max(1, len(windows) // _NSP_POOL)])
+    objective_vocab = vocab.objective_vocab(pool)
+    features = families.get(run.recipe.loss).features
+    seed = run.plan.seed if split == "train" else 12345  # held-out corruption is the same for every run
+    offset = 0 if split == "train" else 10**9
+
+    def make(epoch: int, index: int) -> dict[str, Any]:
+        return features(run.recipe, windows[index], seed, index + offset, epoch, tok, objective_vocab)
+    return windows, make
+
+
+def evaluate(run: Run) -> dict[str, float]:
+    """Held-out loss and masked-token accuracy on the same corrupted windows for every run."""
+    windows, make = _maker(run, "heldout")
+    n = min(run.plan.eval_windows, len(windows))
+    run.model.eval()
+    total = predicted = correct = 0.0
+    with torch.no_grad():
+        for lo in range(0, n, 16):
+            batch = {k: v.to(run.plan.device) for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + 16))]).items()}
+            out = families.get(run.recipe.loss).loss(run.model, batch)
+            total += float(out.total) * max(out.predicted, 1)
+            predicted += max(out.predicted, 1)
+            correct += out.correct
+    run.model.train()
+    loss = total / max(predicted, 1)
+    return {"step": run.step, "loss": loss, "perplexity": math.exp(min(loss, 50.0)),
+            "accuracy": correct / predicted if predicted else 0.0, "tokens_seen": run.tokens_seen, "flops": run.flops,
+            "seconds": run.seconds}
+
+
+def advance(run: Run, until: int | None = None, on_progress: Callable[[Progress], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> Run:
+    """Train to step ``until`` (default: the plan's last); ``should_stop`` is asked before every step."""
+    until = run.plan.steps if until is None else min(until, run.plan.steps)
+    windows, make = _maker(run, "train")
+    every = run.plan.eval_every or max(1, run.plan.steps // 10)
+    source = batches.stream(len(windows), run.plan.seed, run.position)
+    if not run.evals:
+        run.evals.append(evaluate(run))
+    while run.step < until and not (should_stop and should_stop()):
+        tic = time.perf_counter()
+        examples_ = batches.fill(source, make, run.plan.batch_tokens)
+        run.position += len(examples_)
+        batch = {k: v.to(run.plan.device) for k, v in batches.collate(examples_).items()}
+        out = families.get(run.recipe.loss).loss(run.model, batch)
+        run.optimizer.zero_grad(set_to_none=True)
+        out.total.backward()
+        torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
+        run.optimizer.step()
+        run.schedule.step()
+        run.step += 1
+        run.tokens_seen += int(batch["attention_mask"].sum())
+        run.seconds += time.perf_counter() - tic
+        run.losses.append((run.step, float(out.total.detach())))
+        latest = None
+        if run.step % every == 0 or run.step == run.plan.steps:
+            latest = evaluate(run)
+            run.evals.append(latest)
+        if on_progress:
+            on_progress(Progress(run.step, run.plan.steps, run.losses[-1][1], run.tokens_seen, run.flops, run.seconds, latest))
+    return run
+
+
+def summary(run: Run, out: str | None = None) -> dict[str, Any]:
+    """The JSON of a run: ``{objective, size, params, steps, tokens_seen, flops, seconds, losses, eval, out}``."""
+    return {"objective": run.recipe.name, "size": run.plan.size, "params": models.parameters(run.model),
+            "steps": run.step, "tokens_seen": run.tokens_seen, "flops": run.flops, "seconds": round(run.seconds, 3),
+            "losses": [[s, round(v, 5)] for s, v in run.losses],
+            "eval": {"first": run.evals[0] if run.evals else None, "last": run.evals[-1] if run.evals else None,
+                     "history": run.evals},
+            "corpus": run.corpus.to_dict(), "seed": run.plan.seed, "device": run.plan.device, "out": out}
