@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from explorer.training import vocab
 from explorer.training.corpus import Corpus
 
 __all__ = ["PAD_ID", "Window", "collate", "fill", "stream", "windows"]
@@ -32,8 +33,6 @@ _PAD_VALUE = {"labels": -100, "decoder_labels": -100}  # every other key pads wi
 @lru_cache(maxsize=4)
 def windows(corpus: Corpus, split: str, seq_len: int) -> tuple[Window, ...]:
     """The corpus's ``split`` ("train" | "heldout") as framed token windows, in corpus order."""
-    from explorer.training import vocab
-
     tok = vocab.tokenizer()
     docs = corpus.train if split == "train" else corpus.heldout
     body = seq_len - 2

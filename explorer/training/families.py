@@ -13,6 +13,7 @@ from typing import Any
 
 from torch import nn
 
+from explorer.architecture import cost
 from explorer.core.errors import ExplorerError
 from explorer.training import examples, losses, models
 
@@ -21,8 +22,6 @@ __all__ = ["FAMILIES", "Family", "forward_flops", "get"]
 
 def forward_flops(model: nn.Module, seq_len: int) -> float:
     """Forward FLOPs per token from the project's cost model (training: x3, see ``trainer``)."""
-    from explorer.architecture import cost
-
     config: Any = model.config  # every transformers model has one; the lab's custom pairs set it too
     return float(cost.per_token(model, config, seq_len).total)
 
