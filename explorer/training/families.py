@@ -15,7 +15,7 @@ from torch import nn
 
 from explorer.architecture import cost
 from explorer.core.errors import ExplorerError
-from explorer.training import examples, losses, models
+from explorer.training import distill, electra, examples, losses, models, spanbert
 
 __all__ = ["FAMILIES", "Family", "forward_flops", "get"]
 
@@ -30,16 +30,20 @@ def forward_flops(model: nn.Module, seq_len: int) -> float:
 class Family:
     """``features(recipe, window, seed, index, epoch, tok, vocab) -> dict`` of id lists;
     ``loss(model, batch) -> losses.Loss``; ``build(recipe, size, seed, device) -> nn.Module``;
-    ``forward_flops(model, seq_len) -> float`` per token."""
+    ``forward_flops(model, seq_len) -> float`` per token; ``teacher``: see :func:`explorer.training.trainer.start`."""
 
     features: Callable[..., dict[str, Any]]
     loss: Callable[[nn.Module, dict[str, Any]], losses.Loss]
     build: Callable[..., nn.Module] = models.build
     forward_flops: Callable[[nn.Module, int], float] = forward_flops
+    teacher: str | None = None  # the objective of the teacher this family distils from (build gets ``teacher=``)
 
 
 FAMILIES: dict[str, Family] = {
     "mlm": Family(examples.features, losses.mlm),
+    "electra": Family(electra.features, electra.loss, electra.build, electra.forward_flops),
+    "spanbert": Family(spanbert.features, spanbert.loss, forward_flops=spanbert.forward_flops),
+    "distill": Family(examples.features, distill.loss, distill.build, distill.forward_flops, teacher="mlm"),
 }
 
 

@@ -49,6 +49,7 @@ class Plan:
     warmup: float = 0.06  # share of the steps with a linear warm-up, then linear decay to 0
     eval_every: int = 0  # 0: ten evaluations over the run
     eval_windows: int = 64
+    teacher: str | None = None  # distilbert: a saved lab mlm checkpoint directory; None: one is trained first
 
     def checked(self) -> Plan:
         """The plan with the recipe name resolved; bad numbers say what is allowed."""
@@ -115,8 +116,21 @@ def training_bytes(n_params: int) -> int:
     return budget.estimate_bytes(n_params) * (2 + ADAM_STATES)
 
 
-def start(plan: Plan, text: Corpus | None = None) -> Run:
-    """Build the model (after checking training memory fits) and the optimizer; nothing trained yet."""
+def _teacher(plan: Plan, text: Corpus, given: Run | None, objective: str) -> torch.nn.Module | str:
+    """A distilling family's teacher: ``given``'s model, else ``plan.teacher`` (a saved directory), else a
+    ``objective`` model trained here first with this plan's own steps, seed and budget (no progress reported)."""
+    if given is not None:
+        return given.model
+    if plan.teacher:
+        return plan.teacher
+    return advance(start(replace(plan, objective=objective, teacher=None), text)).model
+
+
+def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None) -> Run:
+    """Build the model (after checking training memory fits) and the optimizer; nothing trained yet.
+
+    DistilBERT learns from ``teacher`` (a finished mlm run), else ``plan.teacher``, else a teacher trained first.
+    """
     plan = plan.checked()
     recipe = recipes.get(plan.objective)
     meta_cfg = models.config(recipe, plan.size)
@@ -126,12 +140,13 @@ def start(plan: Plan, text: Corpus | None = None) -> Run:
         raise ExplorerError(f"Training this {plan.size} {recipe.label} model needs about {need / 1e9:.1f} GB (weights, "
                             f"gradients and AdamW's two moments of {n_params / 1e6:.1f}M parameters); this server "
                             f"allows {allowed / 1e9:.1f} GB ({why}). Pick the tiny size.")
-    family = families.get(recipe.loss)
-    model = family.build(recipe, plan.size, plan.seed, plan.device)
+    family, text = families.get(recipe.loss), text or corpus.bundled()
+    extra = {"teacher": _teacher(plan, text, teacher, family.teacher)} if family.teacher else {}
+    model = family.build(recipe, plan.size, plan.seed, plan.device, **extra)
     optimizer = torch.optim.AdamW(model.parameters(), lr=plan.lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _lr_lambda(plan))
     per_token = family.forward_flops(model, plan.seq_len)
-    return Run(plan, recipe, text or corpus.bundled(), model, optimizer, schedule, 3.0 * per_token)
+    return Run(plan, recipe, text, model, optimizer, schedule, 3.0 * per_token)
 
 
 def _maker(run: Run, split: str) -> tuple[tuple[batches.Window, ...], Callable[[int, int], dict[str, Any]]]:
