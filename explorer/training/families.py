@@ -14,7 +14,7 @@ from typing import Any
 from torch import nn
 
 from explorer.core.errors import ExplorerError
-from explorer.training import examples, losses, models
+from explorer.training import causal, examples, losses, models, seq2seq
 
 __all__ = ["FAMILIES", "Family", "forward_flops", "get"]
 
@@ -41,6 +41,8 @@ class Family:
 
 FAMILIES: dict[str, Family] = {
     "mlm": Family(examples.features, losses.mlm),
+    "seq2seq": Family(seq2seq.features, seq2seq.loss, seq2seq.build, seq2seq.forward_flops),
+    "causal": Family(causal.features, causal.loss),
 }
 
 
