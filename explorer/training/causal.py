@@ -51,9 +51,9 @@ def loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> Loss:
     """Next-token cross-entropy (mean over positions with a next token) and next-token accuracy."""
     labels = batch["labels"]  # (B, T): labels[:, t] = input_ids[:, t + 1], IGNORE at the end and on padding
     where = labels != IGNORE  # (B, T)
-    body: Any = model.base_model  # the transformer; the LM head runs only where there is a target
-    hidden = body(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state  # (B, T, H)
-    head: Any = model.get_output_embeddings()
+    lm: Any = model  # GPT2LMHeadModel: the transformer, then the LM head only where there is a target
+    hidden = lm.base_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state  # (B, T, H)
+    head = lm.get_output_embeddings()
     logits = head(hidden[where])  # (N, V)
     target = labels[where]  # (N,)
     if target.numel() == 0:

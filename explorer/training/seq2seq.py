@@ -75,7 +75,8 @@ def build(recipe: Recipe, size: str, seed: int, device: str = "cpu") -> nn.Modul
     """
     model = models.build(recipe, size, seed, device)
     eos = models.SPECIAL_IDS["eos_token_id"]
-    for cfg in (model.config, getattr(model, "generation_config", None)):
+    config: Any = model.config
+    for cfg in (config, getattr(model, "generation_config", None)):
         if cfg is not None and getattr(cfg, "forced_eos_token_id", None) is not None:
             cfg.forced_eos_token_id = eos
     return model

@@ -100,7 +100,7 @@ def _pieces(text: object) -> tuple[str, ...]:
 def _ids(tokenizer: Any, text: str, *, start: bool) -> list[int]:
     ids = decoder_ids(tokenizer, text) if start else list(tokenizer(text, add_special_tokens=False)["input_ids"])
     # A BERT-style tokenizer (a GPT the pretraining lab trained) has no <bos> or <eos>: its [CLS] starts a text.
-    bos = next((i for i in (tokenizer.bos_token_id, tokenizer.eos_token_id, getattr(tokenizer, "cls_token_id", None))
+    bos: Any = next((i for i in (tokenizer.bos_token_id, tokenizer.eos_token_id, getattr(tokenizer, "cls_token_id", None))
                 if i is not None), None)
     if start and (not ids or ids[0] != bos):
         ids.insert(0, bos)  # scoring needs a first token to predict from (GPT-2 adds none)
