@@ -91,3 +91,12 @@ def test_real_gemma_reads_the_whole_sentence(gemma):
 def test_real_gemma_eats_popcorn_with_cutlery(gemma):
     blank = causal_fill(gemma, "I ate the popcorn with a ___ .").blanks[0]
     assert {" spoon", " fork"} & {c.text for c in blank.by_whole[:3]}
+
+
+def test_a_bert_style_tokenizer_starts_with_cls_and_has_no_closing_sep() -> None:
+    from explorer.tasks.causal.fill import _ids
+    from explorer.training import vocab
+
+    tok = vocab.tokenizer()  # the pretraining lab's: no <bos>, frames "[CLS] x [SEP]"
+    assert _ids(tok, "the list", start=True) == tok("the list")["input_ids"][:-1]
+    assert _ids(tok, "the list", start=False) == tok("the list", add_special_tokens=False)["input_ids"]

@@ -61,3 +61,14 @@ def test_context_limit_is_the_smaller_of_model_and_cap() -> None:
     assert context_limit(_Model(), cap=1024) == 1024
     _Cfg.max_position_embeddings = 100
     assert context_limit(_Model(), cap=1024) == 100
+
+
+def test_a_bert_style_tokenizers_closing_sep_is_dropped_for_a_decoder() -> None:
+    from explorer.tasks.generation.prompt import decoder_ids
+    from explorer.training import vocab
+
+    tok = vocab.tokenizer()  # the pretraining lab's: "[CLS] x [SEP]"; a GPT it trained continues "[CLS] x"
+    assert decoder_ids(tok, "the list is") == tok("the list is")["input_ids"][:-1]
+    assert encode_prompt(tok, "the list is", 64).ids == tuple(tok("the list is")["input_ids"][:-1])
+    gpt2 = load_tokenizer("gpt2")  # appends nothing: unchanged
+    assert decoder_ids(gpt2, "the list is") == gpt2("the list is")["input_ids"]

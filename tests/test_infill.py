@@ -189,3 +189,10 @@ def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> Non
     assert seen == [infill.CAUSAL_SPAN_TOKENS]
 
 
+
+
+def test_lab_checkpoint_markers_are_read() -> None:
+    # A T5 the pretraining lab trained ends with [SEP]; its uncased BART writes "the cat" for "The cat".
+    assert infill.parse_sentinels("[CLS] <extra_id_0> sat [SEP]", 1, ("[SEP]", "[PAD]"))[0] == ["sat"]
+    assert infill.align_spans(("The cat ", " on the mat."), "the cat sat on the mat.", ignore_case=True) == ["sat"]
+    assert infill.align_spans(("The cat ", " on the mat."), "the cat sat on the mat.") is None

@@ -108,18 +108,22 @@ def family(loaded: LoadedModel) -> str:
                         "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
 
 
-def parse_sentinels(text: str, n_blanks: int) -> tuple[list[str], list[str]]:
+def parse_sentinels(text: str, n_blanks: int, specials: tuple[str, ...] = ("</s>", "<pad>")) -> tuple[list[str], list[str]]:
     """T5 output "<extra_id_0> a <extra_id_1> b </s>" -> (["a", "b"], notices).
 
     Spans come back in sentinel order; a sentinel the model never produced leaves its blank
-    empty (with a notice), and text after the last wanted sentinel is ignored.
+    empty (with a notice), and text after the last wanted sentinel is ignored. ``specials`` are
+    the tokenizer's end and padding tokens, removed from a span (a T5 the pretraining lab trained
+    ends with ``[SEP]`` and pads with ``[PAD]``).
     """
     spans: dict[int, str] = {}
     parts = SENTINEL_RE.split(text)
     for marker, body in zip(parts[1::2], parts[2::2], strict=False):
         idx = int(marker[len("<extra_id_") : -1])
         if idx < n_blanks and idx not in spans:
-            spans[idx] = body.replace("</s>", "").replace("<pad>", "").strip()
+            for special in specials:
+                body = body.replace(special, "")
+            spans[idx] = body.strip()
     missing = [i for i in range(n_blanks) if i not in spans]
     if len(missing) == n_blanks:  # typical of an untrained model: say it once, point at the raw output
         return [""] * n_blanks, ["The output contains no sentinel (<extra_id_0>, ...), so no span could be "
@@ -128,30 +132,37 @@ def parse_sentinels(text: str, n_blanks: int) -> tuple[list[str], list[str]]:
     return [spans.get(i, "") for i in range(n_blanks)], notices
 
 
-def align_spans(pieces: tuple[str, ...], output: str) -> list[str] | None:
+def align_spans(pieces: tuple[str, ...], output: str, ignore_case: bool = False) -> list[str] | None:
     """Find what BART wrote into each blank by locating the prompt pieces, in order, in its output.
 
     Whitespace is compared loosely (BART re-spaces text); a piece that followed a space in the
     prompt must start a word in the output, so a short piece like "a" does not match inside "sat".
     Returns one span per blank, or None when the output does not contain the prompt's words in
-    order (the model rewrote them, as an untrained model does).
+    order (the model rewrote them, as an untrained model does). ``ignore_case``: an uncased
+    tokenizer (the pretraining lab's) writes "the cat" for "The cat".
+
+    >>> align_spans(("The cat ", " on the mat."), "the cat sat on the mat.", ignore_case=True)
+    ['sat']
     """
     out = " ".join(output.split())
     anchors = [" ".join(p.split()) for p in pieces]
-    if not out.startswith(anchors[0]):
+    hay = out  # searched; the spans are cut from ``out`` at the same offsets
+    if ignore_case and len(out.lower()) == len(out) and all(len(a.lower()) == len(a) for a in anchors):
+        hay, anchors = out.lower(), [a.lower() for a in anchors]  # lengths kept: offsets stay valid
+    if not hay.startswith(anchors[0]):
         return None
     cursor, spans, run = len(anchors[0]), [], 0  # run: blanks waiting for the next non-empty piece
     for i, anchor in enumerate(anchors[1:], start=1):
         run += 1
         if i == len(anchors) - 1:  # the last piece must end the output
             idx = len(out) - len(anchor)
-            if idx < cursor or not out.endswith(anchor):
+            if idx < cursor or not hay.endswith(anchor):
                 return None
         elif not anchor:  # adjacent blanks: the text goes to the first of them, the others stay empty
             continue
         else:
             word = " " + anchor if pieces[i][:1].isspace() else anchor
-            idx = out.find(word, cursor)
+            idx = hay.find(word, cursor)
             if idx < 0:
                 return None
             idx += len(word) - len(anchor)
@@ -241,7 +252,9 @@ def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int
     out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
                     max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
     raw = tok.decode(out[0], skip_special_tokens=False)
-    spans, missing = parse_sentinels(raw, n)
+    ends = tuple(t for t in (tok.eos_token, tok.pad_token, getattr(tok, "sep_token", None), getattr(tok, "cls_token", None))
+                 if isinstance(t, str) and t)
+    spans, missing = parse_sentinels(raw, n, ends)
     return Filled(text, raw, tuple(spans), _segments(pieces, spans), True,
                   tuple(notices + [Notice("missing", m) for m in missing]))
 
@@ -256,7 +269,7 @@ def _infill_bart(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: i
                     early_stopping=True)
     raw = tok.decode(out[0], skip_special_tokens=False)
     plain = tok.decode(out[0], skip_special_tokens=True)
-    found = align_spans(pieces, plain)
+    found = align_spans(pieces, plain, ignore_case=bool(getattr(tok, "do_lower_case", False)))
     if found is None:
         return Filled(text, raw, (), (Segment(plain, None),), False, (Notice(
             "missing", "BART rewrote the text, so its spans could not be located: showing its whole output."),))

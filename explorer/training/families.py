@@ -15,7 +15,7 @@ from torch import nn
 
 from explorer.architecture import cost
 from explorer.core.errors import ExplorerError
-from explorer.training import distill, electra, examples, losses, models, spanbert
+from explorer.training import causal, distill, electra, examples, losses, models, seq2seq, spanbert
 
 __all__ = ["FAMILIES", "Family", "forward_flops", "get"]
 
@@ -44,6 +44,8 @@ FAMILIES: dict[str, Family] = {
     "electra": Family(electra.features, electra.loss, electra.build, electra.forward_flops),
     "spanbert": Family(spanbert.features, spanbert.loss, forward_flops=spanbert.forward_flops),
     "distill": Family(examples.features, distill.loss, distill.build, distill.forward_flops, teacher="mlm"),
+    "seq2seq": Family(seq2seq.features, seq2seq.loss, seq2seq.build, seq2seq.forward_flops),
+    "causal": Family(causal.features, causal.loss),
 }
 
 

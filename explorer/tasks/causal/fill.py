@@ -26,7 +26,7 @@ from explorer.core.userinput import split_blanks
 from explorer.runtime import cancel
 from explorer.tasks.causal.control import control_ids, is_blank
 from explorer.tasks.causal.scoring import PrefixScorer, beam_continuations
-from explorer.tasks.generation.prompt import context_limit
+from explorer.tasks.generation.prompt import context_limit, decoder_ids
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
@@ -98,8 +98,10 @@ def _pieces(text: object) -> tuple[str, ...]:
 
 
 def _ids(tokenizer: Any, text: str, *, start: bool) -> list[int]:
-    ids = list(tokenizer(text, add_special_tokens=start)["input_ids"])
-    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    ids = decoder_ids(tokenizer, text) if start else list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    # A BERT-style tokenizer (a GPT the pretraining lab trained) has no <bos> or <eos>: its [CLS] starts a text.
+    bos: Any = next((i for i in (tokenizer.bos_token_id, tokenizer.eos_token_id, getattr(tokenizer, "cls_token_id", None))
+                if i is not None), None)
     if start and (not ids or ids[0] != bos):
         ids.insert(0, bos)  # scoring needs a first token to predict from (GPT-2 adds none)
     return ids

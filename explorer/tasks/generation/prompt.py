@@ -18,7 +18,7 @@ from explorer.runtime import limits
 from explorer.runtime.limits import Limit
 from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
 
-__all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "encode_prompt", "prompt_limit"]
+__all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "decoder_ids", "encode_prompt", "prompt_limit"]
 
 MAX_PROMPT_CHARS = 200_000  # beyond this the text is refused; below, it is cut to MAX_PROMPT_TOKENS tokens
 
@@ -63,6 +63,23 @@ def prompt_limit(model: Any) -> Limit:
     return cap
 
 
+def decoder_ids(tokenizer: Any, text: str) -> list[int]:
+    """Ids of ``text`` as a decoder continues it: the tokenizer's own specials in front, none after the text.
+
+    A BERT-style tokenizer frames a text ``[CLS] x [SEP]`` (the pretraining lab's, saved with a GPT it
+    trained: :mod:`explorer.training.causal`); a decoder fed that closing ``[SEP]`` would continue after
+    an end of text, so what the tokenizer appends is dropped. GPT-2 and Gemma append nothing.
+    """
+    ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
+    plain = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    if not plain or len(ids) <= len(plain):
+        return ids
+    for front in range(len(ids) - len(plain) + 1):  # where the text's own ids start
+        if ids[front:front + len(plain)] == plain:
+            return ids[:front + len(plain)]
+    return ids
+
+
 def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
     """How many of ``ids``' first tokens the tokenizer added itself (Gemma: its one ``<bos>``; GPT-2: none).
 
@@ -92,7 +109,7 @@ def encode_prompt(tokenizer: Any, text: str, limit: int, why: str = "") -> Promp
     ``why``: the reason of that limit, quoted by the notice when the prompt is cut."""
     text = require_text(text, what="prompt", empty_hint="type a few words for the model to continue.",
                         max_chars=MAX_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
-    ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])
+    ids = decoder_ids(tokenizer, text)
     if not ids:
         raise ExplorerError("The prompt gave no tokens: type some words.")
     limit = max(1, int(limit))
