@@ -99,6 +99,15 @@ def _describe(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _spec(saved: Path, models_dir: str | None) -> str:
+    """How to name a saved model: lab/NAME when it is in the models folder's lab/, else its folder."""
+    from explorer.runtime import weights
+
+    if saved.parent == weights.lab_root(models_dir).absolute():
+        return f"{weights.LAB_PREFIX}{saved.name}" + (f" --models-dir {models_dir}" if models_dir else "")
+    return str(saved)
+
+
 def _interrupted(what: str) -> int:
     print(f"error: interrupted (Ctrl-C) {what}; nothing half-written was left. Run the command again to train.",
           file=sys.stderr)
@@ -126,7 +135,8 @@ def _pretrain(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         print(_describe(summary))
-        print(f'  try: python -m explorer fill-mask --models {saved} --text "A list is a [MASK] of items."')
+        print(f'  try: python -m explorer fill-mask --models {_spec(saved, args.models_dir)} '
+              '--text "A list is a [MASK] of items."')
     return 0
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import fence, weights
+from explorer.runtime import fence, modelkind, weights
 from explorer.training import corpus, vocab
 
 if TYPE_CHECKING:  # the trainer imports torch; listing checkpoints must not
@@ -57,6 +57,8 @@ class Trained:
     label: str
     objective: str
     model_type: str | None
+    family: str | None  # "encoder", "decoder" or "encoder-decoder" (explorer.runtime.modelkind)
+    heads: tuple[str, ...]  # config.json's architectures, e.g. ("BertForMaskedLM",)
 
 
 def default_out(objective: str, size: str, steps: int, seed: int, models_dir: str | None = None) -> Path:
@@ -204,8 +206,10 @@ def _listed(folder: Path) -> Trained | None:
         card = load_card(folder)
     except ExplorerError:  # a damaged card: the folder is not offered (loading it by path still says why)
         return None
-    return Trained(f"{weights.LAB_PREFIX}{folder.name}", str(folder), label(card), str(card["objective"]),
-                   weights.config_model_type(folder))
+    spec = f"{weights.LAB_PREFIX}{folder.name}"
+    family, config = modelkind.family_of(spec, folder)
+    heads = tuple(str(a) for a in config.get("architectures") or ())
+    return Trained(spec, str(folder), label(card), str(card["objective"]), config.get("model_type"), family, heads)
 
 
 def trained(models_dir: str | None = None) -> list[Trained]:
