@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from explorer.cli import placement_of, print_json
 from explorer.cli.argtypes import number
 from explorer.core.errors import ExplorerError
-from explorer.training import recipes
+from explorer.runtime import weights
+from explorer.training import corpus, recipes
 
 if TYPE_CHECKING:  # the trainer imports torch: only a command that trains pays for it
-    from explorer.training.corpus import Corpus
     from explorer.training.trainer import Plan, Progress, Run
 
 __all__ = ["MAX_COMPARED", "register"]
@@ -47,10 +47,8 @@ def _device(args: argparse.Namespace) -> str:
     return device
 
 
-def _corpus(args: argparse.Namespace) -> Corpus | None:
+def _corpus(args: argparse.Namespace) -> corpus.Corpus | None:
     """The user's text file (checked: size, binary, UTF-8, enough words), else None (the bundled corpus)."""
-    from explorer.training import corpus
-
     return corpus.from_file(args.text_file) if args.text_file is not None else None
 
 
@@ -77,7 +75,7 @@ def _reporter(prefix: str) -> Callable[[Progress], None]:
     return report
 
 
-def _train(plan: Plan, text: Corpus | None, prefix: str = "") -> Run:
+def _train(plan: Plan, text: corpus.Corpus | None, prefix: str = "") -> Run:
     from explorer.training import models, trainer
 
     run = trainer.start(plan, text)
@@ -101,8 +99,6 @@ def _describe(summary: dict[str, Any]) -> str:
 
 def _spec(saved: Path, models_dir: str | None) -> str:
     """How to name a saved model: lab/NAME when it is in the models folder's lab/, else its folder."""
-    from explorer.runtime import weights
-
     if saved.parent == weights.lab_root(models_dir).absolute():
         return f"{weights.LAB_PREFIX}{saved.name}" + (f" --models-dir {models_dir}" if models_dir else "")
     return str(saved)
