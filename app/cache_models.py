@@ -77,9 +77,16 @@ def electra(generator: str, disc: str, text: str, fraction: float, seed: int, al
                                 models_dir=directory, device=device, dtype=dtype)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def fill_keys() -> list[str]:
-    return defaults.fill_keys()
+@st.cache_data(max_entries=8, show_spinner=False, ttl=60)
+def fill_keys(directory: str | None = None) -> list[str]:
+    """The page's choices, the lab's trained models in ``directory`` included (a minute: new ones appear)."""
+    return defaults.fill_keys(directory)
+
+
+@st.cache_data(max_entries=16, show_spinner=False, ttl=60)
+def lab_models(use: str, directory: str | None = None) -> dict[str, str]:
+    """The pretraining lab's models in ``directory`` that serve ``use``, with their labels."""
+    return defaults.lab_models(use, directory)
 
 
 

@@ -14,7 +14,13 @@ import streamlit as st
 
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
-from explorer.tasks import colbert, similarity
+from explorer.tasks import colbert, defaults, similarity
+
+
+@st.cache_data(max_entries=2, show_spinner=False, ttl=60)
+def lab_encoders() -> dict[str, str]:
+    """The pretraining lab's encoders in the models folder (``lab/NAME`` -> label; a minute: new ones appear)."""
+    return defaults.lab_models("encoder")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

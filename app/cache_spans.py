@@ -15,10 +15,16 @@ from explorer.tasks import defaults, infill, qa
 from explorer.tasks.causal.answer import GenerativeAnswer
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
-def infill_keys() -> list[str]:
-    """Catalog variants that can infill spans (reads the catalog once)."""
-    return defaults.infill_keys()
+@st.cache_data(max_entries=8, show_spinner=False, ttl=60)
+def infill_keys(directory: str | None = None) -> list[str]:
+    """Variants that can infill spans, and the lab's trained T5, BART and decoders (a minute: new ones appear)."""
+    return defaults.infill_keys(directory)
+
+
+@st.cache_data(max_entries=8, show_spinner=False, ttl=60)
+def lab_labels(directory: str | None = None) -> dict[str, str]:
+    """Labels of the lab's models the Spans page offers ("trained here (N steps on M words)")."""
+    return defaults.lab_models("infill", directory)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)

@@ -32,12 +32,15 @@ def prompt_box(device: str) -> str:
 
 def model_inputs(device: str) -> tuple[list[str], int, bool, int]:
     """Models (in the URL) and typed directories, top-k, random-weight mode, and the decoder's answer length."""
-    keys = cache.fill_keys()  # the bundled decoder (gemma3-270m: a causal column) and the masked LMs
+    keys = cache.fill_keys(cache.models_dir())  # the bundled decoder (a causal column), masked LMs, lab models
+    labels = cache.lab_models("fill", cache.models_dir())  # "lab/NAME: trained here (N steps on M words)"
     c1, c2, c3 = st.columns([3, 2, 1])
     most, most_why = cache.page_model_limit(device)  # 8 on a CPU; more where a GPU's memory allows
     default = ui.query_list("models", cache.default_fill_models(cache.models_dir()), keys, limit=most)
     picked = c1.multiselect("Models", keys, default=default, key="fm_models", max_selections=most,
-                            help=f"At most {most} models a request ({most_why}).")
+                            format_func=lambda k: labels.get(k, k),
+                            help=f"At most {most} models a request ({most_why}). Models you trained with "
+                                 "`python -m explorer pretrain` are listed as lab/NAME.")
     paths = c2.text_input("Local model directories (comma-separated)", key="fm_paths",
                           help="Any directory saved with save_pretrained (model + tokenizer).")
     top_k = c3.slider("Top-k", 1, 20, 5, key="fm_topk")

@@ -31,9 +31,12 @@ st.title("Sentence similarity")
 st.caption("Bi-encoder (Sentence-BERT): one mean-pooled, normalised vector per sentence, compared by cosine. "
            "Late interaction (ColBERT): one vector per token, scored by MaxSim.")
 
-model = st.text_input("Bi-encoder model (catalog key or directory)", value=BI_ENCODER, key="sim_model",
+typed = st.text_input("Bi-encoder model (catalog key or directory)", value=BI_ENCODER, key="sim_model",
                       help="The bundled all-MiniLM-L6-v2 is `sentence-bert`; a directory saved with "
                            "save_pretrained also works.").strip() or BI_ENCODER
+trained = cache.lab_encoders()  # encoders the pretraining lab saved: "lab/NAME: trained here (N steps on M words)"
+model = (st.selectbox("Or a model trained here (pretraining lab)", list(trained), index=None, key="sim_lab",
+                      format_func=lambda k: trained.get(k, k), placeholder="Pick a lab model") if trained else None) or typed
 text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="sim_text",
                     help="Empty lines and duplicates are dropped (you are told which).")
 query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")

@@ -32,8 +32,9 @@ with t_infill:
                "(<extra_id_0>, ...) and answers with the spans only; BART gets <mask> and rewrites the whole "
                "text, whose new words are then located.")
     prompt = st.text_area("Prompt", value=PROMPT, key="spans_prompt", height=90)
-    keys = cache.infill_keys()
-    picked = st.multiselect("Models", keys, default=cache.default_models(directory), key="spans_models")
+    keys, labels = cache.infill_keys(directory), cache.lab_labels(directory)  # lab/NAME: trained here
+    picked = st.multiselect("Models", keys, default=cache.default_models(directory), key="spans_models",
+                            format_func=lambda k: labels.get(k, k))
     extra = st.text_input("Or a directory saved with save_pretrained (decoder, T5 or BART)", key="spans_dir").strip()
     max_new = st.slider("Max new tokens per blank", 1, 64, 20, key="spans_max_new",
                         help=f"T5 and BART generate up to this many; the decoder tries answers of 1 to "

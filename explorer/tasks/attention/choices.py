@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from explorer.architecture import catalog
 from explorer.runtime import weights
+from explorer.training import checkpoint
 
 __all__ = ["BUNDLED", "RANDOM_MAX_PARAMS", "model_options"]
 
@@ -27,7 +28,8 @@ def _random_options() -> list[tuple[str, str]]:
 
 def model_options(random_weights: bool, models_dir: str | None = None) -> list[tuple[str, str]]:
     """``(key, label)`` of the models one can pick: bundled first, then catalog keys whose weights
-    are ready on disk; with ``random_weights`` every variant small enough to initialise here."""
+    are ready on disk, then the pretraining lab's models (``lab/NAME``); with ``random_weights`` every
+    variant small enough to initialise here."""
     if random_weights:
         return _random_options()
 
@@ -35,4 +37,4 @@ def model_options(random_weights: bool, models_dir: str | None = None) -> list[t
     ready = [s.key for s in weights.status_all(models_dir) if s.status == "ready"]
     keys = [BUNDLED] + [k for k in ready if k != BUNDLED]
     return [(k, f"{variants[k].name} (bundled)" if k == BUNDLED else variants[k].name if k in variants else k)
-            for k in keys]
+            for k in keys] + [(m.spec, f"{m.spec}: {m.label}") for m in checkpoint.trained(models_dir)]

@@ -1,0 +1,207 @@
+"""CLI of the pretraining lab: ``pretrain`` (train one objective, save it) and ``pretrain-compare``.
+
+    python -m explorer pretrain mlm --steps 300 --json          # saved in <models folder>/lab/mlm-tiny-300steps-seed0
+    python -m explorer fill-mask --models lab/mlm-tiny-300steps-seed0 --text "Lists are [MASK] sequences."
+    python -m explorer pretrain-compare mlm roberta albert --steps 100 --json
+
+Progress goes to stderr (a line every ~5% of the steps); stdout gets the summary (``--json``:
+``explorer.training.trainer.summary``). Ctrl-C stops the run: nothing half-written is left and the exit code
+is 130. Bad input (steps 0 or 10^9, an unknown objective, an empty/binary/huge text file, CUDA on a machine
+without it) is one line on stderr and exit code 2, like every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer.cli import placement_of, print_json
+from explorer.cli.argtypes import number
+from explorer.core.errors import ExplorerError
+from explorer.runtime import weights
+from explorer.training import corpus, recipes
+
+if TYPE_CHECKING:  # the trainer imports torch: only a command that trains pays for it
+    from explorer.training.trainer import Plan, Progress, Run
+
+__all__ = ["MAX_COMPARED", "register"]
+
+MAX_COMPARED = len(recipes.RECIPES)  # each objective once
+INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C (SIGINT)
+_REPORTS = 20  # progress lines per run: one every ~5% of the steps
+
+
+def _steps(text: str) -> int:
+    from explorer.training.trainer import MAX_STEPS  # imports torch: read when the option is used
+
+    return int(number(int, 1, MAX_STEPS)(text))
+
+
+def _device(args: argparse.Namespace) -> str:
+    """The device to train on: auto picks CUDA, then MPS, then the CPU; an unavailable one is refused."""
+    device, _ = placement_of(argparse.Namespace(device=args.device, dtype=None)).resolve()
+    return device
+
+
+def _corpus(args: argparse.Namespace) -> corpus.Corpus | None:
+    """The user's text file (checked: size, binary, UTF-8, enough words), else None (the bundled corpus)."""
+    return corpus.from_file(args.text_file) if args.text_file is not None else None
+
+
+def _plan(args: argparse.Namespace, objective: str, device: str) -> Plan:
+    from explorer.training.trainer import Plan
+
+    return Plan(objective, size=args.size, steps=args.steps, seed=args.seed, device=device,
+                batch_tokens=args.batch_tokens, seq_len=args.seq_len, eval_windows=args.eval_windows).checked()
+
+
+def _reporter(prefix: str) -> Callable[[Progress], None]:
+    """A progress callback printing step, loss, tokens, elapsed and ETA every ~5% of the steps."""
+    started = time.perf_counter()
+
+    def report(p: Progress) -> None:
+        every = max(1, p.steps // _REPORTS)
+        if p.step % every and p.step != p.steps:
+            return
+        elapsed = time.perf_counter() - started
+        eta = elapsed / p.step * (p.steps - p.step)
+        held = f", held-out {p.eval['loss']:.3f}" if p.eval else ""
+        print(f"{prefix}step {p.step:,}/{p.steps:,} ({p.step / p.steps:4.0%})  loss {p.loss:.3f}{held}  "
+              f"tokens {p.tokens_seen:,}  elapsed {elapsed:.0f} s  ETA {eta:.0f} s", file=sys.stderr, flush=True)
+    return report
+
+
+def _train(plan: Plan, text: corpus.Corpus | None, prefix: str = "") -> Run:
+    from explorer.training import models, trainer
+
+    run = trainer.start(plan, text)
+    print(f"{prefix}training {run.recipe.label}, {plan.size}, {models.parameters(run.model):,} parameters, "
+          f"{plan.steps:,} steps of {plan.batch_tokens:,} tokens on {plan.device} (Ctrl-C stops)",
+          file=sys.stderr, flush=True)
+    return trainer.advance(run, on_progress=_reporter(prefix))
+
+
+def _describe(summary: dict[str, Any]) -> str:
+    """A few lines a person reads: size, budget, held-out loss and accuracy first -> last, where it is saved."""
+    first, last = summary["eval"]["first"] or {}, summary["eval"]["last"] or {}
+    lines = [f"{summary['objective']} ({summary['size']}): {summary['params']:,} parameters, {summary['steps']:,} "
+             f"steps, {summary['tokens_seen']:,} tokens, {summary['flops']:.3g} FLOPs, {summary['seconds']:.1f} s",
+             f"  held-out loss {first.get('loss', 0):.3f} -> {last.get('loss', 0):.3f}, masked-token accuracy "
+             f"{first.get('accuracy', 0):.1%} -> {last.get('accuracy', 0):.1%}"]
+    if summary.get("out"):
+        lines.append(f"  saved to {summary['out']}")
+    return "\n".join(lines)
+
+
+def _spec(saved: Path, models_dir: str | None) -> str:
+    """How to name a saved model: lab/NAME when it is in the models folder's lab/, else its folder."""
+    if saved.parent == weights.lab_root(models_dir).absolute():
+        return f"{weights.LAB_PREFIX}{saved.name}" + (f" --models-dir {models_dir}" if models_dir else "")
+    return str(saved)
+
+
+def _interrupted(what: str) -> int:
+    print(f"error: interrupted (Ctrl-C) {what}; nothing half-written was left. Run the command again to train.",
+          file=sys.stderr)
+    return INTERRUPTED
+
+
+def _pretrain(args: argparse.Namespace) -> int:
+    from explorer.training import checkpoint, trainer
+
+    plan = _plan(args, args.objective, _device(args))
+    out = checkpoint.default_out(plan.objective, plan.size, plan.steps, plan.seed, args.models_dir) \
+        if args.out is None else args.out
+    checkpoint.check_target(Path(out))  # before minutes of training, not after
+    text = _corpus(args)
+    try:
+        run = _train(plan, text)
+    except KeyboardInterrupt:
+        return _interrupted("during training, nothing was saved")
+    try:
+        saved = checkpoint.save(run, out)
+    except KeyboardInterrupt:
+        return _interrupted("while saving: the checkpoint was not written")
+    summary = trainer.summary(run, str(saved))
+    if args.json:
+        print_json(summary)
+    else:
+        print(_describe(summary))
+        print(f'  try: python -m explorer fill-mask --models {_spec(saved, args.models_dir)} '
+              '--text "A list is a [MASK] of items."')
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from explorer.training import checkpoint, trainer
+
+    names = list(dict.fromkeys(recipes.get(o).name for o in args.objectives))
+    if len(names) < 2:
+        raise ExplorerError("Name at least two different objectives to compare (for example: mlm roberta).")
+    device = _device(args)
+    plans = [_plan(args, name, device) for name in names]  # every objective checked before the first trains
+    text = _corpus(args)
+    done: list[dict[str, Any]] = []
+    try:
+        for plan in plans:
+            run = _train(plan, text, prefix=f"[{plan.objective}] ")
+            out = None
+            if args.save:
+                out = str(checkpoint.save(run, checkpoint.default_out(plan.objective, plan.size, plan.steps,
+                                                                      plan.seed, args.models_dir)))
+            done.append(trainer.summary(run, out))
+    except KeyboardInterrupt:
+        return _interrupted(f"after {len(done)} of {len(plans)} runs, nothing was printed")
+    if args.json:
+        print_json(done)
+    else:
+        print("\n".join(_describe(s) for s in done))
+    return 0
+
+
+def _objective(text: str) -> str:
+    """An objective name or alias (recipes.get says which exist), cut when echoed."""
+    try:
+        return recipes.get(text).name
+    except ExplorerError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--size", choices=tuple(recipes.SIZES), default="tiny", help="tiny (default) or small")
+    p.add_argument("--steps", type=_steps, default=300, help="optimizer steps (default 300)")
+    p.add_argument("--seed", type=number(int, 0, 2**31 - 1), default=0, help="the same seed gives the same run")
+    p.add_argument("--device", default=None, metavar="{auto,cpu,cuda,mps}",
+                   help="where to train (default auto: CUDA, then Apple MPS, then the CPU)")
+    p.add_argument("--text-file", metavar="FILE", help="train on this UTF-8 text instead of the bundled corpus "
+                   "(at least 2,000 words, at most 20 MB)")
+    p.add_argument("--batch-tokens", type=number(int, 16, 1_000_000), default=2048,
+                   help="input tokens per step, the same for every objective (default 2,048)")
+    p.add_argument("--seq-len", type=number(int, 16, 512), default=128, help="tokens per window (default 128)")
+    p.add_argument("--eval-windows", type=number(int, 1, 10_000), default=64,
+                   help="held-out windows per evaluation (default 64)")
+    p.add_argument("--models-dir", default=None, help="models folder whose lab/ holds the checkpoints "
+                   "(else EXPLORER_MODELS_DIR, else the explorer's cache)")
+    p.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this area's sub-commands to the parser."""
+    p = sub.add_parser("pretrain", help="train a tiny model with one objective and save it as a local model")
+    p.add_argument("objective", type=_objective, help=f"one of {', '.join(recipes.RECIPES)}")
+    _common(p)
+    p.add_argument("--out", default=None, metavar="DIR", help="where to save (default: <models folder>/lab/"
+                   "OBJECTIVE-SIZE-STEPSsteps-seedSEED, listed on the live pages as lab/NAME)")
+    p.set_defaults(func=_pretrain)
+
+    c = sub.add_parser("pretrain-compare", help="train several objectives on the same token budget, side by side")
+    c.add_argument("objectives", nargs="+", type=_objective, metavar="OBJECTIVE",
+                   help=f"two or more of {', '.join(recipes.RECIPES)}")
+    _common(c)
+    c.add_argument("--save", action="store_true", help="also save each model in <models folder>/lab/")
+    c.set_defaults(func=_compare)
+
