@@ -100,7 +100,7 @@ def accuracy_figure(runs: Runs) -> go.Figure:
             name = safe_label(label, 40)
             fig.add_scatter(x=x, y=y, mode="lines+markers", name=name, line={"color": _colour(i)}, marker={"size": 5},
                             hovertemplate=f"FLOPs %{{x:.3g}}<br>accuracy %{{y:.1%}}<extra>{name}</extra>")
-    fig.update_layout(title="Masked-token accuracy on held-out text (top-1 at the masked positions)",
+    fig.update_layout(title="Masked-token accuracy (held out, top-1)",
                       xaxis_title="training FLOPs", yaxis_title="accuracy", yaxis_tickformat=".0%",
                       legend={"orientation": "h", "y": -0.2}, margin={"t": 50})
     return fig if fig.data else _empty(fig, "No run reports a masked-token accuracy yet.")

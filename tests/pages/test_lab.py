@@ -92,6 +92,7 @@ def test_coming_objectives_are_labelled_and_alone_cannot_train() -> None:
     (b"caf\xe9 " * 3000, "not UTF-8"),
     (b"too short " * 10, "at least 2,000"),
     (b"", "at least 2,000"),
+    (b"word " * 4_000_001, "larger than 20,000,000 bytes"),  # refused before decoding
 ])
 def test_bad_uploads_say_what_is_wrong_and_disable_train(content: bytes, message: str) -> None:
     at = _upload(page_app("lab.py").run(), content, "<b>evil</b>.txt")
