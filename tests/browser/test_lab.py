@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import SHOTS, assert_clean, wait_idle
 
 pytestmark = pytest.mark.browser
 OBJECTIVES = ("mlm", "bert", "albert")  # trainable since the lab's core landed
@@ -39,8 +39,8 @@ def test_three_objectives_train_side_by_side_with_live_curves(open_page) -> None
     page.wait_for_function(f"() => ({POINTS})()[0]?.some(n => n > 0)", timeout=120_000)
     before = sum(_loss_points(page))
     page.wait_for_function(f"() => ({POINTS})()[0].reduce((a, b) => a + b, 0) > {before}", timeout=120_000)
-    page.screenshot(path=str(__import__("pathlib").Path(__file__).parent / "screenshots" / "lab_live.png"),
-                    full_page=True)
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / "lab_live.png"), full_page=True)  # mid-run: bars part-way, curves drawn
     assert re.search(r"[?&]objectives=mlm(%2C|,)bert(%2C|,)albert", page.url)
 
     for name in OBJECTIVES:
