@@ -48,6 +48,17 @@ def probe() -> Callable[[], bool] | None:
     return wanted
 
 
+def session_probe() -> Callable[[], bool]:
+    """``alive()`` for this thread's browser session, for work that outlives its script run (the lab's
+    trainings): False once the tab is closed or its connection lost; always True outside a server."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    runtime = Runtime.instance() if Runtime.exists() else None
+    if ctx is None or runtime is None:
+        return lambda: True
+    session_id = ctx.session_id
+    return lambda: runtime.is_active_session(session_id)
+
+
 def install() -> None:
     """Let every queued request of this server stop when its session no longer wants it."""
     workers.set_probe(probe)

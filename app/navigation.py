@@ -14,6 +14,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("tokenization.py", "Tokenizers", ":material/text_fields:", "tokenizers"),
         ("objectives.py", "Objectives", ":material/school:", "objectives"),
         ("mechanisms.py", "Mechanisms", ":material/functions:", "mechanisms"),
+        ("lab.py", "Pretraining lab", ":material/model_training:", "lab"),
     ],
     "Attention": [
         ("attention_patterns.py", "Sparse patterns", ":material/grid_on:", "patterns"),

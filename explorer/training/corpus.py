@@ -21,7 +21,8 @@ from pathlib import Path
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.userfiles import decode_text, read_path
 
-__all__ = ["BUNDLED", "HELDOUT_EVERY", "MAX_FILE_BYTES", "MIN_WORDS", "Corpus", "bundled", "from_file", "from_text"]
+__all__ = ["BUNDLED", "HELDOUT_EVERY", "MAX_FILE_BYTES", "MIN_WORDS", "Corpus", "bundled", "from_bytes", "from_file",
+           "from_text"]
 
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "python-docs.txt.xz"
 BUNDLED_NAME = "Python 3.11 documentation (PSF licence)"
@@ -96,9 +97,15 @@ def bundled() -> Corpus:
     return from_text(lzma.decompress(BUNDLED.read_bytes()).decode("utf-8"), BUNDLED_NAME)
 
 
-def from_file(path: str | Path) -> Corpus:
-    """A user's UTF-8 text file: bounded read, binary refused, at least ``MIN_WORDS`` words."""
-    data = read_path(path, MAX_FILE_BYTES, "The text file")
+def from_bytes(data: bytes, name: str) -> Corpus:
+    """A user's file as bytes (a page upload): size cap, binary refused, UTF-8, at least ``MIN_WORDS`` words."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ExplorerError(f"The text file is larger than {MAX_FILE_BYTES:,} bytes: use a smaller file.")
     if b"\x00" in data[:65536]:
         raise ExplorerError("The text file looks binary (it contains NUL bytes). Give a plain UTF-8 text file.")
-    return from_text(decode_text(data, "The text file"), Path(path).name)
+    return from_text(decode_text(data, "The text file"), name)
+
+
+def from_file(path: str | Path) -> Corpus:
+    """A user's UTF-8 text file: bounded read, binary refused, at least ``MIN_WORDS`` words."""
+    return from_bytes(read_path(path, MAX_FILE_BYTES, "The text file"), Path(path).name)

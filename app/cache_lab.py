@@ -1,0 +1,287 @@
+"""The pretraining lab's runs: each training in a background worker, held per browser session, capped per server.
+
+A training takes minutes, longer than one script run of Streamlit and longer than a request's
+budget (explorer.runtime.cancel), so it cannot run in the script: every run is a :class:`Job` whose
+thread calls ``trainer.start`` and ``trainer.advance``, while the page's fragment only reads the
+job's :class:`~explorer.training.trainer.Run` (its losses and evaluations, appended step by step)
+and redraws. The jobs of a session live in its ``st.session_state`` (at most :data:`MAX_RUNS`;
+finished runs stay listed until cleared). Bounds:
+
+- at most :func:`max_trainings` trainings build or train at once on this server (``EXPLORER_LAB_TRAININGS``,
+  default 2: two visitors train at once, a third waits in arrival order and is told so);
+- each advance runs under a :class:`~explorer.runtime.cancel.CancelToken`: a time budget
+  (``EXPLORER_LAB_SECONDS``, default 30 minutes; the CLI has none), the request memory budget, and the
+  session's liveness: a closed tab stops its trainings at their next step (Resume continues them);
+- ``EXPLORER_LAB_QUICK=1`` (the page tests) trains on 256-token steps of 32-token windows, so that a
+  test run takes seconds; the page says so when it is on.
+
+The library never sees Streamlit: the worker calls the trainer and records what it reports.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import streamlit as st
+
+from app import liveness
+from explorer.architecture.build import BUILD_LOCK
+from explorer.core.errors import ExplorerError
+from explorer.core.userfiles import read_limited
+from explorer.runtime import cancel
+from explorer.runtime.cancel import RequestBudget, RequestStopped
+from explorer.training import corpus, families, models, recipes, trainer
+from explorer.training.corpus import Corpus
+from explorer.training.trainer import Plan, Progress, Run
+
+__all__ = ["MAX_RUNS", "Job", "clear", "jobs", "max_trainings", "pace", "quick", "resume", "slots", "snapshot",
+           "stop", "submit", "trainable", "uploaded_corpus"]
+
+_LOG = logging.getLogger("transformer_explorer")
+MAX_RUNS = 6  # runs a session keeps (each holds a tiny model and its optimizer: a few MB to ~100 MB)
+DEFAULT_TRAININGS = 2  # trainings at once on the server: two on a 2-core CPU already share it
+DEFAULT_SECONDS = 1800.0  # one advance on the server; longer trainings belong to `python -m explorer pretrain`
+QUICK = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 4}  # EXPLORER_LAB_QUICK: the tests' small steps
+# Seconds per step before this process has measured any (2-core CPU, 2,048 tokens a step; LAB.md: tiny 0.6-1.3 s).
+TYPICAL_CPU_PACE = {"tiny": 1.0, "small": 4.5}
+_STATE, _COUNT, _TEXT = "_lab_jobs", "_lab_count", "_lab_text"
+ACTIVE = ("waiting", "building", "training")
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def max_trainings() -> int:
+    """How many trainings may run at once on this server (``EXPLORER_LAB_TRAININGS``, default 2)."""
+    return int(_env_number("EXPLORER_LAB_TRAININGS", DEFAULT_TRAININGS))
+
+
+def quick() -> bool:
+    """Whether the server trains the tests' small steps (``EXPLORER_LAB_QUICK=1``)."""
+    return os.environ.get("EXPLORER_LAB_QUICK", "").strip() == "1"
+
+
+def trainable(objective: str) -> bool:
+    """Whether ``objective``'s loss family has landed (families.FAMILIES, read at run time)."""
+    return recipes.get(objective).loss in families.FAMILIES
+
+
+class _Slots:
+    """A FIFO semaphore whose waiters can give up (a Stop, a closed tab) instead of timing out."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: collections.deque[object] = collections.deque()
+        self.running = 0
+
+    def acquire(self, give_up: Callable[[], bool]) -> bool:
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+            try:
+                while True:  # a job given up while queued (or before) never builds
+                    if give_up():
+                        return False
+                    if self._queue[0] is ticket and self.running < max_trainings():
+                        break
+                    self._cond.wait(0.25)
+            finally:
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+            self.running += 1
+            return True
+
+    def release(self) -> None:
+        with self._cond:
+            self.running -= 1
+            self._cond.notify_all()
+
+    def waiting(self) -> int:
+        return len(self._queue)
+
+
+_SLOTS = _Slots()
+_PACE: dict[tuple[str, str], float] = {}  # (size, device) -> seconds per step, last measured in this process
+
+
+def slots() -> dict[str, int]:
+    """Trainings running and waiting on the whole server, and the cap."""
+    return {"running": _SLOTS.running, "waiting": _SLOTS.waiting(), "limit": max_trainings()}
+
+
+def pace(size: str, device: str) -> tuple[float | None, str]:
+    """Seconds per step for an estimate, and where the figure comes from."""
+    if (size, device) in _PACE:
+        return _PACE[size, device], "measured on this server"
+    if device == "cpu":
+        return TYPICAL_CPU_PACE.get(size), "typical on a 2-core CPU; measured once a run starts"
+    return None, "not measured on this device yet"
+
+
+@dataclass(eq=False)
+class Job:
+    """One training of a session: its plan, its worker's state and the trainer's Run."""
+
+    label: str
+    plan: Plan
+    text: Corpus | None
+    alive: Callable[[], bool]
+    state: str = "waiting"  # waiting, building, training, done, stopped, failed
+    run: Run | None = None
+    params: int | None = None
+    note: str | None = None  # why it stopped or failed, for the page
+    stop_event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def fraction(self) -> float:
+        return 0.0 if self.run is None else min(1.0, self.run.step / self.plan.steps)
+
+
+def _token(job: Job) -> cancel.CancelToken:
+    seconds = _env_number("EXPLORER_LAB_SECONDS", DEFAULT_SECONDS)
+    memory = cancel.request_budget()
+    return cancel.CancelToken(RequestBudget(seconds, memory.memory_bytes, memory.why), job.alive)
+
+
+def _should_stop(job: Job, token: cancel.CancelToken) -> bool:
+    if job.stop_event.is_set():
+        job.note = "Stopped: Resume continues from this step."
+        return True
+    try:
+        token.check()
+    except RequestStopped as err:
+        job.note = str(err) if err.reason != "gone" else "Stopped: the tab was closed or lost its connection."
+        return True
+    return False
+
+
+def _train(job: Job) -> None:
+    token = _token(job)  # the clock starts with the slot: waiting is not training
+    with cancel.scope(token):
+        if job.run is None:
+            job.state = "building"
+            with BUILD_LOCK:  # transformers' lazy imports and class patches race when two trainings start at once
+                job.run = trainer.start(job.plan, job.text)
+            job.params = models.parameters(job.run.model)
+        job.state = "training"
+
+        def progress(p: Progress) -> None:
+            _PACE[job.plan.size, job.plan.device] = p.seconds / max(1, p.step)
+
+        trainer.advance(job.run, on_progress=progress, should_stop=lambda: _should_stop(job, token))
+    job.state = "done" if job.run.done else "stopped"
+
+
+def _work(job: Job) -> None:
+    """The worker thread: wait for a slot, build (first time), train; every outcome ends in a state."""
+    if not _SLOTS.acquire(lambda: job.stop_event.is_set() or not job.alive()):
+        job.state, job.note = "stopped", "Stopped before it started (Stop pressed, or the tab closed)."
+        return
+    try:
+        _train(job)
+    except ExplorerError as err:  # bad text, memory refused, the budget ran out inside a step
+        job.state, job.note = ("stopped" if isinstance(err, RequestStopped) else "failed"), str(err)
+    except Exception:  # a bug: the details go to the server log, the page gets a reference
+        ref = uuid.uuid4().hex[:8]
+        _LOG.exception("lab training failed (reference %s)", ref)
+        job.state, job.note = "failed", f"This training failed (reference `{ref}`); the details are in the server's log."
+    finally:
+        _SLOTS.release()
+
+
+def _launch(job: Job) -> None:
+    job.stop_event.clear()
+    job.state, job.note = "waiting", None
+    threading.Thread(target=_work, args=(job,), name=f"lab-{job.label}", daemon=True).start()
+
+
+def jobs() -> list[Job]:
+    """This session's runs, oldest first."""
+    return st.session_state.setdefault(_STATE, [])
+
+
+def submit(objectives: list[str], size: str, steps: int, seed: int, device: str, text: Corpus | None) -> list[Job]:
+    """Queue one training per trainable objective (same budget, seed and device); refused past :data:`MAX_RUNS`."""
+    held = jobs()
+    picked = [o for o in objectives if trainable(o)]
+    if not picked:
+        raise ExplorerError("Pick at least one objective that can be trained now (those not marked 'coming').")
+    if len(held) + len(picked) > MAX_RUNS:
+        raise ExplorerError(f"This session keeps at most {MAX_RUNS} runs and holds {len(held)}: clear finished runs "
+                            f"(Clear finished) or pick fewer objectives than {len(picked)}.")
+    plans = [Plan(o, size=size, steps=steps, seed=seed, device=device).checked() for o in picked]
+    if quick():
+        plans = [replace(p, **QUICK) for p in plans]
+    alive, new = liveness.session_probe(), []
+    for plan in plans:  # numbered per session, so two runs of one objective stay apart in every figure
+        st.session_state[_COUNT] = st.session_state.get(_COUNT, 0) + 1
+        new.append(Job(f"#{st.session_state[_COUNT]} {plan.objective} ({plan.size}, seed {plan.seed})", plan, text,
+                       alive))
+    for job in new:
+        held.append(job)
+        _launch(job)
+    return new
+
+
+def stop(job: Job) -> None:
+    """Ask the worker to stop at its next step (or to leave the queue)."""
+    job.stop_event.set()
+
+
+def resume(job: Job) -> None:
+    """Continue a stopped run where it left off (trainer.advance on the same Run)."""
+    if job.state == "stopped":
+        _launch(job)
+
+
+def clear() -> int:
+    """Drop this session's finished, stopped and failed runs; returns how many went."""
+    held = jobs()
+    keep = [j for j in held if j.active]
+    st.session_state[_STATE] = keep
+    return len(held) - len(keep)
+
+
+def snapshot(job: Job) -> dict[str, Any]:
+    """The run as the trainer's summary reports it (no corpus counts: cheap enough to redraw every second)."""
+    run = job.run
+    out: dict[str, Any] = {"objective": job.plan.objective, "size": job.plan.size, "params": job.params, "steps": 0,
+                           "tokens_seen": 0, "flops": 0.0, "seconds": 0.0, "losses": [], "eval": {"history": []}}
+    if run is not None:  # lists are copied: the worker appends to them while the page draws
+        out.update(steps=run.step, tokens_seen=run.tokens_seen, flops=run.flops, seconds=run.seconds,
+                   losses=[list(p) for p in list(run.losses)], eval={"history": list(run.evals)})
+    return out
+
+
+def uploaded_corpus(upload: Any) -> Corpus:
+    """An uploaded text file as a corpus, checked by explorer.training.corpus (size, binary, UTF-8, enough words).
+
+    The last upload's outcome is kept in the session (a corpus or the message), so a rerun does not read
+    and split 20 MB again; ``st.cache_data`` would copy the corpus back out on every rerun."""
+    seen = st.session_state.get(_TEXT)
+    if seen is None or seen[0] != upload.file_id:
+        try:
+            data = read_limited(upload, corpus.MAX_FILE_BYTES, "The text file")
+            seen = (upload.file_id, corpus.from_bytes(data, upload.name))
+        except ExplorerError as err:
+            seen = (upload.file_id, str(err))
+        st.session_state[_TEXT] = seen
+    if isinstance(seen[1], str):
+        raise ExplorerError(seen[1])
+    return seen[1]

@@ -1,0 +1,143 @@
+"""Pretraining lab: train tiny variants side by side on the same token budget and watch them learn, live."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from app import cache_lab as lab
+from app import device_picker, ui
+from explorer.plots import training as plots
+from explorer.runtime import placement
+from explorer.training import recipes
+from explorer.training.corpus import MAX_FILE_BYTES, Corpus
+
+MAX_PAGE_STEPS = 5_000  # over an hour of tiny steps on 2 CPU cores; longer runs belong to the CLI (no limit)
+SEED_MAX = 2**31 - 1
+STATUS = {"waiting": "waiting for a training slot", "building": "building the model…", "done": "done",
+          "stopped": "stopped", "failed": "failed"}
+
+
+def _label(name: str) -> str:
+    return recipes.RECIPES[name].label + ("" if lab.trainable(name) else " (coming)")
+
+
+def objectives_input() -> list[str]:
+    """Every objective of the lab; those whose loss family has not landed are labelled "coming"."""
+    names, ready = list(recipes.RECIPES), [n for n in recipes.RECIPES if lab.trainable(n)]
+    default = ui.query_list("objectives", ready[:3], names, limit=lab.MAX_RUNS)
+    picked = st.multiselect("Objectives (one run each, same token budget)", names, default=default, format_func=_label,
+                            key="lab_objectives", max_selections=lab.MAX_RUNS,
+                            help=f"Trainable now: {', '.join(ready)}. The others are coming.")
+    ui.set_query_list("objectives", picked)
+    if coming := [n for n in picked if not lab.trainable(n)]:
+        st.info(f"Not trainable yet (coming): {', '.join(coming)}. Train skips them.", icon=":material/schedule:")
+    return picked
+
+
+def budget_input(device: str) -> tuple[str, int, int]:
+    """Size, steps and seed (all in the URL), and the time it should take."""
+    c1, c2, c3 = st.columns([1, 1, 1])
+    sizes = list(recipes.SIZES)
+    size = c1.radio("Size", sizes, index=sizes.index(ui.query_choice("size", sizes, "tiny") or "tiny"), horizontal=True,
+                    key="lab_size", format_func=lambda s: f"{s} ({recipes.SIZES[s]['num_hidden_layers']} layers × "
+                                                          f"{recipes.SIZES[s]['hidden_size']})")
+    steps = int(c2.number_input("Steps", 1, MAX_PAGE_STEPS, ui.query_int("steps", 300, 1, MAX_PAGE_STEPS), key="lab_steps"))
+    seed = int(c3.number_input("Seed", 0, SEED_MAX, ui.query_int("seed", 0, 0, SEED_MAX), key="lab_seed"))
+    st.query_params.update(size=size, steps=str(steps), seed=str(seed))
+    per_step, source = lab.pace(size, device)
+    eta = f"about {math.ceil(steps * per_step / 60)} min per run at {per_step:.2g} s/step ({source})" if per_step \
+        else f"no time estimate: {source}"
+    st.caption(f"{eta}; {lab.slots()['limit']} trainings run at once on this server, the others wait their turn.")
+    if size == "small" and device == "cpu":
+        st.info("The small size is meant for a GPU: on this CPU each step takes several times longer than tiny.",
+                icon=":material/memory:")
+    return size, steps, seed
+
+
+def text_input() -> tuple[Corpus | None, bool]:
+    """The bundled corpus, or the user's file (checked); False when the upload cannot be used."""
+    upload = st.file_uploader("Your own text (optional: a UTF-8 .txt file of at least a few pages)", type=["txt", "md"],
+                              key="lab_upload", max_upload_size=MAX_FILE_BYTES // 2**20)
+    if upload is None:
+        st.caption("Training text: the bundled Python 3.11 documentation (950,947 words, every 20th document held out).")
+        return None, True
+    with ui.guard():
+        text = lab.uploaded_corpus(upload)
+        st.caption(ui.markdown_safe(f"Training text: {text.name}, {text.words:,} words "
+                                    f"({len(text.heldout)} document(s) held out)."))
+        return text, True
+    return None, False
+
+
+def run_row(job: lab.Job) -> None:
+    """A progress bar with the run's state, and its Stop or Resume button."""
+    left, right = st.columns([8, 1], vertical_alignment="bottom")
+    run, state = job.run, STATUS.get(job.state, job.state)
+    if job.state == "training" and run is not None and run.losses:
+        state = f"step {run.step:,} of {job.plan.steps:,} · loss {run.losses[-1][1]:.3f}"
+    elif job.state == "training":
+        state = "cutting the text into windows, first held-out evaluation…"
+    elif job.state == "waiting":
+        state += f" ({lab.slots()['running']} training on this server now)"
+    left.progress(job.fraction, text=f"**{job.label}**: {state}")
+    if job.active and right.button("Stop", key=f"lab_stop_{job.label}"):
+        lab.stop(job)
+        st.rerun()
+    if job.state == "stopped" and right.button("Resume", key=f"lab_resume_{job.label}"):
+        lab.resume(job)
+        st.rerun()
+    if job.note and job.state == "failed":
+        st.error(ui.markdown_safe(job.note), icon=":material/error:")
+    elif job.note:
+        st.caption(ui.markdown_safe(job.note))
+
+
+def live() -> None:
+    """Progress bars, curves and the table; rerun every second (alone, not the page) while a run trains."""
+    held = lab.jobs()
+    if not held:
+        st.caption("No runs yet: pick objectives and press Train. Runs stay listed here until cleared.")
+        return
+    for job in held:
+        run_row(job)
+    runs = {job.label: lab.snapshot(job) for job in held}
+    left, right = st.columns(2)
+    with left:
+        ui.figure(plots.loss_figure(runs), "lab-training-loss", key="lab_fig_loss")
+    with right:
+        ui.figure(plots.accuracy_figure(runs), "lab-accuracy", key="lab_fig_accuracy")
+    ui.figure(plots.heldout_figure(runs), "lab-heldout-loss", key="lab_fig_heldout")
+    table = pd.DataFrame(plots.table_rows(runs))
+    st.dataframe(table, hide_index=True, width="stretch")
+    ui.csv_download(table, "lab-runs", "Download the table (CSV)", key="lab_csv")
+    if st.session_state.get("lab_polling") and not any(job.active for job in held):
+        st.rerun()  # the last run ended: one full run turns the refresh off
+
+
+def page() -> None:
+    choice = device_picker.pick()  # the sidebar's device; training always runs in float32
+    st.title("Pretraining lab")
+    st.caption("Train tiny versions of the variants on the same text, tokenizer and tokens per step, and watch each "
+               "objective learn: training loss by step, held-out loss by compute (FLOPs) and by time. The corruption "
+               "each model trains on is the one the Objectives page draws.")
+    with ui.guard():
+        device = placement.resolve_device(choice.device)
+        picked = objectives_input()
+        size, steps, seed = budget_input(device)
+        text, usable = text_input()
+        st.caption(f"Runs on `{device}` in float32 (the precision picker applies to the live pages)."
+                   + (" Test mode (EXPLORER_LAB_QUICK=1): 256-token steps of 32-token windows." if lab.quick() else ""))
+        go, clear = st.columns([1, 6])
+        if go.button("Train", type="primary", key="lab_train", disabled=not usable):
+            lab.submit(picked, size, steps, seed, device, text)
+        if clear.button("Clear finished runs", key="lab_clear"):
+            lab.clear()
+    polling = any(job.active for job in lab.jobs())
+    st.session_state["lab_polling"] = polling
+    st.fragment(live, run_every=1.0 if polling else None)()
+
+
+page()
