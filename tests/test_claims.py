@@ -10,7 +10,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.training import claims, families, measurement, probe
-from explorer.training.measurement import Measurement, Variant
+from explorer.training.figures import Measurement, Variant
 from explorer.training.probe import ProbeSpec
 
 KEYS = ["electra", "albert", "distilbert", "roberta"]

@@ -23,7 +23,7 @@ from typing import Any
 from explorer import ROOT
 from explorer.core.errors import ExplorerError
 from explorer.papers import results
-from explorer.training.measurement import Measurement, Variant, measure
+from explorer.training.figures import Measurement, Variant
 
 __all__ = ["LOSS_MARGIN", "RESULTS_JSON", "VERDICTS", "Claim", "Report", "load", "markdown", "measure", "report",
            "stamp", "table", "write"]
@@ -226,6 +226,14 @@ def roberta(m: Measurement) -> Claim:
            "not reproduced": "BERT's recipe reaches a lower held-out MLM loss here.",
            "not measurable at this size": f"The losses are within {LOSS_MARGIN:.0%} of each other."}[verdict]
     return Claim("roberta", claim, paper, source, measured, verdict, once + why)
+
+
+def measure(*args: Any, **kwargs: Any) -> Measurement:
+    """:func:`explorer.training.measurement.measure` (trains and probes: minutes)."""
+    # torch and transformers: loaded only when measuring, never to read the committed results
+    from explorer.training import measurement
+
+    return measurement.measure(*args, **kwargs)
 
 
 def table(m: Measurement) -> list[Claim]:

@@ -7,7 +7,7 @@ against its teacher in the same run. An objective whose loss family has not land
 :data:`explorer.training.families.FAMILIES` is listed in ``missing`` instead of crashing: the
 integrator's rerun fills it in once the family is merged.
 
-The result is plain numbers (:class:`Measurement`, JSON round-trip), so the table
+The result is plain numbers (:class:`~explorer.training.figures.Measurement`, JSON round-trip), so the table
 (:mod:`explorer.training.claims`) is a pure function of it and is tested on a fake one.
 """
 
@@ -19,7 +19,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -28,62 +28,15 @@ from explorer.core.errors import ExplorerError
 from explorer.papers import speed
 from explorer.training import batches, families, probe, recipes, trainer, vocab
 from explorer.training.corpus import Corpus
+from explorer.training.figures import Measurement, Variant
 from explorer.training.probe import ProbeSpec
 
-__all__ = ["NEEDED", "Measurement", "Variant", "heldout_mlm_loss", "measure", "trainable"]
+__all__ = ["NEEDED", "heldout_mlm_loss", "measure", "trainable"]
 
 NEEDED = ("mlm", "bert", "roberta", "albert", "electra", "distilbert")  # every objective a claim reads
 PROBED = ("mlm", "bert", "roberta", "albert", "electra", "distilbert")
 FLOORED = ("mlm", "electra", "distilbert")  # floors the verdicts read (one per architecture a claim probes)
 SPEED_ROUNDS = 20
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One trained run: its budget, held-out losses and probe score (None when not probed)."""
-
-    objective: str
-    label: str
-    steps: int
-    params: int
-    tokens_seen: int
-    flops: float
-    seconds: float
-    epochs: float  # share of the training windows seen (dynamic masking only differs after 1.0)
-    heldout_loss_first: float
-    heldout_loss: float  # the family's own total (MLM + NSP/SOP, or MLM + 50 x RTD): not comparable across families
-    heldout_mlm_loss: float | None  # masked-LM part only: comparable across the masked-LM family
-    probe: float | None = None
-    probe_stderr: float | None = None
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """Everything one benchmark run measured, with the budget and the machine it ran on."""
-
-    date: str
-    size: str
-    budget_steps: int
-    seed: int
-    batch_tokens: int
-    seq_len: int
-    device: str
-    machine: str
-    probe_spec: dict[str, Any]
-    variants: dict[str, Variant] = field(default_factory=dict)
-    floors: dict[str, float] = field(default_factory=dict)
-    missing: dict[str, str] = field(default_factory=dict)  # objective -> the loss family it needs
-    speed: dict[str, float] | None = None  # teacher_ms, student_ms, ratio (teacher / student)
-    teacher_probe: float | None = None  # the DistilBERT student's teacher on the same probe
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> Measurement:
-        variants = {k: Variant(**v) for k, v in data.get("variants", {}).items()}
-        return Measurement(**{**data, "variants": variants})
 
 
 def trainable(objective: str) -> bool:

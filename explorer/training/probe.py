@@ -22,7 +22,7 @@ Two references go beside every score: the majority baseline (0.5, the sets are b
 transformer fine-tuned from scratch already learns something, and only the gap above the floor is
 what pre-training bought.
 
->>> swap(("[CLS]", "the", "list", "is", "sorted", "[SEP]"), 1)
+>>> swap(("[CLS]", "the", "list", "is", "sorted", "[SEP]"), 2)
 ('[CLS]', 'the', 'is', 'list', 'sorted', '[SEP]')
 >>> swap_positions(("[CLS]", "a", "list", "##s", "is", "here", "[SEP]"))
 [4]
