@@ -33,7 +33,7 @@ def test_paper_view_has_table_chart_and_url_state():
     assert len(figures(at)) == 1
     assert at.query_params["benchmark"] == results.benchmarks()[0]
     assert {"metric", "x", "speed"} <= set(at.query_params)
-    assert len(at.dataframe) == 1
+    assert len(at.dataframe) == 2  # the paper's table, then the pretraining lab's claims at the foot of the page
 
 
 def test_score_against_pretraining_compute():
