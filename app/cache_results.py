@@ -6,6 +6,7 @@ import streamlit as st
 
 from explorer.papers import budgets, crosspaper, results, scaling, speed
 from explorer.runtime import workers
+from explorer.training import claims
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -42,3 +43,9 @@ def placements() -> list[scaling.Placement]:
 @st.cache_data(max_entries=1, show_spinner=False)
 def budget_table() -> list[dict]:
     return [b.to_dict() for b in budgets.budgets()]
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def pretraining_claims(stamp: int) -> claims.Report:
+    """The committed claims measurement; ``stamp`` (the file's mtime) makes a rewritten file read again."""
+    return claims.load()

@@ -11,6 +11,7 @@ from app import ui
 from explorer.papers import crosspaper, results
 from explorer.plots import results as plots
 from explorer.plots import scaling as scaling_plots
+from explorer.training import claims
 
 VIEWS = {"glue": "Across papers: GLUE", "paper": "One paper's table", "budgets": "Budgets and scaling laws"}
 
@@ -111,3 +112,30 @@ def budgets_section() -> None:
                "non-embedding parameters: for encoders (BERT, RoBERTa) the predicted loss only shows where they sit "
                "on the curve. Chinchilla (Hoffmann et al. 2022): compute-optimal N and D both grow as about C^0.5, "
                "about 20 tokens per parameter. Only variants whose budget gives a token count are placed.")
+
+
+LAB_COLUMNS = {"claim": "claim", "paper": "the paper", "source": "source", "measured": "measured here",
+               "verdict": "verdict", "why": "why"}
+
+
+def lab_claims_section() -> None:
+    """The pretraining lab's measurements beside the papers' claims, with what a tiny model cannot show."""
+    st.subheader("Reproduced here (pretraining lab)")
+    rep = cache.pretraining_claims(claims.stamp())
+    m = rep.measurement
+    st.markdown(
+        f"Measured on **{m.date}** by `benchmarks/pretrain_claims.py`: each objective trained **{m.budget_steps} steps "
+        f"x {m.batch_tokens:,} tokens** ({m.size} size, seed {m.seed}, {m.device}; ELECTRA on BERT MLM's training "
+        f"FLOPs), then fine-tuned on the same probe (was a pair of adjacent words swapped?) for "
+        f"{m.probe_spec.get('steps')} steps x {m.probe_spec.get('batch')} examples and scored on "
+        f"{m.probe_spec.get('test_examples')} held-out windows (majority baseline 0.5). These are models a "
+        "million times smaller than the papers', trained for minutes: the verdicts are qualitative.")
+    table = pd.DataFrame([{LAB_COLUMNS[k]: v for k, v in r.to_dict().items() if k in LAB_COLUMNS} for r in rep.rows])
+    st.dataframe(table, hide_index=True, key="res_lab_claims")
+    ui.csv_download(table, "pretraining-claims", key="res_lab_csv")
+    short = [r for r in rep.rows if r.verdict != "reproduced"]
+    if short:
+        st.markdown("**What a tiny model does not reproduce here, and why**\n\n" + "\n".join(
+            f"- {ui.markdown_safe(r.claim)}: *{r.verdict}*. {ui.markdown_safe(r.why)}" for r in short))
+    st.caption(f"Machine: {ui.markdown_safe(m.machine)}. Took {m.seconds:.0f} s. Rerun the script to measure again "
+               "(other objectives appear as their training families are added).")

@@ -59,3 +59,7 @@ with ui.guard():
         st.caption(f"Our cost model's FLOPs-per-token ratio for this pair: {flops[first][1] / flops[second][1]:.2f}x. "
                    "The paper timed a whole STS-B pass (tokenization and data handling cost both models the same), "
                    "which likely pulls its ratio below the pure forward-pass one measured here.")
+
+st.divider()
+with ui.guard():
+    results_view.lab_claims_section()

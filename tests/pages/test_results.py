@@ -4,7 +4,7 @@ laws, URL state, the speed button)."""
 from __future__ import annotations
 
 from explorer.papers import crosspaper, results, speed
-from tests.pages.conftest import assert_clean, figures, page_app, plotly_array
+from tests.pages.conftest import assert_clean, figures, page_app, plotly_array, shown
 
 
 def test_default_view_is_glue_across_papers_with_the_notes():
@@ -33,7 +33,7 @@ def test_paper_view_has_table_chart_and_url_state():
     assert len(figures(at)) == 1
     assert at.query_params["benchmark"] == results.benchmarks()[0]
     assert {"metric", "x", "speed"} <= set(at.query_params)
-    assert len(at.dataframe) == 1
+    assert len(at.dataframe) == 2  # the paper's table, then the pretraining lab's claims at the foot of the page
 
 
 def test_score_against_pretraining_compute():
@@ -89,3 +89,44 @@ def test_speed_button_shows_both_models_and_the_ratio(monkeypatch):
     assert [m.value for m in at.metric] == ["90.0 ms / example", "50.0 ms / example", "1.80x"]
     bars = figures(at)[-1]["data"][0]
     assert list(plotly_array(bars["y"]))[0] == 668 / 410
+
+
+def _lab_section(at):
+    """The pretraining lab's claims table: the dataframe whose columns include 'verdict'."""
+    return next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+
+
+def test_pretraining_claims_section_reads_the_committed_measurement():
+    from explorer.training import claims
+
+    at = page_app("results.py").run()
+    assert_clean(at)
+    assert "Reproduced here (pretraining lab)" in [s.value for s in at.subheader]
+    table = _lab_section(at)
+    assert len(table) == len(claims.load().rows) == 4
+    assert set(table["verdict"]) <= set(claims.VERDICTS)
+    budget = claims.load().measurement
+    assert any(budget.date in m.value and f"{budget.budget_steps} steps" in m.value for m in at.markdown)
+
+
+def test_pretraining_claims_section_says_what_is_not_reproduced_and_why(monkeypatch):
+    from explorer.training import claims
+    from tests.test_claims import fake
+
+    m = fake(variants={k: v for k, v in fake().variants.items() if k != "electra"}, missing={"electra": "electra"})
+    monkeypatch.setattr(claims, "load", lambda path=None: claims.report(m))
+    monkeypatch.setattr(claims, "stamp", lambda path=None: 123456789)  # a cache key no other test uses
+    at = page_app("results.py").run()
+    assert_clean(at)
+    assert list(_lab_section(at)["verdict"]) == ["not measured", "reproduced", "reproduced", "reproduced"]
+    notes = next(x.value for x in at.markdown if "does not reproduce" in x.value)
+    assert "electra family" in notes and "2025-01-01" in " ".join(x.value for x in at.markdown)
+
+
+def test_pretraining_claims_section_without_results_says_how_to_make_them(monkeypatch, tmp_path):
+    from explorer.training import claims
+
+    monkeypatch.setattr(claims, "RESULTS_JSON", tmp_path / "none.json")
+    at = page_app("results.py").run()
+    assert_clean(at, errors_expected=True)
+    assert any("pretrain_claims.py" in text for text in shown(at.error))
