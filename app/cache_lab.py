@@ -32,7 +32,6 @@ from typing import Any
 import streamlit as st
 
 from app import liveness
-from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
@@ -176,8 +175,7 @@ def _train(job: Job) -> None:
     with cancel.scope(token):
         if job.run is None:
             job.state = "building"
-            with BUILD_LOCK:  # transformers' lazy imports and class patches race when two trainings start at once
-                job.run = trainer.start(job.plan, job.text)
+            job.run = trainer.start(job.plan, job.text)  # thread-safe: it takes the build lock where it must
             job.params = models.parameters(job.run.model)
         job.state = "training"
 

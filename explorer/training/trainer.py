@@ -133,8 +133,13 @@ def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None) ->
     """
     plan = plan.checked()
     recipe = recipes.get(plan.objective)
-    meta_cfg = models.config(recipe, plan.size)
-    n_params = models.parameters(models.arch.instantiate(meta_cfg, recipe.head, "meta"))
+    # transformers imports its classes lazily, and that import is not thread-safe: two trainings starting
+    # at once (two users of the Lab page) would race on it. The build lock covers only this quick part,
+    # never the training itself (DistilBERT's teacher trains below, outside the lock).
+    with models.arch.BUILD_LOCK:
+        vocab.tokenizer()
+        meta_cfg = models.config(recipe, plan.size)
+        n_params = models.parameters(models.arch.instantiate(meta_cfg, recipe.head, "meta"))
     need, (allowed, why) = training_bytes(n_params), budget.memory_budget(plan.device)
     if need > allowed:
         raise ExplorerError(f"Training this {plan.size} {recipe.label} model needs about {need / 1e9:.1f} GB (weights, "

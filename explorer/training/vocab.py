@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError
 from explorer.objectives.base import Vocab
 
@@ -50,13 +51,14 @@ def learn(paragraphs: Iterable[str], size: int = SIZE) -> list[str]:
 @lru_cache(maxsize=1)
 def tokenizer() -> PreTrainedTokenizerBase:
     """The lab tokenizer (a BERT WordPiece tokenizer over ``vocab.txt``)."""
-    from transformers import BertTokenizer
-
     if not VOCAB_FILE.is_file():
         raise ExplorerError("The lab vocabulary assets/corpus/vocab.txt is missing. Restore it with git "
                             "(git checkout -- assets/corpus).")
-    return BertTokenizer(vocab=str(VOCAB_FILE), do_lower_case=True, model_max_length=MAX_LENGTH,
-                         additional_special_tokens=list(SENTINELS))
+    with BUILD_LOCK:  # transformers' lazy class import is not thread-safe (two Lab trainings start at once)
+        from transformers import BertTokenizer
+
+        return BertTokenizer(vocab=str(VOCAB_FILE), do_lower_case=True, model_max_length=MAX_LENGTH,
+                             additional_special_tokens=list(SENTINELS))
 
 
 def objective_vocab(corpus_sentences: Sequence[tuple[str, ...]] = ()) -> Vocab:
