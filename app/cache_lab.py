@@ -31,12 +31,12 @@ from typing import Any
 
 import streamlit as st
 
-from app import liveness
+from app import cache_models, liveness
 from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
-from explorer.training import corpus, families, models, recipes, trainer
+from explorer.training import checkpoint, corpus, families, models, recipes, trainer
 from explorer.training.corpus import Corpus
 from explorer.training.trainer import Plan, Progress, Run
 
@@ -283,3 +283,17 @@ def uploaded_corpus(upload: Any) -> Corpus:
     if isinstance(seen[1], str):
         raise ExplorerError(seen[1])
     return seen[1]
+
+
+def save(job: Job) -> tuple[bool, str]:
+    """Save a finished run as a local model (``lab/NAME`` in the models folder): (saved, what to tell the user)."""
+    if job.run is None or not job.run.step:
+        return False, "Nothing to save yet: train at least one step."
+    plan, run = job.plan, job.run
+    target = checkpoint.default_out(plan.objective, plan.size, run.step, plan.seed, cache_models.models_dir())
+    try:
+        path = checkpoint.save(run, target)
+    except ExplorerError as err:
+        return False, str(err)
+    return True, (f"Saved as **lab/{path.name}**: pick it on Fill-mask, Spans & QA, Similarity or Attention maps "
+                  "(listed as \"trained here\").")

@@ -89,6 +89,9 @@ def run_row(job: lab.Job) -> None:
     if job.state == "stopped" and right.button("Resume", key=f"lab_resume_{job.label}"):
         lab.resume(job)
         st.rerun()
+    if job.state in ("done", "stopped") and right.button("Save", key=f"lab_save_{job.label}", help=lab.save.__doc__):
+        ok, message = lab.save(job)
+        (st.success if ok else st.error)(message)
     if job.note and job.state == "failed":
         st.error(ui.markdown_safe(job.note), icon=":material/error:")
     elif job.note:

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import cache_lab as lab
-from explorer.training import recipes
+from explorer.training import checkpoint, recipes
 from explorer.training.trainer import Plan
 from tests.pages.conftest import assert_clean, figures, page_app, shown
 
@@ -101,7 +101,8 @@ def test_bad_uploads_say_what_is_wrong_and_disable_train(content: bytes, message
     assert at.button(key="lab_train").disabled
 
 
-def test_a_tiny_run_trains_to_the_end_with_curves_and_a_table() -> None:
+def test_a_tiny_run_trains_to_the_end_with_curves_and_a_table_and_saves_as_a_local_model(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path))
     at = _upload(page_app("lab.py", objectives="mlm", steps="3").run())
     assert any("notes.txt" in c and "words" in c for c in shown(at.caption))
     at.button(key="lab_train").click().run()
@@ -111,6 +112,10 @@ def test_a_tiny_run_trains_to_the_end_with_curves_and_a_table() -> None:
     assert [f["layout"]["title"]["text"].split(" ")[0] for f in figures(at)] == ["Training", "Masked-token", "Held-out"]
     row = at.dataframe[0].value.iloc[0]
     assert row["objective"] == "mlm" and row["steps"] == 3 and row["tokens seen"] > 0 and "→" in row["held-out loss"]
+    next(b for b in at.button if (b.key or "").startswith("lab_save_")).click().run()
+    assert any("lab/mlm-tiny-3steps-seed0" in m.value for m in at.success)
+    card = checkpoint.load_card(tmp_path / "lab" / "mlm-tiny-3steps-seed0")
+    assert card["steps"] == 3 and card["objective"] == "mlm"
     at.button(key="lab_clear").click().run()
     assert not at.get("progress") and any("No runs yet" in c.value for c in at.caption)
 
