@@ -62,7 +62,7 @@ def text_input() -> tuple[Corpus | None, bool]:
     upload = st.file_uploader("Your own text (optional: a UTF-8 .txt file of at least a few pages)", type=["txt", "md"],
                               key="lab_upload", max_upload_size=MAX_FILE_BYTES // 2**20)
     if upload is None:
-        st.caption("Training text: the bundled Python 3.11 documentation (950,947 words, every 20th document held out).")
+        st.caption("Training text: the bundled Python 3.11 documentation (about 950,000 words, every 20th document held out).")
         return None, True
     with ui.guard():
         text = lab.uploaded_corpus(upload)

@@ -18,7 +18,7 @@ from explorer.core.errors import ExplorerError
 from explorer.runtime import weights
 from explorer.tasks import defaults
 from explorer.tasks.attention import choices
-from explorer.training import checkpoint, trainer
+from explorer.training import checkpoint, corpus, trainer
 
 PROMPT = "The function [MASK] a list of strings."
 
@@ -51,7 +51,7 @@ def test_a_checkpoint_holds_weights_tokenizer_card_and_summary(run, models) -> N
     assert card == json.loads(json.dumps(trainer.summary(run, str(folder))))  # lab.json is trainer.summary
     readme = (folder / "README.md").read_text(encoding="utf-8")
     for words in ("mlm", "tiny", f"{card['params']:,}", "20 steps",
-                  "tokens seen", "950,947 words", "Python Software Foundation License", "Seed: 0", "device: cpu",
+                  "tokens seen", f"{corpus.bundled().words:,} words", "Python Software Foundation License", "Seed: 0", "device: cpu",
                   "Held-out loss", "Date:"):
         assert words in readme, words
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no temporary folder left
@@ -76,8 +76,8 @@ def test_lab_models_resolve_by_name_and_show_on_the_live_pages(models, capsys) -
     assert (found.status, found.source, Path(found.path or "")) == ("ready", "lab", _saved(models))
     listed = checkpoint.trained(str(models))
     assert [(t.spec, t.label, t.family) for t in listed] == [
-        (spec, "trained here (20 steps on 950,947 words)", "encoder")]
-    label = f"{spec}: trained here (20 steps on 950,947 words)"
+        (spec, f"trained here (20 steps on {corpus.bundled().words:,} words)", "encoder")]
+    label = f"{spec}: trained here (20 steps on {corpus.bundled().words:,} words)"
     assert defaults.lab_models("fill", str(models)) == {spec: label}
     assert spec in defaults.fill_keys(str(models)) and spec not in defaults.infill_keys(str(models))
     assert defaults.lab_models("encoder", str(models)) == {spec: label}  # Similarity

@@ -91,3 +91,9 @@ def test_unicode_and_html_text_is_accepted_as_text() -> None:
 def test_the_bundled_file_is_xz_compressed_utf8() -> None:
     head = lzma.decompress(corpus.BUNDLED.read_bytes())[:200].decode("utf-8")
     assert head.startswith("### ")
+
+
+def test_a_text_that_only_repeats_itself_has_nothing_to_hold_out() -> None:
+    text = "\n".join(f"### d{d}\nThe same sentence is written again in every document here." for d in range(400))
+    with pytest.raises(ExplorerError, match="does not repeat itself"):
+        corpus.from_text(text, "echo")

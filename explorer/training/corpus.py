@@ -85,6 +85,9 @@ def from_text(text: str, name: str) -> Corpus:
         raise ExplorerError(f"{shorten(name)} has {words:,} words; the lab needs at least {MIN_WORDS:,} "
                             "(a few pages of text) to hold some out for evaluation. Give a longer text file.")
     train, heldout = _split(docs)
+    if not heldout:
+        raise ExplorerError(f"Every held-out paragraph of {shorten(name)} also appears in its training part, so "
+                            "nothing is left to evaluate on. Give a text that does not repeat itself.")
     return Corpus(name, tuple(train), tuple(heldout))
 
 

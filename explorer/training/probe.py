@@ -42,6 +42,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from explorer.architecture import modeltypes
 from explorer.core.errors import ExplorerError
 from explorer.training import batches, corpus, families, recipes, vocab
 from explorer.training.corpus import Corpus
@@ -190,7 +191,7 @@ def encoder_of(model: nn.Module) -> Encoder:
         raise ExplorerError(f"The probe cannot find the encoder of a {type(model).__name__}; "
                             "add a branch for it in explorer.training.probe.encoder_of.")
     hf: Any = model  # a transformers PreTrainedModel: get_encoder / base_model are its methods
-    if getattr(config, "is_encoder_decoder", False):
+    if modeltypes.is_encoder_decoder(config):
         return Encoder(hf.get_encoder(), "mean", _hidden_size(model))
     causal = getattr(config, "is_decoder", False) or type(model).__name__.endswith(("ForCausalLM", "LMHeadModel"))
     return Encoder(hf.base_model, "last" if causal else "mean", _hidden_size(model))
@@ -263,5 +264,10 @@ def floor(objective: str, size: str = "tiny", text: Corpus | None = None, spec: 
           seed: int = 0, device: str = "cpu") -> ProbeResult:
     """The probe on a randomly initialised model of ``objective``'s architecture: what no pre-training scores."""
     recipe = recipes.get(objective)
-    model = families.get(recipe.loss).build(recipe, size, seed, device)
-    return probe(model, text, spec)
+    family = families.get(recipe.loss)
+    # A student (DistilBERT) is initialised from its teacher's layers: from a random teacher it is random too.
+    extra = {}
+    if family.teacher:
+        teacher = recipes.get(family.teacher)
+        extra["teacher"] = families.get(teacher.loss).build(teacher, size, seed, device)
+    return probe(family.build(recipe, size, seed, device, **extra), text, spec)

@@ -36,8 +36,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from explorer.architecture import cost
 from explorer.objectives.base import Seq2SeqResult, Vocab
-from explorer.training import examples, models, recipes
+from explorer.training import examples, models, recipes, vocab
 from explorer.training.examples import IGNORE
 from explorer.training.losses import Loss
 from explorer.training.recipes import Recipe
@@ -102,8 +103,6 @@ def loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> Loss:
 @lru_cache(maxsize=16)
 def target_ratio(recipe_name: str, seq_len: int) -> float:
     """Decoder tokens per encoder token this recipe feeds, over 8 draws of a ``seq_len`` window."""
-    from explorer.training import vocab
-
     recipe, tok = recipes.get(recipe_name), vocab.tokenizer()
     window = ["[CLS]", *(["the"] * (seq_len - 2)), "[SEP]"]
     lab_vocab = vocab.objective_vocab()
@@ -119,8 +118,6 @@ def flops_split(model: nn.Module, seq_len: int) -> tuple[float, float]:
     layer and every cross-attention layer: the cost of one encoder token plus one decoder token.
     The encoder's share is its own weights and self-attention; the rest is the decoder's.
     """
-    from explorer.architecture import cost
-
     cfg: Any = model.config
     body: Any = model
     total = cost.per_token(model, cfg, seq_len).total

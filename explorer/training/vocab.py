@@ -20,7 +20,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError
 from explorer.objectives.base import Vocab
 
@@ -54,6 +53,8 @@ def tokenizer() -> PreTrainedTokenizerBase:
     if not VOCAB_FILE.is_file():
         raise ExplorerError("The lab vocabulary assets/corpus/vocab.txt is missing. Restore it with git "
                             "(git checkout -- assets/corpus).")
+    from explorer.architecture.build import BUILD_LOCK  # imports torch: the card and model lists need none
+
     with BUILD_LOCK:  # transformers' lazy class import is not thread-safe (two Lab trainings start at once)
         from transformers import BertTokenizer
 
