@@ -7,8 +7,9 @@
   counted by their inner tensors).
 - **Latency**: the median of ``repeats`` timed calls after ``warmup`` untimed ones (the first calls pay
   for lazy initialisation and allocator growth), on the model's device, CUDA synchronised around each.
-  Throughput is items per second at that median. The machine may be shared: ratios measured in the same
-  run say more than absolute times.
+  Throughput is items per second at that median. The machine may be shared (one run here saw the same
+  forward take 45 ms, then 900 ms while other jobs ran): :func:`time_pair` alternates the original and the
+  copy call by call, so both medians see the same load and their ratio holds even when absolute times drift.
 
 >>> import torch
 >>> memory_bytes(torch.nn.Linear(4, 2))   # 8 weights + 2 biases, 4 bytes each
@@ -27,7 +28,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["Timing", "disk_bytes", "memory_bytes", "time_call"]
+__all__ = ["Timing", "disk_bytes", "memory_bytes", "time_call", "time_pair"]
 
 WARMUP = 2
 REPEATS = 5
@@ -101,3 +102,24 @@ def time_call(fn: Callable[[], Any], items: int, device: str = "cpu", warmup: in
             times.append(time.perf_counter() - start)
     median = statistics.median(times)
     return Timing(median * 1000, items / median if median > 0 else float("inf"), repeats)
+
+
+def time_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], items: int, device: str = "cpu",
+              warmup: int = WARMUP, repeats: int = REPEATS) -> tuple[Timing, Timing]:
+    """Timings of ``fn_a`` and ``fn_b`` measured alternately (a, b, a, b, ...): the same machine load for both."""
+    repeats = max(1, int(repeats))
+    times: tuple[list[float], list[float]] = ([], [])
+    with torch.inference_mode():
+        for _ in range(max(0, int(warmup))):
+            fn_a()
+            fn_b()
+        for _ in range(repeats):
+            for fn, out in ((fn_a, times[0]), (fn_b, times[1])):
+                _sync(device)
+                start = time.perf_counter()
+                fn()
+                _sync(device)
+                out.append(time.perf_counter() - start)
+    a, b = (statistics.median(t) for t in times)
+    return (Timing(a * 1000, items / a if a > 0 else float("inf"), repeats),
+            Timing(b * 1000, items / b if b > 0 else float("inf"), repeats))

@@ -174,7 +174,7 @@ def _prune(layers: dict[str, torch.nn.Linear], amount: int) -> None:
 def sparsity(model: torch.nn.Module) -> float:
     """Share of zeros in the weights of the untied Linear layers (0..1); 0 without any."""
     weights = [m.weight for m in linear_layers(model).values()
-               if isinstance(m.weight, torch.Tensor) and m.weight.is_floating_point()]
+               if type(m.weight.data) is torch.Tensor and m.weight.is_floating_point()]  # not quantized subclasses
     total = sum(w.numel() for w in weights)
     return sum(int((w == 0).sum()) for w in weights) / total if total else 0.0
 

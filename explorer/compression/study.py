@@ -7,7 +7,9 @@ and drops it before the next. The cached original is never modified. Bad method 
 model is loaded; a method this device cannot run fails before its copy is made.
 
 Latency workload: an encoder embeds one batch of 16 bundled sentences (throughput in sentences/s); a
-decoder scores the held-out text in one forward (up to 256 tokens; throughput in tokens/s).
+decoder scores the held-out text in one forward (up to 256 tokens; throughput in tokens/s). Each copy is
+timed alternately with the original (:func:`explorer.compression.measure.time_pair`): every row carries the
+original's latency from its own run, so the ratio holds on a machine other jobs share.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Row:
     memory_bytes: int
     latency_ms: float
     throughput: float
+    baseline_latency_ms: float  # the original's, timed alternately with this copy (same machine load)
     quality: quality.Quality
     sparsity: float
     answer: str
@@ -56,7 +59,7 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "description": self.description, "size_bytes": self.size_bytes,
                 "memory_bytes": self.memory_bytes, "latency_ms": round(self.latency_ms, 3),
-                "throughput": round(self.throughput, 3), "quality": self.quality.to_dict(),
+                "throughput": round(self.throughput, 3), "baseline_latency_ms": round(self.baseline_latency_ms, 3), "quality": self.quality.to_dict(),
                 "sparsity": round(self.sparsity, 4), "answer": self.answer}
 
 
@@ -82,7 +85,7 @@ class Study:
         return [{"model": self.model, "method": r.method, "size_bytes": r.size_bytes,
                  "baseline_size_bytes": b.size_bytes, "memory_bytes": r.memory_bytes,
                  "baseline_memory_bytes": b.memory_bytes, "latency_ms": round(r.latency_ms, 3),
-                 "baseline_latency_ms": round(b.latency_ms, 3), "throughput": round(r.throughput, 3),
+                 "baseline_latency_ms": round(r.baseline_latency_ms, 3), "throughput": round(r.throughput, 3),
                  "throughput_unit": self.throughput_unit,
                  "quality": {"metric": r.quality.metric, "value": r.quality.to_dict()["value"],
                              "baseline_value": r.quality.to_dict()["baseline_value"],
@@ -125,9 +128,13 @@ def _workload(loaded: LoadedModel, decoder: bool, device: str) -> tuple[Callable
 def _measure(model: torch.nn.Module, loaded: LoadedModel, ref: quality.Reference, method: str, description: str,
              setup: tuple[Any, ...]) -> Row:
     (call, items), device, repeats, prompt, candidates = setup
-    timing = measure.time_call(lambda: call(model), items, device, repeats=repeats)
+    if model is loaded.model:
+        base = timing = measure.time_call(lambda: call(model), items, device, repeats=repeats)
+    else:
+        base, timing = measure.time_pair(lambda: call(loaded.model), lambda: call(model), items, device,
+                                         repeats=repeats)
     return Row(method, description, measure.disk_bytes(model), measure.memory_bytes(model), timing.latency_ms,
-               timing.throughput, quality.measure(model, loaded.tokenizer, ref, device), methods.sparsity(model),
+               timing.throughput, base.latency_ms, quality.measure(model, loaded.tokenizer, ref, device), methods.sparsity(model),
                quality.answer(model, loaded.tokenizer, ref.decoder, prompt, candidates, device))
 
 
