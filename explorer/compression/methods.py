@@ -97,8 +97,8 @@ def parse(text: str) -> Method:
                                 f"whole percentage from 0 to {MAX_PERCENT} (e.g. prune-50).")
         return Method(f"{match.group(1)}-{amount}", match.group(1), amount)
     if re.match(r"^(prune|heads)-", name):
-        raise ExplorerError(f"Sparsity in {shorten(name)!r} is outside 0 to {MAX_PERCENT}: write a whole "
-                            f"percentage from 0 to {MAX_PERCENT}, e.g. prune-50 or heads-25.")
+        raise ExplorerError(f"{shorten(name)!r} needs a whole percentage from 0 to {MAX_PERCENT} after the dash, "
+                            "e.g. prune-50 or heads-25.")
     raise ExplorerError(f"Unknown compression method {shorten(str(text))!r}: use one of {valid_names()}.")
 
 

@@ -24,7 +24,7 @@ import torch
 from explorer.compression import measure, methods, quality
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
-from explorer.runtime import bundled, modelkind, placement
+from explorer.runtime import bundled, cancel, modelkind, placement
 from explorer.runtime.loading import LoadedModel, load_model
 
 __all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Row", "Study", "run"]
@@ -162,14 +162,29 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
     report(0.05, "Measuring the original…")
     ref = quality.reference(loaded.model, loaded.tokenizer, decoder, where)
     baseline = _measure(loaded.model, loaded, ref, "original", "the model as loaded (float32)", setup)
-    rows = []
-    for i, m in enumerate(parsed):
-        report(0.1 + 0.9 * i / len(parsed), f"{m.name}: compressing a copy and measuring it…")
-        copy = methods.apply(loaded.model, m, where, loaded.name)
-        rows.append(_measure(copy, loaded, ref, m.name, methods.FIXED.get(m.name, methods.PATTERNS.get(m.kind, "")),
-                             setup))
-        del copy
-        gc.collect()
+    rows: list[Row] = []
+    stopped: tuple[Notice, ...] = ()
+    try:
+        for i, m in enumerate(parsed):
+            cancel.check()  # a server request out of time keeps the methods measured so far
+            report(0.1 + 0.9 * i / len(parsed), f"{m.name}: compressing a copy and measuring it…")
+            rows.append(_method_row(loaded, ref, m, setup))
+    except cancel.RequestStopped as err:
+        if err.reason == "gone":  # nobody will see it
+            raise
+        stopped = (Notice("stopped", f"{err} Measured: {len(rows)} of {len(parsed)} methods."),)
     report(1.0, "Done.")
     return Study(key, loaded.name, decoder, where, placement.device_name(where), "float32",
-                 "tokens/s" if decoder else "sentences/s", shown, baseline, tuple(rows), _notices(key, parsed))
+                 "tokens/s" if decoder else "sentences/s", shown, baseline, tuple(rows),
+                 _notices(key, parsed) + stopped)
+
+
+def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, setup: tuple[Any, ...]) -> Row:
+    """Compress a copy, measure it, drop it (the next method starts from the original again)."""
+    copy = methods.apply(loaded.model, m, setup[1], loaded.name)
+    try:
+        return _measure(copy, loaded, ref, m.name, methods.FIXED.get(m.name, methods.PATTERNS.get(m.kind, "")),
+                        setup)
+    finally:
+        del copy
+        gc.collect()
