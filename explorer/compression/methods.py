@@ -128,7 +128,7 @@ def linear_layers(model: torch.nn.Module) -> dict[str, torch.nn.Linear]:
 def _require_linear(model: torch.nn.Module, method: Method) -> dict[str, torch.nn.Linear]:
     layers = linear_layers(model)
     if not layers:
-        raise ExplorerError(f"{method.name} works on Linear layers and this model has none: pick a cast "
+        raise ExplorerError(f"{method.name} works on Linear layers and this model has no Linear layer: pick a cast "
                             "(fp32, bf16) or a transformer model.")
     return layers
 

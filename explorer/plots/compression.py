@@ -49,7 +49,7 @@ def points(study: Study) -> list[tuple[Row, float, float, float]]:
 
 
 def _panel(fig: go.Figure, pts: list[tuple[Row, float, float, float]], axis: int, higher: bool) -> None:
-    xy = [(p[axis], p[3]) for p in pts]
+    xy = [(p[1] if axis == 1 else p[2], p[3]) for p in pts]  # (size or latency, quality)
     names = [safe_label(p[0].method, 24) for p in pts]
     col = axis  # 1: size, 2: latency
     fig.add_trace(go.Scatter(
