@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import cache_compression as cache
 from app import device_picker, ui
+from explorer.compression import study
 from explorer.compression.methods import FIXED, PATTERNS
 from explorer.compression.study import DEFAULT_CANDIDATES, DEFAULT_PROMPTS
 from explorer.plots import compression as plots
@@ -47,11 +48,18 @@ if st.session_state.get(RAN) != asked:
     st.info("Pick a model and methods, then press Run.", icon=":material/play_arrow:")
     st.stop()
 
-result = None
-with ui.guard():  # the wrapper draws the progress bar while it runs
-    result = cache.compression_study(model, tuple(methods), prompt, where.device)
-if result is None:
+parts = []
+bar = st.progress(0.0, text="Starting…")
+with ui.guard():  # a bad method or a request out of time: a box, and the methods measured before it
+    if not methods:
+        study.combine([])  # says what to do
+    for i, method in enumerate(methods):
+        bar.progress(i / len(methods), text=f"{method}: compressing a copy and measuring it beside the original…")
+        parts.append(cache.one_method(model, method, prompt, where.device))
+bar.empty()
+if not parts:
     st.stop()
+result = study.combine(parts)
 
 ui.notices(result.notices)
 st.caption(f"{result.name} · {device_picker.ran_caption(result)} · original {result.baseline.size_bytes / 1e6:,.1f} MB "

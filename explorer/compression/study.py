@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -27,7 +27,7 @@ from explorer.core.notices import Notice, texts
 from explorer.runtime import bundled, cancel, modelkind, placement
 from explorer.runtime.loading import LoadedModel, load_model
 
-__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Row", "Study", "run"]
+__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Row", "Study", "combine", "run"]
 
 MAX_METHODS = 12  # each method is a full copy and a full measurement: a long list would hold a worker for minutes
 DEFAULT_PROMPTS = {"encoder": "A man is playing a guitar.", "decoder": "The capital of France is"}
@@ -170,7 +170,7 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
             report(0.1 + 0.9 * i / len(parsed), f"{m.name}: compressing a copy and measuring it…")
             rows.append(_method_row(loaded, ref, m, setup))
     except cancel.RequestStopped as err:
-        if err.reason == "gone":  # nobody will see it
+        if err.reason == "gone" or not rows:  # nobody will see it, or nothing to show: not a result
             raise
         stopped = (Notice("stopped", f"{err} Measured: {len(rows)} of {len(parsed)} methods."),)
     report(1.0, "Done.")
@@ -188,3 +188,14 @@ def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, 
     finally:
         del copy
         gc.collect()
+
+
+def combine(parts: list[Study]) -> Study:
+    """Studies of the same model, device and prompt (one method each, say) as one: the first's original,
+    every part's rows in order (a method asked twice once), the notices of all without repeats."""
+    if not parts:
+        raise ExplorerError("No compression method has been measured yet: pick one and run it.")
+    first = parts[0]
+    rows = {r.method: r for p in parts for r in p.rows}
+    notices = tuple(dict.fromkeys(n for p in parts for n in p.notices))
+    return replace(first, rows=tuple(rows.values()), notices=notices)
