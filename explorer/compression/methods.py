@@ -32,6 +32,8 @@ import warnings
 from dataclasses import dataclass
 
 import torch
+from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
+from torch.nn.utils import prune
 
 from explorer.compression import heads
 from explorer.core.errors import ExplorerError, shorten
@@ -141,8 +143,6 @@ def _copy(model: torch.nn.Module, what: str, device: str) -> torch.nn.Module:
 
 
 def _int8(model: torch.nn.Module, layers: dict[str, torch.nn.Linear]) -> torch.nn.Module:
-    from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
-
     with warnings.catch_warnings():  # torch.ao.quantization says it is deprecated in favour of torchao (see above)
         warnings.simplefilter("ignore")
         spec = dict.fromkeys(layers, default_dynamic_qconfig)
@@ -164,8 +164,6 @@ def _weight_only(model: torch.nn.Module, layers: dict[str, torch.nn.Linear], bit
 
 
 def _prune(layers: dict[str, torch.nn.Linear], amount: int) -> None:
-    from torch.nn.utils import prune
-
     for layer in layers.values():
         prune.l1_unstructured(layer, "weight", amount=amount / 100)
         prune.remove(layer, "weight")  # make it permanent: an ordinary weight with zeros, no mask buffers
