@@ -38,8 +38,9 @@ prompt = st.text_input("Prompt for the side-by-side answers", value=DEFAULT_PROM
 if not decoder:
     st.caption("Candidates: " + " · ".join(DEFAULT_CANDIDATES))
 else:
-    st.caption("Gemma on two CPU cores takes about a minute a method; a server request stops at its time "
-               "budget (EXPLORER_REQUEST_SECONDS) and keeps the methods measured so far.")
+    st.caption("Gemma on two CPU cores takes a minute or more a method. Each method is one request: one that runs "
+               "past the server's time budget (EXPLORER_REQUEST_SECONDS) is stopped with a note, and the methods "
+               "measured before it stay. The command line has no limit: python -m explorer compress gemma3-270m.")
 
 asked = (model, tuple(methods), prompt, where.device)
 if st.button("Run", type="primary", key="cmp_run"):
