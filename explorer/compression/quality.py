@@ -16,7 +16,7 @@ Decoders (Gemma 3 270M): the held-out paragraphs of ``assets/compression/heldout
 The texts were written for this project (``assets/ATTRIBUTION.md``). For the bundled Gemma the "original"
 is itself the dequantised Q4_K_M GGUF: every figure is relative to that 4-bit model, not to Google's bf16 one.
 
->>> spearman([1.0, 2.0, 3.0], [10.0, 30.0, 20.0])
+>>> round(spearman([1.0, 2.0, 3.0], [10.0, 30.0, 20.0]), 6)
 0.5
 """
 
