@@ -27,5 +27,6 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("spans.py", "Spans & QA", ":material/short_text:", "spans"),
         ("decoding.py", "Decoding lab", ":material/auto_awesome:", "decoding"),
         ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),
+        ("compression.py", "Compression lab", ":material/compress:", "compression"),
     ],
 }

@@ -50,6 +50,7 @@ BASE: dict[str, dict[str, object]] = {
     "mechanism ctrl": {"code": "Links"},
     "mechanism m2m": {},
     "budget": {"keys": ["bert-base"]},
+    "compress": {"model": "{bert_base}", "--method": "bf16", "--repeats": "1"},
     "doctor": {"--no-sizes": True},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}

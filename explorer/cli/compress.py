@@ -1,0 +1,67 @@
+"""CLI of the compression lab: a model through compression methods, measured beside the original.
+
+    python -m explorer compress sentence-bert --method int8 --method prune-50 [--device cpu] [--json]
+
+JSON: one object per method, ``{model, method, size_bytes, baseline_size_bytes, latency_ms,
+baseline_latency_ms, quality: {metric, value, baseline_value, ...}, device, ...}``; a list when several
+methods are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli.argtypes import number
+from explorer.core.errors import ExplorerError
+
+__all__ = ["cmd_compress", "register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this area's sub-commands to the parser."""
+    p = sub.add_parser("compress", help="quantize or prune a copy of a model and measure size, speed and quality "
+                                        "beside the original")
+    p.add_argument("model", metavar="KEY", help="catalog key or save_pretrained directory, e.g. sentence-bert, "
+                                                "gemma3-270m")
+    p.add_argument("--method", action="append", required=True, metavar="M",
+                   help="fp32, bf16, fp16 (GPU), int8 (CPU), w8/w4 (torchao), prune-N, heads-N (N = 0..99); "
+                        "repeat for several")
+    p.add_argument("--repeats", type=number(int, 1, 100), default=5, help="timed runs per model (median)")
+    p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
+    p.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    add_placement(p)
+    p.set_defaults(func=cmd_compress)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def cmd_compress(args: argparse.Namespace) -> int:
+    """Run the study and print one record per method."""
+    from explorer.compression import methods, study
+
+    for name in args.method:  # bad names fail before torch or a model loads anything
+        methods.parse(name)
+    chosen = placement_of(args)
+    if chosen.dtype not in ("auto", "float32"):
+        raise ExplorerError(f"--dtype {chosen.dtype}: the original is measured in float32; ask for the cast as a "
+                            "method instead (--method bf16 or --method fp16).")
+    result = study.run(args.model, list(args.method), device=chosen.device, models_dir=args.models_dir,
+                       repeats=args.repeats)
+    records = result.records()
+    if args.json:
+        print_json(records[0] if len(records) == 1 else records)
+        return 0
+    print(f"{result.name} on {result.device_name}: original {_mb(result.baseline.size_bytes)} on disk")
+    for note in result.notices:
+        print(f"note: {note}")
+    print(f"{'method':<10} {'size':>10} {'x size':>7} {'latency':>10} {'x time':>7}  quality")
+    for r in records:
+        q = r["quality"]
+        print(f"{r['method']:<10} {_mb(r['size_bytes']):>10} {r['size_bytes'] / r['baseline_size_bytes']:>7.2f} "
+              f"{r['latency_ms']:>8.1f}ms {r['latency_ms'] / r['baseline_latency_ms']:>7.2f}  "
+              f"{q['metric']} {q['value']:.4f} (original {q['baseline_value']:.4f}), "
+              f"probes kept {q['probes_kept']}/{q['probes_total']}")
+    return 0

@@ -1,0 +1,200 @@
+"""The compression methods: what each one is, and how it makes a compressed copy of a loaded model.
+
+A method is named the way the CLI and the page take it: ``fp32``, ``bf16``, ``fp16`` (casts), ``int8``
+(dynamic int8 Linear layers, torch's own ``quantize_dynamic``), ``w8``/``w4`` (weight-only 8/4-bit from
+torchao, when it is installed), ``prune-N`` (unstructured L1 magnitude pruning of N% of every Linear
+weight, ``torch.nn.utils.prune``) and ``heads-N`` (structured: the N% least important attention heads
+switched off, see :mod:`explorer.compression.heads`).
+
+Every method works on a **deep copy**: the model the cache shares (:mod:`explorer.runtime.modelcache`) is
+never touched, and the copy is refused before it is made when it would not fit the memory budget.
+
+Why torch's ``quantize_dynamic`` for int8 and not torchao: measured on this 2-core CPU (torch 2.13,
+torchao 0.18), a 384x1536x384 MLP took 0.37 ms with ``quantize_dynamic`` (fbgemm/x86 int8 kernels),
+1.1 ms in float32 and 1.09 ms with torchao's ``Int8DynamicActivationInt8WeightConfig`` in eager mode
+(torchao's CPU speed needs ``torch.compile``). Tied output heads (Gemma's ``lm_head`` *is* its embedding
+table) are left as they are by int8 and pruning: replacing them would untie them and store the table twice.
+
+>>> parse("prune-50").amount, parse("heads-25").kind, parse(" INT8 ").name
+(50, 'heads', 'int8')
+>>> parse("prune-100")
+Traceback (most recent call last):
+...
+explorer.core.errors.ExplorerError: Sparsity 100% is outside 0 to 99: prune-N and heads-N take a whole percentage from 0 to 99 (e.g. prune-50).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+import warnings
+from dataclasses import dataclass
+
+import torch
+from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
+from torch.nn.utils import prune
+
+from explorer.compression import heads
+from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import budget, modelcache
+
+__all__ = ["CASTS", "FIXED", "Method", "apply", "available", "linear_layers", "parse", "sparsity", "valid_names"]
+
+CASTS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# name -> what it is, in words (the page's help and the CLI's error list)
+FIXED = {
+    "fp32": "float32 copy (the reference)",
+    "bf16": "bfloat16 cast",
+    "fp16": "float16 cast (GPU only: the CPU has no fast float16 kernels)",
+    "int8": "dynamic int8 Linear layers (torch quantize_dynamic; CPU only)",
+    "w8": "weight-only int8 (torchao IntxWeightOnlyConfig; optional package)",
+    "w4": "weight-only int4, groups of 32 (torchao; optional package; stored unpacked in int8 on the CPU)",
+}
+PATTERNS = {"prune": "prune-N: N% of every Linear weight set to zero by magnitude (0-99)",
+            "heads": "heads-N: the N% least important attention heads switched off (0-99)"}
+_NAME = re.compile(r"^(prune|heads)-(\d{1,3})$")
+MAX_PERCENT = 99
+TORCHAO_HINT = "pip install torchao==0.18.0"
+
+
+@dataclass(frozen=True)
+class Method:
+    """One parsed method: ``kind`` (cast, int8, weight-only, prune, heads) and its percentage if any."""
+
+    name: str
+    kind: str
+    amount: int = 0  # percent, for prune and heads
+
+    @property
+    def cpu_only(self) -> bool:
+        """torch's quantized int8 kernels exist on the CPU only."""
+        return self.kind == "int8"
+
+    @property
+    def gpu_only(self) -> bool:
+        """float16 is refused on the CPU (explorer.runtime.placement's rule)."""
+        return self.name == "fp16"
+
+
+def valid_names() -> str:
+    """The methods one may ask for, in one line (error messages and help)."""
+    return ", ".join([*FIXED, "prune-N", "heads-N"]) + " (N a whole percentage from 0 to 99)"
+
+
+def parse(text: str) -> Method:
+    """``"prune-50"`` -> Method("prune-50", "prune", 50); an unknown name lists the valid ones."""
+    name = str(text or "").strip().lower()
+    if name in CASTS:
+        return Method(name, "cast")
+    if name == "int8":
+        return Method(name, "int8")
+    if name in ("w8", "w4"):
+        return Method(name, "weight-only", 8 if name == "w8" else 4)
+    match = _NAME.match(name)
+    if match:
+        amount = int(match.group(2))
+        if amount > MAX_PERCENT:
+            raise ExplorerError(f"Sparsity {amount}% is outside 0 to {MAX_PERCENT}: prune-N and heads-N take a "
+                                f"whole percentage from 0 to {MAX_PERCENT} (e.g. prune-50).")
+        return Method(f"{match.group(1)}-{amount}", match.group(1), amount)
+    if re.match(r"^(prune|heads)-", name):
+        raise ExplorerError(f"{shorten(name)!r} needs a whole percentage from 0 to {MAX_PERCENT} after the dash, "
+                            "e.g. prune-50 or heads-25.")
+    raise ExplorerError(f"Unknown compression method {shorten(str(text))!r}: use one of {valid_names()}.")
+
+
+def available(method: Method, device: str) -> str | None:
+    """Why ``method`` cannot run on ``device`` here, or None when it can."""
+    if method.gpu_only and not device.startswith("cuda"):
+        return (f"{method.name} runs on a GPU only: float16 on the CPU is many times slower than float32 and "
+                "some layers have no float16 kernel. Pick bf16 (same size), or run on a CUDA device.")
+    if method.cpu_only and device != "cpu":
+        return (f"{method.name} (dynamic int8) runs on the CPU only: torch's quantized kernels have no {device} "
+                "version. Pick the CPU device for it, or bf16/fp16 on the GPU.")
+    if method.kind == "weight-only" and importlib.util.find_spec("torchao") is None:
+        return f"{method.name} needs the optional package torchao, which is not installed: {TORCHAO_HINT}."
+    return None
+
+
+def linear_layers(model: torch.nn.Module) -> dict[str, torch.nn.Linear]:
+    """Every Linear layer whose weight belongs to it alone (a tied output head shares the embedding's)."""
+    owners: dict[int, int] = {}
+    for module in model.modules():
+        for p in module.parameters(recurse=False):
+            owners[id(p)] = owners.get(id(p), 0) + 1
+    return {name: m for name, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and owners.get(id(m.weight), 0) == 1}
+
+
+def _require_linear(model: torch.nn.Module, method: Method) -> dict[str, torch.nn.Linear]:
+    layers = linear_layers(model)
+    if not layers:
+        raise ExplorerError(f"{method.name} works on Linear layers and this model has no Linear layer: pick a cast "
+                            "(fp32, bf16) or a transformer model.")
+    return layers
+
+
+def _copy(model: torch.nn.Module, what: str, device: str) -> torch.nn.Module:
+    """A deep copy, refused first when it would not fit (the copy costs as much as the model)."""
+    n_params = modelcache.model_bytes(model) // 4  # as float32 parameters: the copy is made before any cast
+    budget.require_fits(n_params, f"A copy of {what} for compression", "float32", device)
+    return copy.deepcopy(model).eval()
+
+
+def _int8(model: torch.nn.Module, layers: dict[str, torch.nn.Linear]) -> torch.nn.Module:
+    with warnings.catch_warnings():  # torch.ao.quantization says it is deprecated in favour of torchao (see above)
+        warnings.simplefilter("ignore")
+        spec = dict.fromkeys(layers, default_dynamic_qconfig)
+        return quantize_dynamic(model.float(), spec, dtype=torch.qint8, inplace=True)
+
+
+def _weight_only(model: torch.nn.Module, layers: dict[str, torch.nn.Linear], bits: int) -> torch.nn.Module:
+    # optional package: available() checked that it is installed
+    from torchao.quantization import IntxWeightOnlyConfig, quantize_
+    from torchao.quantization.granularity import PerAxis, PerGroup
+
+    dtype = torch.int8 if bits == 8 else torch.int4  # type: ignore[attr-defined]  # missing from torch's stubs
+    config = IntxWeightOnlyConfig(weight_dtype=dtype, granularity=PerAxis(0) if bits == 8 else PerGroup(32))
+    names = set(layers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quantize_(model, config, filter_fn=lambda m, fqn: fqn in names)
+    return model
+
+
+def _prune(layers: dict[str, torch.nn.Linear], amount: int) -> None:
+    for layer in layers.values():
+        prune.l1_unstructured(layer, "weight", amount=amount / 100)
+        prune.remove(layer, "weight")  # make it permanent: an ordinary weight with zeros, no mask buffers
+
+
+def sparsity(model: torch.nn.Module) -> float:
+    """Share of zeros in the weights of the untied Linear layers (0..1); 0 without any."""
+    weights = [m.weight for m in linear_layers(model).values()
+               if type(m.weight.data) is torch.Tensor and m.weight.is_floating_point()]  # not quantized subclasses
+    total = sum(w.numel() for w in weights)
+    return sum(int((w == 0).sum()) for w in weights) / total if total else 0.0
+
+
+def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the model") -> torch.nn.Module:
+    """A compressed copy of ``model`` (on ``device``); ``model`` itself is left exactly as it was."""
+    reason = available(method, device)
+    if reason:
+        raise ExplorerError(reason)
+    if method.kind != "cast":
+        _require_linear(model, method)  # before the copy: nothing to compress costs no memory
+    out = _copy(model, what, device)
+    with torch.no_grad():
+        if method.kind == "cast":
+            return out.to(dtype=CASTS[method.name])
+        layers = _require_linear(out, method)
+        if method.kind == "int8":
+            return _int8(out, layers)
+        if method.kind == "weight-only":
+            return _weight_only(out, layers, method.amount)
+        if method.kind == "prune":
+            _prune(layers, method.amount)
+            return out
+        heads.prune(out, method.amount)
+        return out

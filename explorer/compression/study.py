@@ -1,0 +1,201 @@
+"""A compression study: one model through several methods, each measured beside the original.
+
+``run("sentence-bert", ["int8", "prune-50"])`` loads the model once (float32, through the shared cache),
+measures the original (size, latency, the reference outputs), then for each method makes a compressed
+**copy** (:func:`explorer.compression.methods.apply`), measures it the same way, answers one prompt with it,
+and drops it before the next. The cached original is never modified. Bad method names fail before any
+model is loaded; a method this device cannot run fails before its copy is made.
+
+Latency workload: an encoder embeds one batch of 16 bundled sentences (throughput in sentences/s); a
+decoder scores the held-out text in one forward (up to 256 tokens; throughput in tokens/s). Each copy is
+timed alternately with the original (:func:`explorer.compression.measure.time_pair`): every row carries the
+original's latency from its own run, so the ratio holds on a machine other jobs share.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from explorer.compression import measure, methods, quality
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice, texts
+from explorer.runtime import bundled, cancel, modelkind, placement
+from explorer.runtime.loading import LoadedModel, load_model
+
+__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Row", "Study", "combine", "run"]
+
+MAX_METHODS = 12  # each method is a full copy and a full measurement: a long list would hold a worker for minutes
+DEFAULT_PROMPTS = {"encoder": "A man is playing a guitar.", "decoder": "The capital of France is"}
+DEFAULT_CANDIDATES = ("A musician plays music.", "A man eats a sandwich.", "A woman plays the violin.",
+                      "The stock market fell.")
+Q4_NOTE = Notice("info", "The original here is Gemma 3 270M as bundled: the 4-bit Q4_K_M GGUF dequantised to float32. "
+                         "Every figure compares with that already-quantised model, not with Google's bf16 weights.")
+DENSE_NOTE = Notice("info", "prune-N and heads-N write zeros into dense matrices: the size on disk and the latency "
+                            "stay those of the dense model; only a sparse format or kernel would turn the zeros "
+                            "into savings.")
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One model's measurements (the original's row has method "original")."""
+
+    method: str
+    description: str
+    size_bytes: int
+    memory_bytes: int
+    latency_ms: float
+    throughput: float
+    baseline_latency_ms: float  # the original's, timed alternately with this copy (same machine load)
+    quality: quality.Quality
+    sparsity: float
+    answer: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "description": self.description, "size_bytes": self.size_bytes,
+                "memory_bytes": self.memory_bytes, "latency_ms": round(self.latency_ms, 3),
+                "throughput": round(self.throughput, 3), "baseline_latency_ms": round(self.baseline_latency_ms, 3), "quality": self.quality.to_dict(),
+                "sparsity": round(self.sparsity, 4), "answer": self.answer}
+
+
+@dataclass(frozen=True)
+class Study:
+    """The original and every compressed copy, measured in the same run on the same device."""
+
+    model: str
+    name: str
+    decoder: bool
+    device: str
+    device_name: str
+    dtype: str
+    throughput_unit: str
+    prompt: str
+    baseline: Row
+    rows: tuple[Row, ...]
+    notices: tuple[Notice, ...] = field(default=())
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat record per method: the CLI's JSON (``compress KEY --method M --json``)."""
+        b = self.baseline
+        return [{"model": self.model, "method": r.method, "size_bytes": r.size_bytes,
+                 "baseline_size_bytes": b.size_bytes, "memory_bytes": r.memory_bytes,
+                 "baseline_memory_bytes": b.memory_bytes, "latency_ms": round(r.latency_ms, 3),
+                 "baseline_latency_ms": round(r.baseline_latency_ms, 3), "throughput": round(r.throughput, 3),
+                 "throughput_unit": self.throughput_unit,
+                 "quality": {"metric": r.quality.metric, "value": r.quality.to_dict()["value"],
+                             "baseline_value": r.quality.to_dict()["baseline_value"],
+                             **r.quality.to_dict()["extra"], "probes_kept": r.quality.probes_kept,
+                             "probes_total": r.quality.probes_total},
+                 "sparsity": round(r.sparsity, 4), "device": self.device, "notes": texts(self.notices)}
+                for r in self.rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "name": self.name, "decoder": self.decoder, "device": self.device,
+                "device_name": self.device_name, "dtype": self.dtype, "throughput_unit": self.throughput_unit,
+                "prompt": self.prompt, "baseline": self.baseline.to_dict(),
+                "rows": [r.to_dict() for r in self.rows], "notices": texts(self.notices)}
+
+
+def _parse_all(names: list[str] | tuple[str, ...], device: str) -> list[methods.Method]:
+    if not names:
+        raise ExplorerError(f"No compression method given: pick one or more of {methods.valid_names()}.")
+    if len(names) > MAX_METHODS:
+        raise ExplorerError(f"{len(names)} methods asked; at most {MAX_METHODS} run in one study: split the list.")
+    parsed = list(dict.fromkeys(methods.parse(n) for n in names))  # duplicates run once
+    for m in parsed:
+        reason = methods.available(m, device)
+        if reason:
+            raise ExplorerError(reason)
+    return parsed
+
+
+def _workload(loaded: LoadedModel, decoder: bool, device: str) -> tuple[Callable[[torch.nn.Module], Any], int]:
+    """(one timed call on a model, the items it handles): a batch of sentences, or the held-out tokens."""
+    tok = loaded.tokenizer
+    if decoder:
+        ids = tok(quality.heldout_text(), return_tensors="pt")["input_ids"][:, :quality.MAX_TOKENS].to(device)
+        return (lambda m: m(input_ids=ids)), int(ids.shape[1])
+    sentences = [s for pair in quality.sentence_pairs()[:8] for s in pair]  # 16 sentences
+    enc = {k: v.to(device) for k, v in tok(sentences, return_tensors="pt", padding=True).items()}
+    return (lambda m: m(**enc)), len(sentences)
+
+
+def _measure(model: torch.nn.Module, loaded: LoadedModel, ref: quality.Reference, method: str, description: str,
+             setup: tuple[Any, ...]) -> Row:
+    (call, items), device, repeats, prompt, candidates = setup
+    if model is loaded.model:
+        base = timing = measure.time_call(lambda: call(model), items, device, repeats=repeats)
+    else:
+        base, timing = measure.time_pair(lambda: call(loaded.model), lambda: call(model), items, device,
+                                         repeats=repeats)
+    return Row(method, description, measure.disk_bytes(model), measure.memory_bytes(model), timing.latency_ms,
+               timing.throughput, base.latency_ms, quality.measure(model, loaded.tokenizer, ref, device), methods.sparsity(model),
+               quality.answer(model, loaded.tokenizer, ref.decoder, prompt, candidates, device))
+
+
+def _notices(key: str, parsed: list[methods.Method]) -> tuple[Notice, ...]:
+    out = [Q4_NOTE] if key == bundled.KEY else []
+    if any(m.kind in ("prune", "heads") for m in parsed):
+        out.append(DENSE_NOTE)
+    return tuple(out)
+
+
+def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | None = None,
+        models_dir: str | None = None, prompt: str | None = None, candidates: tuple[str, ...] = DEFAULT_CANDIDATES,
+        repeats: int = measure.REPEATS, progress: Progress | None = None) -> Study:
+    """Measure ``key`` (a catalog key or directory) and a compressed copy per method on ``device``."""
+    report = progress or (lambda _f, _t: None)
+    where = placement.resolve_device(device)
+    parsed = _parse_all(method_names, where)  # before any model loads
+    decoder = modelkind.is_decoder(key, models_dir)
+    report(0.0, f"Loading {key}…")
+    loaded = load_model(key, "causal-lm" if decoder else "base", models_dir=models_dir, device=where,
+                        dtype="float32", purpose="the Compression lab")
+    where = loaded.device  # what actually ran (an out-of-memory fallback moves it to the CPU)
+    shown = (prompt or "").strip()[:500] or DEFAULT_PROMPTS["decoder" if decoder else "encoder"]
+    setup = (_workload(loaded, decoder, where), where, repeats, shown, list(candidates))
+    report(0.05, "Measuring the original…")
+    ref = quality.reference(loaded.model, loaded.tokenizer, decoder, where)
+    baseline = _measure(loaded.model, loaded, ref, "original", "the model as loaded (float32)", setup)
+    rows: list[Row] = []
+    stopped: tuple[Notice, ...] = ()
+    try:
+        for i, m in enumerate(parsed):
+            cancel.check()  # a server request out of time keeps the methods measured so far
+            report(0.1 + 0.9 * i / len(parsed), f"{m.name}: compressing a copy and measuring it…")
+            rows.append(_method_row(loaded, ref, m, setup))
+    except cancel.RequestStopped as err:
+        if err.reason == "gone" or not rows:  # nobody will see it, or nothing to show: not a result
+            raise
+        stopped = (Notice("stopped", f"{err} Measured: {len(rows)} of {len(parsed)} methods."),)
+    report(1.0, "Done.")
+    return Study(key, loaded.name, decoder, where, placement.device_name(where), "float32",
+                 "tokens/s" if decoder else "sentences/s", shown, baseline, tuple(rows),
+                 _notices(key, parsed) + stopped)
+
+
+def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, setup: tuple[Any, ...]) -> Row:
+    """Compress a copy, measure it, drop it (the next method starts from the original again)."""
+    copy = methods.apply(loaded.model, m, setup[1], loaded.name)
+    try:
+        return _measure(copy, loaded, ref, m.name, methods.FIXED.get(m.name, methods.PATTERNS.get(m.kind, "")),
+                        setup)
+    finally:
+        del copy
+        gc.collect()
+
+
+def combine(parts: list[Study]) -> Study:
+    """Studies of the same model, device and prompt (one method each, say) as one: the first's original,
+    every part's rows in order (a method asked twice once), the notices of all without repeats."""
+    if not parts:
+        raise ExplorerError("No compression method has been measured yet: pick one and run it.")
+    first = parts[0]
+    rows = {r.method: r for p in parts for r in p.rows}
+    notices = tuple(dict.fromkeys(n for p in parts for n in p.notices))
+    return replace(first, rows=tuple(rows.values()), notices=notices)

@@ -1,0 +1,74 @@
+"""Compression lab page (AppTest): nothing runs before Run; MiniLM + int8 + prune-50 gives the chart, the table
+and the answers; a bad method is a red box with the valid list; the selection is in the URL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "compression.py")
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=300)
+
+
+def _clean(at: AppTest) -> None:
+    assert not at.exception, at.exception[0].message if at.exception else ""
+
+
+def test_nothing_runs_before_the_button() -> None:
+    at = _app().run()
+    _clean(at)
+    assert not at.get("plotly_chart") and not at.error
+    assert any("press Run" in i.value for i in at.info)
+    assert at.query_params["model"] == ["sentence-bert"] or at.query_params["model"] == "sentence-bert"
+
+
+@pytest.fixture(scope="module")
+def ran() -> AppTest:
+    at = _app()
+    at.query_params["methods"] = "int8,prune-50"
+    at.run()
+    at.button(key="cmp_run").click().run()
+    return at
+
+
+def test_minilm_int8_and_prune_draw_chart_table_and_answers(ran) -> None:
+    _clean(ran)
+    assert not ran.error
+    figs = [json.loads(el.proto.spec) for el in ran.get("plotly_chart")]
+    assert len(figs) == 1
+    names = {t.get("name") for t in figs[0]["data"]}
+    assert "Pareto frontier" in names
+    table, answers = ran.dataframe[0].value, ran.dataframe[1].value
+    assert list(table["method"]) == ["int8", "prune-50"]
+    assert table.loc[0, "× size"] < 1.0  # int8 is smaller
+    assert abs(table.loc[1, "sparsity"] - 0.5) < 0.01
+    assert list(answers["model"]) == ["original", "int8", "prune-50"]
+    assert any("dense" in w.value for w in ran.info)  # prune's zeros do not shrink a dense file: said
+
+
+def test_a_rerun_redraws_from_the_cache(ran) -> None:
+    ran.run()
+    _clean(ran)
+    assert len(ran.get("plotly_chart")) == 1
+
+
+def test_bad_method_is_a_red_box_listing_the_valid_ones() -> None:
+    at = _app()
+    at.run()
+    at.multiselect(key="cmp_methods").set_value(["prune-150"])
+    at.run()
+    at.button(key="cmp_run").click().run()
+    _clean(at)
+    assert at.error and "0 to 99" in at.error[0].value
+    at.multiselect(key="cmp_methods").set_value(["zip"])
+    at.run()
+    at.button(key="cmp_run").click().run()
+    text = at.error[0].value.replace("\\", "")
+    assert "Unknown compression method" in text and "prune-N" in text

@@ -1,0 +1,77 @@
+"""explorer.cli.compress: ``python -m explorer compress KEY --method M --json``: the JSON shape is pinned by a
+golden file (keys and value types; the numbers vary with the machine), the figures hold their invariants, and bad
+input is one line on stderr with exit 2."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from explorer.cli import main
+
+
+def _shape(value: Any) -> Any:
+    """Keys and value types, numbers as "number": what a golden file can pin across machines."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value[:1]]
+    if isinstance(value, bool) or value is None:
+        return type(value).__name__
+    return "number" if isinstance(value, int | float) else type(value).__name__
+
+
+@pytest.fixture(scope="module")
+def int8_json() -> dict:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["compress", "sentence-bert", "--method", "int8", "--device", "cpu", "--repeats", "2", "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_json_shape_matches_golden(int8_json, golden) -> None:
+    golden("cli/compress-keys.json", json.dumps(_shape(int8_json), indent=2, sort_keys=True) + "\n")
+
+
+def test_int8_is_smaller_and_measured(int8_json) -> None:
+    r = int8_json
+    assert r["model"] == "sentence-bert" and r["method"] == "int8" and r["device"] == "cpu"
+    assert 0 < r["size_bytes"] < r["baseline_size_bytes"]
+    assert r["latency_ms"] > 0 and r["baseline_latency_ms"] > 0
+    q = r["quality"]
+    assert q["metric"] == "cosine agreement" and q["baseline_value"] == 1.0 and 0.5 < q["value"] <= 1.0
+
+
+def test_several_methods_give_a_list_and_a_text_table(capsys) -> None:
+    assert main(["compress", "sentence-bert", "--method", "bf16", "--method", "prune-20", "--repeats", "1",
+                 "--device", "cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["method"] for r in out] == ["bf16", "prune-20"] and abs(out[1]["sparsity"] - 0.2) < 0.005
+    assert main(["compress", "sentence-bert", "--method", "heads-25", "--repeats", "1", "--device", "cpu"]) == 0
+    text = capsys.readouterr().out
+    assert "heads-25" in text and "cosine agreement" in text and "dense" in text
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--method", "prune-100"], "outside 0 to 99"),
+    (["--method", "zip"], "use one of fp32"),
+    (["--method", "fp16", "--device", "cpu"], "GPU only"),
+    (["--method", "bf16", "--dtype", "bfloat16"], "--method bf16"),
+    (["--method", "int8", "--repeats", "0"], "repeats"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, needle) -> None:
+    with pytest.raises(SystemExit) if "--repeats" in argv else _nothing():
+        assert main(["compress", "sentence-bert", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err and "Traceback" not in err
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()

@@ -1,0 +1,120 @@
+"""explorer.compression.methods: every method leaves the original untouched, does what its name says, and bad
+input is an ExplorerError that says what to do."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+import torch
+
+from explorer.compression import measure, methods
+from explorer.core.errors import ExplorerError
+
+ALL = ["fp32", "bf16", "int8", "prune-0", "prune-37", "prune-99", "heads-25", "heads-50"]
+
+
+def _digest(model: torch.nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from explorer.runtime.loading import load_model
+
+    torch.set_num_threads(2)
+    return load_model("sentence-bert", device="cpu", dtype="float32")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_cached_original_is_never_modified(minilm, name: str) -> None:
+    before = _digest(minilm.model)
+    ids = {id(p) for p in minilm.model.parameters()}
+    out = methods.apply(minilm.model, methods.parse(name), "cpu")
+    assert out is not minilm.model and not ids & {id(p) for p in out.parameters()}
+    assert _digest(minilm.model) == before
+    assert methods.sparsity(minilm.model) < 0.001
+
+
+@pytest.mark.parametrize("percent", [0, 10, 50, 90, 99])
+def test_pruning_reaches_the_sparsity_asked(minilm, percent: int) -> None:
+    out = methods.apply(minilm.model, methods.parse(f"prune-{percent}"), "cpu")
+    assert methods.sparsity(out) == pytest.approx(percent / 100, abs=0.002)  # rounding per layer
+    for layer in methods.linear_layers(out).values():  # permanent: no mask buffers, no weight_orig
+        assert not hasattr(layer, "weight_mask") and not hasattr(layer, "weight_orig")
+
+
+def test_int8_is_smaller_and_bf16_is_half(minilm) -> None:
+    base = measure.disk_bytes(minilm.model)
+    q = methods.apply(minilm.model, methods.parse("int8"), "cpu")
+    assert measure.disk_bytes(q) < 0.7 * base
+    assert any("quantized.dynamic" in type(m).__module__ for m in q.modules())
+    half = methods.apply(minilm.model, methods.parse("bf16"), "cpu")
+    assert measure.disk_bytes(half) == pytest.approx(base / 2, rel=0.02)
+
+
+def test_tied_output_heads_are_left_alone() -> None:
+    from tests.tiny_gemma import tiny_gemma_config
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        from transformers import Gemma3ForCausalLM
+
+        model = Gemma3ForCausalLM(tiny_gemma_config(300, 0)).eval()
+    assert "lm_head" not in methods.linear_layers(model)  # it is the embedding table
+    pruned = methods.apply(model, methods.parse("prune-50"), "cpu")
+    assert pruned.lm_head.weight is pruned.model.embed_tokens.weight  # still tied
+    q = methods.apply(model, methods.parse("int8"), "cpu")
+    assert isinstance(q.lm_head, torch.nn.Linear) and q.lm_head.weight is q.model.embed_tokens.weight
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("prune-100", "outside 0 to 99"),
+    ("heads-250", "outside 0 to 99"),
+    ("prune--5", "whole percentage"),
+    ("prune-x", "whole percentage"),
+    ("zip", "fp32, bf16, fp16, int8"),
+    ("", "Unknown compression method"),
+    ("<b>" + "x" * 500, "Unknown compression method"),
+])
+def test_bad_names_say_what_to_do(text: str, needle: str) -> None:
+    with pytest.raises(ExplorerError) as err:
+        methods.parse(text)
+    assert needle in str(err.value) and len(str(err.value)) < 300
+
+
+def test_gpu_only_and_cpu_only_methods_are_refused_with_a_reason() -> None:
+    assert "GPU only" in (methods.available(methods.parse("fp16"), "cpu") or "")
+    assert "CPU only" in (methods.available(methods.parse("int8"), "cuda") or "")
+    assert methods.available(methods.parse("bf16"), "cpu") is None
+    with pytest.raises(ExplorerError, match="bf16"):
+        methods.apply(torch.nn.Linear(2, 2), methods.parse("fp16"), "cpu")
+
+
+def test_a_model_without_linear_layers_is_refused_before_a_copy() -> None:
+    model = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.LayerNorm(4))
+    for name in ("int8", "prune-50"):
+        with pytest.raises(ExplorerError, match="no Linear"):
+            methods.apply(model, methods.parse(name), "cpu")
+    assert methods.apply(model, methods.parse("bf16"), "cpu")[0].weight.dtype == torch.bfloat16
+
+
+def test_the_copy_is_refused_when_it_would_not_fit(monkeypatch, minilm) -> None:
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.01")
+    with pytest.raises(ExplorerError, match="EXPLORER_MEMORY_CAP_GB"):
+        methods.apply(minilm.model, methods.parse("int8"), "cpu")
+
+
+def test_weight_only_needs_torchao_or_says_how_to_get_it(minilm) -> None:
+    import importlib.util
+
+    reason = methods.available(methods.parse("w4"), "cpu")
+    if importlib.util.find_spec("torchao") is None:
+        assert reason and "pip install torchao" in reason
+        return
+    out = methods.apply(minilm.model, methods.parse("w8"), "cpu")
+    assert measure.disk_bytes(out) < 0.7 * measure.disk_bytes(minilm.model)

@@ -1,0 +1,83 @@
+"""explorer.compression.study: one model through several methods; the result's invariants, its JSON, a request
+out of time keeps what was measured, bad input fails before any model loads, and the decoder path on a tiny Gemma."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from explorer.compression import study
+from explorer.core.errors import ExplorerError
+from explorer.runtime import cancel
+
+
+@pytest.fixture(scope="module")
+def minilm_study() -> study.Study:
+    torch.set_num_threads(2)
+    return study.run("sentence-bert", ["int8", "prune-50", "int8"], device="cpu", repeats=2)
+
+
+def test_rows_and_invariants(minilm_study) -> None:
+    s = minilm_study
+    assert [r.method for r in s.rows] == ["int8", "prune-50"]  # a repeated method runs once
+    assert s.baseline.method == "original" and s.baseline.quality.value == pytest.approx(1.0, abs=1e-5)
+    int8, pruned = s.rows
+    assert int8.size_bytes < s.baseline.size_bytes and pruned.size_bytes == s.baseline.size_bytes
+    assert pruned.sparsity == pytest.approx(0.5, abs=0.002)
+    assert all(r.latency_ms > 0 and r.baseline_latency_ms > 0 and r.answer for r in s.rows)
+    assert any("dense" in n.text for n in s.notices) and not any("Q4_K_M" in n.text for n in s.notices)
+
+
+def test_json_round_trips(minilm_study) -> None:
+    data = json.loads(json.dumps(minilm_study.to_dict()))
+    assert data["baseline"]["method"] == "original" and len(data["rows"]) == 2
+    rec = minilm_study.records()[0]
+    assert {"model", "method", "size_bytes", "baseline_size_bytes", "latency_ms", "baseline_latency_ms", "quality",
+            "device"} <= set(rec)
+    assert {"metric", "value", "baseline_value"} <= set(rec["quality"])
+
+
+def test_combine_keeps_the_first_original_and_every_row(minilm_study) -> None:
+    one = study.combine([minilm_study, minilm_study])
+    assert one.rows == minilm_study.rows and one.notices == minilm_study.notices
+    with pytest.raises(ExplorerError, match="pick one"):
+        study.combine([])
+
+
+@pytest.mark.parametrize("names, needle", [([], "No compression method"), (["int8", "zap"], "Unknown"),
+                                           (["fp16"], "GPU only"), (["prune-5"] * 13, "at most")])
+def test_bad_input_fails_before_a_model_loads(monkeypatch, names, needle) -> None:
+    monkeypatch.setattr(study, "load_model", lambda *a, **k: pytest.fail("loaded a model"))
+    with pytest.raises(ExplorerError, match=needle):
+        study.run("sentence-bert", names, device="cpu")
+
+
+def test_a_request_out_of_time_keeps_the_methods_measured(monkeypatch, minilm_study) -> None:
+    calls = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) == 2:  # before the second method
+            raise cancel.RequestStopped("This request was stopped after 61 s.", "time")
+
+    monkeypatch.setattr(cancel, "check", check)
+    s = study.run("sentence-bert", ["bf16", "int8"], device="cpu", repeats=1)
+    assert [r.method for r in s.rows] == ["bf16"]
+    assert any(n.kind == "stopped" and "1 of 2" in n.text for n in s.notices)
+    calls.clear()
+    monkeypatch.setattr(cancel, "check", lambda: (_ for _ in ()).throw(cancel.RequestStopped("gone", "gone")))
+    with pytest.raises(cancel.RequestStopped):
+        study.run("sentence-bert", ["bf16"], device="cpu", repeats=1)
+
+
+def test_decoder_study_on_a_tiny_gemma(tmp_path) -> None:
+    from tests.tiny_gemma import save_tiny_gemma
+
+    path = save_tiny_gemma(tmp_path / "g")
+    s = study.run(str(path), ["int8", "heads-50"], device="cpu", repeats=1, prompt="Once upon a time")
+    assert s.decoder and s.throughput_unit == "tokens/s" and s.prompt == "Once upon a time"
+    assert s.baseline.quality.metric == "perplexity"
+    assert s.rows[0].quality.baseline_value == pytest.approx(s.baseline.quality.value)
+    assert 0 <= s.rows[1].quality.extra["top1_agreement"] <= 1
