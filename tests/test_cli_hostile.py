@@ -51,6 +51,9 @@ BASE: dict[str, dict[str, object]] = {
     "mechanism m2m": {},
     "budget": {"keys": ["bert-base"]},
     "compress": {"model": "{bert_base}", "--method": "bf16", "--repeats": "1"},
+    "pretrain": {"objective": "mlm", "--steps": "1", "--batch-tokens": "64", "--seq-len": "32", "--eval-windows": "2"},
+    "pretrain-compare": {"objectives": ["mlm"], "--steps": "1", "--batch-tokens": "64", "--seq-len": "32",
+                         "--eval-windows": "2"},
     "doctor": {"--no-sizes": True},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}

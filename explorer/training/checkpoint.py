@@ -107,6 +107,14 @@ def load_card(directory: str | Path) -> dict[str, Any]:
 
 def check_target(target: Path) -> None:
     """A new, empty or earlier lab folder may be (over)written; anything else is the user's and is refused."""
+    try:
+        _check_target(target)
+    except OSError as err:  # a 10,000-character name, a folder we may not read
+        raise ExplorerError(f"Cannot use {shorten(str(target))} as the checkpoint folder: "
+                            f"{err.strerror or err}. Name another folder.") from err
+
+
+def _check_target(target: Path) -> None:
     if target.exists() and not target.is_dir():
         raise ExplorerError(f"--out {shorten(str(target))} is a file: name a folder for the checkpoint.")
     if target.is_dir() and not (target / CARD).is_file() and any(target.iterdir()):
