@@ -175,7 +175,13 @@ def _train(job: Job) -> None:
     with cancel.scope(token):
         if job.run is None:
             job.state = "building"
-            job.run = trainer.start(job.plan, job.text)  # thread-safe: it takes the build lock where it must
+            def teacher(p: Progress) -> None:  # only DistilBERT reports here: its teacher trains first
+                job.note = f"Training its teacher (BERT MLM) first: step {p.step:,} of {p.steps:,}."
+
+            # thread-safe: it takes the build lock where it must
+            job.run = trainer.start(job.plan, job.text, on_progress=teacher,
+                                    should_stop=lambda: _should_stop(job, token))
+            job.note = ""
             job.params = models.parameters(job.run.model)
         job.state = "training"
 

@@ -44,3 +44,12 @@ def test_bad_plans_are_refused_before_anything_is_built(change: dict, message: s
     plan = trainer.Plan(**{"objective": "mlm", **change})
     with pytest.raises(ExplorerError, match=message):
         trainer.start(plan)
+
+
+def test_a_distilbert_teacher_trained_first_reports_progress_and_can_be_stopped() -> None:
+    plan = trainer.Plan("distilbert", **{**TINY, "steps": 3})
+    seen: list[int] = []
+    run = trainer.start(plan, on_progress=lambda p: seen.append(p.step))
+    assert seen == [1, 2, 3] and run.step == 0  # the teacher's steps; the student has not started
+    with pytest.raises(ExplorerError, match="teacher was training"):
+        trainer.start(plan, should_stop=lambda: True)

@@ -76,9 +76,12 @@ def _reporter(prefix: str) -> Callable[[Progress], None]:
 
 
 def _train(plan: Plan, text: corpus.Corpus | None, prefix: str = "") -> Run:
-    from explorer.training import models, trainer
+    from explorer.training import families, models, trainer
 
-    run = trainer.start(plan, text)
+    teacher = families.get(recipes.get(plan.objective).loss).teacher
+    if teacher and not plan.teacher:
+        print(f"{prefix}training its teacher first ({teacher}, {plan.steps:,} steps)", file=sys.stderr, flush=True)
+    run = trainer.start(plan, text, on_progress=_reporter(f"{prefix}teacher: "))
     print(f"{prefix}training {run.recipe.label}, {plan.size}, {models.parameters(run.model):,} parameters, "
           f"{plan.steps:,} steps of {plan.batch_tokens:,} tokens on {plan.device} (Ctrl-C stops)",
           file=sys.stderr, flush=True)

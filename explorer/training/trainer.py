@@ -116,20 +116,27 @@ def training_bytes(n_params: int) -> int:
     return budget.estimate_bytes(n_params) * (2 + ADAM_STATES)
 
 
-def _teacher(plan: Plan, text: Corpus, given: Run | None, objective: str) -> torch.nn.Module | str:
+def _teacher(plan: Plan, text: Corpus, given: Run | None, objective: str,
+             on_progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool] | None) -> torch.nn.Module | str:
     """A distilling family's teacher: ``given``'s model, else ``plan.teacher`` (a saved directory), else a
-    ``objective`` model trained here first with this plan's own steps, seed and budget (no progress reported)."""
+    ``objective`` model trained here first with this plan's own steps, seed and budget."""
     if given is not None:
         return given.model
     if plan.teacher:
         return plan.teacher
-    return advance(start(replace(plan, objective=objective, teacher=None), text)).model
+    run = advance(start(replace(plan, objective=objective, teacher=None), text), on_progress=on_progress,
+                  should_stop=should_stop)
+    if not run.done:  # a student of a half-trained teacher would not be the run that was asked for
+        raise ExplorerError("Stopped while its teacher was training; nothing was kept. Train it again to start over.")
+    return run.model
 
 
-def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None) -> Run:
+def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None,
+          on_progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> Run:
     """Build the model (after checking training memory fits) and the optimizer; nothing trained yet.
 
-    DistilBERT learns from ``teacher`` (a finished mlm run), else ``plan.teacher``, else a teacher trained first.
+    DistilBERT learns from ``teacher`` (a finished mlm run), else ``plan.teacher``, else a teacher trained
+    first: ``on_progress`` and ``should_stop`` then see that teacher's steps.
     """
     plan = plan.checked()
     recipe = recipes.get(plan.objective)
@@ -146,7 +153,7 @@ def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None) ->
                             f"gradients and AdamW's two moments of {n_params / 1e6:.1f}M parameters); this server "
                             f"allows {allowed / 1e9:.1f} GB ({why}). Pick the tiny size.")
     family, text = families.get(recipe.loss), text or corpus.bundled()
-    extra = {"teacher": _teacher(plan, text, teacher, family.teacher)} if family.teacher else {}
+    extra = {"teacher": _teacher(plan, text, teacher, family.teacher, on_progress, should_stop)} if family.teacher else {}
     model = family.build(recipe, plan.size, plan.seed, plan.device, **extra)
     optimizer = torch.optim.AdamW(model.parameters(), lr=plan.lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _lr_lambda(plan))
