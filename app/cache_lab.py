@@ -36,7 +36,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
-from explorer.training import checkpoint, corpus, families, models, recipes, trainer
+from explorer.training import checkpoint, corpus, families, models, probe, recipes, trainer
 from explorer.training.corpus import Corpus
 from explorer.training.trainer import Plan, Progress, Run
 
@@ -51,7 +51,9 @@ QUICK = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 4}  # EXPLORER_LAB_
 # Seconds per step before this process has measured any (2-core CPU, 2,048 tokens a step; LAB.md: tiny 0.6-1.3 s).
 TYPICAL_CPU_PACE = {"tiny": 1.0, "small": 4.5}
 _STATE, _COUNT, _TEXT = "_lab_jobs", "_lab_count", "_lab_text"
-ACTIVE = ("waiting", "building", "training")
+ACTIVE = ("waiting", "building", "training", "probing")
+# The tests' probe: a few steps on short windows (the real one is probe.DEFAULT_SPEC, the same for every run).
+QUICK_PROBE = probe.ProbeSpec(steps=4, batch=8, seq_len=32, test_examples=16)
 
 
 def _env_number(name: str, default: float) -> float:
@@ -137,8 +139,9 @@ class Job:
     plan: Plan
     text: Corpus | None
     alive: Callable[[], bool]
-    state: str = "waiting"  # waiting, building, training, done, stopped, failed
+    state: str = "waiting"  # waiting, building, training, probing, done, stopped, failed
     run: Run | None = None
+    probe: dict[str, Any] | None = None  # the downstream probe of a finished run (explorer.training.probe)
     params: int | None = None
     note: str | None = None  # why it stopped or failed, for the page
     stop_event: threading.Event = field(default_factory=threading.Event)
@@ -189,6 +192,9 @@ def _train(job: Job) -> None:
             _PACE[job.plan.size, job.plan.device] = p.seconds / max(1, p.step)
 
         trainer.advance(job.run, on_progress=progress, should_stop=lambda: _should_stop(job, token))
+        if job.run.done and job.probe is None:
+            job.state = "probing"  # the same fine-tuning budget for every variant (ELECTRA's fair comparison)
+            job.probe = probe.probe(job.run.model, job.run.corpus, QUICK_PROBE if quick() else probe.DEFAULT_SPEC).to_dict()
     job.state = "done" if job.run.done else "stopped"
 
 
@@ -269,7 +275,7 @@ def snapshot(job: Job) -> dict[str, Any]:
                            "tokens_seen": 0, "flops": 0.0, "seconds": 0.0, "losses": [], "eval": {"history": []}}
     if run is not None:  # lists are copied: the worker appends to them while the page draws
         out.update(steps=run.step, tokens_seen=run.tokens_seen, flops=run.flops, seconds=run.seconds,
-                   losses=[list(p) for p in list(run.losses)], eval={"history": list(run.evals)})
+                   losses=[list(p) for p in list(run.losses)], eval={"history": list(run.evals), "probe": job.probe})
     return out
 
 

@@ -11,12 +11,15 @@ from app import cache_lab as lab
 from app import device_picker, ui
 from explorer.plots import training as plots
 from explorer.runtime import placement
-from explorer.training import recipes
+from explorer.training import probe, recipes
 from explorer.training.corpus import MAX_FILE_BYTES, Corpus
 
 MAX_PAGE_STEPS = 5_000  # over an hour of tiny steps on 2 CPU cores; longer runs belong to the CLI (no limit)
 SEED_MAX = 2**31 - 1
+PROBE_NOTE = (f"Probe: after training, a copy of each model is fine-tuned with the same small budget on \"{probe.TASK}\" "
+              "(made from the corpus); 50% is chance, and a randomly initialised model scores about that too.")
 STATUS = {"waiting": "waiting for a training slot", "building": "building the model…", "done": "done",
+          "probing": "trained; fine-tuning a copy on the downstream probe…",
           "stopped": "stopped", "failed": "failed"}
 
 
@@ -115,6 +118,7 @@ def live() -> None:
     ui.figure(plots.heldout_figure(runs), "lab-heldout-loss", key="lab_fig_heldout")
     table = pd.DataFrame(plots.table_rows(runs))
     st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(PROBE_NOTE)
     ui.csv_download(table, "lab-runs", "Download the table (CSV)", key="lab_csv")
     if st.session_state.get("lab_polling") and not any(job.active for job in held):
         st.rerun()  # the last run ended: one full run turns the refresh off

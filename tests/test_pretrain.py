@@ -56,11 +56,23 @@ def test_pretrain_defaults_to_the_models_folder_and_says_how_to_use_it(tmp_path,
 
 def test_pretrain_compare_runs_each_objective_on_the_same_budget(capsys) -> None:
     args = ["--steps", "3", "--batch-tokens", "128", "--seq-len", "32", "--eval-windows", "2", "--device", "cpu"]
-    assert main(["pretrain-compare", "mlm", "roberta", "mlm", *args, "--json"]) == 0
+    assert main(["pretrain-compare", "mlm", "roberta", "mlm", *args, "--no-probe", "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
     assert [r["objective"] for r in runs] == ["mlm", "roberta"]  # each once
     assert all(r["steps"] == 3 and r["out"] is None and shape(r) == shape(runs[0]) for r in runs)
     assert all(128 * 3 * 0.75 <= r["tokens_seen"] <= 128 * 3 for r in runs)  # the same token budget
+
+
+def test_the_probe_fine_tunes_a_copy_and_reports_its_accuracy(tmp_path, capsys, monkeypatch) -> None:
+    from explorer.training import probe
+
+    monkeypatch.setattr(probe, "DEFAULT_SPEC", probe.ProbeSpec(steps=3, batch=8, seq_len=32, test_examples=16))
+    args = ["--steps", "2", "--batch-tokens", "128", "--seq-len", "32", "--eval-windows", "2", "--device", "cpu"]
+    assert main(["pretrain", "mlm", *args, "--out", str(tmp_path / "run"), "--probe", "--json"]) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)["eval"]["probe"]
+    assert result["task"] == probe.TASK and 0.0 <= result["accuracy"] <= 1.0 and result["n_test"] == 16
+    assert "probing" in out.err
 
 
 @pytest.mark.parametrize("interrupt", ["advance", "save"])

@@ -113,6 +113,16 @@ def _interrupted(what: str) -> int:
     return INTERRUPTED
 
 
+def _probed(summary: dict[str, Any], run: Run, enabled: bool, prefix: str = "") -> dict[str, Any]:
+    """``summary`` with ``eval.probe``: a copy of the model fine-tuned on the downstream probe (same budget for all)."""
+    if enabled:
+        from explorer.training import probe
+
+        print(f"{prefix}probing: fine-tuning a copy on \"{probe.TASK}\"", file=sys.stderr, flush=True)
+        summary["eval"]["probe"] = probe.probe(run.model, run.corpus, probe.DEFAULT_SPEC).to_dict()
+    return summary
+
+
 def _pretrain(args: argparse.Namespace) -> int:
     from explorer.training import checkpoint, trainer
 
@@ -129,7 +139,7 @@ def _pretrain(args: argparse.Namespace) -> int:
         saved = checkpoint.save(run, out)
     except KeyboardInterrupt:
         return _interrupted("while saving: the checkpoint was not written")
-    summary = trainer.summary(run, str(saved))
+    summary = _probed(trainer.summary(run, str(saved)), run, args.probe)
     if args.json:
         print_json(summary)
     else:
@@ -156,7 +166,7 @@ def _compare(args: argparse.Namespace) -> int:
             if args.save:
                 out = str(checkpoint.save(run, checkpoint.default_out(plan.objective, plan.size, plan.steps,
                                                                       plan.seed, args.models_dir)))
-            done.append(trainer.summary(run, out))
+            done.append(_probed(trainer.summary(run, out), run, not args.no_probe, f"[{plan.objective}] "))
     except KeyboardInterrupt:
         return _interrupted(f"after {len(done)} of {len(plans)} runs, nothing was printed")
     if args.json:
@@ -199,6 +209,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common(p)
     p.add_argument("--out", default=None, metavar="DIR", help="where to save (default: <models folder>/lab/"
                    "OBJECTIVE-SIZE-STEPSsteps-seedSEED, listed on the live pages as lab/NAME)")
+    p.add_argument("--probe", action="store_true", help="also fine-tune a copy on the downstream probe (eval.probe)")
     p.set_defaults(func=_pretrain)
 
     c = sub.add_parser("pretrain-compare", help="train several objectives on the same token budget, side by side")
@@ -206,5 +217,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"two or more of {', '.join(recipes.RECIPES)}")
     _common(c)
     c.add_argument("--save", action="store_true", help="also save each model in <models folder>/lab/")
+    c.add_argument("--no-probe", action="store_true", help="skip the downstream probe (eval.probe is then null)")
     c.set_defaults(func=_compare)
 

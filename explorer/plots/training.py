@@ -113,8 +113,15 @@ def _first_last(values: Sequence[float | None], fmt: str) -> str:
     return format(kept[0], fmt) if len(kept) == 1 else f"{kept[0]:{fmt}} → {kept[-1]:{fmt}}"
 
 
+def _probe(result: dict[str, Any] | None) -> str:
+    """The downstream probe's accuracy with its noise ("" before the run has been probed)."""
+    if not result:
+        return ""
+    return f"{result['accuracy']:.1%} ± {result['stderr']:.1%}"
+
+
 def table_rows(runs: Runs) -> list[dict[str, Any]]:
-    """One row per run: objective, parameters, steps, tokens seen, FLOPs, seconds, held-out loss and accuracy."""
+    """One row per run: objective, parameters, steps, tokens seen, FLOPs, seconds, held-out loss, accuracy, probe."""
     rows = []
     for label, run in runs.items():
         evals = history(run)
@@ -122,5 +129,6 @@ def table_rows(runs: Runs) -> list[dict[str, Any]]:
                      "parameters": run.get("params"), "steps": run.get("steps"), "tokens seen": run.get("tokens_seen"),
                      "FLOPs": f"{float(run.get('flops') or 0.0):.3g}", "seconds": round(float(run.get("seconds") or 0), 1),
                      "held-out loss": _first_last([e.get("loss") for e in evals], ".4g"),
-                     "accuracy": _first_last([e.get("accuracy") for e in evals], ".1%")})
+                     "accuracy": _first_last([e.get("accuracy") for e in evals], ".1%"),
+                     "probe": _probe(run.get("eval", {}).get("probe"))})
     return rows

@@ -236,5 +236,5 @@ def summary(run: Run, out: str | None = None) -> dict[str, Any]:
             "steps": run.step, "tokens_seen": run.tokens_seen, "flops": run.flops, "seconds": round(run.seconds, 3),
             "losses": [[s, round(v, 5)] for s, v in run.losses],
             "eval": {"first": run.evals[0] if run.evals else None, "last": run.evals[-1] if run.evals else None,
-                     "history": run.evals},
+                     "history": run.evals, "probe": None},
             "corpus": run.corpus.to_dict(), "seed": run.plan.seed, "device": run.plan.device, "out": out}

@@ -112,6 +112,7 @@ def test_a_tiny_run_trains_to_the_end_with_curves_and_a_table_and_saves_as_a_loc
     assert [f["layout"]["title"]["text"].split(" ")[0] for f in figures(at)] == ["Training", "Masked-token", "Held-out"]
     row = at.dataframe[0].value.iloc[0]
     assert row["objective"] == "mlm" and row["steps"] == 3 and row["tokens seen"] > 0 and "→" in row["held-out loss"]
+    assert "%" in row["probe"] and "±" in row["probe"]  # every finished run is probed
     next(b for b in at.button if (b.key or "").startswith("lab_save_")).click().run()
     assert any("lab/mlm-tiny-3steps-seed0" in m.value for m in at.success)
     card = checkpoint.load_card(tmp_path / "lab" / "mlm-tiny-3steps-seed0")
