@@ -89,11 +89,18 @@ def test_ctrl_c_stops_cleanly_with_exit_130(interrupt, tmp_path, monkeypatch, ca
     assert list(tmp_path.iterdir()) == []  # no checkpoint, no temporary folder
 
 
+def _default_sigint() -> None:
+    """In the child, before exec: SIGINT back to its default. A process that ignores SIGINT passes that on to its
+    children, and Python then installs no KeyboardInterrupt handler: earlier tests of the suite (a server run in
+    the background) can leave pytest ignoring it, and the training would never see the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_real_sigint_leaves_no_checkpoint(tmp_path) -> None:
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "explorer", "pretrain", "mlm", *TINY, "--steps", "20000",
                              "--out", str(out)], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=_default_sigint)
     assert proc.stderr is not None
     first = proc.stderr.readline()  # "training ... (Ctrl-C stops)": the model is built, steps are running
     assert "Ctrl-C stops" in first, first
