@@ -61,3 +61,16 @@ def test_failed_write_leaves_no_temporary_file(_cache, monkeypatch) -> None:
     monkeypatch.setattr(os, "fsync", boom)
     persist.save("counts", {"x": 1})
     assert not list(_cache.glob("*.tmp")) and persist.load("counts") == {}
+
+
+def test_publish_dir_replaces_an_earlier_folder_and_leaves_nothing_aside(tmp_path) -> None:
+    from explorer.core.persist import publish_dir
+
+    target = tmp_path / "model"
+    for version in ("one", "two"):
+        built = tmp_path / f".model.tmp-{version}"
+        built.mkdir()
+        (built / "weights.txt").write_text(version)
+        publish_dir(built, target)
+        assert (target / "weights.txt").read_text() == version
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]

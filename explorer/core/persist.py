@@ -11,11 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "fingerprint", "load", "save"]
+__all__ = ["cache_dir", "fingerprint", "load", "publish_dir", "save"]
+
+_PUBLISH = threading.Lock()  # two publishes to the same folder in one process take turns at the rename
 
 
 def cache_dir() -> Path:
@@ -59,3 +63,20 @@ def save(name: str, data: dict[str, Any]) -> None:
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+def publish_dir(built: Path, target: Path) -> None:
+    """Rename a finished folder ``built`` (made beside ``target``) into place, atomically for a reader.
+
+    An earlier ``target`` is first moved aside into a temporary folder of the same parent (a rename, so
+    a reader never sees a half-replaced folder), then removed. Used by every download-free writer of a
+    model folder: the Gemma conversion and the pretraining lab's checkpoints.
+    """
+    with _PUBLISH:
+        aside = None
+        if target.exists():
+            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-old-", dir=target.parent))
+            os.replace(target, aside / target.name)
+        os.replace(built, target)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)

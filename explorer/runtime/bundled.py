@@ -268,14 +268,6 @@ def _remove_leftovers(root: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def _publish(out: Path, target: Path) -> None:
-    """Rename the finished directory into place; a corrupt earlier one is moved aside first."""
-    if target.exists():
-        aside = Path(tempfile.mkdtemp(prefix=f".{KEY}.tmp-old-", dir=target.parent))
-        os.replace(target, aside / KEY)
-    os.replace(out, target)
-
-
 def _foreign_checkpoint(target: Path) -> bool:
     """A directory someone else put there (no marker, but a config and safetensors): left alone."""
     return (not (target / MARKER).exists() and (target / "config.json").is_file()
@@ -306,7 +298,7 @@ def ensure_converted(models_dir: str | None = None, progress: Progress | None = 
             out = work / KEY
             out.mkdir()
             _convert_into(out, work, progress)
-            _publish(out, target)
+            persist.publish_dir(out, target)  # a corrupt earlier one is moved aside first
         finally:
             shutil.rmtree(work, ignore_errors=True)
             _remove_leftovers(target.parent)

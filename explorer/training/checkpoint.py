@@ -24,13 +24,12 @@ import json
 import os
 import shutil
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.core import userfiles
+from explorer.core import persist, userfiles
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import fence, modelkind, weights
 from explorer.training import corpus, vocab
@@ -44,7 +43,6 @@ CARD = "lab.json"  # the run's summary (trainer.summary): what marks a folder as
 README = "README.md"  # the card in words
 MAX_CARD_BYTES = 5_000_000  # 20,000 steps of [step, loss] pairs are ~0.5 MB; anything far larger is not ours
 MAX_LISTED = 200  # a models folder with thousands of runs lists the newest 200
-_PUBLISH = threading.Lock()  # two saves to the same folder in one process take turns at the rename
 _PARTS = (("discriminator", ""), ("generator", "generator"))  # ELECTRA's pair: what each part is saved as
 
 
@@ -174,18 +172,6 @@ def _write_into(out: Path, run: Run, target: Path) -> None:
     _fsync_tree(out)
 
 
-def _publish(out: Path, target: Path) -> None:
-    """Rename the finished folder into place; an earlier lab checkpoint is moved aside, then removed."""
-    with _PUBLISH:
-        aside = None
-        if target.exists():
-            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            os.replace(target, aside / target.name)
-        os.replace(out, target)
-        if aside is not None:
-            shutil.rmtree(aside, ignore_errors=True)
-
-
 def save(run: Run, out_dir: str | Path) -> Path:
     """Write ``run``'s model, tokenizer, card and ``lab.json`` to ``out_dir`` atomically; return the folder."""
     target = Path(fence.check_path_text(str(out_dir), "output folder")).expanduser().absolute()
@@ -198,7 +184,7 @@ def save(run: Run, out_dir: str | Path) -> Path:
                             f"{err.strerror or err}. Name another --out folder.") from err
     try:
         _write_into(work, run, target)
-        _publish(work, target)
+        persist.publish_dir(work, target)
     except OSError as err:  # disk full, permissions: say so; the finally below removes the half-written folder
         raise ExplorerError(f"Saving the checkpoint failed ({err.strerror or err}); nothing was written to "
                             f"{shorten(str(target))}. Free some space or name another --out folder.") from err
