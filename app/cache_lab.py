@@ -36,12 +36,12 @@ from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
-from explorer.training import checkpoint, corpus, families, models, probe, recipes, trainer
+from explorer.training import checkpoint, corpus, models, probe, recipes, trainer
 from explorer.training.corpus import Corpus
 from explorer.training.trainer import Plan, Progress, Run
 
 __all__ = ["MAX_RUNS", "Job", "clear", "jobs", "max_trainings", "pace", "quick", "resume", "slots", "snapshot",
-           "stop", "submit", "trainable", "uploaded_corpus"]
+           "stop", "submit", "uploaded_corpus"]
 
 _LOG = logging.getLogger("transformer_explorer")
 MAX_RUNS = 6  # runs a session keeps (each holds a tiny model and its optimizer: a few MB to ~100 MB)
@@ -74,11 +74,6 @@ def max_trainings() -> int:
 def quick() -> bool:
     """Whether the server trains the tests' small steps (``EXPLORER_LAB_QUICK=1``)."""
     return os.environ.get("EXPLORER_LAB_QUICK", "").strip() == "1"
-
-
-def trainable(objective: str) -> bool:
-    """Whether ``objective``'s loss family has landed (families.FAMILIES, read at run time)."""
-    return recipes.get(objective).loss in families.FAMILIES
 
 
 class _Slots:
@@ -229,11 +224,11 @@ def jobs() -> list[Job]:
 
 
 def submit(objectives: list[str], size: str, steps: int, seed: int, device: str, text: Corpus | None) -> list[Job]:
-    """Queue one training per trainable objective (same budget, seed and device); refused past :data:`MAX_RUNS`."""
+    """Queue one training per objective (same budget, seed and device); refused past :data:`MAX_RUNS`."""
     held = jobs()
-    picked = [o for o in objectives if trainable(o)]
+    picked = [recipes.get(o).name for o in objectives]
     if not picked:
-        raise ExplorerError("Pick at least one objective that can be trained now (those not marked 'coming').")
+        raise ExplorerError("Pick at least one objective to train.")
     if len(held) + len(picked) > MAX_RUNS:
         raise ExplorerError(f"This session keeps at most {MAX_RUNS} runs and holds {len(held)}: clear finished runs "
                             f"(Clear finished) or pick fewer objectives than {len(picked)}.")

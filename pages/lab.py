@@ -24,19 +24,16 @@ STATUS = {"waiting": "waiting for a training slot", "building": "building the mo
 
 
 def _label(name: str) -> str:
-    return recipes.RECIPES[name].label + ("" if lab.trainable(name) else " (coming)")
+    return recipes.RECIPES[name].label
 
 
 def objectives_input() -> list[str]:
-    """Every objective of the lab; those whose loss family has not landed are labelled "coming"."""
-    names, ready = list(recipes.RECIPES), [n for n in recipes.RECIPES if lab.trainable(n)]
-    default = ui.query_list("objectives", ready[:3], names, limit=lab.MAX_RUNS)
+    """The objectives to train, one run each (in the URL)."""
+    names = list(recipes.RECIPES)
+    default = ui.query_list("objectives", names[:3], names, limit=lab.MAX_RUNS)
     picked = st.multiselect("Objectives (one run each, same token budget)", names, default=default, format_func=_label,
-                            key="lab_objectives", max_selections=lab.MAX_RUNS,
-                            help=f"Trainable now: {', '.join(ready)}. The others are coming.")
+                            key="lab_objectives", max_selections=lab.MAX_RUNS)
     ui.set_query_list("objectives", picked)
-    if coming := [n for n in picked if not lab.trainable(n)]:
-        st.info(f"Not trainable yet (coming): {', '.join(coming)}. Train skips them.", icon=":material/schedule:")
     return picked
 
 

@@ -16,8 +16,7 @@ from tests.pages.conftest import assert_clean, figures, page_app, shown
 # ~3,600 words: enough for the lab's minimum, small enough that cutting windows takes no time
 TEXT = "\n\n".join(f"The function number {i} returns a list of values from the module, and the loop reads it "
                    f"again in order {i % 7}." for i in range(200)).encode()
-READY = [n for n in recipes.RECIPES if lab.trainable(n)]
-COMING = [n for n in recipes.RECIPES if not lab.trainable(n)]
+READY = list(recipes.RECIPES)
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +49,7 @@ def test_default_page_offers_every_objective_and_shares_the_url() -> None:
     assert_clean(at)
     assert at.title[0].value == "Pretraining lab"
     picker = at.multiselect(key="lab_objectives")
-    assert picker.options == [r.label + ("" if r.name in READY else " (coming)") for r in recipes.RECIPES.values()]
+    assert picker.options == [r.label for r in recipes.RECIPES.values()]
     assert picker.value == READY[:3]
     assert at.number_input(key="lab_steps").value == 300 and at.radio(key="lab_size").value == "tiny"
     assert dict(at.query_params) == {"objectives": ",".join(READY[:3]), "size": "tiny", "steps": "300", "seed": "0"}
@@ -75,16 +74,6 @@ def test_small_on_the_cpu_says_it_is_meant_for_a_gpu() -> None:
     at = page_app("lab.py", size="small").run()
     assert_clean(at)
     assert any("meant for a GPU" in i for i in shown(at.info))
-
-
-@pytest.mark.skipif(not COMING, reason="every objective is trainable on this branch")
-def test_coming_objectives_are_labelled_and_alone_cannot_train() -> None:
-    at = page_app("lab.py", objectives=COMING[0]).run()
-    assert any("coming" in i for i in shown(at.info))
-    at.button(key="lab_train").click().run()
-    assert_clean(at, errors_expected=True)
-    assert any("at least one objective that can be trained" in e for e in shown(at.error))
-    assert not at.get("progress")
 
 
 @pytest.mark.parametrize(("content", "message"), [
