@@ -42,7 +42,7 @@ def test_heldout_figure_shares_one_loss_axis_across_compute_and_time() -> None:
     assert list(by_flops.x) == [0.0, 2e9, 4e9] and list(by_time.x) == [0.0, 1.0, 2.0]
     assert list(by_flops.y) == list(by_time.y)  # the same evaluations on both axes
     assert "FLOPs" in fig.layout.xaxis.title.text and "seconds" in fig.layout.xaxis2.title.text
-    assert "held-out loss" in fig.layout.yaxis.title.text
+    assert "held-out LM cross-entropy" in fig.layout.yaxis.title.text
     assert [t.showlegend for t in fig.data] == [True, False, True, False]  # one legend entry per run
     assert fig.data[0].line.color == fig.data[1].line.color  # a run keeps its colour
     _no_nan(fig)
@@ -83,3 +83,15 @@ def test_table_rows_say_first_to_last() -> None:
     assert rows[1]["accuracy"] == "—"
     assert {"parameters", "steps", "tokens seen", "FLOPs", "seconds"} <= set(first)
     assert first["FLOPs"] == "4e+09" and first["tokens seen"] == 1024
+
+
+def test_the_language_model_part_is_plotted_where_an_objective_adds_other_terms() -> None:
+    """ELECTRA's own loss is MLM + 50 x RTD (~30) and its own accuracy the discriminator's (~85%, mostly
+    'original'): the figures and the table show its generator's cross-entropy and accuracy instead."""
+    electra = {"objective": "electra", "eval": {"history": [
+        {"step": 0, "loss": 43.0, "lm_loss": 9.0, "accuracy": 0.82, "lm_accuracy": 0.0, "flops": 0.0, "seconds": 0.0},
+        {"step": 5, "loss": 27.0, "lm_loss": 6.5, "accuracy": 0.85, "lm_accuracy": 0.05, "flops": 1e9, "seconds": 1.0}]}}
+    assert list(plots.heldout_figure({"e": electra}).data[0].y) == [9.0, 6.5]
+    assert list(plots.accuracy_figure({"e": electra}).data[0].y) == [0.0, 0.05]
+    row = plots.table_rows({"e": electra})[0]
+    assert row["held-out loss"].startswith("9") and row["accuracy"].startswith("0.0%")

@@ -53,3 +53,12 @@ def test_a_distilbert_teacher_trained_first_reports_progress_and_can_be_stopped(
     assert seen == [1, 2, 3] and run.step == 0  # the teacher's steps; the student has not started
     with pytest.raises(ExplorerError, match="teacher was training"):
         trainer.start(plan, should_stop=lambda: True)
+
+
+def test_evaluation_reports_the_comparable_language_model_part() -> None:
+    run = trainer.start(trainer.Plan("electra", **{**TINY, "steps": 2}))
+    e = trainer.evaluate(run)
+    assert e["loss"] > e["lm_loss"] + 20 > 20  # MLM + 50 x RTD (50 x ~0.69 untrained) against the MLM part alone
+    assert 0 <= e["lm_accuracy"] < 0.2 < e["accuracy"]  # an untrained generator against a discriminator's "original"
+    gpt = trainer.evaluate(trainer.start(trainer.Plan("gpt", **{**TINY, "steps": 2})))
+    assert gpt["lm_loss"] == pytest.approx(gpt["loss"]) and gpt["lm_accuracy"] == pytest.approx(gpt["accuracy"])

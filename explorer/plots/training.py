@@ -49,6 +49,12 @@ def history(run: Mapping[str, Any]) -> list[Mapping[str, float]]:
     return list(evals.get("history") or [])
 
 
+def _lm(evaluation: Mapping[str, float], key: str) -> float:
+    """The language-model part of an evaluation (``lm_loss`` / ``lm_accuracy``: comparable across objectives,
+    see ``trainer.evaluate``), else the objective's own ``loss`` / ``accuracy``."""
+    return float(evaluation.get(f"lm_{key}", evaluation.get(key, math.nan)))
+
+
 def _empty(fig: go.Figure, text: str) -> go.Figure:
     fig.add_annotation(text=text, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5, font={"size": 14})
     return fig
@@ -62,7 +68,8 @@ def loss_figure(runs: Runs) -> go.Figure:
         fig.add_scatter(x=x, y=y, mode="lines", name=safe_label(label, 40), line={"color": _colour(i), "width": 1.5},
                         hovertemplate="step %{x}<br>loss %{y:.3f}<extra>" + safe_label(label, 40) + "</extra>")
     fig.update_layout(title="Training loss (each step's batch)", xaxis_title="step",
-                      yaxis_title="training loss (nats / predicted token)", legend={"orientation": "h", "y": -0.2},
+                      yaxis_title="training loss (the objective's own, log scale)", yaxis_type="log",
+                      legend={"orientation": "h", "y": -0.2},
                       margin={"t": 50})
     return fig if runs else _empty(fig, "No runs yet: pick objectives and press Train.")
 
@@ -75,20 +82,20 @@ def heldout_figure(runs: Runs) -> go.Figure:
         evals = history(run)
         name = safe_label(label, 40)
         for col, key in ((1, "flops"), (2, "seconds")):
-            x, y = _finite([(e.get(key, math.nan), e.get("loss", math.nan)) for e in evals])
+            x, y = _finite([(e.get(key, math.nan), _lm(e, "loss")) for e in evals])
             fig.add_scatter(x=x, y=y, mode="lines+markers", name=name, legendgroup=name, showlegend=col == 1,
                             line={"color": _colour(i)}, marker={"size": 5}, row=1, col=col,
                             hovertemplate=f"{key} %{{x:.3g}}<br>held-out loss %{{y:.3f}}<extra>{name}</extra>")
     fig.update_xaxes(title_text="training FLOPs (3 x forward, the project's cost model)", row=1, col=1)
     fig.update_xaxes(title_text="seconds of training (this machine)", row=1, col=2)
-    fig.update_yaxes(title_text="held-out loss (same corrupted windows for every run)", row=1, col=1)
+    fig.update_yaxes(title_text="held-out LM cross-entropy (same windows for every run)", row=1, col=1)
     fig.update_layout(title="Held-out loss: equal compute on the left, equal time on the right",
                       legend={"orientation": "h", "y": -0.25}, margin={"t": 70})
     return fig if runs else _empty(fig, "No runs yet.")
 
 
 def _accuracies(run: Mapping[str, Any]) -> list[tuple[float, float]]:
-    return [(e.get("flops", math.nan), e["accuracy"]) for e in history(run) if e.get("accuracy") is not None]
+    return [(e.get("flops", math.nan), _lm(e, "accuracy")) for e in history(run) if e.get("accuracy") is not None]
 
 
 def accuracy_figure(runs: Runs) -> go.Figure:
@@ -100,7 +107,7 @@ def accuracy_figure(runs: Runs) -> go.Figure:
             name = safe_label(label, 40)
             fig.add_scatter(x=x, y=y, mode="lines+markers", name=name, line={"color": _colour(i)}, marker={"size": 5},
                             hovertemplate=f"FLOPs %{{x:.3g}}<br>accuracy %{{y:.1%}}<extra>{name}</extra>")
-    fig.update_layout(title="Masked-token accuracy (held out, top-1)",
+    fig.update_layout(title="Token accuracy (held out, top-1; ELECTRA: its generator)",
                       xaxis_title="training FLOPs", yaxis_title="accuracy", yaxis_tickformat=".0%",
                       legend={"orientation": "h", "y": -0.2}, margin={"t": 50})
     return fig if fig.data else _empty(fig, "No run reports a masked-token accuracy yet.")
@@ -128,7 +135,7 @@ def table_rows(runs: Runs) -> list[dict[str, Any]]:
         rows.append({"run": label, "objective": run.get("objective", ""), "size": run.get("size", ""),
                      "parameters": run.get("params"), "steps": run.get("steps"), "tokens seen": run.get("tokens_seen"),
                      "FLOPs": f"{float(run.get('flops') or 0.0):.3g}", "seconds": round(float(run.get("seconds") or 0), 1),
-                     "held-out loss": _first_last([e.get("loss") for e in evals], ".4g"),
-                     "accuracy": _first_last([e.get("accuracy") for e in evals], ".1%"),
+                     "held-out loss": _first_last([_lm(e, "loss") for e in evals], ".4g"),
+                     "accuracy": _first_last([_lm(e, "accuracy") for e in evals], ".1%"),
                      "probe": _probe(run.get("eval", {}).get("probe"))})
     return rows

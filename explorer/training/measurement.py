@@ -44,24 +44,9 @@ def trainable(objective: str) -> bool:
     return recipes.get(objective).loss in families.FAMILIES
 
 
-def heldout_mlm_loss(run: trainer.Run) -> float | None:
-    """Masked-LM cross-entropy on the trainer's held-out windows, without NSP/SOP (None: the family has no MLM part)."""
-    windows, make = trainer._maker(run, "heldout")  # the trainer's own held-out examples, same for every run
-    loss = families.get(run.recipe.loss).loss
-    n = min(run.plan.eval_windows, len(windows))
-    total = weight = 0.0
-    run.model.eval()
-    with torch.no_grad():
-        for lo in range(0, n, 16):
-            batch = {k: v.to(run.plan.device)
-                     for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + 16))]).items()}
-            out = loss(run.model, batch)
-            if "mlm" not in out.parts:
-                return None
-            total += out.parts["mlm"] * out.predicted
-            weight += out.predicted
-    run.model.train()
-    return total / weight if weight else None
+def heldout_mlm_loss(run: trainer.Run) -> float:
+    """Masked-LM cross-entropy on the trainer's held-out windows, without NSP/SOP, RTD or distillation terms."""
+    return trainer.evaluate(run)["lm_loss"]
 
 
 def _variant(run: trainer.Run, result: probe.ProbeResult | None) -> Variant:

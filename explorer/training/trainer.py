@@ -178,23 +178,35 @@ def _maker(run: Run, split: str) -> tuple[tuple[batches.Window, ...], Callable[[
 
 
 def evaluate(run: Run) -> dict[str, float]:
-    """Held-out loss and masked-token accuracy on the same corrupted windows for every run."""
+    """Held-out loss and accuracy on the same corrupted windows for every run.
+
+    ``loss``/``accuracy`` are the objective's own (ELECTRA: MLM + 50 x RTD, and the discriminator's token
+    accuracy). ``lm_loss``/``lm_accuracy`` are what compares across objectives: the language-model
+    cross-entropy and token accuracy, i.e. the masked-LM part where an objective adds other terms (NSP, SOP,
+    RTD, SBO, distillation) and ELECTRA's generator accuracy; for T5, BART and GPT the two are the same.
+    """
     windows, make = _maker(run, "heldout")
     n = min(run.plan.eval_windows, len(windows))
     run.model.eval()
-    total = predicted = correct = 0.0
+    total = lm = predicted = correct = lm_correct = lm_predicted = 0.0
     with torch.no_grad():
         for lo in range(0, n, 16):
             batch = {k: v.to(run.plan.device) for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + 16))]).items()}
             out = families.get(run.recipe.loss).loss(run.model, batch)
-            total += float(out.total) * max(out.predicted, 1)
-            predicted += max(out.predicted, 1)
+            weight = max(out.predicted, 1)
+            total += float(out.total) * weight
+            lm += out.parts.get("mlm", float(out.total)) * weight
+            predicted += weight
             correct += out.correct
+            masked = out.parts.get("masked", out.predicted)  # ELECTRA: the generator's positions
+            lm_correct += out.parts.get("generator_accuracy", out.correct / weight) * masked
+            lm_predicted += masked
     run.model.train()
     loss = total / max(predicted, 1)
     return {"step": run.step, "loss": loss, "perplexity": math.exp(min(loss, 50.0)),
-            "accuracy": correct / predicted if predicted else 0.0, "tokens_seen": run.tokens_seen, "flops": run.flops,
-            "seconds": run.seconds}
+            "accuracy": correct / predicted if predicted else 0.0, "lm_loss": lm / max(predicted, 1),
+            "lm_accuracy": lm_correct / lm_predicted if lm_predicted else 0.0, "tokens_seen": run.tokens_seen,
+            "flops": run.flops, "seconds": run.seconds}
 
 
 def advance(run: Run, until: int | None = None, on_progress: Callable[[Progress], None] | None = None,

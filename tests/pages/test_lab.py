@@ -98,7 +98,7 @@ def test_a_tiny_run_trains_to_the_end_with_curves_and_a_table_and_saves_as_a_loc
     assert_clean(at)
     _wait(at, lambda s: s and s[0].endswith("done"))
     assert_clean(at)
-    assert [f["layout"]["title"]["text"].split(" ")[0] for f in figures(at)] == ["Training", "Masked-token", "Held-out"]
+    assert [f["layout"]["title"]["text"].split(" ")[0] for f in figures(at)] == ["Training", "Token", "Held-out"]
     row = at.dataframe[0].value.iloc[0]
     assert row["objective"] == "mlm" and row["steps"] == 3 and row["tokens seen"] > 0 and "→" in row["held-out loss"]
     assert "%" in row["probe"] and "±" in row["probe"]  # every finished run is probed
