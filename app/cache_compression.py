@@ -18,6 +18,6 @@ from explorer.runtime import workers
 
 @st.cache_data(max_entries=64, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def one_method(model: str, method: str, prompt: str, device: str = "auto") -> study.Study:
-    """``model`` and a compressed copy by ``method``, measured beside each other on ``device``."""
-    return study.run(model, [method], device=device, prompt=prompt)
+def one_method(model: str, method: str, prompt: str, device: str = "auto", models_dir: str | None = None) -> study.Study:
+    """``model`` and a compressed copy by ``method`` (or its early exit), measured beside each other on ``device``."""
+    return study.run(model, [method], device=device, prompt=prompt, models_dir=models_dir)

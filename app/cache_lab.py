@@ -36,7 +36,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
-from explorer.training import checkpoint, corpus, models, probe, recipes, trainer
+from explorer.training import checkpoint, corpus, exits, models, probe, recipes, trainer
 from explorer.training.corpus import Corpus
 from explorer.training.trainer import Plan, Progress, Run
 
@@ -53,9 +53,10 @@ QUICK = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 4}  # EXPLORER_LAB_
 # compute. Rounded up for a machine that also serves pages; the first run replaces it with its own figure.
 TYPICAL_CPU_PACE = {"tiny": 0.4, "small": 1.8}
 _STATE, _COUNT, _TEXT = "_lab_jobs", "_lab_count", "_lab_text"
-ACTIVE = ("waiting", "building", "training", "probing")
+ACTIVE = ("waiting", "building", "training", "probing", "exits")
 # The tests' probe: a few steps on short windows (the real one is probe.DEFAULT_SPEC, the same for every run).
 QUICK_PROBE = probe.ProbeSpec(steps=4, batch=8, seq_len=32, test_examples=16)
+QUICK_EXITS = exits.ExitSpec(steps=4, distill_steps=4, batch=8, seq_len=32, test_examples=16)
 
 
 def _env_number(name: str, default: float) -> float:
@@ -140,6 +141,8 @@ class Job:
     run: Run | None = None
     probe: dict[str, Any] | None = None  # the downstream probe of a finished run (explorer.training.probe)
     params: int | None = None
+    want_exits: bool = False  # also train FastBERT's exits after the probe (the Compression lab's early exit)
+    exits: tuple[exits.Exits, exits.Report] | None = None
     note: str | None = None  # why it stopped or failed, for the page
     stop_event: threading.Event = field(default_factory=threading.Event)
 
@@ -192,7 +195,26 @@ def _train(job: Job) -> None:
         if job.run.done and job.probe is None:
             job.state = "probing"  # the same fine-tuning budget for every variant (ELECTRA's fair comparison)
             job.probe = probe.probe(job.run.model, job.run.corpus, QUICK_PROBE if quick() else probe.DEFAULT_SPEC).to_dict()
+        if job.run.done and job.want_exits and job.exits is None:
+            _train_exits(job)
     job.state = "done" if job.run.done else "stopped"
+
+
+def _train_exits(job: Job) -> None:
+    """FastBERT's exits on a copy of the finished model; a model that cannot have them says why and stays done."""
+    assert job.run is not None
+    job.state = "exits"
+
+    def progress(fraction: float, text: str) -> None:
+        job.note = f"FastBERT exits: {text} ({fraction:.0%})"
+
+    try:
+        job.exits = exits.train(job.run.model, QUICK_EXITS if quick() else exits.DEFAULT_SPEC, progress=progress)
+        job.note = ""
+    except RequestStopped:
+        raise
+    except ExplorerError as err:  # one layer (a tiny DistilBERT student): nothing to exit from
+        job.note = f"No FastBERT exits: {err}"
 
 
 def _work(job: Job) -> None:
@@ -223,7 +245,8 @@ def jobs() -> list[Job]:
     return st.session_state.setdefault(_STATE, [])
 
 
-def submit(objectives: list[str], size: str, steps: int, seed: int, device: str, text: Corpus | None) -> list[Job]:
+def submit(objectives: list[str], size: str, steps: int, seed: int, device: str, text: Corpus | None,
+           want_exits: bool = False) -> list[Job]:
     """Queue one training per objective (same budget, seed and device); refused past :data:`MAX_RUNS`."""
     held = jobs()
     picked = [recipes.get(o).name for o in objectives]
@@ -239,7 +262,7 @@ def submit(objectives: list[str], size: str, steps: int, seed: int, device: str,
     for plan in plans:  # numbered per session, so two runs of one objective stay apart in every figure
         st.session_state[_COUNT] = st.session_state.get(_COUNT, 0) + 1
         new.append(Job(f"#{st.session_state[_COUNT]} {plan.objective} ({plan.size}, seed {plan.seed})", plan, text,
-                       alive))
+                       alive, want_exits=want_exits))
     for job in new:
         held.append(job)
         _launch(job)
@@ -273,6 +296,8 @@ def snapshot(job: Job) -> dict[str, Any]:
     if run is not None:  # lists are copied: the worker appends to them while the page draws
         out.update(steps=run.step, tokens_seen=run.tokens_seen, flops=run.flops, seconds=run.seconds,
                    losses=[list(p) for p in list(run.losses)], eval={"history": list(run.evals), "probe": job.probe})
+    if job.exits is not None:
+        out["exits"] = job.exits[1].to_dict()
     return out
 
 
@@ -302,7 +327,11 @@ def save(job: Job) -> tuple[bool, str]:
     target = checkpoint.default_out(plan.objective, plan.size, run.step, plan.seed, cache_models.models_dir())
     try:
         path = checkpoint.save(run, target)
+        if job.exits is not None:
+            exits.save(*job.exits, path)
     except ExplorerError as err:
         return False, str(err)
+    also = (" Its FastBERT exits were saved too: measure them on Compression (early exit)."
+            if job.exits is not None else "")
     return True, (f"Saved as **lab/{path.name}**: pick it on Fill-mask, Spans & QA, Similarity or Attention maps "
-                  "(listed as \"trained here\").")
+                  f"(listed as \"trained here\").{also}")

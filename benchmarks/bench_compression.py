@@ -7,7 +7,13 @@ agreement, probes kept) comes from the same study. Prints a table and writes
 benchmarks/results/compression-<model>.json.
 
     python benchmarks/bench_compression.py [--model sentence-bert] [--methods int8,bf16,prune-50,heads-25]
-                                           [--repeats 5] [--threads 2] [--device cpu]
+                                           [--repeats 5] [--threads 2] [--device cpu] [--models-dir DIR]
+
+FastBERT's early exit runs the same way on a lab model trained with exits (the reference is then the
+full model, every layer, timed alternately with adaptive inference one example at a time):
+
+    python -m explorer pretrain mlm --steps 300 --exits
+    python benchmarks/bench_compression.py --model lab/mlm-tiny-300steps-seed0 --methods exit-0.2,exit-0.5,exit-0.8,exit-1
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--models-dir", default=None, help="models folder (lab/NAME models live in its lab/)")
     args = parser.parse_args()
 
     import torch
@@ -42,6 +49,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
     result = study.run(args.model, args.methods.split(","), device=args.device, repeats=args.repeats,
+                       models_dir=args.models_dir,
                        progress=lambda f, what: print(f"[{f:4.0%}] {what}", file=sys.stderr))
     seconds = time.perf_counter() - start
     rows = []
@@ -59,7 +67,7 @@ def main() -> int:
         print(f"{row['method']:<10} {row['size_mb']:>8.1f} {row['size_ratio']:>7.3f} {row['latency_ms']:>9.1f} "
               f"{row['baseline_latency_ms']:>9.1f} {row['latency_ratio']:>7.2f}  {q['metric']} {q['value']:.4f} "
               f"(original {q['baseline_value']:.4f}); {extra}")
-    out = ROOT / "benchmarks" / "results" / f"compression-{args.model}.json"
+    out = ROOT / "benchmarks" / "results" / f"compression-{args.model.replace('/', '_')}.json"
     out.write_text(json.dumps({
         "model": args.model, "device": result.device_name, "threads": args.threads, "repeats": args.repeats,
         "torch": torch.__version__, "python": platform.python_version(), "machine": platform.machine(),

@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_compression as cache
-from app import device_picker, ui
+from app import cache_models, device_picker, ui
 from explorer.compression import study
+from explorer.compression.earlyexit import DEFAULT_PASSAGE
 from explorer.compression.methods import FIXED, PATTERNS
 from explorer.compression.study import DEFAULT_CANDIDATES, DEFAULT_PROMPTS
 from explorer.plots import compression as plots
@@ -15,6 +16,8 @@ from explorer.plots import compression as plots
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (encoder, 23M)", "gemma3-270m": "Gemma 3 270M (decoder, bundled Q4_K_M)"}
 OFFERED = ["bf16", "fp16", "int8", "w8", "w4", "prune-30", "prune-50", "prune-90", "heads-25", "heads-50"]
 DEFAULT_METHODS = ["int8", "bf16", "prune-50"]
+EXIT_OFFERED = ["exit-0.1", "exit-0.2", "exit-0.3", "exit-0.4", "exit-0.5", "exit-0.6", "exit-0.8", "exit-0.9"]
+EXIT_DEFAULT = ["exit-0.2", "exit-0.5", "exit-0.8"]
 RAN = "_compression_ran"  # the last study asked for: reruns redraw it from the cache
 
 where = device_picker.pick()
@@ -22,20 +25,35 @@ st.title("Compression lab")
 st.caption("Each method works on a copy of the loaded model (the original is never changed) and is measured "
            "beside it: size on disk, latency on this device, and agreement with the original's outputs.")
 
-ui.seed_from_url("cmp_model", "model", list(MODELS))
-model = st.selectbox("Model", list(MODELS), format_func=MODELS.__getitem__, key="cmp_model")
+exit_models = {k: f"{v} · FastBERT exits" for k, v in cache_models.lab_models("exits", cache_models.models_dir()).items()}
+choices = {**MODELS, **exit_models}
+ui.seed_from_url("cmp_model", "model", list(choices))
+model = st.selectbox("Model", list(choices), format_func=choices.__getitem__, key="cmp_model")
 st.query_params["model"] = model
+early = model in exit_models
+if not exit_models:
+    st.caption("Early exit (FastBERT): train a model in the Pretraining lab with \"Also train FastBERT exits\" "
+               "ticked and Save it; it then appears in this list with the exit-S methods.")
+offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (OFFERED, DEFAULT_METHODS)
 methods = st.multiselect(
-    "Methods", OFFERED, default=ui.query_list("methods", DEFAULT_METHODS, OFFERED), key="cmp_methods",
+    "Methods", offered, default=ui.query_list("methods", default, offered), key="cmp_methods_exit" if early else "cmp_methods",
     accept_new_options=True,
-    help="Type prune-N or heads-N for another percentage (0-99). " + " · ".join(
+    help=("Type exit-S for another speed (0-1): higher exits sooner. " if early else
+          "Type prune-N or heads-N for another percentage (0-99). ") + " · ".join(
         f"{k}: {v}" for k, v in {**FIXED, **PATTERNS}.items()))
-ui.set_query_list("methods", [m for m in methods if m in OFFERED])
+ui.set_query_list("methods", [m for m in methods if m in offered])
 decoder = model == "gemma3-270m"
-prompt = st.text_input("Prompt for the side-by-side answers", value=DEFAULT_PROMPTS["decoder" if decoder else "encoder"],
-                       key=f"cmp_prompt_{model}",
-                       help="Gemma continues it greedily; MiniLM ranks the candidate sentences by similarity to it.")
-if not decoder:
+if early:
+    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=2000,
+                          help="Library reference or narrative docs? Each speed answers after the layer it exits at.")
+else:
+    prompt = st.text_input("Prompt for the side-by-side answers",
+                           value=DEFAULT_PROMPTS["decoder" if decoder else "encoder"], key=f"cmp_prompt_{model}",
+                           help="Gemma continues it greedily; MiniLM ranks the candidate sentences by similarity to it.")
+if early:
+    st.caption("Each speed S runs the layers one at a time and answers at the first layer whose classifier is sure "
+               "enough (normalised entropy below S); S = 0 is the full model.")
+elif not decoder:
     st.caption("Candidates: " + " · ".join(DEFAULT_CANDIDATES))
 else:
     st.caption("Gemma on two CPU cores takes a minute or more a method. Each method is one request: one that runs "
@@ -56,7 +74,7 @@ with ui.guard():  # a bad method or a request out of time: a box, and the method
         study.combine([])  # says what to do
     for i, method in enumerate(methods):
         bar.progress(i / len(methods), text=f"{method}: compressing a copy and measuring it beside the original…")
-        parts.append(cache.one_method(model, method, prompt, where.device))
+        parts.append(cache.one_method(model, method, prompt, where.device, cache_models.models_dir()))
 bar.empty()
 if not parts:
     st.stop()
@@ -79,6 +97,7 @@ st.dataframe(table, hide_index=True, width="stretch")
 ui.csv_download(table, "compression", key="cmp_csv")
 
 st.subheader("Answers on one prompt")
-st.caption(("Prompt: " if decoder else "Candidates ranked by similarity to: ") + ui.markdown_safe(result.prompt))
+st.caption(("Passage: " if early else "Prompt: " if decoder else "Candidates ranked by similarity to: ")
+           + ui.markdown_safe(result.prompt))
 answers = pd.DataFrame([{"model": r.method, "answer": r.answer} for r in (result.baseline, *result.rows)])
 st.dataframe(answers, hide_index=True, width="stretch")

@@ -11,16 +11,18 @@ from app import cache_lab as lab
 from app import device_picker, ui
 from explorer.plots import training as plots
 from explorer.runtime import placement
-from explorer.training import probe, recipes
+from explorer.training import probe, recipes, sections
 from explorer.training.corpus import MAX_FILE_BYTES, Corpus
 
 MAX_PAGE_STEPS = 5_000  # over an hour of tiny steps on 2 CPU cores; longer runs belong to the CLI (no limit)
 SEED_MAX = 2**31 - 1
 PROBE_NOTE = (f"Probe: after training, a copy of each model is fine-tuned with the same small budget on \"{probe.TASK}\" "
               "(made from the corpus); 50% is chance, and a randomly initialised model scores about that too.")
+EXITS_HELP = (f"After training: fine-tune a copy on \"{sections.TASK}\" with a classifier after every layer "
+              "(self-distilled from the last). Save the run, then measure early exit on the Compression page.")
 STATUS = {"waiting": "waiting for a training slot", "building": "building the model…", "done": "done",
-          "probing": "trained; fine-tuning a copy on the downstream probe…",
-          "stopped": "stopped", "failed": "failed"}
+          "probing": "trained; fine-tuning a copy on the downstream probe…", "stopped": "stopped",
+          "exits": "trained; training FastBERT exits on a copy…", "failed": "failed"}
 
 
 def _label(name: str) -> str:
@@ -134,9 +136,10 @@ def page() -> None:
         text, usable = text_input()
         st.caption(f"Runs on `{device}` in float32 (the precision picker applies to the live pages)."
                    + (" Test mode (EXPLORER_LAB_QUICK=1): 256-token steps of 32-token windows." if lab.quick() else ""))
+        want_exits = st.checkbox("Also train FastBERT exits", key="lab_exits", help=EXITS_HELP)
         go, clear = st.columns([1, 6])
         if go.button("Train", type="primary", key="lab_train", disabled=not usable):
-            lab.submit(picked, size, steps, seed, device, text)
+            lab.submit(picked, size, steps, seed, device, text, want_exits)
         if clear.button("Clear finished runs", key="lab_clear"):
             lab.clear()
     polling = any(job.active for job in lab.jobs())

@@ -116,3 +116,21 @@ def bundled_decoder() -> Path:
     from explorer.runtime import bundled
 
     return bundled.ensure_converted()
+
+
+
+# Quick exits for the tests: a few seconds on 2 cores (the real budget is exits.DEFAULT_SPEC).
+QUICK_EXITS = {"steps": 30, "distill_steps": 30, "batch": 16, "seq_len": 32, "test_examples": 64}
+
+
+@pytest.fixture(scope="session")
+def lab_exits(tmp_path_factory) -> Path:
+    """A models folder holding ``lab/mlm-tiny-20steps-seed0`` with quick FastBERT exits (:data:`QUICK_EXITS`)."""
+    from explorer.training import checkpoint, exits, trainer
+
+    plan = trainer.Plan("mlm", steps=20, batch_tokens=256, seq_len=32, eval_windows=4)
+    run = trainer.advance(trainer.start(plan))
+    root = tmp_path_factory.mktemp("exit-models")
+    out = checkpoint.save(run, checkpoint.default_out("mlm", "tiny", 20, 0, str(root)))
+    exits.save(*exits.train(run.model, exits.ExitSpec(**QUICK_EXITS)), out)
+    return root

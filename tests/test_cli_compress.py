@@ -75,3 +75,15 @@ def _nothing():
     import contextlib
 
     return contextlib.nullcontext()
+
+
+def test_early_exit_on_a_lab_model_gives_the_same_record_shape(lab_exits, golden, capsys) -> None:
+    assert main(["compress", "lab/mlm-tiny-20steps-seed0", "--models-dir", str(lab_exits), "--method", "exit-0.5",
+                 "--repeats", "1", "--device", "cpu", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    golden("cli/compress-exit-keys.json", json.dumps(_shape(record), indent=2, sort_keys=True) + "\n")
+    assert record["method"] == "exit-0.5" and record["quality"]["metric"].startswith("accuracy on")
+    assert 1.0 <= record["quality"]["mean_layers"] <= 2.0 and record["latency_ms"] > 0
+    assert main(["compress", "lab/mlm-tiny-20steps-seed0", "--models-dir", str(lab_exits), "--method", "exit-0.5",
+                 "--method", "int8"]) == 2
+    assert "apart from the other methods" in capsys.readouterr().err

@@ -80,6 +80,10 @@ def test_tied_output_heads_are_left_alone() -> None:
     ("zip", "fp32, bf16, fp16, int8"),
     ("", "Unknown compression method"),
     ("<b>" + "x" * 500, "Unknown compression method"),
+    ("exit-1.5", "outside 0 to 1"),
+    ("exit-0.333", "steps of 0.01"),
+    ("exit-", "speed from 0 to 1"),
+    ("exit-fast", "speed from 0 to 1"),
 ])
 def test_bad_names_say_what_to_do(text: str, needle: str) -> None:
     with pytest.raises(ExplorerError) as err:
@@ -118,3 +122,9 @@ def test_weight_only_needs_torchao_or_says_how_to_get_it(minilm) -> None:
         return
     out = methods.apply(minilm.model, methods.parse("w8"), "cpu")
     assert measure.disk_bytes(out) < 0.7 * measure.disk_bytes(minilm.model)
+
+
+def test_exit_speeds_parse_to_hundredths() -> None:
+    assert [methods.parse(f"exit-0.{i:02d}").amount for i in range(100)] == list(range(100))
+    m = methods.parse(" EXIT-.5 ")
+    assert (m.name, m.kind, m.speed) == ("exit-0.5", "exit", 0.5) and methods.available(m, "cpu") is None

@@ -97,3 +97,11 @@ def test_a_text_that_only_repeats_itself_has_nothing_to_hold_out() -> None:
     text = "\n".join(f"### d{d}\nThe same sentence is written again in every document here." for d in range(400))
     with pytest.raises(ExplorerError, match="does not repeat itself"):
         corpus.from_text(text, "echo")
+
+
+def test_documents_keep_their_names_through_the_split() -> None:
+    text = corpus.bundled()
+    assert len(text.train_names) == len(text.train) and len(text.heldout_names) == len(text.heldout)
+    assert "library/functools" in text.heldout_names and "tutorial/classes" in text.train_names
+    plain = corpus.from_text("\n\n".join(f"Paragraph {i} says a few words about lists." for i in range(400)), "t")
+    assert set(plain.train_names) == {""} and set(plain.heldout_names) == {""}

@@ -51,3 +51,10 @@ def test_an_unusable_models_directory_still_gives_the_pages_their_defaults(monke
     assert defaults.fill_mask_defaults(bad) == ["gemma3-270m", "bert-base"]
     assert defaults.spans_defaults(bad) == ["gemma3-270m"]
     assert weights.ready_keys(("bert-base",), bad) == []
+
+
+def test_only_lab_models_with_saved_exits_serve_early_exit(lab_exits) -> None:
+    from explorer.tasks import defaults
+
+    assert list(defaults.lab_models("exits", str(lab_exits))) == ["lab/mlm-tiny-20steps-seed0"]
+    assert list(defaults.lab_models("any", str(lab_exits))) == ["lab/mlm-tiny-20steps-seed0"]

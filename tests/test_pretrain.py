@@ -181,3 +181,17 @@ def test_cuda_without_cuda_is_refused(capsys) -> None:
 def test_compare_needs_two_objectives(capsys) -> None:
     assert main(["pretrain-compare", "mlm", "mlm", "--steps", "1"]) == 2
     assert "at least two" in capsys.readouterr().err
+
+
+def test_pretrain_exits_trains_fastbert_exits_and_saves_them_with_the_checkpoint(tmp_path, capsys, monkeypatch) -> None:
+    from explorer.training import exits
+    from tests.conftest import QUICK_EXITS
+
+    monkeypatch.setattr(exits, "DEFAULT_SPEC", exits.ExitSpec(**QUICK_EXITS))
+    out = tmp_path / "run"
+    assert main(["pretrain", "mlm", *TINY, "--out", str(out), "--exits"]) == 0
+    captured = capsys.readouterr()
+    assert "exits: accuracy after each layer" in captured.out and "--method exit-0.2" in captured.out
+    assert checkpoint.has_exits(out) and any(ln.startswith("exits: ") for ln in captured.err.splitlines())
+    assert main(["pretrain", "mlm", *TINY, "--out", str(out), "--json"]) == 0  # retrained: its old exits go
+    assert "exits" not in json.loads(capsys.readouterr().out) and not checkpoint.has_exits(out)

@@ -1,6 +1,7 @@
 """CLI of the compression lab: a model through compression methods, measured beside the original.
 
     python -m explorer compress sentence-bert --method int8 --method prune-50 [--device cpu] [--json]
+    python -m explorer compress lab/NAME --method exit-0.2 --method exit-0.5   # FastBERT early exit (pretrain --exits)
 
 JSON: one object per method, ``{model, method, size_bytes, baseline_size_bytes, latency_ms,
 baseline_latency_ms, quality: {metric, value, baseline_value, ...}, device, ...}``; a list when several
@@ -25,13 +26,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", metavar="KEY", help="catalog key or save_pretrained directory, e.g. sentence-bert, "
                                                 "gemma3-270m")
     p.add_argument("--method", action="append", required=True, metavar="M",
-                   help="fp32, bf16, fp16 (GPU), int8 (CPU), w8/w4 (torchao), prune-N, heads-N (N = 0..99); "
-                        "repeat for several")
+                   help="fp32, bf16, fp16 (GPU), int8 (CPU), w8/w4 (torchao), prune-N, heads-N (N = 0..99), "
+                        "exit-S (S = 0..1, a lab model trained with pretrain --exits); repeat for several")
     p.add_argument("--repeats", type=number(int, 1, 100), default=5, help="timed runs per model (median)")
     p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")
     add_placement(p)
     p.set_defaults(func=cmd_compress)
+
+
+_SHOWN = ("metric", "value", "baseline_value", "probes_kept", "probes_total")
 
 
 def _mb(n: int) -> str:
@@ -60,8 +64,10 @@ def cmd_compress(args: argparse.Namespace) -> int:
     print(f"{'method':<10} {'size':>10} {'x size':>7} {'latency':>10} {'x time':>7}  quality")
     for r in records:
         q = r["quality"]
+        extra = ", ".join(f"{k.replace('_', ' ')} {v:.3g}" for k, v in q.items() if k not in _SHOWN and v is not None)
+        kept = f", probes kept {q['probes_kept']}/{q['probes_total']}" if q["probes_total"] else ""
         print(f"{r['method']:<10} {_mb(r['size_bytes']):>10} {r['size_bytes'] / r['baseline_size_bytes']:>7.2f} "
               f"{r['latency_ms']:>8.1f}ms {r['latency_ms'] / r['baseline_latency_ms']:>7.2f}  "
-              f"{q['metric']} {q['value']:.4f} (original {q['baseline_value']:.4f}), "
-              f"probes kept {q['probes_kept']}/{q['probes_total']}")
+              f"{q['metric']} {q['value']:.4f} (original {q['baseline_value']:.4f}){kept}"
+              + (f"; {extra}" if extra else ""))
     return 0

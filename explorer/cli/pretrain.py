@@ -3,6 +3,7 @@
     python -m explorer pretrain mlm --steps 300 --json          # saved in <models folder>/lab/mlm-tiny-300steps-seed0
     python -m explorer fill-mask --models lab/mlm-tiny-300steps-seed0 --text "Lists are [MASK] sequences."
     python -m explorer pretrain-compare mlm roberta albert --steps 100 --json
+    python -m explorer pretrain mlm --steps 300 --exits         # + FastBERT exits, for `compress lab/NAME --method exit-0.3`
 
 Progress goes to stderr (a line every ~5% of the steps); stdout gets the summary (``--json``:
 ``explorer.training.trainer.summary``). Ctrl-C stops the run: nothing half-written is left and the exit code
@@ -123,6 +124,24 @@ def _probed(summary: dict[str, Any], run: Run, enabled: bool, prefix: str = "") 
     return summary
 
 
+def _exits(summary: dict[str, Any], run: Run, saved: Path) -> dict[str, Any]:
+    """``summary`` with ``exits``: FastBERT's exit classifiers trained on a copy and saved beside the checkpoint."""
+    from explorer.training import exits, sections
+
+    step = [-1]
+
+    def report(fraction: float, text: str) -> None:
+        if int(fraction * 10) > step[0]:  # a line every 10%
+            step[0] = int(fraction * 10)
+            print(f"exits: {text}", file=sys.stderr, flush=True)
+
+    print(f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"", file=sys.stderr, flush=True)
+    trained, result = exits.train(run.model, exits.DEFAULT_SPEC, progress=report)
+    exits.save(trained, result, saved)
+    summary["exits"] = result.to_dict()
+    return summary
+
+
 def _pretrain(args: argparse.Namespace) -> int:
     from explorer.training import checkpoint, trainer
 
@@ -140,12 +159,20 @@ def _pretrain(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return _interrupted("while saving: the checkpoint was not written")
     summary = _probed(trainer.summary(run, str(saved)), run, args.probe)
+    try:
+        summary = _exits(summary, run, saved) if args.exits else summary
+    except KeyboardInterrupt:
+        return _interrupted("while training the exits: the checkpoint is saved, its exits are not")
     if args.json:
         print_json(summary)
-    else:
-        print(_describe(summary))
-        print(f'  try: python -m explorer fill-mask --models {_spec(saved, args.models_dir)} '
-              '--text "A list is a [MASK] of items."')
+        return 0
+    print(_describe(summary))
+    print(f'  try: python -m explorer fill-mask --models {_spec(saved, args.models_dir)} '
+          '--text "A list is a [MASK] of items."')
+    if args.exits:
+        layers = ", ".join(f"{a:.1%}" for a in summary["exits"]["layer_accuracy"])
+        print(f"  exits: accuracy after each layer {layers} on \"{summary['exits']['task']}\"")
+        print(f"  try: python -m explorer compress {_spec(saved, args.models_dir)} --method exit-0.2 --method exit-0.5")
     return 0
 
 
@@ -210,6 +237,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, metavar="DIR", help="where to save (default: <models folder>/lab/"
                    "OBJECTIVE-SIZE-STEPSsteps-seedSEED, listed on the live pages as lab/NAME)")
     p.add_argument("--probe", action="store_true", help="also fine-tune a copy on the downstream probe (eval.probe)")
+    p.add_argument("--exits", action="store_true", help="also train FastBERT's early-exit classifiers on a copy and "
+                   "save them with the checkpoint (for compress lab/NAME --method exit-S)")
     p.set_defaults(func=_pretrain)
 
     c = sub.add_parser("pretrain-compare", help="train several objectives on the same token budget, side by side")

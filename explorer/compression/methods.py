@@ -3,8 +3,9 @@
 A method is named the way the CLI and the page take it: ``fp32``, ``bf16``, ``fp16`` (casts), ``int8``
 (dynamic int8 Linear layers, torch's own ``quantize_dynamic``), ``w8``/``w4`` (weight-only 8/4-bit from
 torchao, when it is installed), ``prune-N`` (unstructured L1 magnitude pruning of N% of every Linear
-weight, ``torch.nn.utils.prune``) and ``heads-N`` (structured: the N% least important attention heads
-switched off, see :mod:`explorer.compression.heads`).
+weight, ``torch.nn.utils.prune``), ``heads-N`` (structured: the N% least important attention heads
+switched off, see :mod:`explorer.compression.heads`) and ``exit-S`` (FastBERT's early exit at speed S,
+0 to 1, on a lab model with trained exits: :mod:`explorer.compression.earlyexit`; not a copy of the model).
 
 Every method works on a **deep copy**: the model the cache shares (:mod:`explorer.runtime.modelcache`) is
 never touched, and the copy is refused before it is made when it would not fit the memory budget.
@@ -15,8 +16,8 @@ torchao 0.18), a 384x1536x384 MLP took 0.37 ms with ``quantize_dynamic`` (fbgemm
 (torchao's CPU speed needs ``torch.compile``). Tied output heads (Gemma's ``lm_head`` *is* its embedding
 table) are left as they are by int8 and pruning: replacing them would untie them and store the table twice.
 
->>> parse("prune-50").amount, parse("heads-25").kind, parse(" INT8 ").name
-(50, 'heads', 'int8')
+>>> parse("prune-50").amount, parse("heads-25").kind, parse(" INT8 ").name, parse("exit-0.30").name
+(50, 'heads', 'int8', 'exit-0.3')
 >>> parse("prune-100")
 Traceback (most recent call last):
 ...
@@ -52,8 +53,10 @@ FIXED = {
     "w4": "weight-only int4, groups of 32 (torchao; optional package; stored unpacked in int8 on the CPU)",
 }
 PATTERNS = {"prune": "prune-N: N% of every Linear weight set to zero by magnitude (0-99)",
-            "heads": "heads-N: the N% least important attention heads switched off (0-99)"}
+            "heads": "heads-N: the N% least important attention heads switched off (0-99)",
+            "exit": "exit-S: FastBERT early exit at speed S (0-1; higher exits sooner), lab models with exits"}
 _NAME = re.compile(r"^(prune|heads)-(\d{1,3})$")
+_EXIT = re.compile(r"^exit-(\d*\.?\d+)$")
 MAX_PERCENT = 99
 TORCHAO_HINT = "pip install torchao==0.18.0"
 
@@ -64,7 +67,12 @@ class Method:
 
     name: str
     kind: str
-    amount: int = 0  # percent, for prune and heads
+    amount: int = 0  # percent, for prune and heads; the speed x 100 for exit
+
+    @property
+    def speed(self) -> float:
+        """FastBERT's speed S of an ``exit-S`` method (0 never exits early, 1 exits at the first layer)."""
+        return self.amount / 100
 
     @property
     def cpu_only(self) -> bool:
@@ -79,7 +87,8 @@ class Method:
 
 def valid_names() -> str:
     """The methods one may ask for, in one line (error messages and help)."""
-    return ", ".join([*FIXED, "prune-N", "heads-N"]) + " (N a whole percentage from 0 to 99)"
+    return (", ".join([*FIXED, "prune-N", "heads-N"]) + " (N a whole percentage from 0 to 99), exit-S (S from 0 to "
+            "1, lab models with FastBERT exits)")
 
 
 def parse(text: str) -> Method:
@@ -98,6 +107,15 @@ def parse(text: str) -> Method:
             raise ExplorerError(f"Sparsity {amount}% is outside 0 to {MAX_PERCENT}: prune-N and heads-N take a "
                                 f"whole percentage from 0 to {MAX_PERCENT} (e.g. prune-50).")
         return Method(f"{match.group(1)}-{amount}", match.group(1), amount)
+    exit_match = _EXIT.match(name)
+    if exit_match:
+        speed = float(exit_match.group(1))
+        if speed > 1 or abs(speed * 100 - round(speed * 100)) > 1e-6:
+            raise ExplorerError(f"Speed {shorten(exit_match.group(1))} is outside 0 to 1 in steps of 0.01: exit-S takes "
+                                "FastBERT's speed, e.g. exit-0.3.")
+        return Method(f"exit-{speed:g}", "exit", round(speed * 100))
+    if name.startswith("exit-"):
+        raise ExplorerError(f"{shorten(name)!r} needs a speed from 0 to 1 after the dash, e.g. exit-0.3.")
     if re.match(r"^(prune|heads)-", name):
         raise ExplorerError(f"{shorten(name)!r} needs a whole percentage from 0 to {MAX_PERCENT} after the dash, "
                             "e.g. prune-50 or heads-25.")
@@ -182,6 +200,9 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
     reason = available(method, device)
     if reason:
         raise ExplorerError(reason)
+    if method.kind == "exit":
+        raise ExplorerError(f"{method.name} does not make a copy of a model: it is measured on a lab model's trained "
+                            "exits by explorer.compression.earlyexit (compress lab/NAME --method exit-0.3).")
     if method.kind != "cast":
         _require_linear(model, method)  # before the copy: nothing to compress costs no memory
     out = _copy(model, what, device)

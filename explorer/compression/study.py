@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
 
-from explorer.compression import measure, methods, quality
+from explorer.compression import earlyexit, measure, methods, quality
+from explorer.compression.result import Progress, Row, Study
 from explorer.core.errors import ExplorerError
-from explorer.core.notices import Notice, texts
+from explorer.core.notices import Notice
 from explorer.runtime import bundled, cancel, modelkind, placement
 from explorer.runtime.loading import LoadedModel, load_model
 
@@ -38,67 +39,6 @@ Q4_NOTE = Notice("info", "The original here is Gemma 3 270M as bundled: the 4-bi
 DENSE_NOTE = Notice("info", "prune-N and heads-N write zeros into dense matrices: the size on disk and the latency "
                             "stay those of the dense model; only a sparse format or kernel would turn the zeros "
                             "into savings.")
-Progress = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class Row:
-    """One model's measurements (the original's row has method "original")."""
-
-    method: str
-    description: str
-    size_bytes: int
-    memory_bytes: int
-    latency_ms: float
-    throughput: float
-    baseline_latency_ms: float  # the original's, timed alternately with this copy (same machine load)
-    quality: quality.Quality
-    sparsity: float
-    answer: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "description": self.description, "size_bytes": self.size_bytes,
-                "memory_bytes": self.memory_bytes, "latency_ms": round(self.latency_ms, 3),
-                "throughput": round(self.throughput, 3), "baseline_latency_ms": round(self.baseline_latency_ms, 3), "quality": self.quality.to_dict(),
-                "sparsity": round(self.sparsity, 4), "answer": self.answer}
-
-
-@dataclass(frozen=True)
-class Study:
-    """The original and every compressed copy, measured in the same run on the same device."""
-
-    model: str
-    name: str
-    decoder: bool
-    device: str
-    device_name: str
-    dtype: str
-    throughput_unit: str
-    prompt: str
-    baseline: Row
-    rows: tuple[Row, ...]
-    notices: tuple[Notice, ...] = field(default=())
-
-    def records(self) -> list[dict[str, Any]]:
-        """One flat record per method: the CLI's JSON (``compress KEY --method M --json``)."""
-        b = self.baseline
-        return [{"model": self.model, "method": r.method, "size_bytes": r.size_bytes,
-                 "baseline_size_bytes": b.size_bytes, "memory_bytes": r.memory_bytes,
-                 "baseline_memory_bytes": b.memory_bytes, "latency_ms": round(r.latency_ms, 3),
-                 "baseline_latency_ms": round(r.baseline_latency_ms, 3), "throughput": round(r.throughput, 3),
-                 "throughput_unit": self.throughput_unit,
-                 "quality": {"metric": r.quality.metric, "value": r.quality.to_dict()["value"],
-                             "baseline_value": r.quality.to_dict()["baseline_value"],
-                             **r.quality.to_dict()["extra"], "probes_kept": r.quality.probes_kept,
-                             "probes_total": r.quality.probes_total},
-                 "sparsity": round(r.sparsity, 4), "device": self.device, "notes": texts(self.notices)}
-                for r in self.rows]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "name": self.name, "decoder": self.decoder, "device": self.device,
-                "device_name": self.device_name, "dtype": self.dtype, "throughput_unit": self.throughput_unit,
-                "prompt": self.prompt, "baseline": self.baseline.to_dict(),
-                "rows": [r.to_dict() for r in self.rows], "notices": texts(self.notices)}
 
 
 def _parse_all(names: list[str] | tuple[str, ...], device: str) -> list[methods.Method]:
@@ -152,6 +92,8 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
     report = progress or (lambda _f, _t: None)
     where = placement.resolve_device(device)
     parsed = _parse_all(method_names, where)  # before any model loads
+    if any(m.kind == "exit" for m in parsed):
+        return _early_exit(key, parsed, where, models_dir, prompt, repeats, report)
     decoder = modelkind.is_decoder(key, models_dir)
     report(0.0, f"Loading {key}…")
     loaded = load_model(key, "causal-lm" if decoder else "base", models_dir=models_dir, device=where,
@@ -177,6 +119,15 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
     return Study(key, loaded.name, decoder, where, placement.device_name(where), "float32",
                  "tokens/s" if decoder else "sentences/s", shown, baseline, tuple(rows),
                  _notices(key, parsed) + stopped)
+
+
+def _early_exit(key: str, parsed: list[methods.Method], where: str, models_dir: str | None, prompt: str | None,
+                repeats: int, report: Progress) -> Study:
+    if not all(m.kind == "exit" for m in parsed):
+        raise ExplorerError("exit-S measures a lab model's trained exits, not a compressed copy: run it apart from "
+                            "the other methods (one study with only exit-S methods).")
+    return earlyexit.run(key, parsed, device=where, models_dir=models_dir, prompt=prompt, repeats=repeats,
+                         progress=report)
 
 
 def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, setup: tuple[Any, ...]) -> Row:

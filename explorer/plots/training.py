@@ -128,7 +128,8 @@ def _probe(result: dict[str, Any] | None) -> str:
 
 
 def table_rows(runs: Runs) -> list[dict[str, Any]]:
-    """One row per run: objective, parameters, steps, tokens seen, FLOPs, seconds, held-out loss, accuracy, probe."""
+    """One row per run: objective, parameters, steps, tokens seen, FLOPs, seconds, held-out loss, accuracy, probe,
+    and its FastBERT exits' accuracy by layer when it has them."""
     rows = []
     for label, run in runs.items():
         evals = history(run)
@@ -137,5 +138,11 @@ def table_rows(runs: Runs) -> list[dict[str, Any]]:
                      "FLOPs": f"{float(run.get('flops') or 0.0):.3g}", "seconds": round(float(run.get("seconds") or 0), 1),
                      "held-out loss": _first_last([_lm(e, "loss") for e in evals], ".4g"),
                      "accuracy": _first_last([_lm(e, "accuracy") for e in evals], ".1%"),
-                     "probe": _probe(run.get("eval", {}).get("probe"))})
+                     "probe": _probe(run.get("eval", {}).get("probe")),
+                     **({"exit accuracy by layer": _exits(run["exits"])} if run.get("exits") else {})})
     return rows
+
+
+def _exits(report: dict[str, Any]) -> str:
+    """FastBERT exits: accuracy after each layer, e.g. "76% → 77% (teacher)"."""
+    return " → ".join(f"{a:.0%}" for a in report.get("layer_accuracy") or []) + " (last: teacher)"

@@ -68,10 +68,12 @@ def _serves(model: checkpoint.Trained, use: str) -> bool:
         return model.family == "decoder" or model.model_type in T5_TYPES + BART_TYPES
     if use == "encoder":  # sentence vectors (Similarity): any encoder
         return model.family == "encoder"
+    if use == "exits":  # the Compression lab's early exit: FastBERT exits trained and saved with the model
+        return checkpoint.has_exits(model.path)
     return True
 
 
 def lab_models(use: str = "any", models_dir: str | None = None) -> dict[str, str]:
     """``{"lab/NAME": "lab/NAME: trained here (N steps on M words)"}`` of the models the pretraining lab saved
-    in the models folder that can serve ``use`` ("fill", "infill", "encoder" or "any"), newest first."""
+    in the models folder that can serve ``use`` ("fill", "infill", "encoder", "exits" or "any"), newest first."""
     return {m.spec: f"{m.spec}: {m.label}" for m in checkpoint.trained(models_dir) if _serves(m, use)}

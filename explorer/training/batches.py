@@ -23,28 +23,29 @@ import torch
 from explorer.training import vocab
 from explorer.training.corpus import Corpus
 
-__all__ = ["PAD_ID", "Window", "collate", "fill", "stream", "windows"]
+__all__ = ["PAD_ID", "Window", "collate", "document_windows", "fill", "stream", "windows"]
 
 PAD_ID = 0
 Window = tuple[str, ...]
 _PAD_VALUE = {"labels": -100, "decoder_labels": -100}  # every other key pads with 0
 
 
+def document_windows(doc: Sequence[str], seq_len: int) -> list[Window]:
+    """One document's paragraphs (run on) as framed windows of at most ``seq_len`` tokens."""
+    tok = vocab.tokenizer()
+    body = seq_len - 2
+    pieces = [p for ids in tok(list(doc), add_special_tokens=False)["input_ids"] for p in ids]
+    tokens = tok.convert_ids_to_tokens(pieces)
+    # a last scrap of a few pieces teaches nothing and skews lengths
+    return [("[CLS]", *tokens[i:i + body], "[SEP]") for i in range(0, len(tokens), body)
+            if len(tokens[i:i + body]) >= 8]
+
+
 @lru_cache(maxsize=4)
 def windows(corpus: Corpus, split: str, seq_len: int) -> tuple[Window, ...]:
     """The corpus's ``split`` ("train" | "heldout") as framed token windows, in corpus order."""
-    tok = vocab.tokenizer()
     docs = corpus.train if split == "train" else corpus.heldout
-    body = seq_len - 2
-    out: list[Window] = []
-    for doc in docs:
-        pieces = [p for ids in tok(list(doc), add_special_tokens=False)["input_ids"] for p in ids]
-        tokens = tok.convert_ids_to_tokens(pieces)
-        for i in range(0, len(tokens), body):
-            chunk = tokens[i:i + body]
-            if len(chunk) >= 8:  # a last scrap of a few pieces teaches nothing and skews lengths
-                out.append(("[CLS]", *chunk, "[SEP]"))
-    return tuple(out)
+    return tuple(w for doc in docs for w in document_windows(doc, seq_len))
 
 
 def collate(examples: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:

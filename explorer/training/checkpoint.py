@@ -37,10 +37,11 @@ from explorer.training import corpus, vocab
 if TYPE_CHECKING:  # the trainer imports torch; listing checkpoints must not
     from explorer.training.trainer import Run
 
-__all__ = ["CARD", "README", "Trained", "card_text", "check_target", "default_out", "exportable", "label", "load_card", "save", "trained"]
+__all__ = ["CARD", "EXITS", "README", "Trained", "card_text", "check_target", "default_out", "exportable", "has_exits", "label", "load_card", "save", "trained"]
 
 CARD = "lab.json"  # the run's summary (trainer.summary): what marks a folder as a lab checkpoint
 README = "README.md"  # the card in words
+EXITS = "fastbert"  # FastBERT's exits, when trained (explorer.training.exits): exits.pt and exits.json
 MAX_CARD_BYTES = 5_000_000  # 20,000 steps of [step, loss] pairs are ~0.5 MB; anything far larger is not ours
 MAX_LISTED = 200  # a models folder with thousands of runs lists the newest 200
 _PARTS = (("discriminator", ""), ("generator", "generator"))  # ELECTRA's pair: what each part is saved as
@@ -82,6 +83,11 @@ def exportable(model: Any) -> dict[str, Any]:
             return {"": getattr(model, inner)}
     raise ExplorerError(f"A {type(model).__name__} cannot be saved as a local model: give it an exportable() "
                         "method naming its transformers parts (explorer.training.checkpoint.exportable).")
+
+
+def has_exits(directory: str | Path) -> bool:
+    """Whether a checkpoint folder holds trained FastBERT exits (the Compression lab's early exit)."""
+    return (Path(directory) / EXITS / "exits.json").is_file()
 
 
 def label(card: dict[str, Any]) -> str:

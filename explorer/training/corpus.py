@@ -34,11 +34,18 @@ _PARAGRAPHS_PER_DOC = 12  # a plain file has no documents: cut it into chunks of
 
 @dataclass(frozen=True)
 class Corpus:
-    """Documents (tuples of paragraphs) split into train and held-out."""
+    """Documents (tuples of paragraphs) split into train and held-out, with each document's name.
+
+    Names come from ``### name`` lines (the bundled corpus: ``library/functools``, ``tutorial/classes``…);
+    a plain text's chunks have none (""). A downstream task may label documents by name
+    (:mod:`explorer.training.sections`).
+    """
 
     name: str
     train: tuple[tuple[str, ...], ...]
     heldout: tuple[tuple[str, ...], ...]
+    train_names: tuple[str, ...] = ()
+    heldout_names: tuple[str, ...] = ()
 
     @property
     def words(self) -> int:
@@ -53,34 +60,39 @@ class Corpus:
                 "train_documents": len(self.train), "heldout_documents": len(self.heldout)}
 
 
-def _documents(text: str) -> list[tuple[str, ...]]:
-    """``### name`` lines open documents; without them, blank-line paragraphs are grouped."""
+Doc = tuple[str, tuple[str, ...]]  # (name, paragraphs)
+
+
+def _documents(text: str) -> list[Doc]:
+    """``### name`` lines open documents; without them, blank-line paragraphs are grouped (no names)."""
     if re.search(r"^### ", text, re.MULTILINE):
-        docs = [tuple(ln.strip() for ln in chunk.splitlines()[1:] if ln.strip())
-                for chunk in re.split(r"^(?=### )", text, flags=re.MULTILINE)]
-        return [d for d in docs if d]
+        chunks = [chunk.splitlines() for chunk in re.split(r"^(?=### )", text, flags=re.MULTILINE)]
+        docs = [(lines[0][4:].strip() if lines[0].startswith("### ") else "",
+                 tuple(ln.strip() for ln in lines[1:] if ln.strip())) for lines in chunks if lines]
+        return [d for d in docs if d[1]]
     blocks = re.split(r"\n\s*\n", text) if "\n\n" in text.replace("\r", "") else text.splitlines()
     paras = [" ".join(b.split()) for b in blocks if b.strip()]
-    return [tuple(paras[i:i + _PARAGRAPHS_PER_DOC]) for i in range(0, len(paras), _PARAGRAPHS_PER_DOC)]
+    return [("", tuple(paras[i:i + _PARAGRAPHS_PER_DOC])) for i in range(0, len(paras), _PARAGRAPHS_PER_DOC)]
 
 
-def _split(docs: list[tuple[str, ...]]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+def _split(docs: list[Doc]) -> tuple[list[Doc], list[Doc]]:
     if len(docs) >= HELDOUT_EVERY:
         train = [d for i, d in enumerate(docs) if i % HELDOUT_EVERY != HELDOUT_EVERY // 2]
-        seen = {p for d in train for p in d}
+        seen = {p for _, paras in train for p in paras}
         # Documentation repeats boilerplate ("Availability: Unix."): a held-out copy of a trained paragraph leaks.
-        heldout = [tuple(p for p in d if p not in seen) for i, d in enumerate(docs) if i % HELDOUT_EVERY == HELDOUT_EVERY // 2]
-        return train, [d for d in heldout if d]
-    paras = [p for d in docs for p in d]
+        heldout = [(name, tuple(p for p in paras if p not in seen)) for i, (name, paras) in enumerate(docs)
+                   if i % HELDOUT_EVERY == HELDOUT_EVERY // 2]
+        return train, [d for d in heldout if d[1]]
+    paras = [p for _, d in docs for p in d]
     cut = len(paras) - max(1, len(paras) // HELDOUT_EVERY)
-    train = [tuple(paras[i:min(i + _PARAGRAPHS_PER_DOC, cut)]) for i in range(0, cut, _PARAGRAPHS_PER_DOC)]
-    return train, [tuple(paras[cut:])]
+    train = [("", tuple(paras[i:min(i + _PARAGRAPHS_PER_DOC, cut)])) for i in range(0, cut, _PARAGRAPHS_PER_DOC)]
+    return train, [("", tuple(paras[cut:]))]
 
 
 def from_text(text: str, name: str) -> Corpus:
     """A corpus from text; too little text says how much is needed."""
     docs = _documents(text)
-    words = sum(len(p.split()) for d in docs for p in d)
+    words = sum(len(p.split()) for _, d in docs for p in d)
     if words < MIN_WORDS:
         raise ExplorerError(f"{shorten(name)} has {words:,} words; the lab needs at least {MIN_WORDS:,} "
                             "(a few pages of text) to hold some out for evaluation. Give a longer text file.")
@@ -88,7 +100,8 @@ def from_text(text: str, name: str) -> Corpus:
     if not heldout:
         raise ExplorerError(f"Every held-out paragraph of {shorten(name)} also appears in its training part, so "
                             "nothing is left to evaluate on. Give a text that does not repeat itself.")
-    return Corpus(name, tuple(train), tuple(heldout))
+    return Corpus(name, tuple(d for _, d in train), tuple(d for _, d in heldout), tuple(n for n, _ in train),
+                  tuple(n for n, _ in heldout))
 
 
 @lru_cache(maxsize=1)

@@ -47,8 +47,8 @@ from explorer.core.errors import ExplorerError
 from explorer.training import batches, corpus, families, recipes, vocab
 from explorer.training.corpus import Corpus
 
-__all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor", "probe",
-           "swap", "swap_positions"]
+__all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor", "pool", "probe",
+           "swap", "swap_positions", "tensors"]
 
 TASK = "swapped adjacent words"
 MAJORITY = 0.5  # the sets are exactly balanced
@@ -208,16 +208,19 @@ class _Classifier(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-        if self.pool == "last":
-            last = attention_mask.sum(1) - 1  # (B,) index of the last real token
-            pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]  # (B, H)
-        else:
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)  # (B, H)
-        return self.head(pooled.float())  # (B, 2)
+        return self.head(pool(hidden, attention_mask, self.pool))  # (B, 2)
 
 
-def _tensors(items: Sequence[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.Tensor:
+    """(B, T, H) hidden states -> (B, H) float32: the mean over real tokens, or the last real token (``"last"``)."""
+    if how == "last":
+        last = attention_mask.sum(1) - 1  # (B,) index of the last real token
+        return hidden[torch.arange(hidden.shape[0], device=hidden.device), last].float()  # (B, H)
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+    return ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)).float()  # (B, H)
+
+
+def tensors(items: Sequence[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     tok = vocab.tokenizer()
     batch = batches.collate([{"input_ids": tok.convert_tokens_to_ids(list(e.tokens))} for e in items])
     labels = torch.tensor([e.label for e in items])
@@ -229,7 +232,7 @@ def _accuracy(classifier: _Classifier, test: Sequence[Example], device: torch.de
     correct = 0
     with torch.no_grad():
         for lo in range(0, len(test), 64):
-            ids, mask, labels = _tensors(test[lo:lo + 64], device)
+            ids, mask, labels = tensors(test[lo:lo + 64], device)
             correct += int((classifier(ids, mask).argmax(-1) == labels).sum())
     return correct / len(test)
 
@@ -250,7 +253,7 @@ def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAUL
         optimizer = torch.optim.AdamW(classifier.parameters(), lr=spec.lr, weight_decay=0.01)
         for step in range(spec.steps):
             chunk = train[(step * spec.batch) % len(train):][:spec.batch]  # the train set is steps x batch long
-            ids, mask, labels = _tensors(chunk, device)
+            ids, mask, labels = tensors(chunk, device)
             loss = F.cross_entropy(classifier(ids, mask), labels)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

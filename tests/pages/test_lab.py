@@ -156,3 +156,17 @@ def test_the_time_budget_stops_a_training_with_a_message(monkeypatch) -> None:
     lab._work(job)
     assert job.state == "stopped" and job.run is not None and job.run.step < 50
     assert "python -m explorer" in (job.note or "")  # the CLI has no limit
+
+
+def test_fastbert_exits_train_after_the_run_and_are_saved_with_it(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path))
+    at = page_app("lab.py", objectives="mlm", steps="3").run()
+    at.checkbox(key="lab_exits").check().run()
+    at.button(key="lab_train").click().run()
+    _wait(at, lambda s: s and s[0].endswith("done"))
+    assert_clean(at)
+    row = at.dataframe[0].value.iloc[0]
+    assert "%" in row["exit accuracy by layer"] and "teacher" in row["exit accuracy by layer"]
+    next(b for b in at.button if (b.key or "").startswith("lab_save_")).click().run()
+    assert any("FastBERT exits were saved" in m.value for m in at.success)
+    assert checkpoint.has_exits(tmp_path / "lab" / "mlm-tiny-3steps-seed0")
