@@ -9,6 +9,7 @@ from app import patterns_view as view
 from app import ui
 from explorer import patterns
 from explorer.core import userinput
+from explorer.core.notices import Notice
 
 DEFAULT_VARIANTS = ("bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base")
 
@@ -36,10 +37,14 @@ def settings(picked: list[str]) -> view.Settings:
     cells = int(c4.select_slider("Diagram resolution (cells per side)", [128, 256, 512], 256, key="patterns_cells",
                                  help="Longer inputs are max-pooled to this many cells; the figure says so."))
     g1, g2, g3 = st.columns([2, 1, 1])
-    glob_text = g1.text_input("Longformer global tokens (positions, e.g. 5, 17)",
-                              st.query_params.get("globals", "")[: userinput.MAX_POSITIONS_CHARS],
+    linked = st.query_params.get("globals", "")
+    glob_text = g1.text_input("Longformer global tokens (positions, e.g. 5, 17)", linked[: userinput.MAX_POSITIONS_CHARS],
                               max_chars=userinput.MAX_POSITIONS_CHARS, key="patterns_globals",
-                              help="[CLS] (position 0) is always global; add question tokens here.")
+                              help=f"[CLS] (position 0) is always global; add question tokens here (at most "
+                                   f"{userinput.MAX_POSITIONS_CHARS:,} characters: the box cuts a longer paste).")
+    if len(linked) > userinput.MAX_POSITIONS_CHARS:  # a hand-made link: say what was cut, never drop it silently
+        ui.notice(Notice("truncated", f"The link's global positions were {len(linked):,} characters long; the box "
+                                      f"keeps the first {userinput.MAX_POSITIONS_CHARS:,}."))
     dilation = int(g2.number_input("Longformer dilation", 1, 8, ui.query_int("dilation", 1, 1, 8), key="patterns_dilation",
                                    help="Dilated windows skip keys to reach further with the same cost (the paper "
                                         "uses them in some heads; the released config has none)."))

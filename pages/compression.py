@@ -16,14 +16,15 @@ from explorer.plots import compression as plots
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (encoder, 23M)", "gemma3-270m": "Gemma 3 270M (decoder, bundled Q4_K_M)"}
 OFFERED = ["bf16", "fp16", "int8", "w8", "w4", "prune-30", "prune-50", "prune-90", "heads-25", "heads-50"]
 DEFAULT_METHODS = ["int8", "bf16", "prune-50"]
-EXIT_OFFERED = ["exit-0.1", "exit-0.2", "exit-0.3", "exit-0.4", "exit-0.5", "exit-0.6", "exit-0.8", "exit-0.9"]
-EXIT_DEFAULT = ["exit-0.2", "exit-0.5", "exit-0.8"]
+EXIT_OFFERED = ["exit-0.2", "exit-0.5", "exit-0.7", "exit-0.8", "exit-0.9", "exit-0.95", "exit-1"]
+EXIT_DEFAULT = ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]  # the lab's students are unsure: most exits are past 0.8
 RAN = "_compression_ran"  # the last study asked for: reruns redraw it from the cache
 
 where = device_picker.pick()
 st.title("Compression lab")
 st.caption("Each method works on a copy of the loaded model (the original is never changed) and is measured "
-           "beside it: size on disk, latency on this device, and agreement with the original's outputs.")
+           "beside it: size on disk, latency on this device, and agreement with the original's outputs. Early exit "
+           "(exit-S) runs the FastBERT exits a Pretraining-lab model was trained with.")
 
 exit_models = {k: f"{v} · FastBERT exits" for k, v in cache_models.lab_models("exits", cache_models.models_dir()).items()}
 choices = {**MODELS, **exit_models}

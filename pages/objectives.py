@@ -7,7 +7,7 @@ import streamlit as st
 from app import objectives_view as view
 from app import ui
 from explorer.objectives import GROUPS, STRATEGIES, Strategy
-from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_CHARS, MAX_TOKENS
+from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_CHARS, MAX_TOKENS, check_text
 
 
 def inputs() -> tuple[str, str, Strategy, int]:
@@ -30,6 +30,11 @@ st.title("Pretraining objectives")
 st.caption("What each model is trained to predict: type a text, pick an objective, see the model input, the "
            "targets and the statistics that define the objective over many random draws.")
 text, pair, strategy, seed = inputs()
+usable = False
+with ui.guard():  # an empty or oversized text: one box here, not one per tab
+    usable = bool(check_text(text))
+if not usable:
+    st.stop()
 tab_one, tab_compare, tab_decode, tab_distill = st.tabs(["Objective", "Compare side by side", "Decoding", "Distillation"])
 with tab_one, ui.guard():
     pair_or_none = pair if strategy.pair else None  # other strategies ignore it: keep it out of cache keys

@@ -131,3 +131,10 @@ def test_empty_selection_and_bad_url_values() -> None:
     assert not at.exception  # unknown values fall back to the defaults
     at.multiselect(key="patterns_variants").set_value([]).run()
     assert not at.exception and any("Pick at least one" in i.value for i in at.info)
+
+
+def test_a_link_with_too_many_global_positions_says_what_the_box_kept() -> None:
+    at = _run(globals="5," * 600)  # 1,200 characters: past the box's 1,000
+    assert any("1,200 characters" in w.value and "first 1,000" in w.value for w in at.warning)
+    assert len(at.text_input(key="patterns_globals").value) == 1000
+    assert not any("characters long" in w.value for w in _run(globals="5,17").warning)  # a normal link: no notice

@@ -81,13 +81,13 @@ def test_a_lab_model_with_exits_offers_early_exit_and_draws_its_tradeoff(monkeyp
     at.run()
     _clean(at)
     assert at.selectbox(key="cmp_model").value == "lab/mlm-tiny-20steps-seed0"
-    assert at.multiselect(key="cmp_methods_exit").value == ["exit-0.2", "exit-0.5", "exit-0.8"]
+    assert at.multiselect(key="cmp_methods_exit").value == ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]
     at.text_area(key="cmp_prompt_lab/mlm-tiny-20steps-seed0").set_value("<script>alert(1)</script> **bold**").run()
     at.button(key="cmp_run").click().run()
     _clean(at)
     assert not at.error and len(at.get("plotly_chart")) == 1
     table, answers = at.dataframe[0].value, at.dataframe[1].value
-    assert list(table["method"]) == ["exit-0.2", "exit-0.5", "exit-0.8"]
+    assert list(table["method"]) == ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]
     assert list(table["mean_layers"]) == sorted(table["mean_layers"], reverse=True)
     assert all("layer" in a for a in answers["answer"])
     assert any("<script>alert(1)</script>" in c.value.replace("\\", "") for c in at.caption)

@@ -87,6 +87,7 @@ def test_hostile_text_is_shown_as_text() -> None:
     for text in ["", "   \n  "]:
         at.text_area(key="obj_text").input(text).run()
         assert not at.exception and at.error and "empty" in at.error[0].value
+        assert len(at.error) == 1 and not at.tabs  # one box, not one per tab
 
 
 def test_long_text_is_truncated_with_a_notice() -> None:

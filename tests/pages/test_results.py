@@ -130,3 +130,12 @@ def test_pretraining_claims_section_without_results_says_how_to_make_them(monkey
     at = page_app("results.py").run()
     assert_clean(at, errors_expected=True)
     assert any("pretrain_claims.py" in text for text in shown(at.error))
+
+
+def test_unreported_glue_cells_show_a_dash_not_none():
+    at = page_app("results.py").run()
+    assert_clean(at)
+    table = at.dataframe[0]
+    assert table.value.isna().any().any()  # some papers leave tasks out
+    shown = table.proto.arrow_data.styler.display_values
+    assert "—".encode() in shown and b"None" not in shown and b"nan" not in shown
