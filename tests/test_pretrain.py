@@ -195,3 +195,11 @@ def test_pretrain_exits_trains_fastbert_exits_and_saves_them_with_the_checkpoint
     assert checkpoint.has_exits(out) and any(ln.startswith("exits: ") for ln in captured.err.splitlines())
     assert main(["pretrain", "mlm", *TINY, "--out", str(out), "--json"]) == 0  # retrained: its old exits go
     assert "exits" not in json.loads(capsys.readouterr().out) and not checkpoint.has_exits(out)
+
+
+def test_exits_on_a_one_layer_student_say_the_checkpoint_is_saved(tmp_path, capsys) -> None:
+    out = tmp_path / "student"
+    assert main(["pretrain", "distilbert", *TINY, "--out", str(out), "--exits"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "at least two layers" in err and "checkpoint itself is saved" in err
+    assert checkpoint.load_card(out)["objective"] == "distilbert" and not checkpoint.has_exits(out)

@@ -136,7 +136,10 @@ def _exits(summary: dict[str, Any], run: Run, saved: Path) -> dict[str, Any]:
             print(f"exits: {text}", file=sys.stderr, flush=True)
 
     print(f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"", file=sys.stderr, flush=True)
-    trained, result = exits.train(run.model, exits.DEFAULT_SPEC, progress=report)
+    try:
+        trained, result = exits.train(run.model, exits.DEFAULT_SPEC, progress=report)
+    except ExplorerError as err:  # e.g. a one-layer DistilBERT student: nothing to exit from
+        raise ExplorerError(f"{err} The checkpoint itself is saved in {saved}; its exits are not.") from err
     exits.save(trained, result, saved)
     summary["exits"] = result.to_dict()
     return summary
