@@ -32,7 +32,7 @@ def test_three_objectives_train_side_by_side_with_live_curves(open_page) -> None
     wait_idle(page)
     assert_clean(page, "lab_ready")
 
-    page.get_by_role("button", name="Train").click()
+    page.get_by_role("button", name="Train", exact=True).click()
     for name in OBJECTIVES:  # one progress bar per run, drawn at once (the third waits for a slot)
         page.get_by_text(re.compile(rf"#\d {name} \(tiny, seed 1\)")).first.wait_for(timeout=60_000)
     page.get_by_text(re.compile(r"step \d of 6 · loss")).first.wait_for(timeout=240_000)
