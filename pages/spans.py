@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import cache_spans as cache
-from app import device_picker
+from app import device_picker, ui
 from app import spans_view as view
 from app.cache_models import models_dir
 from explorer.runtime import weights
@@ -33,12 +33,14 @@ with t_infill:
                "text, whose new words are then located.")
     prompt = st.text_area("Prompt", value=PROMPT, key="spans_prompt", height=90)
     keys, labels = cache.infill_keys(directory), cache.lab_labels(directory)  # lab/NAME: trained here
-    picked = st.multiselect("Models", keys, default=cache.default_models(directory), key="spans_models",
-                            format_func=lambda k: labels.get(k, k))
+    picked = st.multiselect("Models", keys, default=ui.query_list("models", cache.default_models(directory), keys),
+                            key="spans_models", format_func=lambda k: labels.get(k, k))
+    ui.set_query_list("models", picked)  # selections travel in the link
     extra = st.text_input("Or a directory saved with save_pretrained (decoder, T5 or BART)", key="spans_dir").strip()
-    max_new = st.slider("Max new tokens per blank", 1, 64, 20, key="spans_max_new",
+    max_new = st.slider("Max new tokens per blank", 1, 64, ui.query_int("max_new", 20, 1, 64), key="spans_max_new",
                         help=f"T5 and BART generate up to this many; the decoder tries answers of 1 to "
                              f"{infill.CAUSAL_SPAN_TOKENS} tokens (each length is a beam step over the text).")
+    st.query_params["max_new"] = str(max_new)
     models = picked + ([extra] if extra else [])
     if not models:
         st.info("Pick at least one model.", icon=":material/info:")
@@ -50,8 +52,10 @@ with t_qa:
     st.caption("A decoder writes its answer after the context and the question, then the answer is looked up "
                "in the context (generative); a SQuAD reader points at the span of the context it believes "
                "answers (extractive).")
-    choice = st.selectbox("Model", [*cache.qa_models(), OTHER], key="qa_model",
-                          format_func=lambda m: m if m == OTHER else qa.describe(m))
+    offered = [*cache.qa_models(), OTHER]
+    ui.seed_from_url("qa_model", "qa", offered)
+    choice = st.selectbox("Model", offered, key="qa_model", format_func=lambda m: m if m == OTHER else qa.describe(m))
+    st.query_params["qa"] = choice
     model = choice if choice != OTHER else st.text_input(
         "Hub id or directory of a question-answering checkpoint", key="qa_path").strip()
     question = st.text_input("Question", value=QUESTION, key="qa_question")

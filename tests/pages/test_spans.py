@@ -209,3 +209,27 @@ def test_generative_qa_keeps_html_as_text() -> None:
     assert not at.error and any(m.value.startswith("**Answer (generative):**") for m in at.markdown)
     for m in at.markdown:
         assert "<script>" not in m.value and "<i>It</i>" not in m.value  # escaped, never rendered
+
+
+def test_selections_travel_in_the_link_and_bad_values_fall_back() -> None:
+    from explorer.tasks import qa
+
+    reader = qa.qa_models()[1]  # a SQuAD reader (not on disk here: the page says how to get it, no model runs)
+    at = _app()
+    at.query_params.update(models="t5-small,not-a-model", max_new="7", qa=reader)
+    at.run()
+    _clean(at)
+    assert at.multiselect(key="spans_models").value == ["t5-small"]
+    assert at.slider(key="spans_max_new").value == 7 and at.selectbox(key="qa_model").value == reader
+    assert (at.query_params["models"], at.query_params["max_new"], at.query_params["qa"]) in (
+        (["t5-small"], ["7"], [reader]), ("t5-small", "7", reader))
+    at = _app()  # out of range and garbage (the decoder defaults are not asked for: they would run Gemma)
+    at.query_params.update(models="t5-small", max_new="9999", qa=reader)
+    at.run()
+    _clean(at)
+    assert at.slider(key="spans_max_new").value == 64
+    at = _app()
+    at.query_params.update(models="t5-small", max_new="<b>x</b>", qa=reader)
+    at.run()
+    _clean(at)
+    assert at.slider(key="spans_max_new").value == 20
