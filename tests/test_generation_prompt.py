@@ -72,3 +72,13 @@ def test_a_bert_style_tokenizers_closing_sep_is_dropped_for_a_decoder() -> None:
     assert encode_prompt(tok, "the list is", 64).ids == tuple(tok("the list is")["input_ids"][:-1])
     gpt2 = load_tokenizer("gpt2")  # appends nothing: unchanged
     assert decoder_ids(gpt2, "the list is") == gpt2("the list is")["input_ids"]
+
+
+def test_special_tokens_typed_as_text_are_named() -> None:
+    tok = load_tokenizer("gpt2")
+    prompt = encode_prompt(tok, "Hello<|endoftext|>" * 3, 64)
+    assert [n.kind for n in prompt.notices] == ["info"]
+    assert "3 special token(s)" in prompt.notices[0].text and "<|endoftext|> ×3" in prompt.notices[0].text
+    cut = encode_prompt(tok, "<|endoftext|>" * 500, 128)  # cut and named: both notices
+    assert [n.kind for n in cut.notices] == ["truncated", "info"] and "×500" in cut.notices[1].text
+    assert encode_prompt(_BosTokenizer(), "abc", 64).notices == ()  # the tokenizer's own <bos> is not "typed"

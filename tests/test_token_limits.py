@@ -104,6 +104,7 @@ def test_next_token_reads_as_many_tokens_as_a_normal_prompt(gemma) -> None:
     with fed_lengths(gemma.model) as normal:
         next_token(gemma, "word " * 2000, top_k=3)
     assert special == normal == [limit] and res.prompt_tokens == limit
+    assert any("2,000 special token(s) typed as text" in t for t in res.notice_texts)  # said, not silent
     for text in res.notice_texts:
         sane(text)
 

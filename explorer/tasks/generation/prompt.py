@@ -3,11 +3,13 @@
 A decoder predicts from the *end* of its input, so an over-long prompt keeps its last tokens
 (and the special tokens the tokenizer itself puts in front, such as Gemma's one ``<bos>``). Special
 tokens the user typed (``<pad>`` x 2,000) are text like any other: counted and cut with the rest,
-so no prompt ever feeds more than ``limit`` tokens.
+so no prompt ever feeds more than ``limit`` tokens. They are also *read as special tokens*, not as the
+characters typed, and a notice says so (``<pad>`` x 500 would otherwise look like an ordinary prompt).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +106,20 @@ def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, li
                                f"{': ' + why if why else ''}), so the beginning was cut.{front}")
 
 
+def _typed_specials(tokenizer: Any, ids: list[int]) -> tuple[Notice, ...]:
+    """A notice when the text itself holds special tokens (the tokenizer's own ones in front excepted)."""
+    special = set(getattr(tokenizer, "all_special_ids", None) or ())
+    counts = Counter(i for i in ids[_added_in_front(tokenizer, ids):] if i in special)
+    if not counts:
+        return ()
+    names = getattr(tokenizer, "convert_ids_to_tokens", None)
+    shown = [f"{names([i])[0] if names else f'id {i}'} ×{n:,}" for i, n in counts.most_common(5)]
+    more = f" and {len(counts) - 5} more" if len(counts) > 5 else ""
+    return (Notice("info", f"The prompt holds {sum(counts.values()):,} special token(s) typed as text "
+                           f"({', '.join(shown)}{more}): the model reads them as its own special tokens, "
+                           "not as the characters typed."),)
+
+
 def encode_prompt(tokenizer: Any, text: str, limit: int, why: str = "") -> Prompt:
     """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them;
     ``why``: the reason of that limit, quoted by the notice when the prompt is cut."""
@@ -113,9 +129,10 @@ def encode_prompt(tokenizer: Any, text: str, limit: int, why: str = "") -> Promp
     if not ids:
         raise ExplorerError("The prompt gave no tokens: type some words.")
     limit = max(1, int(limit))
+    typed = _typed_specials(tokenizer, ids)
     if len(ids) <= limit:
-        return Prompt(text, tuple(ids), len(ids), ())
+        return Prompt(text, tuple(ids), len(ids), typed)
     head = min(_added_in_front(tokenizer, ids), limit - 1)  # at least one token of the text itself
     tail = limit - head
     kept = ids[:head] + ids[len(ids) - tail:]  # (limit,)
-    return Prompt(text, tuple(kept), len(ids), (_cut_notice(tokenizer, len(ids), ids[:head], tail, limit, why),))
+    return Prompt(text, tuple(kept), len(ids), (_cut_notice(tokenizer, len(ids), ids[:head], tail, limit, why), *typed))
