@@ -16,6 +16,7 @@ from explorer.plots import compression as plots
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (encoder, 23M)", "gemma3-270m": "Gemma 3 270M (decoder, bundled Q4_K_M)"}
 OFFERED = ["bf16", "fp16", "int8", "w8", "w4", "prune-30", "prune-50", "prune-90", "heads-25", "heads-50"]
 DEFAULT_METHODS = ["int8", "bf16", "prune-50"]
+DECODER_ONLY = ["mheads-25", "mheads-50"]  # Michel et al.'s importance needs the model's own language-model loss
 EXIT_OFFERED = ["exit-0.2", "exit-0.5", "exit-0.7", "exit-0.8", "exit-0.9", "exit-0.95", "exit-1"]
 EXIT_DEFAULT = ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]  # the lab's students are unsure: most exits are past 0.8
 RAN = "_compression_ran"  # the last study asked for: reruns redraw it from the cache
@@ -35,7 +36,8 @@ early = model in exit_models
 if not exit_models:
     st.caption("Early exit (FastBERT): train a model in the Pretraining lab with \"Also train FastBERT exits\" "
                "ticked and Save it; it then appears in this list with the exit-S methods.")
-offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (OFFERED, DEFAULT_METHODS)
+decoder = model == "gemma3-270m"
+offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (OFFERED + (DECODER_ONLY if decoder else []), DEFAULT_METHODS)
 methods = st.multiselect(
     "Methods", offered, default=ui.query_list("methods", default, offered), key="cmp_methods_exit" if early else "cmp_methods",
     accept_new_options=True,
@@ -43,7 +45,6 @@ methods = st.multiselect(
           "Type prune-N or heads-N for another percentage (0-99). ") + " · ".join(
         f"{k}: {v}" for k, v in {**FIXED, **PATTERNS}.items()))
 ui.set_query_list("methods", [m for m in methods if m in offered])
-decoder = model == "gemma3-270m"
 if early:
     prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=2000,
                           help="Library reference or narrative docs? Each speed answers after the layer it exits at.")

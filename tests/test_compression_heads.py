@@ -58,3 +58,70 @@ def test_the_tiny_gemma_has_its_query_heads_found() -> None:
 def test_a_model_without_attention_is_refused() -> None:
     with pytest.raises(ExplorerError, match="prune-N"):
         heads.prune(torch.nn.Sequential(torch.nn.Linear(4, 4)), 50)
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    from tests.tiny_gemma import load_tiny_gemma
+
+    return load_tiny_gemma(tmp_path_factory.mktemp("gemma") / "g", device="cpu")
+
+
+def _ids(gemma) -> torch.Tensor:
+    return gemma.tokenizer(heads.importance_text(), return_tensors="pt")["input_ids"][:, :64]
+
+
+def _loss(model, ids) -> float:
+    with torch.no_grad():
+        return float(model(input_ids=ids, labels=ids).loss)
+
+
+def test_gradient_importance_is_the_derivative_of_the_loss(gemma) -> None:
+    """Michel et al.'s |dL/d xi_h| at xi = 1, checked by central differences: scaling a head's output-projection
+    slice by 1 +- eps is the same as setting its mask to 1 +- eps (eps is large because the loss is float32)."""
+    import copy
+
+    model, ids = gemma.model, _ids(gemma)
+    ranked = heads.gradient_scores(model, ids)
+    n = heads._heads_of(model)
+    assert len(ranked) == len(heads.output_projections(model)) * n
+    name = ranked[0].layer
+    eps, finite = 0.05, []
+    for h in range(n):
+        side = []
+        for scale in (1 + eps, 1 - eps):
+            probe = copy.deepcopy(model)
+            layer = heads.output_projections(probe)[name]
+            d = layer.in_features // n
+            with torch.no_grad():
+                layer.weight[:, h * d:(h + 1) * d] *= scale
+            side.append(_loss(probe, ids))
+        finite.append(abs(side[0] - side[1]) / (2 * eps))
+    finite_t = torch.tensor(finite)
+    expected = (finite_t / finite_t.norm()).tolist()
+    got = [next(s.score for s in ranked if s.layer == name and s.head == h) for h in range(n)]
+    assert got == pytest.approx(expected, abs=0.02)
+    assert all(p.requires_grad for p in model.parameters())  # the model is left as it was
+    assert all(p.grad is None for p in model.parameters())  # and no weight gradient was kept
+
+
+def test_mheads_switches_off_the_least_important_heads_of_a_copy(gemma) -> None:
+    from explorer.compression import methods
+
+    before = {k: v.clone() for k, v in gemma.model.state_dict().items()}
+    out = methods.apply(gemma.model, methods.parse("mheads-50"), "cpu", "tiny gemma", gemma.tokenizer)
+    assert all(torch.equal(before[k], v) for k, v in gemma.model.state_dict().items())
+    ranked = heads.gradient_scores(gemma.model, methods._importance_ids(gemma.tokenizer, "cpu"))
+    n, layers = heads._heads_of(out), heads.output_projections(out)
+    zero = {(name, h) for name, layer in layers.items() for h in range(n)
+            if not layer.weight[:, h * (layer.in_features // n):(h + 1) * (layer.in_features // n)].any()}
+    assert zero == {(s.layer, s.head) for s in ranked[: len(ranked) // 2]}
+
+
+def test_mheads_on_an_encoder_without_a_language_model_head_is_a_message() -> None:
+    from explorer.compression import methods
+
+    with pytest.raises(ExplorerError, match="no language-model head"):
+        heads.gradient_scores(_tiny_bert(), torch.tensor([[1, 2, 3]]))
+    with pytest.raises(ExplorerError, match="tokenizer"):
+        methods.apply(_tiny_bert(), methods.parse("mheads-25"), "cpu")

@@ -124,6 +124,13 @@ def test_weight_only_needs_torchao_or_says_how_to_get_it(minilm) -> None:
     assert measure.disk_bytes(out) < 0.7 * measure.disk_bytes(minilm.model)
 
 
+def test_mheads_parses_like_heads() -> None:
+    m = methods.parse("MHEADS-25")
+    assert (m.name, m.kind, m.amount) == ("mheads-25", "mheads", 25) and "mheads-N" in methods.valid_names()
+    with pytest.raises(ExplorerError, match="outside 0 to 99"):
+        methods.parse("mheads-100")
+
+
 def test_exit_speeds_parse_to_hundredths() -> None:
     assert [methods.parse(f"exit-0.{i:02d}").amount for i in range(100)] == list(range(100))
     m = methods.parse(" EXIT-.5 ")

@@ -1,11 +1,19 @@
-"""Structured head pruning: the least important attention heads switched off, by a named proxy.
+"""Structured head pruning: the least important attention heads switched off, by one of two importances.
+
+``heads-N`` ranks by a data-free proxy; ``mheads-N`` by Michel et al.'s gradient importance (below).
 
 Importance proxy (data-free, deterministic): the Frobenius norm of a head's slice of the attention
 **output projection**, ``‖W_O[:, h·d:(h+1)·d]‖`` (BERT's ``attention.output.dense``, Gemma's
 ``self_attn.o_proj``). A head contributes to the residual stream only through that slice, so a head
 whose slice is small moves the output least. Michel et al. (2019, "Are Sixteen Heads Really Better
 than One?") rank heads by the gradient of a task loss with respect to a head mask instead; that needs
-a labelled loss this lab does not have for MiniLM, so the proxy is used for every model and named so.
+a loss the model was trained on, which MiniLM (a sentence encoder without its MLM head) does not have.
+
+Gradient importance (``mheads-N``, Michel et al. 2019, eq. 2): a mask ξ_h multiplies each head's output
+where it enters the output projection; the importance of head h is |∂L/∂ξ_h| at ξ = 1 for the model's own
+next-token loss on a text (:func:`gradient_scores`), normalised by its layer's L2 norm as the paper does.
+The text is Python-documentation prose from the lab's corpus, not the held-out text the quality is then
+measured on, so the ranking does not peek at the test.
 
 Pruning ``heads-N`` ranks every head of every layer together and zeroes the slices of the N% lowest
 (rounded down), which removes exactly their contribution. The matrices keep their shape (transformers 5
@@ -20,14 +28,16 @@ torch.Size([2])
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import torch
 
 from explorer.architecture.modeltypes import num_heads
 from explorer.core.errors import ExplorerError
+from explorer.training import corpus
 
-__all__ = ["OUTPUT_PROJECTIONS", "HeadScore", "head_norms", "output_projections", "prune", "scores"]
+__all__ = ["OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text", "output_projections", "prune", "scores"]
 
 # Name endings of the attention output projection, per family (BERT/MiniLM, Gemma/Llama, BART/OPT, GPT-NeoX).
 OUTPUT_PROJECTIONS = ("attention.output.dense", "self_attn.o_proj", "self_attn.out_proj", "attention.dense")
@@ -73,10 +83,66 @@ def scores(model: torch.nn.Module) -> list[HeadScore]:
     return sorted(out, key=lambda s: s.score)
 
 
-def prune(model: torch.nn.Module, percent: int) -> list[HeadScore]:
+IMPORTANCE_CHARS = 1_500  # about 300 tokens of prose: one forward and one backward
+
+
+def importance_text() -> str:
+    """The text the gradient importance is measured on: the first training paragraphs of the lab's corpus."""
+    out = ""
+    for doc in corpus.bundled().train:
+        for paragraph in doc:
+            out += paragraph + "\n"
+            if len(out) >= IMPORTANCE_CHARS:
+                return out[:IMPORTANCE_CHARS]
+    return out
+
+
+def gradient_scores(model: torch.nn.Module, input_ids: torch.Tensor) -> list[HeadScore]:
+    """Michel et al.'s importance of every head for the next-token loss on ``input_ids`` (1, T), lowest first.
+
+    ``model`` must return ``.loss`` when given ``labels`` (a causal LM); its weights get no gradient."""
+    if "labels" not in inspect.signature(model.forward).parameters:
+        raise ExplorerError("mheads-N ranks heads by the model's own language-model loss, and this model has no "
+                            "language-model head (a sentence encoder such as MiniLM). Pick heads-N, or a decoder "
+                            "such as gemma3-270m.")
+    n, found = _heads_of(model), output_projections(model)
+    if not found:
+        raise ExplorerError("mheads-N found no attention output projection in this model. Pick heads-N instead.")
+    device = input_ids.device
+    masks = {name: torch.ones(n, device=device, requires_grad=True) for name in found}  # ξ, one per head
+
+    def gate(name: str):  # noqa: ANN202  (a forward pre-hook)
+        def hook(_module: torch.nn.Module, args: tuple) -> tuple:
+            x = args[0]  # (..., heads * head_dim): the heads' outputs, concatenated
+            gated = (x.unflatten(-1, (n, -1)) * masks[name].to(x.dtype)[:, None]).flatten(-2)
+            return (gated, *args[1:])
+        return hook
+
+    handles = [layer.register_forward_pre_hook(gate(name)) for name, layer in found.items()]
+    frozen = [p for p in model.parameters() if p.requires_grad]
+    for p in frozen:
+        p.requires_grad_(False)  # only ξ needs a gradient: no weight gradients held in memory
+    try:
+        with torch.enable_grad():
+            model(input_ids=input_ids, labels=input_ids).loss.backward()
+    finally:
+        for h in handles:
+            h.remove()
+        for p in frozen:
+            p.requires_grad_(True)
+    ranked = []
+    for name, xi in masks.items():
+        grad = xi.grad.abs() if xi.grad is not None else torch.zeros(n)
+        grad = grad / grad.norm().clamp_min(1e-12)  # the paper's per-layer normalisation
+        ranked += [HeadScore(name, h, float(v)) for h, v in enumerate(grad)]
+    return sorted(ranked, key=lambda s: s.score)
+
+
+def prune(model: torch.nn.Module, percent: int, ranked: list[HeadScore] | None = None) -> list[HeadScore]:
     """Zero the output-projection slices of the ``percent``% lowest-scoring heads, in place (the caller
-    passes a copy); returns the heads switched off."""
-    ranked, n = scores(model), _heads_of(model)
+    passes a copy); ``ranked`` (lowest first) defaults to the proxy's :func:`scores`. Returns the heads
+    switched off."""
+    ranked, n = ranked if ranked is not None else scores(model), _heads_of(model)
     gone = ranked[: len(ranked) * percent // 100]
     layers = output_projections(model)
     with torch.no_grad():

@@ -31,6 +31,7 @@ import importlib.util
 import re
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
@@ -54,11 +55,13 @@ FIXED = {
 }
 PATTERNS = {"prune": "prune-N: N% of every Linear weight set to zero by magnitude (0-99)",
             "heads": "heads-N: the N% least important attention heads switched off (0-99)",
+            "mheads": "mheads-N: the same, ranked by Michel et al.'s gradient importance (decoders: their LM loss)",
             "exit": "exit-S: FastBERT early exit at speed S (0-1; higher exits sooner), lab models with exits"}
-_NAME = re.compile(r"^(prune|heads)-(\d{1,3})$")
+_NAME = re.compile(r"^(prune|heads|mheads)-(\d{1,3})$")
 _EXIT = re.compile(r"^exit-(\d*\.?\d+)$")
 MAX_PERCENT = 99
 TORCHAO_HINT = "pip install torchao==0.18.0"
+MAX_IMPORTANCE_TOKENS = 256  # mheads-N: one forward and backward over this many tokens
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class Method:
 
 def valid_names() -> str:
     """The methods one may ask for, in one line (error messages and help)."""
-    return (", ".join([*FIXED, "prune-N", "heads-N"]) + " (N a whole percentage from 0 to 99), exit-S (S from 0 to "
+    return (", ".join([*FIXED, "prune-N", "heads-N", "mheads-N"]) + " (N a whole percentage from 0 to 99), exit-S (S from 0 to "
             "1, lab models with FastBERT exits)")
 
 
@@ -116,7 +119,7 @@ def parse(text: str) -> Method:
         return Method(f"exit-{speed:g}", "exit", round(speed * 100))
     if name.startswith("exit-"):
         raise ExplorerError(f"{shorten(name)!r} needs a speed from 0 to 1 after the dash, e.g. exit-0.3.")
-    if re.match(r"^(prune|heads)-", name):
+    if re.match(r"^(prune|heads|mheads)-", name):
         raise ExplorerError(f"{shorten(name)!r} needs a whole percentage from 0 to {MAX_PERCENT} after the dash, "
                             "e.g. prune-50 or heads-25.")
     raise ExplorerError(f"Unknown compression method {shorten(str(text))!r}: use one of {valid_names()}.")
@@ -195,8 +198,11 @@ def sparsity(model: torch.nn.Module) -> float:
     return sum(int((w == 0).sum()) for w in weights) / total if total else 0.0
 
 
-def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the model") -> torch.nn.Module:
-    """A compressed copy of ``model`` (on ``device``); ``model`` itself is left exactly as it was."""
+def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the model",
+          tokenizer: Any = None) -> torch.nn.Module:
+    """A compressed copy of ``model`` (on ``device``); ``model`` itself is left exactly as it was.
+
+    ``tokenizer`` is needed by ``mheads-N`` only (its importance is measured on a text)."""
     reason = available(method, device)
     if reason:
         raise ExplorerError(reason)
@@ -217,5 +223,12 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
         if method.kind == "prune":
             _prune(layers, method.amount)
             return out
-        heads.prune(out, method.amount)
-        return out
+    ranked = heads.gradient_scores(out, _importance_ids(tokenizer, device)) if method.kind == "mheads" else None
+    heads.prune(out, method.amount, ranked)  # heads-N: the proxy's ranking
+    return out
+
+
+def _importance_ids(tokenizer: Any, device: str) -> torch.Tensor:
+    if tokenizer is None:
+        raise ExplorerError("mheads-N measures importance on a text and needs the model's tokenizer.")
+    return tokenizer(heads.importance_text(), return_tensors="pt")["input_ids"][:, :MAX_IMPORTANCE_TOKENS].to(device)

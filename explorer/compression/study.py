@@ -36,7 +36,7 @@ DEFAULT_CANDIDATES = ("A musician plays music.", "A man eats a sandwich.", "A wo
                       "The stock market fell.")
 Q4_NOTE = Notice("info", "The original here is Gemma 3 270M as bundled: the 4-bit Q4_K_M GGUF dequantised to float32. "
                          "Every figure compares with that already-quantised model, not with Google's bf16 weights.")
-DENSE_NOTE = Notice("info", "prune-N and heads-N write zeros into dense matrices: the size on disk and the latency "
+DENSE_NOTE = Notice("info", "prune-N, heads-N and mheads-N write zeros into dense matrices: the size on disk and the latency "
                             "stay those of the dense model; only a sparse format or kernel would turn the zeros "
                             "into savings.")
 
@@ -80,7 +80,7 @@ def _measure(model: torch.nn.Module, loaded: LoadedModel, ref: quality.Reference
 
 def _notices(key: str, parsed: list[methods.Method]) -> tuple[Notice, ...]:
     out = [Q4_NOTE] if key == bundled.KEY else []
-    if any(m.kind in ("prune", "heads") for m in parsed):
+    if any(m.kind in ("prune", "heads", "mheads") for m in parsed):
         out.append(DENSE_NOTE)
     return tuple(out)
 
@@ -132,7 +132,7 @@ def _early_exit(key: str, parsed: list[methods.Method], where: str, models_dir: 
 
 def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, setup: tuple[Any, ...]) -> Row:
     """Compress a copy, measure it, drop it (the next method starts from the original again)."""
-    copy = methods.apply(loaded.model, m, setup[1], loaded.name)
+    copy = methods.apply(loaded.model, m, setup[1], loaded.name, loaded.tokenizer)
     try:
         return _measure(copy, loaded, ref, m.name, methods.FIXED.get(m.name, methods.PATTERNS.get(m.kind, "")),
                         setup)
