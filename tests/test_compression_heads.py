@@ -118,10 +118,17 @@ def test_mheads_switches_off_the_least_important_heads_of_a_copy(gemma) -> None:
     assert zero == {(s.layer, s.head) for s in ranked[: len(ranked) // 2]}
 
 
-def test_mheads_on_an_encoder_without_a_language_model_head_is_a_message() -> None:
+def test_mheads_without_a_language_model_loss_or_a_tokenizer_is_refused_before_a_copy(gemma, monkeypatch) -> None:
     from explorer.compression import methods
 
     with pytest.raises(ExplorerError, match="no language-model head"):
         heads.gradient_scores(_tiny_bert(), torch.tensor([[1, 2, 3]]))
+
+    def no_copy(*_a, **_k):
+        raise AssertionError("a copy was made before the refusal")
+
+    monkeypatch.setattr(methods, "_copy", no_copy)
+    with pytest.raises(ExplorerError, match="no language-model head"):
+        methods.apply(_tiny_bert(), methods.parse("mheads-25"), "cpu", tokenizer=gemma.tokenizer)
     with pytest.raises(ExplorerError, match="tokenizer"):
-        methods.apply(_tiny_bert(), methods.parse("mheads-25"), "cpu")
+        methods.apply(gemma.model, methods.parse("mheads-25"), "cpu")

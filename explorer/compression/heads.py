@@ -37,7 +37,8 @@ from explorer.architecture.modeltypes import num_heads
 from explorer.core.errors import ExplorerError
 from explorer.training import corpus
 
-__all__ = ["OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text", "output_projections", "prune", "scores"]
+__all__ = ["OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text", "output_projections", "prune",
+           "require_lm_loss", "scores"]
 
 # Name endings of the attention output projection, per family (BERT/MiniLM, Gemma/Llama, BART/OPT, GPT-NeoX).
 OUTPUT_PROJECTIONS = ("attention.output.dense", "self_attn.o_proj", "self_attn.out_proj", "attention.dense")
@@ -97,14 +98,19 @@ def importance_text() -> str:
     return out
 
 
-def gradient_scores(model: torch.nn.Module, input_ids: torch.Tensor) -> list[HeadScore]:
-    """Michel et al.'s importance of every head for the next-token loss on ``input_ids`` (1, T), lowest first.
-
-    ``model`` must return ``.loss`` when given ``labels`` (a causal LM); its weights get no gradient."""
+def require_lm_loss(model: torch.nn.Module) -> None:
+    """mheads-N needs a model that computes its own language-model loss; anything else is told so."""
     if "labels" not in inspect.signature(model.forward).parameters:
         raise ExplorerError("mheads-N ranks heads by the model's own language-model loss, and this model has no "
                             "language-model head (a sentence encoder such as MiniLM). Pick heads-N, or a decoder "
                             "such as gemma3-270m.")
+
+
+def gradient_scores(model: torch.nn.Module, input_ids: torch.Tensor) -> list[HeadScore]:
+    """Michel et al.'s importance of every head for the next-token loss on ``input_ids`` (1, T), lowest first.
+
+    ``model`` must return ``.loss`` when given ``labels`` (a causal LM); its weights get no gradient."""
+    require_lm_loss(model)
     n, found = _heads_of(model), output_projections(model)
     if not found:
         raise ExplorerError("mheads-N found no attention output projection in this model. Pick heads-N instead.")

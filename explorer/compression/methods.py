@@ -4,7 +4,8 @@ A method is named the way the CLI and the page take it: ``fp32``, ``bf16``, ``fp
 (dynamic int8 Linear layers, torch's own ``quantize_dynamic``), ``w8``/``w4`` (weight-only 8/4-bit from
 torchao, when it is installed), ``prune-N`` (unstructured L1 magnitude pruning of N% of every Linear
 weight, ``torch.nn.utils.prune``), ``heads-N`` (structured: the N% least important attention heads
-switched off, see :mod:`explorer.compression.heads`) and ``exit-S`` (FastBERT's early exit at speed S,
+switched off, see :mod:`explorer.compression.heads`; ``mheads-N`` ranks them by Michel et al.'s gradient
+importance instead) and ``exit-S`` (FastBERT's early exit at speed S,
 0 to 1, on a lab model with trained exits: :mod:`explorer.compression.earlyexit`; not a copy of the model).
 
 Every method works on a **deep copy**: the model the cache shares (:mod:`explorer.runtime.modelcache`) is
@@ -211,6 +212,10 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
                             "exits by explorer.compression.earlyexit (compress lab/NAME --method exit-0.3).")
     if method.kind != "cast":
         _require_linear(model, method)  # before the copy: nothing to compress costs no memory
+    if method.kind == "mheads":  # likewise: a model without its own loss, or no text to measure it on
+        heads.require_lm_loss(model)
+        if tokenizer is None:
+            raise ExplorerError("mheads-N measures importance on a text and needs the model's tokenizer.")
     out = _copy(model, what, device)
     with torch.no_grad():
         if method.kind == "cast":
@@ -229,6 +234,4 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
 
 
 def _importance_ids(tokenizer: Any, device: str) -> torch.Tensor:
-    if tokenizer is None:
-        raise ExplorerError("mheads-N measures importance on a text and needs the model's tokenizer.")
     return tokenizer(heads.importance_text(), return_tensors="pt")["input_ids"][:, :MAX_IMPORTANCE_TOKENS].to(device)

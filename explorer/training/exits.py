@@ -113,7 +113,7 @@ class Exits(nn.Module):
                                                                                        strict=True)])
 
     def layer_modules(self) -> Sequence[nn.Module]:
-        layers: Any = self.encoder.get_submodule(self.layer_path)  # an nn.ModuleList (found by _layer_path)
+        layers: Any = self.encoder.get_submodule(self.layer_path)  # an nn.ModuleList (found by _find_layers)
         return list(layers)
 
 
@@ -123,34 +123,26 @@ def uncertainty(probs: torch.Tensor) -> torch.Tensor:
     return -(p * p.log()).sum(-1) / math.log(probs.shape[-1])
 
 
-def _layer_path(module: nn.Module, layers: int, device: torch.device) -> str:
-    """The module list whose entries run ``layers`` times in one forward (the encoder's layers)."""
+def _find_layers(module: nn.Module, device: torch.device) -> tuple[int, str]:
+    """(how many layers, the module list holding them), from one forward: the layer count is the hidden states
+    the encoder returns less the embeddings; the list is the first whose entries run that many times."""
     counts: dict[str, int] = {}
-    handles = []
     lists = [(name, m) for name, m in module.named_modules() if isinstance(m, nn.ModuleList) and len(m)]
-    for name, found in lists:
-        for child in found:
-            handles.append(child.register_forward_hook(
-                lambda *_a, _n=name: counts.__setitem__(_n, counts.get(_n, 0) + 1)))
+    handles = [child.register_forward_hook(lambda *_a, _n=name: counts.__setitem__(_n, counts.get(_n, 0) + 1))
+               for name, found in lists for child in found]
     try:
         ids = torch.tensor([[2, 10, 11, 12, 3]], device=device)
         with torch.no_grad():
-            module(input_ids=ids, attention_mask=torch.ones_like(ids))
+            out = module(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
     finally:
         for h in handles:
             h.remove()
+    layers = len(out.hidden_states) - 1
     for name, _ in lists:
         if counts.get(name) == layers:
-            return name
+            return layers, name
     raise ExplorerError(f"Cannot find the {layers} layers of a {type(module).__name__} to exit from; add a rule "
-                        "for it in explorer.training.exits._layer_path.")
-
-
-def _count_layers(module: nn.Module, device: torch.device) -> int:
-    ids = torch.tensor([[2, 10, 3]], device=device)
-    with torch.no_grad():
-        out = module(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
-    return len(out.hidden_states) - 1
+                        "for it in explorer.training.exits._find_layers.")
 
 
 def wrap(model: nn.Module) -> Exits:
@@ -158,11 +150,10 @@ def wrap(model: nn.Module) -> Exits:
     found = probe.encoder_of(model)
     module = copy.deepcopy(found.module)
     device = next(module.parameters()).device
-    layers = _count_layers(module, device)
+    layers, path = _find_layers(module, device)
     if layers < 2:
         raise ExplorerError("Early exit needs at least two layers to choose between; this model has one.")
-    return Exits(Encoder(module, found.pool, found.hidden_size), layers, _layer_path(module, layers, device),
-                 len(sections.LABELS)).to(device)
+    return Exits(Encoder(module, found.pool, found.hidden_size), layers, path, len(sections.LABELS)).to(device)
 
 
 @dataclass(frozen=True)
@@ -183,10 +174,6 @@ class Report:
                 "seconds": round(self.seconds, 2), "spec": asdict(self.spec)}
 
 
-def _batches(items: Sequence[Example], size: int, steps: int) -> list[Sequence[Example]]:
-    return [items[(s * size) % len(items):][:size] for s in range(steps)]
-
-
 def _fit(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Progress) -> None:
     """Stage 1: encoder + teacher on the labels."""
     device = next(exits.parameters()).device
@@ -198,7 +185,7 @@ def _fit(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Progres
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (spec.steps - s) / max(1, spec.steps - warm))))
     exits.train()
-    for step, chunk in enumerate(_batches(train, spec.batch, spec.steps)):
+    for step, chunk in enumerate(probe.chunks(train, spec.batch, spec.steps)):
         ids, mask, labels = probe.tensors(chunk, device)
         loss = F.cross_entropy(exits.teacher_logits(ids, mask), labels)
         optimizer.zero_grad(set_to_none=True)
@@ -215,7 +202,7 @@ def _distil(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Prog
     students = [p for c in exits.classifiers[:-1] for p in c.parameters()]
     optimizer = torch.optim.AdamW(students, lr=spec.lr, weight_decay=0.01)
     exits.eval()  # the frozen encoder without dropout: the teacher's distribution is the one inference sees
-    for step, chunk in enumerate(_batches(train, spec.batch, spec.distill_steps)):
+    for step, chunk in enumerate(probe.chunks(train, spec.batch, spec.distill_steps)):
         ids, mask, _ = probe.tensors(chunk, device)  # no labels: FastBERT distils on unlabelled text
         with torch.no_grad():
             out = exits.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True)

@@ -48,7 +48,7 @@ from explorer.training import batches, corpus, families, recipes, vocab
 from explorer.training.corpus import Corpus
 
 __all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor", "pool", "probe",
-           "swap", "swap_positions", "tensors"]
+           "chunks", "swap", "swap_positions", "tensors"]
 
 TASK = "swapped adjacent words"
 MAJORITY = 0.5  # the sets are exactly balanced
@@ -220,6 +220,11 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, how: str) -> torch.
     return ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)).float()  # (B, H)
 
 
+def chunks(items: Sequence[Example], size: int, steps: int) -> list[Sequence[Example]]:
+    """``steps`` consecutive batches of ``size`` examples, wrapping round ``items``."""
+    return [items[(s * size) % len(items):][:size] for s in range(steps)]
+
+
 def tensors(items: Sequence[Example], device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     tok = vocab.tokenizer()
     batch = batches.collate([{"input_ids": tok.convert_tokens_to_ids(list(e.tokens))} for e in items])
@@ -251,8 +256,7 @@ def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAUL
         classifier = _Classifier(Encoder(copy.deepcopy(found.module), found.pool, found.hidden_size)).to(device)
         classifier.train()
         optimizer = torch.optim.AdamW(classifier.parameters(), lr=spec.lr, weight_decay=0.01)
-        for step in range(spec.steps):
-            chunk = train[(step * spec.batch) % len(train):][:spec.batch]  # the train set is steps x batch long
+        for chunk in chunks(train, spec.batch, spec.steps):  # the train set is steps x batch long
             ids, mask, labels = tensors(chunk, device)
             loss = F.cross_entropy(classifier(ids, mask), labels)
             optimizer.zero_grad(set_to_none=True)
