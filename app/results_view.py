@@ -34,8 +34,7 @@ def glue_section() -> None:
     split = left.radio("Split", ["test", "dev", "both"], key="res_split", horizontal=True)
     records = cache.glue_view(None if split == "both" else split)
     table = pd.DataFrame(records)
-    numeric = table.select_dtypes("number").columns  # a task the paper did not report shows "—", not "None"
-    st.dataframe(table.style.format(lambda v: f"{v:g}", subset=numeric, na_rep="—"), hide_index=True, key="res_glue")
+    st.dataframe(table, hide_index=True, key="res_glue", placeholder="—")  # a task the paper did not report
     ui.csv_download(table, f"glue-{split}", key="res_glue_csv")
     task = right.selectbox("Task on the chart", list(crosspaper.TASKS), index=list(crosspaper.TASKS).index("MNLI-m"),
                            key="res_task")
