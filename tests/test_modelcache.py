@@ -115,4 +115,26 @@ def test_the_janitor_settles_when_no_request_runs(monkeypatch) -> None:
     deadline = time.monotonic() + 5
     while modelcache.held_names() and time.monotonic() < deadline:
         time.sleep(0.05)
+    busy[0] = True  # the thread never ends: as if busy for ever, it touches nothing after this test
     assert modelcache.held_names() == set()
+
+
+def test_the_janitor_trims_for_a_while_after_requests_finish(monkeypatch) -> None:
+    import time
+
+    monkeypatch.setattr(modelcache, "JANITOR_PERIOD_S", 0.02)
+    monkeypatch.setattr(modelcache, "QUIET_TRIMS", 3)
+    trims: list[int] = []
+    monkeypatch.setattr(modelcache, "_trim_malloc", lambda: trims.append(done[0]))
+    done, over = [0], [False]
+    t = threading.Thread(target=modelcache._janitor, args=(lambda: over[0], lambda: done[0]), daemon=True)
+    t.start()
+    time.sleep(0.2)
+    assert trims == []  # nothing finished since the start: the janitor leaves memory alone
+    done[0] = 1  # a request finished
+    deadline = time.monotonic() + 5
+    while len(trims) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    over[0] = True  # the thread never ends: as if busy for ever, it touches nothing after this test
+    assert trims == [1, 1, 1]  # trimmed for QUIET_TRIMS periods after it, then quiet again

@@ -8,8 +8,9 @@ One cache is shared by every Streamlit session and CLI call in the process. Two 
   the RAM, at least ``MIN_RESIDENT_MB``: room for the bundled decoder): entries not used for
   :func:`idle_seconds` beyond it are evicted by :func:`settle`, which a janitor thread runs every few
   seconds while no model work is running, and the freed memory is handed back to the system
-  (``gc.collect`` + glibc's ``malloc_trim``). So after a page that loaded eight models finishes, the
-  server's memory comes back near idle without anyone pressing "Free memory".
+  (``gc.collect`` + glibc's ``malloc_trim``); for ``QUIET_TRIMS`` periods after the last request it
+  trims even when nothing was evicted, for what closed sessions free later. So after a page that loaded
+  eight models finishes, the server's memory comes back near idle without anyone pressing "Free memory".
 
 ``key_lock`` gives one lock per key, so a model that several sessions ask for at once is loaded
 once. Entries are shared: never mutate them.
@@ -45,6 +46,7 @@ _KEY_LOCKS: dict[tuple, threading.Lock] = {}  # one per cache key: a model is lo
 MIN_RESIDENT_MB = 1_536  # the bundled Gemma 3 270M in float32 (1.07 GB) and a small encoder stay warm
 IDLE_SECONDS = 60.0  # a model unused this long may go once the cache is over its resident bound
 JANITOR_PERIOD_S = 5.0
+QUIET_TRIMS = 6  # janitor periods after the last finished request in which freed memory is handed back
 _JANITOR: list[threading.Thread] = []
 
 
@@ -181,11 +183,19 @@ def settle(now: float | None = None) -> list[tuple]:
     return gone
 
 
-def _janitor(busy: Callable[[], bool]) -> None:
+def _janitor(busy: Callable[[], bool], finished: Callable[[], int] = lambda: 0) -> None:
+    seen, quiet = finished(), QUIET_TRIMS
     while True:
         time.sleep(JANITOR_PERIOD_S)
-        if not busy():  # never while a request runs: it may be about to use a model again
-            settle()
+        if busy():  # never while a request runs: it may be about to use a model again
+            continue
+        if finished() != seen:
+            seen, quiet = finished(), 0
+        if not settle() and quiet < QUIET_TRIMS:
+            # Sessions free their results and widgets after their last request (a closed tab is dropped
+            # seconds later), when no eviction trims any more: glibc keeps those pages in its arenas.
+            _trim_malloc()
+        quiet += 1
 
 
 def _start_janitor() -> None:
@@ -193,6 +203,7 @@ def _start_janitor() -> None:
     with _CACHE_LOCK:
         if _JANITOR:
             return
-        _JANITOR.append(threading.Thread(target=_janitor, args=(lambda: workers.stats()["running"] > 0,),
+        _JANITOR.append(threading.Thread(target=_janitor, args=(lambda: workers.stats()["running"] > 0,
+                                                                 workers.finished),
                                          name="explorer-modelcache-janitor", daemon=True))
     _JANITOR[0].start()

@@ -32,7 +32,7 @@ from typing import ParamSpec, TypeVar
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 
-__all__ = ["DEFAULT_TIMEOUT", "NOTICE_AFTER_S", "limit", "model_slot", "queued", "set_probe", "stats",
+__all__ = ["DEFAULT_TIMEOUT", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "set_probe", "stats",
            "take_wait_notice"]
 
 P = ParamSpec("P")
@@ -62,6 +62,7 @@ class _FairSlots:
         self._queue: collections.deque[object] = collections.deque()
         self.running = 0
         self.waits: collections.deque[float] = collections.deque(maxlen=500)  # seconds, newest last
+        self.finished = 0  # jobs that gave their slot back since the process started
 
     def acquire(self, timeout: float, size: int) -> tuple[float, int]:
         """Wait for a slot; returns (seconds waited, requests that were ahead on arrival)."""
@@ -86,6 +87,7 @@ class _FairSlots:
     def release(self) -> None:
         with self._cond:
             self.running -= 1
+            self.finished += 1
             self._cond.notify_all()
 
 
@@ -154,6 +156,18 @@ def queued(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
 
     return wrapper
+
+
+def finished() -> int:
+    """Model jobs finished since the process started (the cache's janitor trims memory after activity).
+
+    >>> before = finished()
+    >>> with model_slot("a doctest"):
+    ...     pass
+    >>> finished() - before
+    1
+    """
+    return _SLOTS.finished
 
 
 def stats() -> dict[str, float | int]:

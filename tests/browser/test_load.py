@@ -10,7 +10,9 @@ A server of its own (so its memory is this test's alone), then:
    "stopped after" warning, while the light sessions are served (explorer.runtime.cancel, explorer.runtime.workers);
 4. nobody presses "Free memory": once the sessions are gone and the models idle
    (``EXPLORER_IDLE_EVICT_S``), the cache settles to its resident bound by itself (explorer.runtime.modelcache),
-   and the server's RSS must be within ``MARGIN`` of idle (10%, plus the resident bound);
+   and the server's RSS must come within ``MARGIN`` of idle (10%, plus the resident bound) within ``SETTLE_S``
+   (the janitor trims for a while after the last request too: on CI's machine a single reading 17 s after
+   the load once stood 45 MB above the bound, 1,017 MB over 693 MB idle);
 5. "Free memory" again: at least ``GIVEN_BACK`` (85%) of what the load added over idle must be given back
    (glibc keeps some freed pages in its per-thread arenas, so the absolute figure after depends on the machine:
    755 MB over 697 MB idle on one run, 862 over 733 MB on CI's), and the RSS must be within the settled bound.
@@ -43,6 +45,7 @@ TIMEOUT_MS = 240_000
 HEAVY_BUDGET_S = "8"  # the server's time budget per request in this test (derived from the device otherwise)
 RESIDENT_MB, IDLE_S = 200, 5  # what the cache keeps once idle, and after how long an unused model may go
 MARGIN = 0.10  # settled RSS <= idle * (1 + MARGIN) + the resident bound
+SETTLE_S = 60  # seconds after the load within which the RSS must settle (the janitor runs every 5 s)
 GIVEN_BACK = 0.85  # share of (peak - idle) that "Free memory" must give back to the operating system
 
 
@@ -151,10 +154,14 @@ async def _heavy(browser, url: str) -> str:
     return text
 
 
-async def _settled(pid: int) -> int:
-    """RSS once the cache had time to settle by itself (idle models evicted, memory trimmed)."""
-    await asyncio.sleep(IDLE_S + 12)  # the idle time, two janitor periods, the closed sessions dropped
-    return _rss(pid)
+async def _settled(pid: int, bound: float) -> tuple[int, float]:
+    """RSS once the cache settled by itself (idle models evicted, memory trimmed), and the seconds it took:
+    the first reading within ``bound``, else the last one after ``SETTLE_S``."""
+    start = time.monotonic()
+    await asyncio.sleep(IDLE_S)  # nothing may go before the idle time
+    while (rss := _rss(pid)) > bound and time.monotonic() - start < SETTLE_S:
+        await asyncio.sleep(1)
+    return rss, time.monotonic() - start
 
 
 async def _free_memory(browser, url: str) -> None:
@@ -185,13 +192,18 @@ async def _scenario(url: str, pid: int) -> dict[str, object]:
         heavy, *loaded = await asyncio.gather(_heavy(browser, url),
                                               *(_session(browser, url, s) for s in range(SESSIONS)))
         top = peak.stop()
-        settled = await _settled(pid)  # nobody pressed "Free memory"
+        settled, settle_s = await _settled(pid, _bound(idle))  # nobody pressed "Free memory"
         await _free_memory(browser, url)
         await asyncio.sleep(1)
         after = _rss(pid)
         await browser.close()
     return {"idle": idle, "alone": alone, "loaded": [t for ts in loaded for t in ts], "peak": top, "after": after,
-            "settled": settled, "heavy": heavy}
+            "settled": settled, "settle_s": settle_s, "heavy": heavy}
+
+
+def _bound(idle: int) -> float:
+    """The settled bound: idle plus ``MARGIN`` of it, plus what the cache may keep resident."""
+    return idle * (1 + MARGIN) + RESIDENT_MB * 2**20
 
 
 def _p(values: list[float], q: float) -> float:
@@ -216,12 +228,13 @@ def test_six_sessions_get_their_own_results_and_memory_comes_back(server) -> Non
                    f"p95 {_p(loaded, 0.95):.2f} s under load; alone p50 {statistics.median(alone):.2f} s, "
                    f"p95 {_p(alone, 0.95):.2f} s")
     FIGURES.append(f"server RSS: idle {r['idle'] / 1e6:.0f} MB, peak {r['peak'] / 1e6:.0f} MB (with one heavy "
-                   f"beam request beside them), settled without Free memory {r['settled'] / 1e6:.0f} MB, "
+                   f"beam request beside them), settled without Free memory {r['settled'] / 1e6:.0f} MB "
+                   f"in {r['settle_s']:.0f} s, "
                    f"after Free memory {r['after'] / 1e6:.0f} MB "
                    f"({(r['peak'] - r['after']) / max(1, r['peak'] - r['idle']):.0%} of the load's growth given back)")
     assert len(loaded) == SESSIONS * ROUNDS  # every light request was served beside the heavy one
     assert "stopped after" in r["heavy"] and f"({HEAVY_BUDGET_S} s)" in r["heavy"], r["heavy"]
-    margin = r["idle"] * (1 + MARGIN) + RESIDENT_MB * 2**20
+    margin = _bound(r["idle"])
     assert r["settled"] <= margin, f"memory not settled: idle {r['idle']:,} -> {r['settled']:,} (margin {margin:,.0f})"
     assert r["after"] <= margin, f"memory not given back: idle {r['idle']:,} -> after {r['after']:,}"
     given_back = (r["peak"] - r["after"]) / max(1, r["peak"] - r["idle"])
