@@ -16,7 +16,8 @@ from explorer.plots import compression as plots
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (encoder, 23M)", "gemma3-270m": "Gemma 3 270M (decoder, bundled Q4_K_M)"}
 OFFERED = ["bf16", "fp16", "int8", "w8", "w4", "prune-30", "prune-50", "prune-90", "heads-25", "heads-50"]
 DEFAULT_METHODS = ["int8", "bf16", "prune-50"]
-DECODER_ONLY = ["mheads-25", "mheads-50"]  # Michel et al.'s importance needs the model's own language-model loss
+WITH_LOSS = ["mheads-25", "mheads-50"]  # Michel et al.'s importance needs the model's own (masked) LM loss
+MODES = ["FastBERT early exit", "Compressed copies"]  # what a lab model trained with exits is measured for
 EXIT_OFFERED = ["exit-0.2", "exit-0.5", "exit-0.7", "exit-0.8", "exit-0.9", "exit-0.95", "exit-1"]
 EXIT_DEFAULT = ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]  # the lab's students are unsure: most exits are past 0.8
 RAN = "_compression_ran"  # the last study asked for: reruns redraw it from the cache
@@ -27,17 +28,24 @@ st.caption("Each method works on a copy of the loaded model (the original is nev
            "beside it: size on disk, latency on this device, and agreement with the original's outputs. Early exit "
            "(exit-S) runs the FastBERT exits a Pretraining-lab model was trained with.")
 
-exit_models = {k: f"{v} · FastBERT exits" for k, v in cache_models.lab_models("exits", cache_models.models_dir()).items()}
-choices = {**MODELS, **exit_models}
+folder = cache_models.models_dir()
+exit_models = {k: f"{v} · FastBERT exits" for k, v in cache_models.lab_models("exits", folder).items()}
+lab = cache_models.lab_models("fill", folder)  # the lab's masked and causal LMs: every method, mheads-N with their loss
+choices = {**MODELS, **lab, **exit_models}
 ui.seed_from_url("cmp_model", "model", list(choices))
 model = st.selectbox("Model", list(choices), format_func=choices.__getitem__, key="cmp_model")
 st.query_params["model"] = model
-early = model in exit_models
+early = False
+if model in exit_models:
+    ui.seed_from_url("cmp_mode", "mode", MODES)
+    early = st.radio("Measure", MODES, horizontal=True, key="cmp_mode") == MODES[0]
+    st.query_params["mode"] = MODES[0] if early else MODES[1]
 if not exit_models:
     st.caption("Early exit (FastBERT): train a model in the Pretraining lab with \"Also train FastBERT exits\" "
                "ticked and Save it; it then appears in this list with the exit-S methods.")
-decoder = model == "gemma3-270m"
-offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (OFFERED + (DECODER_ONLY if decoder else []), DEFAULT_METHODS)
+decoder = model == "gemma3-270m" or (model in lab and model not in cache_models.lab_models("encoder", folder))
+offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (
+    OFFERED + (WITH_LOSS if model != "sentence-bert" else []), DEFAULT_METHODS)
 methods = st.multiselect(
     "Methods", offered, default=ui.query_list("methods", default, offered), key="cmp_methods_exit" if early else "cmp_methods",
     accept_new_options=True,
@@ -51,18 +59,19 @@ if early:
 else:
     prompt = st.text_input("Prompt for the side-by-side answers",
                            value=DEFAULT_PROMPTS["decoder" if decoder else "encoder"], key=f"cmp_prompt_{model}",
-                           help="Gemma continues it greedily; MiniLM ranks the candidate sentences by similarity to it.")
+                           help="A decoder continues it greedily; an encoder ranks the candidate sentences by "
+                                "similarity to it.")
 if early:
     st.caption("Each speed S runs the layers one at a time and answers at the first layer whose classifier is sure "
                "enough (normalised entropy below S); S = 0 is the full model.")
 elif not decoder:
     st.caption("Candidates: " + " · ".join(DEFAULT_CANDIDATES))
-else:
+elif model == "gemma3-270m":
     st.caption("Gemma on two CPU cores takes a minute or more a method. Each method is one request: one that runs "
                "past the server's time budget (EXPLORER_REQUEST_SECONDS) is stopped with a note, and the methods "
                "measured before it stay. The command line has no limit: python -m explorer compress gemma3-270m.")
 
-asked = (model, tuple(methods), prompt, where.device)
+asked = (model, early, tuple(methods), prompt, where.device)
 if st.button("Run", type="primary", key="cmp_run"):
     st.session_state[RAN] = asked
 if st.session_state.get(RAN) != asked:
@@ -76,7 +85,7 @@ with ui.guard():  # a bad method or a request out of time: a box, and the method
         study.combine([])  # says what to do
     for i, method in enumerate(methods):
         bar.progress(i / len(methods), text=f"{method}: compressing a copy and measuring it beside the original…")
-        parts.append(cache.one_method(model, method, prompt, where.device, cache_models.models_dir()))
+        parts.append(cache.one_method(model, method, prompt, where.device, folder))
 bar.empty()
 if not parts:
     st.stop()

@@ -81,3 +81,32 @@ def test_decoder_study_on_a_tiny_gemma(tmp_path) -> None:
     assert s.baseline.quality.metric == "perplexity"
     assert s.rows[0].quality.baseline_value == pytest.approx(s.baseline.quality.value)
     assert 0 <= s.rows[1].quality.extra["top1_agreement"] <= 1
+
+
+def test_mheads_on_a_lab_encoder_uses_its_masked_lm_ranking(lab_exits, monkeypatch) -> None:
+    """An encoder's mheads-N copy has exactly the heads its masked-LM model ranks lowest switched off."""
+    from explorer.compression import heads, methods
+    from explorer.runtime.loading import load_model
+
+    key, folder = "lab/mlm-tiny-20steps-seed0", str(lab_exits)
+    mlm = load_model(key, "masked-lm", models_dir=folder, device="cpu", dtype="float32")
+    expected = methods.masked_scores(mlm.model, mlm.tokenizer, "cpu")
+    pruned: list = []
+    real = heads.prune
+
+    def spy(model, percent, ranked=None):  # the heads the copy loses, as pruned
+        pruned.append(real(model, percent, ranked))
+        return pruned[-1]
+
+    monkeypatch.setattr(heads, "prune", spy)
+    s = study.run(key, ["mheads-50"], device="cpu", models_dir=folder, repeats=1)
+    assert [r.method for r in s.rows] == ["mheads-50"] and not s.decoder
+    gone = pruned[0]
+    assert [(g.head, g.score) for g in gone] == [(e.head, e.score) for e in expected[: len(expected) // 2]]
+    assert 0 < s.rows[0].sparsity < 1 and -1 <= s.rows[0].quality.value <= 1
+
+
+def test_mheads_on_a_sentence_encoder_says_to_pick_heads() -> None:
+    with pytest.raises(ExplorerError, match="heads-N") as err:
+        study.run("sentence-bert", ["mheads-25"], device="cpu", repeats=1)
+    assert "masked-LM" in str(err.value)

@@ -11,9 +11,12 @@ a loss the model was trained on, which MiniLM (a sentence encoder without its ML
 
 Gradient importance (``mheads-N``, Michel et al. 2019, eq. 2): a mask ξ_h multiplies each head's output
 where it enters the output projection; the importance of head h is |∂L/∂ξ_h| at ξ = 1 for the model's own
-next-token loss on a text (:func:`gradient_scores`), normalised by its layer's L2 norm as the paper does.
-The text is Python-documentation prose from the lab's corpus, not the held-out text the quality is then
-measured on, so the ranking does not peek at the test.
+loss on a text (:func:`gradient_scores`), normalised by its layer's L2 norm as the paper does. A decoder's
+loss is its next-token loss; an encoder's is its masked-LM loss (:func:`masked_copies`: every token predicted
+once, from a copy with every seventh token masked), measured on its checkpoint's masked-LM model and carried
+over to the same encoder inside another wrapper by :func:`onto`. The text is Python-documentation prose from
+the lab's corpus, not the held-out text the quality is then measured on, so the ranking does not peek at the
+test.
 
 Pruning ``heads-N`` ranks every head of every layer together and zeroes the slices of the N% lowest
 (rounded down), which removes exactly their contribution. The matrices keep their shape (transformers 5
@@ -29,7 +32,7 @@ torch.Size([2])
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -37,8 +40,8 @@ from explorer.architecture.modeltypes import num_heads
 from explorer.core.errors import ExplorerError
 from explorer.training import corpus
 
-__all__ = ["OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text", "output_projections", "prune",
-           "require_lm_loss", "scores"]
+__all__ = ["MASK_EVERY", "OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text",
+           "masked_copies", "onto", "output_projections", "prune", "require_lm_loss", "scores"]
 
 # Name endings of the attention output projection, per family (BERT/MiniLM, Gemma/Llama, BART/OPT, GPT-NeoX).
 OUTPUT_PROJECTIONS = ("attention.output.dense", "self_attn.o_proj", "self_attn.out_proj", "attention.dense")
@@ -85,6 +88,7 @@ def scores(model: torch.nn.Module) -> list[HeadScore]:
 
 
 IMPORTANCE_CHARS = 1_500  # about 300 tokens of prose: one forward and one backward
+MASK_EVERY = 7  # an encoder's copies mask every 7th token (14%, about BERT's 15%), each copy a different seventh
 
 
 def importance_text() -> str:
@@ -106,10 +110,46 @@ def require_lm_loss(model: torch.nn.Module) -> None:
                             "such as gemma3-270m.")
 
 
-def gradient_scores(model: torch.nn.Module, input_ids: torch.Tensor) -> list[HeadScore]:
-    """Michel et al.'s importance of every head for the next-token loss on ``input_ids`` (1, T), lowest first.
+def masked_copies(input_ids: torch.Tensor, mask_id: int, special: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """An encoder's masked-LM inputs for one text ``input_ids`` (1, T): ``MASK_EVERY`` copies (K, T), copy k
+    with the tokens at positions k, k + K, ... replaced by ``mask_id`` and labelled, -100 elsewhere, so every
+    token but the ``special`` ones (a (1, T) bool, [CLS] and [SEP]) is predicted exactly once, with no randomness.
 
-    ``model`` must return ``.loss`` when given ``labels`` (a causal LM); its weights get no gradient."""
+    >>> ids, labels = masked_copies(torch.tensor([[101, 5, 6, 7, 102]]), 103, torch.tensor([[1, 0, 0, 0, 1]]).bool())
+    >>> ids[0].tolist(), labels[0].tolist()  # copy 0 would mask [CLS] only: it is left out
+    ([101, 103, 6, 7, 102], [-100, 5, -100, -100, -100])
+    >>> ids.shape[0], int((labels != -100).sum())  # three copies, the three ordinary tokens once each
+    (3, 3)
+    """
+    t = input_ids.shape[1]
+    pos = torch.arange(t, device=input_ids.device)
+    chosen = (pos[None, :] % MASK_EVERY == torch.arange(MASK_EVERY, device=input_ids.device)[:, None]) & ~special  # (K, T)
+    chosen = chosen[chosen.any(dim=1)]  # a text shorter than K tokens: no empty copy (its loss would be NaN)
+    ids = input_ids.expand(len(chosen), t).masked_fill(chosen, mask_id)
+    labels = input_ids.expand(len(chosen), t).masked_fill(~chosen, -100)
+    return ids, labels
+
+
+def onto(ranked: list[HeadScore], model: torch.nn.Module) -> list[HeadScore]:
+    """``ranked`` with its layers named as in ``model``: a ranking measured on the same encoder inside another
+    wrapper (``bert.encoder.layer.0...`` in BertForMaskedLM is ``encoder.layer.0...`` in BertModel)."""
+    names = list(output_projections(model))
+    out = []
+    for s in ranked:
+        match = [n for n in names if s.layer == n or s.layer.endswith("." + n) or n.endswith("." + s.layer)]
+        if len(match) != 1:
+            raise ExplorerError(f"mheads-N measured head importance on {s.layer}, which matches {len(match)} layers "
+                                "of the model to prune: its masked-LM model is not the same encoder. Pick heads-N.")
+        out.append(replace(s, layer=match[0]))
+    return out
+
+
+def gradient_scores(model: torch.nn.Module, input_ids: torch.Tensor,
+                    labels: torch.Tensor | None = None) -> list[HeadScore]:
+    """Michel et al.'s importance of every head for the model's loss on ``input_ids`` (B, T), lowest first.
+
+    ``model`` must return ``.loss`` when given ``labels`` (default: ``input_ids``, a causal LM's next-token
+    targets; an encoder's come from :func:`masked_copies`); its weights get no gradient."""
     require_lm_loss(model)
     n, found = _heads_of(model), output_projections(model)
     if not found:
@@ -130,7 +170,7 @@ def gradient_scores(model: torch.nn.Module, input_ids: torch.Tensor) -> list[Hea
         p.requires_grad_(False)  # only ξ needs a gradient: no weight gradients held in memory
     try:
         with torch.enable_grad():
-            model(input_ids=input_ids, labels=input_ids).loss.backward()
+            model(input_ids=input_ids, labels=input_ids if labels is None else labels).loss.backward()
     finally:
         for h in handles:
             h.remove()

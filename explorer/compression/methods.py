@@ -42,7 +42,8 @@ from explorer.compression import heads
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import budget, modelcache
 
-__all__ = ["CASTS", "FIXED", "Method", "apply", "available", "linear_layers", "parse", "sparsity", "valid_names"]
+__all__ = ["CASTS", "FIXED", "Method", "apply", "available", "linear_layers", "masked_scores", "parse", "sparsity",
+           "valid_names"]
 
 CASTS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # name -> what it is, in words (the page's help and the CLI's error list)
@@ -56,7 +57,7 @@ FIXED = {
 }
 PATTERNS = {"prune": "prune-N: N% of every Linear weight set to zero by magnitude (0-99)",
             "heads": "heads-N: the N% least important attention heads switched off (0-99)",
-            "mheads": "mheads-N: the same, ranked by Michel et al.'s gradient importance (decoders: their LM loss)",
+            "mheads": "mheads-N: the same, ranked by Michel et al.'s gradient importance (the model's LM or masked-LM loss)",
             "exit": "exit-S: FastBERT early exit at speed S (0-1; higher exits sooner), lab models with exits"}
 _NAME = re.compile(r"^(prune|heads|mheads)-(\d{1,3})$")
 _EXIT = re.compile(r"^exit-(\d*\.?\d+)$")
@@ -200,10 +201,11 @@ def sparsity(model: torch.nn.Module) -> float:
 
 
 def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the model",
-          tokenizer: Any = None) -> torch.nn.Module:
+          tokenizer: Any = None, ranked: list[heads.HeadScore] | None = None) -> torch.nn.Module:
     """A compressed copy of ``model`` (on ``device``); ``model`` itself is left exactly as it was.
 
-    ``tokenizer`` is needed by ``mheads-N`` only (its importance is measured on a text)."""
+    ``mheads-N`` measures its importance on a text with ``tokenizer`` and ``model``'s own language-model loss,
+    unless ``ranked`` brings one measured elsewhere (an encoder's, on its masked-LM model)."""
     reason = available(method, device)
     if reason:
         raise ExplorerError(reason)
@@ -212,7 +214,7 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
                             "exits by explorer.compression.earlyexit (compress lab/NAME --method exit-0.3).")
     if method.kind != "cast":
         _require_linear(model, method)  # before the copy: nothing to compress costs no memory
-    if method.kind == "mheads":  # likewise: a model without its own loss, or no text to measure it on
+    if method.kind == "mheads" and ranked is None:  # likewise: a model without its own loss, or no text
         heads.require_lm_loss(model)
         if tokenizer is None:
             raise ExplorerError("mheads-N measures importance on a text and needs the model's tokenizer.")
@@ -228,10 +230,28 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
         if method.kind == "prune":
             _prune(layers, method.amount)
             return out
-    ranked = heads.gradient_scores(out, _importance_ids(tokenizer, device)) if method.kind == "mheads" else None
-    heads.prune(out, method.amount, ranked)  # heads-N: the proxy's ranking
+    if method.kind == "mheads":
+        ranked = heads.onto(ranked, out) if ranked is not None else heads.gradient_scores(
+            out, _importance_ids(tokenizer, device, out))
+    heads.prune(out, method.amount, ranked if method.kind == "mheads" else None)  # heads-N: the proxy's ranking
     return out
 
 
-def _importance_ids(tokenizer: Any, device: str) -> torch.Tensor:
-    return tokenizer(heads.importance_text(), return_tensors="pt")["input_ids"][:, :MAX_IMPORTANCE_TOKENS].to(device)
+def _importance_ids(tokenizer: Any, device: str, model: torch.nn.Module) -> torch.Tensor:
+    """The importance text's ids (1, T), at most ``MAX_IMPORTANCE_TOKENS`` and the model's positions."""
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None) or MAX_IMPORTANCE_TOKENS
+    ids = tokenizer(heads.importance_text(), return_tensors="pt")["input_ids"]
+    return ids[:, :min(MAX_IMPORTANCE_TOKENS, int(limit))].to(device)
+
+
+def masked_scores(model: torch.nn.Module, tokenizer: Any, device: str) -> list[heads.HeadScore]:
+    """Michel et al.'s head importance for an encoder's masked-LM ``model`` (with its MLM head) on the
+    importance text, every token predicted once (:func:`explorer.compression.heads.masked_copies`)."""
+    if getattr(tokenizer, "mask_token_id", None) is None:
+        raise ExplorerError("mheads-N masks tokens to measure an encoder's loss, and this tokenizer has no mask "
+                            "token. Pick heads-N instead.")
+    ids = _importance_ids(tokenizer, device, model)  # (1, T)
+    special = torch.tensor(tokenizer.get_special_tokens_mask(ids[0].tolist(), already_has_special_tokens=True),
+                           dtype=torch.bool, device=ids.device)[None]  # (1, T): [CLS] and [SEP] are never targets
+    masked, labels = heads.masked_copies(ids, tokenizer.mask_token_id, special)  # (K, T) each
+    return heads.gradient_scores(model, masked, labels)

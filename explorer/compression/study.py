@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from explorer.compression import earlyexit, measure, methods, quality
+from explorer.compression.heads import HeadScore
 from explorer.compression.result import Progress, Row, Study
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
@@ -104,13 +105,14 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
     report(0.05, "Measuring the original…")
     ref = quality.reference(loaded.model, loaded.tokenizer, decoder, where)
     baseline = _measure(loaded.model, loaded, ref, "original", "the model as loaded (float32)", setup)
+    ranked = None if decoder or not any(m.kind == "mheads" for m in parsed) else _encoder_ranking(key, models_dir, where, report)
     rows: list[Row] = []
     stopped: tuple[Notice, ...] = ()
     try:
         for i, m in enumerate(parsed):
             cancel.check()  # a server request out of time keeps the methods measured so far
             report(0.1 + 0.9 * i / len(parsed), f"{m.name}: compressing a copy and measuring it…")
-            rows.append(_method_row(loaded, ref, m, setup))
+            rows.append(_method_row(loaded, ref, m, setup, ranked))
     except cancel.RequestStopped as err:
         if err.reason == "gone" or not rows:  # nobody will see it, or nothing to show: not a result
             raise
@@ -130,9 +132,23 @@ def _early_exit(key: str, parsed: list[methods.Method], where: str, models_dir: 
                          progress=report)
 
 
-def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, setup: tuple[Any, ...]) -> Row:
+def _encoder_ranking(key: str, models_dir: str | None, where: str, report: Progress) -> list[HeadScore]:
+    """mheads-N on an encoder: Michel et al.'s importance for its masked-LM loss, measured on the checkpoint's
+    masked-LM model (the same encoder with its MLM head), which the base model the study measures lacks."""
+    report(0.08, "mheads-N: ranking the heads by the masked-LM loss…")
+    try:
+        mlm = load_model(key, "masked-lm", models_dir=models_dir, device=where, dtype="float32",
+                         purpose="the Compression lab")
+    except ExplorerError as err:
+        raise ExplorerError(f"mheads-N ranks an encoder's heads by its own masked-LM loss: {err} Or pick heads-N, "
+                            "the data-free proxy, which needs no loss.") from err
+    return methods.masked_scores(mlm.model, mlm.tokenizer, where)
+
+
+def _method_row(loaded: LoadedModel, ref: quality.Reference, m: methods.Method, setup: tuple[Any, ...],
+                ranked: list[HeadScore] | None = None) -> Row:
     """Compress a copy, measure it, drop it (the next method starts from the original again)."""
-    copy = methods.apply(loaded.model, m, setup[1], loaded.name, loaded.tokenizer)
+    copy = methods.apply(loaded.model, m, setup[1], loaded.name, loaded.tokenizer, ranked)
     try:
         return _measure(copy, loaded, ref, m.name, methods.FIXED.get(m.name, methods.PATTERNS.get(m.kind, "")),
                         setup)

@@ -1,5 +1,6 @@
 """Real browser: the Compression lab with MiniLM, int8 and prune-50 (picked through the URL, as a shared
-link does), Run pressed: the trade-off chart is drawn, the answers table is there, no error box."""
+link does), Run pressed: the trade-off chart is drawn, the answers table is there, no error box; a lab model
+with exits measured both ways (early exit, then compressed copies with mheads-50 typed in)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,21 @@ def test_a_lab_model_with_exits_measures_early_exit(open_page, lab_exits) -> Non
     assert page.get_by_text("Early exit saves compute, not bytes").count() == 1
     assert "model=lab%2Fmlm-tiny-20steps-seed0" in page.url or "model=lab/mlm-tiny-20steps-seed0" in page.url
     assert_clean(page, "compression_early_exit")
+    # The same lab model measured the other way: compressed copies, with Michel et al.'s heads typed in.
+    page.get_by_text("Compressed copies", exact=True).click()
+    wait_idle(page)
+    page.get_by_text("Prompt for the side-by-side answers").first.wait_for(timeout=60_000)
+    typed = page.locator("[data-testid='stMultiSelect'] input").first
+    typed.click()
+    typed.fill("mheads-50")
+    typed.press("Enter")
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    chips = page.locator("[data-testid='stMultiSelect']").first.inner_text()
+    assert "mheads-50" in chips and "exit-0.8" not in chips, chips
+    page.get_by_role("button", name="Run", exact=True).click()
+    wait_idle(page, timeout=300_000)
+    page.locator("[data-testid='stPlotlyChart'] .cartesianlayer .subplot").first.wait_for(timeout=300_000)
+    assert page.get_by_text("write zeros into dense matrices").count() == 1  # mheads-N's zeros: said
+    assert "mode=Compressed" in page.url
+    assert_clean(page, "compression_lab_mheads")

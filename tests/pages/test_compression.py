@@ -98,3 +98,27 @@ def test_without_a_lab_model_with_exits_the_page_says_how_to_get_one(monkeypatch
     at = _app().run()
     _clean(at)
     assert any("Also train FastBERT exits" in c.value for c in at.caption)
+
+
+def test_a_lab_model_also_takes_compressed_copies_with_michel_heads(monkeypatch, lab_exits) -> None:
+    """A lab model with exits can be measured the other way too: the radio switches to compressed copies, which
+    offer mheads-N (ranked by its masked-LM loss); MiniLM, without such a loss, is not offered mheads-N."""
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(lab_exits))
+    at = _app().run()
+    assert "mheads-25" not in at.multiselect(key="cmp_methods").options  # MiniLM has no masked-LM head
+    at = _app()
+    at.query_params.update({"model": "lab/mlm-tiny-20steps-seed0", "mode": "Compressed copies",
+                            "methods": "heads-50,mheads-50"})
+    at.run()
+    _clean(at)
+    assert at.radio(key="cmp_mode").value == "Compressed copies"
+    assert at.multiselect(key="cmp_methods").value == ["heads-50", "mheads-50"]
+    at.button(key="cmp_run").click().run()
+    _clean(at)
+    assert not at.error
+    table = at.dataframe[0].value
+    assert list(table["method"]) == ["heads-50", "mheads-50"] and table["cosine agreement"].between(-1, 1).all()
+    assert at.query_params["mode"] in (["Compressed copies"], "Compressed copies")
+    at.radio(key="cmp_mode").set_value("FastBERT early exit").run()
+    _clean(at)
+    assert at.multiselect(key="cmp_methods_exit").value == ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]
