@@ -68,6 +68,15 @@ def test_url_selects_strategies_and_seed(tiny_dir) -> None:
     assert at.number_input(key="dec_seed").value == 7
 
 
+@pytest.mark.parametrize(("raw", "beams"), [("8", 8), ("99", 8), ("0", 1), ("many", 4), ("<b>3</b>", 4)])
+def test_url_sets_the_beams_clipped_to_the_widget(tiny_dir, raw: str, beams: int) -> None:
+    """A shared link keeps the beam width; out of range is clipped, garbage gives the default (4)."""
+    at = page_app("decoding.py", model=tiny_dir, strategies="beam", beams=raw).run()
+    assert_clean(at)
+    assert at.number_input(key="dec_beams").value == beams
+    assert at.query_params["beams"] in ([str(beams)], str(beams))  # written back as used
+
+
 @pytest.mark.parametrize(("prompt", "words"), [("", "empty"), ("   ", "empty")])
 def test_empty_prompt_is_one_message(tiny_dir, prompt: str, words: str) -> None:
     at = page_app("decoding.py", model=tiny_dir).run()
