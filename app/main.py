@@ -18,6 +18,7 @@ import streamlit as st  # noqa: E402
 
 from app import liveness, ui  # noqa: E402
 from app.navigation import SECTIONS  # noqa: E402
+from explorer.core import logs  # noqa: E402
 
 PAGES = ROOT / "pages"
 
@@ -41,6 +42,7 @@ def _fence_paths_unless_local() -> None:
 
 
 _fence_paths_unless_local()
+logs.quiet_imports()  # optional packages' import-time warnings (torchao's) stay out of the server log
 liveness.install()  # a request whose tab closed or reran stops at its next step (explorer.runtime.cancel)
 st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide")
 ui.init_session_state()

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from explorer.core import userfiles
+from explorer.core import logs, userfiles
 from explorer.core.errors import ECHO_CHARS, ExplorerError, shorten
 
 if TYPE_CHECKING:  # explorer.runtime.placement imports torch: only commands that run a model pay for it
@@ -127,6 +127,7 @@ def read_text_file(path: str | Path, what: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    logs.quiet_imports()  # optional packages' import-time warnings are not the user's business
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         check_utf8(args)
