@@ -99,6 +99,19 @@ def test_resident_bound_defaults_to_a_share_of_ram(monkeypatch) -> None:
     assert modelcache.idle_seconds() == modelcache.IDLE_SECONDS
 
 
+@pytest.fixture
+def own_janitor_only():
+    """The server's own janitor, started by any earlier test that stored a model, reads the module globals
+    these tests patch (period, resident bound, _trim_malloc) and evicted the test's entry while the test's
+    janitor was told a request ran (seen in a full-suite run). A held model slot is a running request to
+    it, so it waits, and only the test's janitor acts."""
+    from explorer.runtime import workers
+
+    with workers.model_slot("the janitor tests"):
+        yield
+
+
+@pytest.mark.usefixtures("own_janitor_only")
 def test_the_janitor_settles_when_no_request_runs(monkeypatch) -> None:
     import time
 
@@ -119,6 +132,7 @@ def test_the_janitor_settles_when_no_request_runs(monkeypatch) -> None:
     assert modelcache.held_names() == set()
 
 
+@pytest.mark.usefixtures("own_janitor_only")
 def test_the_janitor_trims_for_a_while_after_requests_finish(monkeypatch) -> None:
     import time
 
