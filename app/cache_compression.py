@@ -13,7 +13,13 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.compression import study
-from explorer.runtime import workers
+from explorer.runtime import modelkind, workers
+
+
+@st.cache_data(max_entries=32, show_spinner=False, ttl=60)
+def is_decoder(model: str, models_dir: str | None = None) -> bool:
+    """Whether the study measures ``model`` as a decoder (the library's one rule, :mod:`explorer.runtime.modelkind`)."""
+    return modelkind.is_decoder(model, models_dir)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -53,10 +53,9 @@ def _result(args: argparse.Namespace) -> dict[str, Any]:
         return deberta.split_attention(args.key, args.text, **placement_of(args).kwargs()).to_dict()
     if args.mechanism == "distillation":
         where = placement_of(args).kwargs()
-        # the losses first: a text they refuse is refused before the sizes build three models
-        distil = distillation.triple_loss(args.text, args.seed, args.temperature, **where).to_dict()
-        tiny = distillation.layerwise_loss(args.text, args.seed, **where).to_dict()
-        return {"sizes": distillation.model_sizes().to_dict(), "distilbert": distil, "tinybert": tiny}
+        return {"sizes": distillation.model_sizes().to_dict(),
+                "distilbert": distillation.triple_loss(args.text, args.seed, args.temperature, **where).to_dict(),
+                "tinybert": distillation.layerwise_loss(args.text, args.seed, **where).to_dict()}
     if args.mechanism == "t5":
         task = text2text.T5_TASKS.get(args.task)
         example = (task.example_input, task.example_target) if task else ("", "")

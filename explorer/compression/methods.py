@@ -230,10 +230,13 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
         if method.kind == "prune":
             _prune(layers, method.amount)
             return out
-    if method.kind == "mheads":
-        ranked = heads.onto(ranked, out) if ranked is not None else heads.gradient_scores(
-            out, _importance_ids(tokenizer, device, out))
-    heads.prune(out, method.amount, ranked if method.kind == "mheads" else None)  # heads-N: the proxy's ranking
+    if method.kind == "heads":
+        ranked = None  # the proxy's ranking
+    elif ranked is not None:
+        ranked = heads.onto(ranked, out)  # measured on the checkpoint's masked-LM model
+    else:
+        ranked = heads.gradient_scores(out, _importance_ids(tokenizer, device, out))
+    heads.prune(out, method.amount, ranked)
     return out
 
 
