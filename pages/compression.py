@@ -9,7 +9,7 @@ from app import cache_compression as cache
 from app import cache_models, device_picker, ui
 from explorer.compression import study
 from explorer.compression.earlyexit import DEFAULT_PASSAGE
-from explorer.compression.methods import FIXED, PATTERNS
+from explorer.compression.methods import FIXED, PATTERNS, canonical
 from explorer.compression.study import DEFAULT_CANDIDATES, DEFAULT_PROMPTS
 from explorer.plots import compression as plots
 
@@ -46,13 +46,16 @@ if not exit_models:
 decoder = cache.is_decoder(model, folder)
 offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (
     OFFERED + (WITH_LOSS if model != "sentence-bert" else []), DEFAULT_METHODS)
+# methods typed by whoever shared the link (prune-70) come back as options of their own kind
+linked = [c for v in str(st.query_params.get("methods", ""))[:500].split(",") if (c := canonical(v))]
+offered = offered + [c for c in dict.fromkeys(linked) if c not in offered and c.startswith("exit-") == early]
 methods = st.multiselect(
     "Methods", offered, default=ui.query_list("methods", default, offered), key="cmp_methods_exit" if early else "cmp_methods",
     accept_new_options=True,
     help=("Type exit-S for another speed (0-1): higher exits sooner. " if early else
           "Type prune-N or heads-N for another percentage (0-99). ") + " · ".join(
         f"{k}: {v}" for k, v in {**FIXED, **PATTERNS}.items()))
-ui.set_query_list("methods", [m for m in methods if m in offered])
+ui.set_query_list("methods", [c for m in methods if (c := canonical(m))])  # typed ones too, if valid
 if early:
     prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=2000,
                           help="Library reference or narrative docs? Each speed answers after the layer it exits at.")

@@ -42,8 +42,8 @@ from explorer.compression import heads
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import budget, modelcache
 
-__all__ = ["CASTS", "FIXED", "Method", "apply", "available", "linear_layers", "masked_scores", "parse", "sparsity",
-           "valid_names"]
+__all__ = ["CASTS", "FIXED", "Method", "apply", "available", "canonical", "linear_layers", "masked_scores", "parse",
+           "sparsity", "valid_names"]
 
 CASTS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # name -> what it is, in words (the page's help and the CLI's error list)
@@ -94,6 +94,18 @@ def valid_names() -> str:
     """The methods one may ask for, in one line (error messages and help)."""
     return (", ".join([*FIXED, "prune-N", "heads-N", "mheads-N"]) + " (N a whole percentage from 0 to 99), exit-S (S from 0 to "
             "1, lab models with FastBERT exits)")
+
+
+def canonical(text: str) -> str | None:
+    """The method's own spelling, or None where :func:`parse` refuses it (a shared link's typed methods).
+
+    >>> canonical(" PRUNE-70 "), canonical("exit-.30"), canonical("prune-150"), canonical("<b>")
+    ('prune-70', 'exit-0.3', None, None)
+    """
+    try:
+        return parse(text).name
+    except ExplorerError:
+        return None
 
 
 def parse(text: str) -> Method:

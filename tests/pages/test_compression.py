@@ -122,3 +122,19 @@ def test_a_lab_model_also_takes_compressed_copies_with_michel_heads(monkeypatch,
     at.radio(key="cmp_mode").set_value("FastBERT early exit").run()
     _clean(at)
     assert at.multiselect(key="cmp_methods_exit").value == ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]
+
+
+def test_typed_methods_travel_in_the_link_and_garbage_does_not() -> None:
+    """A typed prune-70 goes into the URL (in its own spelling) and a link with it preselects it; a link's
+    invalid or HTML values are dropped, never an error."""
+    at = _app().run()
+    at.multiselect(key="cmp_methods").set_value(["int8", "PRUNE-70"]).run()
+    _clean(at)
+    assert at.multiselect(key="cmp_methods").value == ["int8", "PRUNE-70"]  # kept across the rerun
+    assert at.query_params["methods"] in (["int8,prune-70"], "int8,prune-70")
+    shared = _app()
+    shared.query_params["methods"] = "prune-70,<b>x</b>,prune-150,exit-0.3,int8,prune-70"
+    shared.run()
+    _clean(shared)
+    assert shared.multiselect(key="cmp_methods").value == ["prune-70", "int8"]  # exit-S only for exit models
+    assert not shared.error
