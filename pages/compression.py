@@ -8,7 +8,7 @@ import streamlit as st
 from app import cache_compression as cache
 from app import cache_models, device_picker, ui
 from explorer.compression import study
-from explorer.compression.earlyexit import DEFAULT_PASSAGE
+from explorer.compression.earlyexit import DEFAULT_PASSAGE, PASSAGE_CHARS
 from explorer.compression.methods import FIXED, PATTERNS, canonical
 from explorer.compression.study import DEFAULT_CANDIDATES, DEFAULT_PROMPTS
 from explorer.plots import compression as plots
@@ -57,7 +57,7 @@ methods = st.multiselect(
         f"{k}: {v}" for k, v in {**FIXED, **PATTERNS}.items()))
 ui.set_query_list("methods", [c for m in methods if (c := canonical(m))])  # typed ones too, if valid
 if early:
-    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=2000,
+    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=PASSAGE_CHARS,
                           help="Library reference or narrative docs? Each speed answers after the layer it exits at.")
 else:
     prompt = st.text_input("Prompt for the side-by-side answers",

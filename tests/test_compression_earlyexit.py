@@ -69,3 +69,11 @@ def test_exit_is_not_a_copy() -> None:
 
     with pytest.raises(ExplorerError, match="does not make a copy"):
         methods.apply(torch.nn.Linear(2, 2), methods.parse("exit-0.5"), "cpu")
+
+
+def test_an_empty_passage_is_said_and_the_example_answers(lab_exits) -> None:
+    from explorer.compression.earlyexit import DEFAULT_PASSAGE
+
+    s = study.run(KEY, ["exit-1"], device="cpu", models_dir=str(lab_exits), repeats=1, prompt="   ")
+    assert s.prompt == DEFAULT_PASSAGE and s.rows[0].answer
+    assert [n.kind for n in s.notices][0] == "fallback" and "example" in s.notices[0].text

@@ -110,3 +110,14 @@ def test_mheads_on_a_sentence_encoder_says_to_pick_heads() -> None:
     with pytest.raises(ExplorerError, match="heads-N") as err:
         study.run("sentence-bert", ["mheads-25"], device="cpu", repeats=1)
     assert "masked-LM" in str(err.value)
+
+
+@pytest.mark.parametrize(("prompt", "kind", "shown"), [
+    ("", "fallback", study.DEFAULT_PROMPTS["encoder"]),
+    ("<b>guitar</b> " * 2_000, "truncated", None),
+])
+def test_an_empty_or_huge_prompt_is_said_not_silent(prompt: str, kind: str, shown: str | None) -> None:
+    s = study.run("sentence-bert", ["bf16"], device="cpu", repeats=1, prompt=prompt)
+    assert [n.kind for n in s.notices if n.kind in ("fallback", "truncated")] == [kind]
+    assert s.prompt == (shown or prompt.strip()[: study.PROMPT_CHARS])
+    assert s.rows[0].answer and s.baseline.answer  # the answers still come, on what was used

@@ -34,6 +34,7 @@ from explorer.training import checkpoint, exits, probe, sections
 
 __all__ = ["DEFAULT_PASSAGE", "TIMED", "run"]
 
+PASSAGE_CHARS = 2_000  # the page's box takes as much; the classifier reads its first seq_len tokens
 TIMED = 32  # examples per timed call: one by one, as adaptive inference runs
 DEFAULT_PASSAGE = ("Return a new sorted list from the items in iterable. The key argument specifies a function of one "
                    "argument that is used to extract a comparison key from each element.")
@@ -81,7 +82,7 @@ def run(key: str, parsed: Sequence[methods.Method], *, device: str, models_dir: 
     probs = exits.probabilities(model, test)
     where = torch.device(device)
     timed = [probe.tensors([e], where)[:2] for e in test[:TIMED]]
-    passage = (prompt or "").strip()[:2000] or DEFAULT_PASSAGE
+    passage, said = quality.prompt_used(prompt, DEFAULT_PASSAGE, PASSAGE_CHARS)
     teacher_only = sum(measure.disk_bytes(m) for m in (model.encoder, model.classifiers[-1]))
     metric = f"accuracy on \"{sections.TASK}\""
     full = exits.decide(probs, 0.0)
@@ -108,4 +109,4 @@ def run(key: str, parsed: Sequence[methods.Method], *, device: str, models_dir: 
                           f"bundled corpus's training documents) and are scored on {len(test)} windows of its held-out "
                           "documents. Latency: one example at a time, as adaptive inference runs.")
     return Study(key, f"{key} with FastBERT exits", False, device, placement.device_name(device), "float32",
-                 "examples/s", passage, baseline, tuple(rows), (task, SIZE_NOTE))
+                 "examples/s", passage, baseline, tuple(rows), (*said, task, SIZE_NOTE))

@@ -32,7 +32,9 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "probes", "reference",
+from explorer.core.notices import Notice
+
+__all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "probes", "prompt_used", "reference",
            "sentence_pairs", "spearman"]
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "compression"
@@ -197,3 +199,26 @@ def answer(model: torch.nn.Module, tokenizer: Any, decoder: bool, prompt: str, c
         return _greedy(model, tokenizer, prompt, ANSWER_TOKENS, device)
     order = _ranking(model, tokenizer, prompt, candidates, device)
     return " > ".join(candidates[i] for i in order)
+
+
+def prompt_used(text: str | None, example: str, limit: int) -> tuple[str, tuple[Notice, ...]]:
+    """The prompt the side-by-side answers use, and what was done to it: none given (None) is the ``example``;
+    an empty one typed is the example too and a long one its first ``limit`` characters, each said in a notice.
+
+    >>> prompt_used(None, "A man is playing a guitar.", 500)
+    ('A man is playing a guitar.', ())
+    >>> prompt_used("  ", "A man is playing a guitar.", 500)[1][0].kind
+    'fallback'
+    >>> text, said = prompt_used("word " * 200, "", 500)
+    >>> len(text), said[0].kind
+    (500, 'truncated')
+    """
+    if text is None:
+        return example, ()
+    given = text.strip()
+    if not given:
+        return example, (Notice("fallback", f"The prompt was empty, so the answers use the example: {example}"),)
+    if len(given) <= limit:
+        return given, ()
+    return given[:limit], (Notice("truncated", f"The prompt has {len(given):,} characters; the answers use its "
+                                               f"first {limit:,}."),)

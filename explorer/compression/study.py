@@ -32,6 +32,7 @@ from explorer.runtime.loading import LoadedModel, load_model
 __all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Row", "Study", "combine", "run"]
 
 MAX_METHODS = 12  # each method is a full copy and a full measurement: a long list would hold a worker for minutes
+PROMPT_CHARS = 500  # the side-by-side answers need a sentence, not a document (each copy answers it again)
 DEFAULT_PROMPTS = {"encoder": "A man is playing a guitar.", "decoder": "The capital of France is"}
 DEFAULT_CANDIDATES = ("A musician plays music.", "A man eats a sandwich.", "A woman plays the violin.",
                       "The stock market fell.")
@@ -100,7 +101,7 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
     loaded = load_model(key, "causal-lm" if decoder else "base", models_dir=models_dir, device=where,
                         dtype="float32", purpose="the Compression lab")
     where = loaded.device  # what actually ran (an out-of-memory fallback moves it to the CPU)
-    shown = (prompt or "").strip()[:500] or DEFAULT_PROMPTS["decoder" if decoder else "encoder"]
+    shown, said = quality.prompt_used(prompt, DEFAULT_PROMPTS["decoder" if decoder else "encoder"], PROMPT_CHARS)
     setup = (_workload(loaded, decoder, where), where, repeats, shown, list(candidates))
     report(0.05, "Measuring the original…")
     ref = quality.reference(loaded.model, loaded.tokenizer, decoder, where)
@@ -120,7 +121,8 @@ def run(key: str, method_names: list[str] | tuple[str, ...], *, device: str | No
     report(1.0, "Done.")
     return Study(key, loaded.name, decoder, where, placement.device_name(where), "float32",
                  "tokens/s" if decoder else "sentences/s", shown, baseline, tuple(rows),
-                 _notices(key, parsed) + stopped)
+                 said + _notices(key, parsed) + stopped)
+
 
 
 def _early_exit(key: str, parsed: list[methods.Method], where: str, models_dir: str | None, prompt: str | None,
