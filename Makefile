@@ -6,20 +6,13 @@ PORT ?= 8501
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
 ADDRESS ?= localhost
 
-.PHONY: install install-dev optional browser prepare run test test-gpu lint bench
+.PHONY: install install-dev browser prepare run test test-gpu lint bench
 
 install:
 	$(PY) -m pip install -q -r requirements.txt
 
 install-dev:
 	$(PY) -m pip install -q -r requirements-dev.txt
-
-# torchao, for the Compression lab's weight-only w8/w4, is optional: transformers imports it on every model
-# load once it is installed (+0.25 s measured), so requirements.txt leaves it out and the page and CLI name
-# the pip line. The suite installs it into a folder of its own, which only its w8/w4 test puts on PYTHONPATH.
-OPTIONAL_DIR ?= build/optional
-optional:
-	@test -d $(OPTIONAL_DIR)/torchao || $(PY) -m pip install -q --no-deps --target $(OPTIONAL_DIR) torchao==0.18.0
 
 # Debian's Chromium for the browser tests (Playwright's own browser download is not used).
 browser:
@@ -42,7 +35,7 @@ lint:
 # The load test runs in a process of its own: it drives its own server with Playwright's async API,
 # which cannot share a process with the sync browser fixtures of the other tests.
 # -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
-test: install-dev optional browser lint prepare
+test: install-dev browser lint prepare
 	$(PY) -m pytest -q -rs -m "not load"
 	$(PY) -m pytest -q -m load tests/browser/test_load.py
 

@@ -2,7 +2,7 @@
 
 A method is named the way the CLI and the page take it: ``fp32``, ``bf16``, ``fp16`` (casts), ``int8``
 (dynamic int8 Linear layers, torch's own ``quantize_dynamic``), ``w8``/``w4`` (weight-only 8/4-bit from
-torchao, when it is installed), ``prune-N`` (unstructured L1 magnitude pruning of N% of every Linear
+torchao; an environment without it is told the pip line), ``prune-N`` (unstructured L1 magnitude pruning of N% of every Linear
 weight, ``torch.nn.utils.prune``), ``heads-N`` (structured: the N% least important attention heads
 switched off, see :mod:`explorer.compression.heads`; ``mheads-N`` ranks them by Michel et al.'s gradient
 importance instead) and ``exit-S`` (FastBERT's early exit at speed S,
@@ -52,8 +52,8 @@ FIXED = {
     "bf16": "bfloat16 cast",
     "fp16": "float16 cast (GPU only: the CPU has no fast float16 kernels)",
     "int8": "dynamic int8 Linear layers (torch quantize_dynamic; CPU only)",
-    "w8": "weight-only int8 (torchao IntxWeightOnlyConfig; optional package)",
-    "w4": "weight-only int4, groups of 32 (torchao; optional package; stored unpacked in int8 on the CPU)",
+    "w8": "weight-only int8 (torchao IntxWeightOnlyConfig)",
+    "w4": "weight-only int4, groups of 32 (torchao; stored unpacked in int8 on the CPU)",
 }
 PATTERNS = {"prune": "prune-N: N% of every Linear weight set to zero by magnitude (0-99)",
             "heads": "heads-N: the N% least important attention heads switched off (0-99)",
@@ -148,7 +148,7 @@ def available(method: Method, device: str) -> str | None:
         return (f"{method.name} (dynamic int8) runs on the CPU only: torch's quantized kernels have no {device} "
                 "version. Pick the CPU device for it, or bf16/fp16 on the GPU.")
     if method.kind == "weight-only" and importlib.util.find_spec("torchao") is None:
-        return f"{method.name} needs the optional package torchao, which is not installed: {TORCHAO_HINT}."
+        return f"{method.name} needs the package torchao (in requirements.txt), which is not installed here: {TORCHAO_HINT}."
     return None
 
 
