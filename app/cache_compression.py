@@ -17,7 +17,7 @@ from explorer.runtime import modelkind, workers
 
 
 @st.cache_data(max_entries=32, show_spinner=False, ttl=60)
-def is_decoder(model: str, models_dir: str | None = None) -> bool:
+def measured_as_decoder(model: str, models_dir: str | None = None) -> bool:
     """Whether the study measures ``model`` as a decoder (the library's one rule, :mod:`explorer.runtime.modelkind`)."""
     return modelkind.is_decoder(model, models_dir)
 

@@ -43,7 +43,7 @@ if model in exit_models:
 if not exit_models:
     st.caption("Early exit (FastBERT): train a model in the Pretraining lab with \"Also train FastBERT exits\" "
                "ticked and Save it; it then appears in this list with the exit-S methods.")
-decoder = cache.is_decoder(model, folder)
+decoder = cache.measured_as_decoder(model, folder)
 offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (
     OFFERED + (WITH_LOSS if model != "sentence-bert" else []), DEFAULT_METHODS)
 # methods typed by whoever shared the link (prune-70) come back as options of their own kind
