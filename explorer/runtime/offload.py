@@ -131,8 +131,16 @@ def load_offloaded(path: str | Path, task: str, offload_dir: str | Path, *,
             str(path), device_map="auto", max_memory=max_memory, offload_folder=str(offload_dir),
             dtype=dtype or torch.float32, use_safetensors=True, trust_remote_code=False, local_files_only=True,
             output_loading_info=True, **extra)
-    placed = {name: str(dev) for name, dev in (getattr(model, "hf_device_map", None) or {"": "cpu"}).items()}
+    placed = {name: str(dev) for name, dev in (getattr(model, "hf_device_map", None) or _one_place(model)).items()}
     return Offloaded(model.eval(), placed, str(offload_dir), tuple(sorted(info.get("missing_keys", ()))))
+
+
+def _one_place(model: torch.nn.Module) -> dict[str, str]:
+    """The device map of a model that landed whole on one device: transformers 5.23 dispatches (and sets
+    ``hf_device_map``) only when a map names two places or disk, so a model that fit one GPU has none and
+    was reported "on the CPU" (seen on an H200). Read where its weights are instead."""
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    return {"": "disk" if device.type == "meta" else "cpu" if device.type == "cpu" else str(device.index or 0)}
 
 
 def offload_dir_for(path: str | Path, task: str, dtype: torch.dtype) -> Path:

@@ -94,7 +94,8 @@ def _sample_seed(ids: torch.Tensor) -> int:
 def sample(logits: torch.Tensor, seed: int) -> torch.Tensor:
     """(N, V) generator logits -> (N,) token ids drawn from softmax(logits) (temperature 1), no gradient.
 
-    A private generator keeps the draw reproducible and out of the global RNG that dropout uses.
+    A private generator keeps the draw reproducible and out of the global RNG that dropout uses. It is the
+    logits' device's generator: the same seed draws other tokens on CUDA than on the CPU (reproducible per device).
     """
     if logits.shape[0] == 0:
         return torch.zeros(0, dtype=torch.long, device=logits.device)

@@ -17,8 +17,9 @@ _ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason=NO_GPU)]
 
 # Absolute tolerance of a value computed twice on the same weights in one dtype (the library's path against the
 # reference's), for probabilities / cosines / logits of order 1. float32: kernels of another shape or device
-# round differently (~1e-6); bfloat16 has 8 bits of mantissa (0.4% per value), float16 11 bits.
-TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}
+# round differently (~1e-6); float16 keeps 11 bits of precision, bfloat16 8, so bfloat16's steps are 8 times
+# float16's: 8 x 5e-3 is 4e-2 (a cached decoding step against a full forward differed by 0.0303 on an H200).
+TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 4e-2}
 # CPU against CUDA, each in its own dtype: float32 against float32, a half dtype against the CPU's float32.
 AGREEMENT = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
 

@@ -80,10 +80,14 @@ def place(directory: Path, device: str, dtype: torch.dtype, kind: str) -> Loaded
 
 def same_ranking(ours: list[tuple[int, float]], ref: list[tuple[int, float]], tol: float) -> None:
     """Top-k (id, score) lists equal: scores within ``tol`` position by position, ids equal except where the
-    reference's own scores are within ``tol`` of each other (a true tie in that dtype, either order is right)."""
+    reference's own scores are within ``tol`` of each other (a true tie in that dtype, either order is right).
+
+    A tie can straddle the cut: an id missing from the reference's k may be its (k+1)-th, so it is accepted
+    where its score is within ``tol`` of the reference's last (seen in bfloat16 on an H200 at rank 4 of 5)."""
     assert len(ours) == len(ref)
     for i, ((oid, osc), (rid, rsc)) in enumerate(zip(ours, ref, strict=True)):
         assert abs(osc - rsc) <= tol, f"rank {i}: score {osc} vs reference {rsc} (tolerance {tol})"
         if oid != rid:
             tied = {t for t, s in ref if abs(s - rsc) <= tol}
-            assert oid in tied, f"rank {i}: id {oid} vs reference {rid}, not a tie within {tol}"
+            past_the_cut = oid not in {t for t, _ in ref} and abs(osc - ref[-1][1]) <= tol
+            assert oid in tied or past_the_cut, f"rank {i}: id {oid} vs reference {rid}, not a tie within {tol}"

@@ -23,8 +23,10 @@ def test_a_run_trains_on_the_device_and_starts_where_the_cpu_starts(objective: s
     first, last = run.evals[0], run.evals[-1]
     assert last["loss"] < first["loss"]
     if device != "cpu":  # the same seed builds the same weights on the CPU first: step 0 agrees across devices
+        # The language-model loss, not the objective's: ELECTRA's replaced tokens are drawn by a generator of
+        # the device (electra.sample), so its discriminator term differs by device (42.910 vs 42.896 on an H200).
         cpu = trainer.start(trainer.Plan(objective, device="cpu", **TINY))
-        assert trainer.evaluate(cpu)["loss"] == pytest.approx(first["loss"], abs=1e-3)
+        assert trainer.evaluate(cpu)["lm_loss"] == pytest.approx(first["lm_loss"], abs=1e-3)
 
 
 @pytest.mark.parametrize("device", DEVICES)
