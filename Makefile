@@ -6,7 +6,7 @@ PORT ?= 8501
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
 ADDRESS ?= localhost
 
-.PHONY: install install-dev browser prepare run test test-gpu lint bench
+.PHONY: install install-dev browser prepare engine serve run run-served test test-gpu lint bench
 
 install:
 	$(PY) -m pip install -q -r requirements.txt
@@ -24,6 +24,30 @@ browser:
 prepare:
 	$(PY) -m explorer prepare
 
+# A real inference engine for served models: llama-cpp-python's OpenAI-compatible server. PyPI ships only its
+# source, which compiles llama.cpp (about 7-13 minutes on 2 cores), so its wheel is built once into the explorer's
+# cache and installed from there afterwards (with the server's extras from PyPI).
+LLAMA_CPP ?= 0.3.36
+WHEELS ?= $(HOME)/.cache/transformer-explorer/wheels
+engine:
+	@$(PY) -c "import llama_cpp, uvicorn, fastapi, sse_starlette" 2>/dev/null || { \
+	  ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl >/dev/null 2>&1 || { \
+	    echo "Building llama-cpp-python $(LLAMA_CPP) once (about 7-13 minutes on 2 cores)..."; \
+	    CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+	      $(PY) -m pip wheel -q --no-deps llama-cpp-python==$(LLAMA_CPP) -w $(WHEELS); }; \
+	  $(PY) -m pip install -q --find-links $(WHEELS) "llama-cpp-python[server]==$(LLAMA_CPP)"; }
+
+# The bundled Gemma served by that engine on 127.0.0.1:$(ENGINE_PORT), in the foreground (Ctrl-C stops it).
+ENGINE_PORT ?= 8080
+serve: install engine
+	$(PY) -m explorer serve --port $(ENGINE_PORT)
+
+# The app with the engine beside it: the served Gemma shows on Decoding, Fill-mask, Spans & QA and Similarity.
+run-served: install engine prepare
+	$(PY) -m explorer serve --port $(ENGINE_PORT) --embeddings-port $$(($(ENGINE_PORT) + 1)) --background
+	EXPLORER_ENDPOINTS_FILE=$$($(PY) -m explorer serve --endpoints-file) \
+	  $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
+
 run: install prepare
 	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
 
@@ -35,8 +59,8 @@ lint:
 # The load test runs in a process of its own: it drives its own server with Playwright's async API,
 # which cannot share a process with the sync browser fixtures of the other tests.
 # -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
-test: install-dev browser lint prepare
-	$(PY) -m pytest -q -rs -m "not load"
+test: install-dev engine browser lint prepare
+	EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -m "not load"
 	$(PY) -m pytest -q -m load tests/browser/test_load.py
 
 # The CUDA half of tests/gpu/ (every live path per dtype on the GPU, CPU-vs-CUDA agreement); on a GPU machine

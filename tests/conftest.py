@@ -134,3 +134,41 @@ def lab_exits(tmp_path_factory) -> Path:
     out = checkpoint.save(run, checkpoint.default_out("mlm", "tiny", 20, 0, str(root)))
     exits.save(*exits.train(run.model, exits.ExitSpec(**QUICK_EXITS)), out)
     return root
+
+
+def _engine_or_skip():
+    """llama-cpp-python's server, or a skip (a failure where EXPLORER_REQUIRE_ENGINE is set: `make test` sets it,
+    so CI never passes by skipping the engine tests)."""
+    from explorer.serving import localengine
+
+    if not localengine.available():
+        if os.environ.get("EXPLORER_REQUIRE_ENGINE"):
+            pytest.fail(localengine.ENGINE_HINT)
+        pytest.skip(localengine.ENGINE_HINT)
+    return localengine
+
+
+@pytest.fixture(scope="session")
+def served_engine():
+    """A real OpenAI-compatible engine on 127.0.0.1 (llama-cpp-python serving the bundled Gemma GGUF), started
+    once per test session: its ``endpoint`` goes wherever a served model does. Tests that stop a server start
+    their own (:func:`fresh_engine`)."""
+    engine = _engine_or_skip().start(name="gemma")
+    yield engine
+    engine.stop()
+
+
+@pytest.fixture
+def fresh_engine():
+    """A server of one's own, to stop in the middle of a request (faults are injected by stopping the real server)."""
+    engine = _engine_or_skip().start(name="doomed")
+    yield engine
+    engine.stop()
+
+
+@pytest.fixture(scope="session")
+def served_embedder():
+    """The same engine started for embeddings (``--embedding true``: such a server does not generate)."""
+    engine = _engine_or_skip().start(name="gemma-embed", embedding=True)
+    yield engine
+    engine.stop()

@@ -40,7 +40,7 @@ import psutil
 from explorer.core.errors import ExplorerError
 
 __all__ = ["CancelToken", "DeviceFacts", "RequestBudget", "RequestStopped", "check", "current", "device_facts",
-           "memory_left", "process_memory", "request_budget", "scope"]
+           "memory_left", "process_memory", "request_budget", "scope", "seconds_left"]
 
 CPU_SECONDS = (45.0, 90.0)  # a CPU request may run 120 s / cores, within these bounds (2 cores: 60 s)
 ACCELERATOR_SECONDS = 30.0  # a GPU does the same work ten times faster
@@ -146,6 +146,10 @@ class CancelToken:
         self.stopped = self.stopped or RequestStopped("This request was stopped: its page was closed or run again.",
                                                       reason)
 
+    def seconds_left(self) -> float:
+        """Seconds of the time budget still unspent (never negative): how long a network call may wait."""
+        return max(0.0, self.budget.seconds - (self._clock() - self.started))
+
     def grown(self) -> int:
         """Bytes the process grew since this request started (never negative)."""
         return max(0, self._memory() - self.memory_at_start)
@@ -199,3 +203,9 @@ def memory_left() -> int | None:
     """Bytes this request may still add, or None outside a request (no limit)."""
     token = _CURRENT.get()
     return None if token is None else max(0, token.budget.memory_bytes - token.grown())
+
+
+def seconds_left() -> float | None:
+    """Seconds this request may still run, or None outside a request (no limit): a remote call's timeout."""
+    token = _CURRENT.get()
+    return None if token is None else token.seconds_left()

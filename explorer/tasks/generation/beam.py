@@ -122,6 +122,13 @@ class BeamDecoder:
             self._to(logits.device)
         return torch.log_softmax(logits, dim=-1).expand(self.beams, -1)  # (B, V)
 
+    def _continue(self, source: torch.Tensor, tokens: torch.Tensor) -> None:
+        """Each running beam continues from its parent ``source`` (B,) with ``tokens`` (B,): the KV cache is
+        reordered on the device and only the new tokens are fed next (a subclass that asks elsewhere for its
+        distributions keeps its own prefixes instead)."""
+        self._cache.reorder_cache(source)
+        self._pending = tokens[:, None]  # (B, 1)
+
     def _top_continuations(self, log_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(scores (1, K), source beam (K,), token (K,)) of the K best continuations over all beams."""
         vocab = log_probs.shape[-1]
@@ -195,9 +202,7 @@ class BeamDecoder:
             hits = self._hits(token)
             chosen = self._advance_running(scores, hits)
             best = self._update_finished(scores, hits)
-            source = beam[chosen]  # (B,) the parent of each running beam
-            self._cache.reorder_cache(source)  # each running beam continues from its parent's cache, on the device
-            self._pending = token[chosen][:, None]  # (B, 1)
+            self._continue(beam[chosen], token[chosen])  # (B,) each running beam's parent and new token
             self._cur_len += 1
             go_on = self._check_stop(hits)
             got = _StepNumbers.fetch(beam, token, log_probs[beam, token].exp(), alt_ids, alt_logp.exp(), chosen,

@@ -1,0 +1,37 @@
+"""Served models: decoders and encoders behind an OpenAI-compatible inference engine (vLLM, SGLang, TGI,
+llama.cpp, llama-cpp-python, Ollama), used beside the in-process ones.
+
+- :mod:`~explorer.serving.endpoints`: which endpoints exist (the operator's environment and TOML file), typed ones
+- :mod:`~explorer.serving.client`: the HTTP calls, one clear message per failure, a bound per endpoint
+- :mod:`~explorer.serving.probe`: what a server can do (top-k, prompt log-probabilities, largest k, embeddings)
+- :mod:`~explorer.serving.decoding`: next-token tables and decoding step by step from the client (every strategy)
+- :mod:`~explorer.serving.scoring`: a text's log-likelihood from prompt log-probabilities (fill-in, QA)
+- :mod:`~explorer.serving.embedding`: sentence embeddings from ``/v1/embeddings``
+
+A served model is named ``served:NAME`` wherever a model key goes (pages, CLI). What an engine cannot give
+(attention maps, hidden states, layer trees) stays local and says why.
+"""
+
+from __future__ import annotations
+
+PREFIX = "served:"  # model keys naming an endpoint: "served:gemma-llamacpp"
+
+__all__ = ["PREFIX", "is_served", "served_name"]
+
+
+def is_served(key: str | None) -> bool:
+    """Whether a model key names a served endpoint.
+
+    >>> is_served("served:gemma"), is_served("gemma3-270m")
+    (True, False)
+    """
+    return isinstance(key, str) and key.strip().startswith(PREFIX)
+
+
+def served_name(key: str) -> str:
+    """The endpoint name of a ``served:NAME`` key.
+
+    >>> served_name("served:gemma")
+    'gemma'
+    """
+    return key.strip()[len(PREFIX):].strip()

@@ -1,0 +1,210 @@
+"""Which served endpoints exist: the operator's list, and the ones typed on a private machine.
+
+Whoever runs the explorer names the endpoints, in the environment or in a TOML file:
+
+* ``EXPLORER_ENDPOINT_URL`` (the OpenAI base URL, e.g. ``http://127.0.0.1:8000/v1``), with
+  ``EXPLORER_ENDPOINT_MODEL``, ``EXPLORER_ENDPOINT_NAME`` (default ``served``), ``EXPLORER_ENDPOINT_KEY_ENV`` (the
+  *name* of the variable holding the API key) and ``EXPLORER_ENDPOINT_LABEL``: one endpoint;
+* ``EXPLORER_ENDPOINTS_FILE``: a TOML file with any number of ``[[endpoint]]`` tables with the keys ``name``,
+  ``base_url``, ``model``, ``api_key_env``, ``label``, ``timeout`` (seconds) and ``max_concurrent``.
+
+API keys are read from their variable at request time and never stored in an :class:`Endpoint`, a URL, a page,
+a log line or a message. On a private machine a user may add an endpoint by URL (the Models page, the CLI's
+``--base-url``); when the app is shared (the path fence is on: ``make run ADDRESS=0.0.0.0``) a typed URL is
+refused unless it is one of the operator's, so no visitor can make the server fetch an address of their choosing.
+
+>>> parse_url("http://127.0.0.1:8080")
+'http://127.0.0.1:8080/v1'
+>>> parse_url("https://user:secret@example.org/v1")
+Traceback (most recent call last):
+...
+explorer.core.errors.ExplorerError: An endpoint URL may not carry a user name or password (...): put the key in an environment variable and name it as api_key_env.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import fence
+
+__all__ = ["DEFAULT_CONCURRENT", "DEFAULT_TIMEOUT", "Endpoint", "configured", "find", "parse_url", "typed"]
+
+DEFAULT_TIMEOUT = 60.0  # seconds one request may take (a long generation on a busy engine)
+DEFAULT_CONCURRENT = 4  # requests in flight to one endpoint from this server (engines batch them)
+MAX_URL = 500
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MODEL = re.compile(r"[^\s\x00-\x1f<>\"'`]{1,200}")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One served model: where it is, what it is called there, how to show it."""
+
+    name: str  # the key after "served:" (letters, digits, . _ -)
+    base_url: str  # the OpenAI base URL, ending in /v1
+    model: str = ""  # the model name the server serves ("" = the only one it lists)
+    api_key_env: str = ""  # the environment variable holding the key ("" = none)
+    label: str = ""  # how pages name it
+    timeout: float = DEFAULT_TIMEOUT
+    max_concurrent: int = DEFAULT_CONCURRENT
+    source: str = "environment"  # "environment", the TOML file's name, or "typed"
+
+    @property
+    def key(self) -> str:
+        return f"served:{self.name}"
+
+    @property
+    def shown(self) -> str:
+        """The name pages show: the label, else the name."""
+        return self.label or self.name
+
+    @property
+    def host(self) -> str:
+        """host:port, for captions (never the path or a query)."""
+        return urlsplit(self.base_url).netloc
+
+    def api_key(self) -> str | None:
+        """The key from its variable, at request time (None: no key configured or the variable is empty)."""
+        return (os.environ.get(self.api_key_env) or "").strip() or None if self.api_key_env else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but secrets (a key's variable name is not a secret)."""
+        return asdict(self)
+
+
+def parse_url(raw: object) -> str:
+    """A typed or configured base URL, checked and normalised (``/v1`` added to a bare host), or an
+    ExplorerError saying what is wrong with it."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise ExplorerError("No endpoint URL given: type the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1.")
+    text = raw.strip()
+    if len(text) > MAX_URL or any(c.isspace() or ord(c) < 32 for c in text):
+        raise ExplorerError(f"{shorten(text)!r} is not a URL (spaces, control characters or over {MAX_URL} "
+                            "characters): type the server's base URL, e.g. http://127.0.0.1:8000/v1.")
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ExplorerError(f"{shorten(text)!r} is not an http(s) URL with a host: type the server's base URL, "
+                            "e.g. http://127.0.0.1:8000/v1.")
+    if parts.username or parts.password:
+        raise ExplorerError("An endpoint URL may not carry a user name or password (they would show in pages and "
+                            "logs): put the key in an environment variable and name it as api_key_env.")
+    if parts.query or parts.fragment:
+        raise ExplorerError(f"{shorten(text)!r} has a query or fragment: give the base URL alone, e.g. "
+                            "http://127.0.0.1:8000/v1.")
+    try:
+        parts.port  # noqa: B018  (a port out of range raises here)
+    except ValueError as err:
+        raise ExplorerError(f"{shorten(text)!r} has no valid port: ports are 1 to 65535.") from err
+    path = parts.path.rstrip("/") or "/v1"
+    return urlunsplit((parts.scheme, parts.netloc.lower(), path, "", ""))
+
+
+def _name(raw: object, where: str) -> str:
+    name = str(raw or "").strip()
+    if not NAME.fullmatch(name):
+        raise ExplorerError(f"Endpoint name {shorten(name)!r} in {where} must be 1-64 letters, digits, '.', '_' or "
+                            "'-' (it becomes the model key served:NAME).")
+    return name
+
+
+def _model(raw: object, where: str) -> str:
+    model = str(raw or "").strip()
+    if model and not MODEL.fullmatch(model):
+        raise ExplorerError(f"Model name {shorten(model)!r} in {where} has spaces, quotes or control characters: "
+                            "use the name the server lists at /v1/models.")
+    return model
+
+
+def _number(raw: object, default: float, lo: float, hi: float, what: str, where: str) -> float:
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(str(raw))
+    except ValueError:
+        value = float("nan")
+    if not lo <= value <= hi:
+        raise ExplorerError(f"{what} in {where} must be a number from {lo:g} to {hi:g} (got {shorten(raw)!r}).")
+    return value
+
+
+def _endpoint(raw: Mapping[str, Any], where: str, source: str) -> Endpoint:
+    key_env = str(raw.get("api_key_env") or "").strip()
+    if key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
+        raise ExplorerError(f"api_key_env in {where} must be the name of an environment variable (letters, digits, "
+                            "_), not the key itself.")
+    return Endpoint(_name(raw.get("name"), where), parse_url(raw.get("base_url")), _model(raw.get("model"), where),
+                    key_env, str(raw.get("label") or "").strip()[:80],
+                    _number(raw.get("timeout"), DEFAULT_TIMEOUT, 1, 3600, "timeout", where),
+                    int(_number(raw.get("max_concurrent"), DEFAULT_CONCURRENT, 1, 256, "max_concurrent", where)),
+                    source)
+
+
+def _from_file(path: Path) -> list[Endpoint]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ExplorerError(f"EXPLORER_ENDPOINTS_FILE {fence.public(path)} cannot be read ({err.strerror}): fix "
+                            "the path or unset it.") from err
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ExplorerError(f"EXPLORER_ENDPOINTS_FILE {fence.public(path)} is not valid TOML ({shorten(err)}): "
+                            "see README, 'When your model outgrows this machine'.") from err
+    tables = data.get("endpoint", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise ExplorerError(f"EXPLORER_ENDPOINTS_FILE {fence.public(path)} must hold [[endpoint]] tables.")
+    return [_endpoint(t, f"{path.name} (endpoint {i + 1})", path.name) for i, t in enumerate(tables)]
+
+
+def configured(env: Mapping[str, str] | None = None) -> tuple[Endpoint, ...]:
+    """The operator's endpoints: the environment's one, then the file's, in order; a name used twice is refused."""
+    env = os.environ if env is None else env
+    out: list[Endpoint] = []
+    if (env.get("EXPLORER_ENDPOINT_URL") or "").strip():
+        out.append(_endpoint({"name": env.get("EXPLORER_ENDPOINT_NAME") or "served",
+                              "base_url": env.get("EXPLORER_ENDPOINT_URL"), "model": env.get("EXPLORER_ENDPOINT_MODEL"),
+                              "api_key_env": env.get("EXPLORER_ENDPOINT_KEY_ENV"),
+                              "label": env.get("EXPLORER_ENDPOINT_LABEL"),
+                              "timeout": env.get("EXPLORER_ENDPOINT_TIMEOUT")}, "EXPLORER_ENDPOINT_*", "environment"))
+    file = (env.get("EXPLORER_ENDPOINTS_FILE") or "").strip()
+    if file:
+        out += _from_file(Path(file).expanduser())
+    seen: set[str] = set()
+    for ep in out:
+        if ep.name in seen:
+            raise ExplorerError(f"Two endpoints are named {ep.name!r}: give each its own name.")
+        seen.add(ep.name)
+    return tuple(out)
+
+
+def find(name: str, extra: tuple[Endpoint, ...] = (), env: Mapping[str, str] | None = None) -> Endpoint:
+    """The endpoint called ``name`` (the operator's, else one of ``extra``: those typed in this session)."""
+    for ep in (*configured(env), *extra):
+        if ep.name == name:
+            return ep
+    known = ", ".join(ep.name for ep in (*configured(env), *extra)) or "none configured"
+    raise ExplorerError(f"No served endpoint is called {shorten(name)!r} ({known}). Set EXPLORER_ENDPOINT_URL or "
+                        "EXPLORER_ENDPOINTS_FILE (README: 'When your model outgrows this machine'), or add one by URL "
+                        "on the Models page.")
+
+
+def typed(name: str, url: str, model: str = "", env: Mapping[str, str] | None = None) -> Endpoint:
+    """An endpoint a user typed. On a shared server (the path fence on) only the operator's URLs are admitted."""
+    where = "the typed endpoint"
+    base = parse_url(url)
+    ep = Endpoint(_name(name, where), base, _model(model, where), source="typed")
+    if fence.restricted():
+        listed = {(e.base_url, e.model or model) for e in configured(env)}
+        if (base, ep.model) not in listed and base not in {b for b, _ in listed}:
+            raise ExplorerError("This server is shared, so it only calls the endpoints its operator configured "
+                                "(EXPLORER_ENDPOINT_URL / EXPLORER_ENDPOINTS_FILE): pick one of those, or run the "
+                                "explorer on your own machine to use another URL.")
+        operator = next(e for e in configured(env) if e.base_url == base)
+        return replace(operator, name=ep.name, model=ep.model or operator.model, source="typed")
+    return ep

