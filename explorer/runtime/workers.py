@@ -32,7 +32,7 @@ from typing import ParamSpec, TypeVar
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 
-__all__ = ["DEFAULT_TIMEOUT", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "set_probe", "stats",
+__all__ = ["DEFAULT_TIMEOUT", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "remote", "set_probe", "stats",
            "take_wait_notice"]
 
 P = ParamSpec("P")
@@ -153,6 +153,22 @@ def queued(fn: Callable[P, R]) -> Callable[P, R]:
         wanted = _PROBE[0]() if _PROBE else None
         # the token is made after the slot is granted (left to right), so its clock starts then
         with model_slot(fn.__name__), cancel.scope(cancel.CancelToken(cancel.request_budget(), wanted)):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def remote(fn: Callable[P, R]) -> Callable[P, R]:
+    """Decorator for requests to a served model: the same budget and liveness as :func:`queued`, but **no**
+    local model slot (the engine does the work; each endpoint has its own bound on requests in flight,
+    :mod:`explorer.serving.client`), so visitors of served models never queue behind local ones."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if cancel.current() is not None:  # nested in a request: its token already applies
+            return fn(*args, **kwargs)
+        wanted = _PROBE[0]() if _PROBE else None
+        with cancel.scope(cancel.CancelToken(cancel.request_budget(), wanted)):
             return fn(*args, **kwargs)
 
     return wrapper

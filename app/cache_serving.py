@@ -1,0 +1,56 @@
+"""Cached wrappers of served models (every live page that offers them calls these, never the library directly).
+
+Endpoints are the operator's (:func:`explorer.serving.endpoints.configured`) plus, on a private machine, those
+typed on the Models page in this session. Results are ``st.cache_data`` keyed by the :class:`Endpoint` itself
+(frozen, hashable: a changed URL or model misses the cache) with a short ``ttl``, since a server can change
+under us. Remote work runs under ``workers.remote``: the request budget applies, no local model slot is taken.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.runtime import workers
+from explorer.serving import decoding, endpoints, probe
+from explorer.serving.endpoints import Endpoint
+from explorer.tasks.generation import DecodingSettings, Generation, NextToken
+
+TYPED = "_served_typed"  # session key: endpoints typed on the Models page (a tuple of Endpoint)
+
+
+def typed() -> tuple[Endpoint, ...]:
+    return tuple(st.session_state.get(TYPED, ()))
+
+
+def add_typed(ep: Endpoint) -> None:
+    """Keep an endpoint typed on the Models page for this session (a name used again replaces the old one)."""
+    st.session_state[TYPED] = tuple(e for e in typed() if e.name != ep.name) + (ep,)
+    probe.forget(ep)
+
+
+def all_endpoints() -> tuple[Endpoint, ...]:
+    """The operator's endpoints, then this session's typed ones (a configuration error reaches ``ui.guard``)."""
+    return endpoints.configured() + tuple(e for e in typed() if e.name not in {c.name for c in endpoints.configured()})
+
+
+def endpoint(name: str) -> Endpoint:
+    return endpoints.find(name, typed())
+
+
+@st.cache_data(max_entries=32, ttl=60, show_spinner="Asking the server what it can do…")
+@workers.remote
+def capabilities(ep: Endpoint) -> probe.Capabilities:
+    """The endpoint's probe (a minute: a server that comes up or restarts is seen soon)."""
+    return probe.capabilities(ep, fresh=True)
+
+
+@st.cache_data(max_entries=64, ttl=600, show_spinner="Asking the served model…")
+@workers.remote
+def next_token(ep: Endpoint, prompt: str, top_k: int) -> NextToken:
+    return decoding.next_token(ep, prompt, top_k)
+
+
+@st.cache_data(max_entries=64, ttl=600, show_spinner="The server writes the whole continuation…")
+@workers.remote
+def fast_generation(ep: Endpoint, prompt: str, settings: DecodingSettings) -> Generation:
+    return decoding.fast(ep, prompt, settings)
