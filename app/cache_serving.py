@@ -8,9 +8,14 @@ under us. Remote work runs under ``workers.remote``: the request budget applies,
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from dataclasses import replace
+
 import streamlit as st
 
+from explorer.core.notices import Notice
 from explorer.runtime import workers
+from explorer.runtime.cancel import RequestStopped
 from explorer.serving import decoding, endpoints, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings, Generation, NextToken
@@ -54,3 +59,31 @@ def next_token(ep: Endpoint, prompt: str, top_k: int) -> NextToken:
 @workers.remote
 def fast_generation(ep: Endpoint, prompt: str, settings: DecodingSettings) -> Generation:
     return decoding.fast(ep, prompt, settings)
+
+
+MAX_DECODERS = 8  # live served decoders kept per session (each is a prefix and a few numbers)
+
+
+def _decoders() -> OrderedDict:
+    return st.session_state.setdefault("_served_decoders", OrderedDict())
+
+
+@workers.remote
+def generation(ep: Endpoint, prompt: str, settings: DecodingSettings, steps: int) -> Generation:
+    """The first ``steps`` tokens of a strategy, decoded from the client; the session's decoder continues where
+    it stopped (the Step button asks the server for one more token, not for the whole prefix again)."""
+    live, key = _decoders(), (ep, prompt, settings)
+    if key not in live or len(live[key][1].steps) > steps:
+        live[key] = decoding.start(ep, prompt, settings)
+    live.move_to_end(key)
+    while len(live) > MAX_DECODERS:
+        live.popitem(last=False)
+    caps, decoder, notices = live[key]
+    try:
+        decoder.run(until=steps)
+    except RequestStopped as err:  # out of budget: the tokens so far, and why there are not more
+        if err.reason == "gone":
+            raise
+        done = decoding.result(ep, caps, prompt, decoder, notices)
+        return replace(done, notices=(*done.notices, Notice("stopped", str(err))))
+    return decoding.result(ep, caps, prompt, decoder, notices)

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_generation as cache
-from app import cache_objectives, device_picker, ui
+from app import cache_objectives, decoding_served, device_picker, served_picker, ui
 from explorer.core.errors import ExplorerError
 from explorer.objectives import decoding as toy
 from explorer.plots import generation as plots
@@ -72,6 +72,7 @@ except ExplorerError as err:
     st.stop()
 bar.empty()
 
+served = served_picker.pick("dec", "top_k", "next-token tables and decoding")
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
                       help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens on a CPU; on a GPU to the model's "
                            "context where its KV caches fit (the notice says which limit applied).")
@@ -107,12 +108,15 @@ try:
         left.dataframe(pd.DataFrame([c.to_dict() for c in nxt.candidates]), hide_index=True, key="dec_table")
         with right:
             ui.figure(plots.next_token_figure(nxt), "next-token")
+    with next_area:
+        for ep in served:  # beside the local model, each in its own guarded panel
+            decoding_served.next_token_panel(ep, prompt, k)
 
     if not strategies:
         st.info("Pick at least one strategy.", icon=":material/info:")
     elif prompt.strip():  # an empty prompt: the next-token box above already says so (one message, not two)
+        settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
         with ui.guard():
-            settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
             gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
             ui.notices((note for g in gens for note in g.notices), ("stopped",))
             st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
@@ -126,6 +130,12 @@ try:
                 rows = step_table(next(g for g in gens if g.settings.strategy == pick).steps)
                 st.dataframe(pd.DataFrame(rows), hide_index=True)
                 ui.csv_download(pd.DataFrame(rows), f"decoding-{pick}", key="dec_csv")
+        if served:
+            fast = st.toggle("Served models: one request per continuation (fast; the server samples)",
+                             key="dec_served_fast", help="Off: the client asks for every step's alternatives and "
+                             "decodes itself, as the local lab does (beam search included).")
+            for ep in served:
+                decoding_served.generation_panel(ep, prompt, settings, st.session_state["dec_steps"], fast)
 finally:
     with slot.container():
         buttons(live=True)

@@ -28,10 +28,13 @@ def next_token_figure(result: NextToken) -> go.Figure:
     """Horizontal bars of the most likely next tokens, most likely on top."""
     cands = list(result.candidates)[::-1]
     fig = go.Figure(go.Bar(
-        x=[c.probability for c in cands], y=[f"{_shown(c.token)}  #{c.token_id}" for c in cands], orientation="h",
+        x=[c.probability for c in cands], orientation="h",  # a served model sends texts, not ids (id -1)
+        y=[f"{_shown(c.token)}  #{c.token_id}" if c.token_id >= 0 else f"{_shown(c.token)}  ({i})"
+           for i, c in zip(range(len(cands), 0, -1), cands, strict=True)],
         marker={"color": [c.probability for c in cands], "colorscale": COLORSCALE, "cmin": 0, "cmax": 1},
         hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>"))
-    fig.update_layout(title=f"Next token: top {len(cands)} of {result.vocab_size:,}", xaxis_title="probability",
+    of = f"of {result.vocab_size:,}" if result.vocab_size else "as served"
+    fig.update_layout(title=f"Next token: top {len(cands)} {of}", xaxis_title="probability",
                       margin={"l": 10, "r": 10, "t": 40, "b": 40}, height=max(260, 26 * len(cands) + 80))
     return fig
 
