@@ -42,14 +42,14 @@ ENGINE_PORT ?= 8080
 serve: install engine
 	$(PY) -m explorer serve --port $(ENGINE_PORT)
 
-# The app with the engine beside it: the served Gemma shows on Decoding, Fill-mask, Spans & QA and Similarity.
+# The app with the engine beside it: the served Gemma shows on Decoding, Fill-mask, Spans & QA and Similarity
+# beside the local models (the engines stop with the app).
+ENDPOINTS_FILE ?= $(HOME)/.cache/transformer-explorer/endpoints.toml
 run-served: install engine prepare
-	$(PY) -m explorer serve --port $(ENGINE_PORT) --embeddings-port $$(($(ENGINE_PORT) + 1)) --background
-	EXPLORER_ENDPOINTS_FILE=$$($(PY) -m explorer serve --endpoints-file) \
-	  $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
-
-run: install prepare
-	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
+	$(PY) -m explorer serve --port $(ENGINE_PORT) --embeddings-port $$(($(ENGINE_PORT) + 1)) \
+	  --endpoints-out $(ENDPOINTS_FILE) & ENGINE=$$!; trap "kill $$ENGINE" EXIT INT TERM; \
+	EXPLORER_ENDPOINTS_FILE=$(ENDPOINTS_FILE) $(PY) -m streamlit run app/main.py --server.port $(PORT) \
+	  --server.address $(ADDRESS) --server.headless true
 
 # mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, Python 3.11); its cache makes reruns quick.
 lint:

@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from explorer.cli import print_json
+from explorer.core.errors import ExplorerError
 from explorer.runtime.doctor import diagnose
 
 __all__ = ["register"]
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check the set-up: GPU(s) and memory, versions, dtype auto picks, caches")
     p.add_argument("--models-dir", default=None, help="the models folder to report on (else EXPLORER_MODELS_DIR)")
     p.add_argument("--no-sizes", action="store_true", help="do not walk the caches to add up their sizes")
+    p.add_argument("--no-probe", action="store_true", help="list the served endpoints without asking them")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_doctor)
 
@@ -52,9 +54,17 @@ def _lines(d: dict[str, Any]) -> list[str]:
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    from explorer.cli import endpoints
+
     report = diagnose(args.models_dir, sizes=not args.no_sizes).to_dict()
+    try:
+        report["endpoints"] = endpoints.report(probe=not args.no_probe)
+    except ExplorerError as err:  # a broken endpoints file is one line of the report, not the end of it
+        report["endpoints"] = {"error": str(err)}
     if args.json:
         print_json(report)
     else:
-        print("\n".join(_lines(report)))
+        served = report["endpoints"]
+        print("\n".join(_lines(report) + (endpoints.lines(served) if isinstance(served, list)
+                                           else [f"served endpoints: {served['error']}"])))
     return 0

@@ -4,7 +4,10 @@
         --top-p 0.9 --temperature 0.8 --max-new-tokens 20 --seed 0 --json
     python -m explorer next-token --model gemma3-270m --text "The capital of France is" --top-k 10 --json
 
-The first use of ``gemma3-270m`` converts the bundled GGUF once (progress on stderr).
+The first use of ``gemma3-270m`` converts the bundled GGUF once (progress on stderr). A served model instead:
+
+    python -m explorer next-token --endpoint gemma --text "The capital of France is"
+    python -m explorer generate --base-url http://127.0.0.1:8080/v1 --text "..." --strategy beam --beams 2 [--fast]
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import sys
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, seed, text_source
+from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.core.errors import ExplorerError
 from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
 from explorer.tasks.generation import DecodingSettings, generate, load_decoder, next_token
@@ -37,13 +42,23 @@ def _notes(texts: list[str]) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    served = endpoint_from_args(args)
     where = placement_of(args)
-    facts = limits.device_facts(where.resolve()[0])  # the chosen device's caps (a GPU allows more new tokens)
+    # the chosen device's caps (a GPU allows more new tokens); a served model: the CPU's (a round trip a step)
+    facts = limits.device_facts(where.resolve()[0]) if served is None else None
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated(facts)  # bad knobs fail before loading
     text = read_source(args)  # a bad file too
-    loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`", **where.kwargs())
-    result = generate(loaded, text, settings)
+    if served is not None:
+        from explorer.serving import decoding
+
+        result = (decoding.fast if args.fast else decoding.generate)(served, text, settings)
+    else:
+        if args.fast:
+            raise ExplorerError("--fast asks a served model for the whole continuation in one request: give "
+                                "--endpoint or --base-url with it.")
+        loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`", **where.kwargs())
+        result = generate(loaded, text, settings)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
@@ -58,13 +73,24 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _next_token(args: argparse.Namespace) -> int:
+    served = endpoint_from_args(args)
     text = read_source(args)  # a bad file fails before the model loads
-    loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",
-                          **placement_of(args).kwargs())
-    result = next_token(loaded, text, args.top_k)
+    if served is not None:
+        from explorer.serving import decoding
+
+        result = decoding.next_token(served, text, args.top_k)
+    else:
+        loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",
+                              **placement_of(args).kwargs())
+        result = next_token(loaded, text, args.top_k)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
+        return 0
+    if served is not None:
+        print(f"== {result.model} [{result.device_name}]: log-probabilities as the server sent them")
+        for c in result.candidates:
+            print(f"   {c.token!r:>16}  log p {c.logit:8.3f}  p {c.probability:.4f}")
         return 0
     tied = "is" if result.tied_output else "is not"
     print(f"== {result.model}: {result.vocab_size:,} tokens; the output layer {tied} the input embedding matrix "
@@ -84,6 +110,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models-dir", default=None, help="directory of downloaded/converted models")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_placement(p)
+    add_endpoint_flags(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -98,6 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-new-tokens", type=number(int, 1, GPU_NEW_TOKENS), default=20,  # the device's cap: at run
                    help=f"at most {CPU_NEW_TOKENS} on a CPU, {GPU_NEW_TOKENS:,} on a GPU")
     p.add_argument("--seed", type=seed(), default=0)
+    p.add_argument("--fast", action="store_true", help="a served model: the whole continuation in one request "
+                   "(the server samples; no beam search) instead of one request per step")
     p.set_defaults(func=_generate)
     p = sub.add_parser("next-token", help="the next-token distribution of a decoder")
     _common(p)

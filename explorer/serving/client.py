@@ -163,7 +163,7 @@ def call(ep: Endpoint, method: str, path: str, body: Mapping[str, Any] | None = 
                               "or check the base URL (README: 'When your model outgrows this machine').",
                               "refused") from err
         except httpx.TimeoutException as err:
-            raise ServedError(f"{ep.shown} did not answer within {wait:.0f} s: ask for less (fewer tokens, a shorter "
+            raise ServedError(f"{ep.shown} did not answer within {wait:.1f} s: ask for less (fewer tokens, a shorter "
                               "text), or raise the endpoint's timeout.", "timeout") from err
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as err:
             raise ServedError(f"{ep.shown} closed the connection in the middle of the request (it may have stopped "

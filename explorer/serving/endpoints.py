@@ -140,7 +140,11 @@ def _endpoint(raw: Mapping[str, Any], where: str, source: str) -> Endpoint:
     if key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
         raise ExplorerError(f"api_key_env in {where} must be the name of an environment variable (letters, digits, "
                             "_), not the key itself.")
-    return Endpoint(_name(raw.get("name"), where), parse_url(raw.get("base_url")), _model(raw.get("model"), where),
+    try:
+        url = parse_url(raw.get("base_url"))
+    except ExplorerError as err:
+        raise ExplorerError(f"base_url in {where}: {err}") from err
+    return Endpoint(_name(raw.get("name"), where), url, _model(raw.get("model"), where),
                     key_env, str(raw.get("label") or "").strip()[:80],
                     _number(raw.get("timeout"), DEFAULT_TIMEOUT, 1, 3600, "timeout", where),
                     int(_number(raw.get("max_concurrent"), DEFAULT_CONCURRENT, 1, 256, "max_concurrent", where)),
