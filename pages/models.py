@@ -6,9 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_models as cache
-from app import device_picker, ui
+from app import cache_serving, device_picker, ui
 from explorer.core.notices import Notice
 from explorer.runtime import download, fence, modelcache, placement, weights, workers
+from explorer.serving import endpoints
+from explorer.serving import probe as serving_probe
 
 chosen = device_picker.pick()  # the sidebar's device and precision, shared by every live page
 st.title("Models & weights")
@@ -63,6 +65,34 @@ if path.strip():
         show(ui.markdown_safe(f"{found.status}: {found.message}"))  # a typed path may hold markdown
         if found.status == "ready":
             st.caption(f"Formats: {', '.join(found.formats)} · {found.disk_bytes / 2**20:.1f} MB")
+
+st.subheader("Served models (inference engines)", divider="gray")
+st.caption("A model too big for this machine runs on an inference engine (vLLM, SGLang, TGI, llama.cpp, Ollama) "
+           "and is used here through its OpenAI-compatible API, beside the local models, as `served:NAME` on "
+           "Decoding, Fill-mask, Spans & QA and Similarity. Attention maps and layer trees stay local: no engine "
+           "sends them. `python -m explorer serve` starts one on this machine (README: 'When your model outgrows "
+           "this machine').")
+with ui.guard():
+    served = cache_serving.all_endpoints()
+    if served:
+        table = pd.DataFrame([serving_probe.summary(ep, cache_serving.capabilities(ep)) for ep in served])
+        st.dataframe(table, hide_index=True, width="stretch", key="served_table")
+    else:
+        st.caption("None configured: set EXPLORER_ENDPOINT_URL (with EXPLORER_ENDPOINT_MODEL, EXPLORER_ENDPOINT_NAME) "
+                   "or EXPLORER_ENDPOINTS_FILE before starting the app.")
+if fence.restricted():
+    st.caption("This server is shared: it only calls the endpoints its operator configured.")
+else:
+    with st.form("add_endpoint", border=False):
+        c1, c2, c3 = st.columns([1, 2, 1])
+        name = c1.text_input("Name", value="mine", key="served_name", max_chars=64)
+        url = c2.text_input("Base URL", key="served_url", placeholder="http://127.0.0.1:8000/v1", max_chars=500)
+        model_name = c3.text_input("Model (as the server lists it)", key="served_model", max_chars=200)
+        if st.form_submit_button("Add for this session"):
+            with ui.guard():
+                ep = endpoints.typed(name, url, model_name)
+                cache_serving.add_typed(ep)  # the live pages offer it until this tab is closed
+                st.rerun()
 
 st.subheader("In memory (shared by all sessions)", divider="gray")
 jobs = workers.stats()

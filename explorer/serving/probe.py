@@ -27,7 +27,7 @@ from explorer.serving import client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 
-__all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "forget", "neutral", "probe", "require", "served_on"]
+__all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "forget", "neutral", "probe", "require", "served_on", "summary"]
 
 PROBE_TEXT = "The capital of France is"
 WANTED_K = 20  # the most alternatives a page asks for per step (the table's 30 rows are cut to it where refused)
@@ -212,3 +212,16 @@ def require(ep: Endpoint, capability: str, purpose: str) -> Capabilities:
     if why is not None or not getattr(caps, capability, False):
         raise ServedError(f"{ep.shown} cannot do {purpose}: {why or 'the server does not offer it'}.", "missing")
     return caps
+
+
+def summary(ep: Endpoint, caps: Capabilities) -> dict[str, Any]:
+    """One table row about an endpoint and what it can do (the Models page; never a key)."""
+    def can(name: str) -> str:
+        return "yes" if getattr(caps, name) else "no"
+
+    return {"model key": ep.key, "shown as": ep.shown, "server": ep.host, "model": caps.model or ep.model,
+            "engine": f"{caps.engine} {caps.version}".strip() if caps.reachable else "unreachable",
+            "top-k per token": can("top_k") if caps.reachable else "", "largest k": caps.max_k or "",
+            "scores whole texts": can("prompt_logprobs") if caps.reachable else "",
+            "embeddings": can("embeddings") if caps.reachable else "", "from": ep.source,
+            "notes": caps.error if not caps.reachable else "; ".join(f"{k}: {v}" for k, v in caps.missing)}
