@@ -6,6 +6,10 @@ here would stop that cache from ever freeing memory. ``device``/``dtype`` (the s
 :mod:`app.device_picker`) are arguments, so they are part of every cache key. Which checkpoint serves ColBERT is the library's
 decision (``colbert.default_encoder``). Results are ``st.cache_data`` (small frozen dataclasses,
 hashable arguments, bounded). ExplorerErrors are not cached: they reach ``ui.guard``.
+
+Served models (``served_matrix``, ``served_search``) are keyed by the :class:`Endpoint` itself (a changed URL or
+model misses the cache) with a ``ttl``, since a server can change under us; they run under ``workers.remote``
+(the request budget, no local model slot: the engine does the work).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import streamlit as st
 
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
+from explorer.serving import embedding
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks import colbert, defaults, similarity
 
 
@@ -41,6 +47,20 @@ def matrix(model: str, text: str, device: str = "auto", dtype: str = "auto") -> 
 def search(model: str, query: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SearchResult:
     """The lines of ``text`` ranked by cosine similarity to ``query``."""
     return similarity.search(load_model(model, device=device, dtype=dtype), query, text)
+
+
+@st.cache_data(max_entries=32, ttl=600, show_spinner="The served model embeds the sentences…")
+@workers.remote
+def served_matrix(ep: Endpoint, text: str) -> similarity.SimilarityResult:
+    """Cosine matrix of the lines of ``text``, embedded by the served model ``ep`` (``/v1/embeddings``)."""
+    return embedding.similarity(ep, text)
+
+
+@st.cache_data(max_entries=32, ttl=600, show_spinner="The served model embeds the query and the sentences…")
+@workers.remote
+def served_search(ep: Endpoint, query: str, text: str) -> similarity.SearchResult:
+    """The lines of ``text`` ranked by cosine similarity to ``query``, embedded by the served model ``ep``."""
+    return embedding.search(ep, query, text)
 
 
 @st.cache_data(max_entries=16, show_spinner="Late interaction: encoding every token…")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pandas as pd
 import streamlit as st
 
 from app import cache_similarity as cache
-from app import device_picker, ui
+from app import device_picker, served_picker, ui
+from explorer.core.errors import ExplorerError
 from explorer.core.labels import safe_label
 from explorer.core.notices import Notice
 from explorer.plots import similarity as plots
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks.colbert import RATIO_NOTE
 from explorer.tasks.similarity import BI_ENCODER
 
@@ -26,6 +31,17 @@ EXAMPLE = "\n".join([
 STAND_IN = Notice("stand-in", "Stand-in token vectors (no ColBERT checkpoint present): see the late interaction tab.")
 
 
+@contextlib.contextmanager
+def served_panel(ep: Endpoint, what: str) -> Iterator[None]:
+    """One served model's panel beside the local one: a failure is one warning there, and the page goes on."""
+    with st.container(border=True):
+        st.markdown(f"**{ui.markdown_safe(ep.shown)}** (served, `/v1/embeddings`)")
+        try:
+            yield
+        except ExplorerError as err:
+            st.warning(ui.markdown_safe(f"{ep.shown} could not {what}: {err}"), icon=":material/cloud_off:")
+
+
 where = device_picker.pick().kwargs()  # the sidebar's device and precision: every wrapper below takes them
 st.title("Sentence similarity")
 st.caption("Bi-encoder (Sentence-BERT): one mean-pooled, normalised vector per sentence, compared by cosine. "
@@ -40,6 +56,7 @@ model = (st.selectbox("Or a model trained here (pretraining lab)", list(trained)
 text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="sim_text",
                     help="Empty lines and duplicates are dropped (you are told which).")
 query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
+served = served_picker.pick("similarity", "embeddings", "sentence embeddings")  # each beside the local model
 
 lines = None
 with ui.guard():  # one message for a bad list, instead of one per tab
@@ -51,24 +68,41 @@ ui.notices(lines.notices, ("dropped",))  # empty and duplicate lines, once for e
 t_matrix, t_search, t_late, t_comp = st.tabs(
     ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)"])
 
-with t_matrix, ui.guard():
-    res = cache.matrix(model, text, **where)
-    ui.notices(res.notices, ("truncated",))
-    if res.untrained:
-        ui.notice(ui.UNTRAINED)
-    st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {device_picker.ran_caption(res)} · "
-               f"{res.seconds * 1000:.0f} ms")
-    ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
-    ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
-        names="sentence"), "similarity_matrix", key="sim_matrix_csv")
+with t_matrix:
+    with ui.guard():
+        res = cache.matrix(model, text, **where)
+        ui.notices(res.notices, ("truncated",))
+        if res.untrained:
+            ui.notice(ui.UNTRAINED)
+        st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {device_picker.ran_caption(res)} · "
+                   f"{res.seconds * 1000:.0f} ms")
+        ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
+        ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
+            names="sentence"), "similarity_matrix", key="sim_matrix_csv")
+    for ep in served:
+        with served_panel(ep, "embed the sentences"):
+            sres = cache.served_matrix(ep, text)
+            ui.notices(sres.notices, ("info",))
+            st.caption(f"{len(sres.sentences)} sentences · {sres.dim}-d embeddings · "
+                       f"{device_picker.ran_caption(sres)} · {sres.seconds * 1000:.0f} ms")
+            ui.figure(plots.similarity_heatmap(sres), f"similarity_matrix_{ep.name}", key=f"sim_heatmap_{ep.name}")
 
-with t_search, ui.guard():
-    hits = cache.search(model, query, text, **where)
-    st.caption(f"{len(hits.hits)} sentences ranked · {device_picker.ran_caption(hits)} · {hits.seconds * 1000:.0f} ms")
-    ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
-    table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
-    st.dataframe(table, hide_index=True, width="stretch")
-    ui.csv_download(table, "search", key="sim_search_csv")
+with t_search:
+    with ui.guard():
+        hits = cache.search(model, query, text, **where)
+        st.caption(f"{len(hits.hits)} sentences ranked · {device_picker.ran_caption(hits)} · "
+                   f"{hits.seconds * 1000:.0f} ms")
+        ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
+        table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
+        st.dataframe(table, hide_index=True, width="stretch")
+        ui.csv_download(table, "search", key="sim_search_csv")
+    for ep in served:
+        with served_panel(ep, "rank the sentences"):
+            shits = cache.served_search(ep, query, text)
+            st.caption(f"{len(shits.hits)} sentences ranked · {device_picker.ran_caption(shits)} · "
+                       f"{shits.seconds * 1000:.0f} ms")
+            st.dataframe(pd.DataFrame([h.__dict__ for h in shits.hits])[["rank", "score", "sentence"]],
+                         hide_index=True, width="stretch", key=f"sim_served_table_{ep.name}")
 
 with t_late, ui.guard():
     ranking = cache.late_ranking(query, text, **where)

@@ -1,6 +1,7 @@
 """CLI of the similarity area: the Similarity page's bi-encoder matrix and ColBERT ranking.
 
     python -m explorer similarity --model KEY_OR_PATH [--json] SENT SENT ...
+    python -m explorer similarity --endpoint NAME | --base-url URL [--model M] [--json] SENT SENT ...
     python -m explorer colbert --query "A man is eating pasta." [--json] SENT SENT ...
 """
 
@@ -10,6 +11,7 @@ import argparse
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
+from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
 
@@ -25,9 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "all-MiniLM-L6-v2, key sentence-bert)")
     p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
     p.add_argument("--batch-size", type=number(int, 1, 1024), default=32,
-                   help="sentences per forward pass")
+                   help="sentences per forward pass (per request for a served model)")
     p.add_argument("--json", action="store_true", help='print {"model", "sentences", "matrix"} as JSON')
     add_placement(p)
+    add_endpoint_flags(p)  # --endpoint NAME / --base-url URL: the server's /v1/embeddings instead of a local model
     p.set_defaults(func=cmd_similarity)
     c = sub.add_parser("colbert", help="rank sentences for a query by ColBERT MaxSim, beside the bi-encoder's ranking")
     c.add_argument("sentences", nargs="+", metavar="SENT", help="the documents to rank (quote each one)")
@@ -42,22 +45,31 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_similarity(args: argparse.Namespace) -> int:
-    """Embed the sentences (mean pooling, normalised) and print their cosine matrix."""
+    """Embed the sentences (mean pooling, normalised; or a served model's ``/v1/embeddings``) and print their
+    cosine matrix."""
     from explorer.runtime.loading import load_model
     from explorer.runtime.placement import caption
     from explorer.tasks import similarity
 
     if args.batch_size < 1:
         raise ExplorerError(f"--batch-size must be at least 1, got {args.batch_size}.")
+    ep = endpoint_from_args(args)
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
-    loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
-    res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
+    if ep is not None:
+        from explorer.serving import embedding
+
+        res = embedding.similarity(ep, list(clean.sentences), args.batch_size)
+    else:
+        loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
+        res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
+    notes = clean.notices if ep is None else res.notices  # a served result adds how the server was asked
     if args.json:
-        print_json({"model": args.model, "sentences": list(res.sentences), "matrix": [list(r) for r in res.matrix],
-                    "dim": res.dim, "untrained": res.untrained, "notices": texts(clean.notices),
-                    "device": res.device, "device_name": res.device_name, "dtype": res.dtype})
+        print_json({"model": args.model if ep is None else res.model, "sentences": list(res.sentences),
+                    "matrix": [list(r) for r in res.matrix], "dim": res.dim, "untrained": res.untrained,
+                    "notices": texts(notes), "device": res.device, "device_name": res.device_name,
+                    "dtype": res.dtype})
         return 0
-    for note in clean.notices:
+    for note in notes:
         print(f"note: {note}")
     width = len(res.sentences)
     print(f"{res.model}: cosine similarity of {width} sentences ({res.dim}-d embeddings) "
