@@ -91,20 +91,32 @@ def _name(base_url: str) -> str:
     return host[:64] or "typed"
 
 
+def _local_only(args: argparse.Namespace) -> None:
+    """A run with only a served model refuses the options that choose how a local model runs (said, not
+    ignored)."""
+    if getattr(args, "endpoint", None) is None and getattr(args, "base_url", None) is None:
+        return
+    for dest, flag in (("random_weights", "--random-weights"), ("device", "--device"), ("dtype", "--dtype"),
+                       ("models_dir", "--models-dir")):
+        if getattr(args, dest, None) not in (None, False):
+            raise ExplorerError(f"{flag} chooses how a local model runs; a served model runs on its server: drop "
+                                f"{flag}, or --endpoint/--base-url.")
+
+
 def endpoint_from_args(args: argparse.Namespace) -> Endpoint | None:
     """The served endpoint the command line names, or None for a local run (the command's own ``--model`` /
     ``--models`` default restored then). One ExplorerError for a missing or contradictory choice."""
     dest, flag, required, default = getattr(args, _LOCAL, (None, "--model", False, None))
     given: Any = getattr(args, dest, None) if dest else None
+    if dest == "model" or given is None:  # nothing local runs beside the served model
+        _local_only(args)
     name, url = getattr(args, "endpoint", None), getattr(args, "base_url", None)
     served_model = getattr(args, "model", None)
-    if url is not None:
-        if dest == "model" and not (given or "").strip():
-            given = ""  # --model is the served name here; "" = the only model the server lists
-        model = served_model if dest != "model" else given
+    if url is not None:  # --model is the served name here ("" = the only model the server lists)
+        model = given if dest == "model" else served_model
         if dest == "model":
-            setattr(args, dest, None)
-        return endpoints.typed(_name(url), url, str(model or ""))
+            args.model = None
+        return endpoints.typed(_name(url), url, str(model or "").strip())
     if name is not None:
         if dest == "model" and given is not None:
             raise ExplorerError("--model names a local model; with --endpoint the endpoint's own model is used: drop "
