@@ -1,7 +1,7 @@
 """Served models beside the local ones: one picker every live page uses (the choice lives in the URL).
 
-``pick(...)`` lists the operator's endpoints (and this session's typed ones), selected by default so that
-``make run`` with an endpoint configured shows it at once; ``?served=a,b`` in a link picks some, ``?served=none``
+``pick(...)`` lists the operator's endpoints (and this session's typed ones); those that can do what the page
+needs are selected by default, so ``make run`` with an endpoint configured shows it at once; ``?served=a,b`` in a link picks some, ``?served=none``
 none. Each picked endpoint is probed (cached for a minute); one that is down, or lacks what the page needs
 (``capability``: ``top_k``, ``prompt_logprobs`` or ``embeddings``), is named with the reason and left out, and
 the page goes on with the others.
@@ -30,7 +30,10 @@ def pick(page: str, capability: str, purpose: str, param: str = "served") -> lis
         return []
     names = list(eps)
     raw = st.query_params.get(param)
-    default = [] if raw == NONE else ui.query_list(param, names, names)
+    # selected by default: those that can, and those that are down (so the page says why they are missing);
+    # not those that answer but lack the capability (an embeddings server on the Decoding page). Probed once a minute.
+    able = [n for n in names if _can(caps := cache.capabilities(eps[n]), capability) or not caps.reachable]
+    default = [] if raw == NONE else ui.query_list(param, able, names)
     chosen = st.multiselect("Served models (an inference engine's OpenAI-compatible API)", names, default=default,
                             key=f"{page}_served", format_func=lambda n: eps[n].shown,
                             help="Configured by whoever runs this explorer (EXPLORER_ENDPOINT_URL / "
@@ -41,9 +44,13 @@ def pick(page: str, capability: str, purpose: str, param: str = "served") -> lis
         ep = eps[name]
         caps = cache.capabilities(ep)
         why = caps.why_not(capability) if caps.reachable else caps.error
-        if not caps.reachable or why is not None or not getattr(caps, capability, False):
+        if not _can(caps, capability):
             st.warning(ui.markdown_safe(f"**{ep.shown}** is left out: it cannot do {purpose} here "
                                         f"({why or 'the server does not offer it'})."), icon=":material/cloud_off:")
             continue
         usable.append(ep)
     return usable
+
+
+def _can(caps, capability: str) -> bool:
+    return bool(caps.reachable and caps.why_not(capability) is None and getattr(caps, capability, False))

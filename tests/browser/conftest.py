@@ -7,6 +7,7 @@ Screenshots land in tests/browser/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -49,10 +50,11 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise RuntimeError("streamlit server did not become healthy in time")
 
 
-@pytest.fixture(scope="session")
-def server_url() -> Iterator[str]:
+@contextlib.contextmanager
+def streamlit_server(**extra_env: str) -> Iterator[str]:
+    """A real ``streamlit run app/main.py`` on a free port of 127.0.0.1 with ``extra_env``; yields its URL."""
     port = _free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **extra_env}
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
            "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -66,6 +68,12 @@ def server_url() -> Iterator[str]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

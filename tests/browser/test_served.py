@@ -1,0 +1,44 @@
+"""Real browser, real engines: the app started as an operator would with served models configured
+(EXPLORER_ENDPOINTS_FILE naming llama-cpp-python on 127.0.0.1 serving the bundled Gemma, and its embeddings
+server) shows the served model beside the local ones, each saying where it ran."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.cli.endpoints import toml_of
+from tests.browser.conftest import assert_clean, streamlit_server, wait_idle
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def served_app(served_engine, served_embedder, tmp_path_factory, bundled_decoder):
+    file = tmp_path_factory.mktemp("served") / "endpoints.toml"
+    file.write_text(toml_of([served_engine.endpoint, served_embedder.endpoint]))
+    with streamlit_server(EXPLORER_ENDPOINTS_FILE=str(file)) as url:
+        yield url
+
+
+@pytest.fixture
+def visit(browser, served_app):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+
+    def go(path: str):
+        page = context.new_page()
+        page.goto(f"{served_app}/{path}")
+        wait_idle(page, timeout=300_000)
+        return page
+
+    yield go
+    context.close()
+
+
+def test_decoding_shows_the_served_model_beside_the_local_one(visit) -> None:
+    page = visit("decoding?strategies=greedy&n=2&served=gemma")
+    page.get_by_text("(served)").first.wait_for(timeout=300_000)
+    page.get_by_text("llama-cpp-python 0.3.36").first.wait_for(timeout=300_000)
+    page.get_by_text("one request per step").first.wait_for(timeout=300_000)
+    texts = page.locator("[data-testid='stText']").all_inner_texts()
+    assert sum(t.strip().startswith("greedy: The capital of France is") for t in texts) == 2  # local and served
+    assert_clean(page, "served-decoding")
