@@ -24,12 +24,20 @@ PAGES = ROOT / "pages"
 
 
 def _navigation() -> st.navigation:
-    nav = {}
+    """The sidebar's pages. The default page is served at "/" and Streamlit ignores its url_path, yet reserves it:
+    the declared "/home" (typed, or a shared link) answered "Page not found". So the Overview reserves "overview"
+    and a hidden page at "/home" sends the visitor to it."""
+    nav, home = {}, None
     for section, pages in SECTIONS.items():
-        nav[section] = [
-            st.Page(str(PAGES / f), title=t, icon=i, url_path=u, default=(u == "home"))
-            for f, t, i, u in pages
-        ]
+        nav[section] = []
+        for f, t, i, u in pages:
+            page = st.Page(str(PAGES / f), title=t, icon=i, url_path="overview" if u == "home" else u,
+                           default=(u == "home"))
+            home = page if u == "home" else home
+            nav[section].append(page)
+    if home is not None:
+        nav[next(iter(nav))].append(st.Page(lambda: st.switch_page(home), title="Home", url_path="home",
+                                            visibility="hidden"))
     return st.navigation(nav)
 
 

@@ -9,6 +9,7 @@ from app import patterns_view as view
 from app import ui
 from explorer import patterns
 from explorer.core import userinput
+from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 
 DEFAULT_VARIANTS = ("bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base")
@@ -51,8 +52,13 @@ def settings(picked: list[str]) -> view.Settings:
     parts = g3.pills("Encoder-decoder parts", patterns.ENCODER_DECODER_PARTS, selection_mode="multi",
                      default=list(patterns.ENCODER_DECODER_PARTS), key="patterns_parts")
     globals_: tuple[int, ...] = ()
-    with ui.guard():
+    try:
         globals_ = userinput.parse_positions(glob_text, seq_len)
+    except ExplorerError as err:
+        if glob_text == linked[: userinput.MAX_POSITIONS_CHARS]:  # from a link: dropped with a notice, as elsewhere
+            ui.notice(Notice("dropped", f"The link's global positions were left out: {err}"))
+        else:  # typed in the box: the user's own input, said in red
+            st.error(ui.markdown_safe(str(err)), icon=":material/error:")
     if not glob_text.strip():
         st.caption("Only [CLS] (position 0) is a global token in Longformer.")
     st.query_params.update({"len": str(seq_len), "layer": str(layer), "seed": str(seed), "dilation": str(dilation),

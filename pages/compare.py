@@ -34,7 +34,7 @@ shown = frame.assign(
     fp32=frame["fp32_bytes"].map(ui.human_bytes), fp16=frame["fp16_bytes"].map(ui.human_bytes),
     int8=frame["int8_bytes"].map(ui.human_bytes), flops_per_token=frame["flops_per_token"].map(ui.human),
 ).drop(columns=["fp32_bytes", "fp16_bytes", "int8_bytes", "key"])
-st.dataframe(shown, hide_index=True)
+st.dataframe(shown, hide_index=True, placeholder="—")  # a missing cell (no decoder, no reported budget)
 ui.csv_download(frame, "comparison", key="dl_compare")
 
 left, right = st.columns(2)

@@ -82,3 +82,17 @@ def test_special_tokens_typed_as_text_are_named() -> None:
     cut = encode_prompt(tok, "<|endoftext|>" * 500, 128)  # cut and named: both notices
     assert [n.kind for n in cut.notices] == ["truncated", "info"] and "×500" in cut.notices[1].text
     assert encode_prompt(_BosTokenizer(), "abc", 64).notices == ()  # the tokenizer's own <bos> is not "typed"
+
+
+@pytest.mark.parametrize("typed", [1, 500])
+def test_special_tokens_typed_after_the_tokenizers_own_are_all_counted_and_kept(bundled_decoder, typed: int) -> None:
+    """500 typed <bos> after Gemma's own were reported as 499 (and the last one dropped): a text of special
+    tokens alone matched the tokenizer's template at two places, and the first was taken."""
+    from transformers import AutoTokenizer
+
+    from explorer.tasks.generation.prompt import decoder_ids, encode_prompt
+
+    tok = AutoTokenizer.from_pretrained(str(bundled_decoder))
+    prompt = encode_prompt(tok, "<bos>" * typed, 4_000)
+    assert len(prompt.ids) == typed + 1 == len(decoder_ids(tok, "<bos>" * typed))
+    assert f"holds {typed:,} special token(s) typed as text (<bos> ×{typed:,})" in prompt.notices[0].text

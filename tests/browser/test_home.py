@@ -30,3 +30,11 @@ def test_open_button_opens_the_picked_variant(open_page) -> None:
     page.wait_for_url("**/architecture?model=bert-base", timeout=60_000)
     wait_idle(page)
     assert_clean(page, "home-open-button")
+
+
+def test_the_declared_home_path_opens_the_overview(open_page) -> None:
+    page = open_page("home")  # typed or shared as a link: it answered "Page not found" before
+    page.get_by_role("heading", name="Transformer Explorer").first.wait_for(timeout=90_000)
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator("[data-testid='stSidebarNav'] a").filter(has_text="Overview").count() == 1  # not twice
+    assert_clean(page, "home-path")

@@ -71,6 +71,8 @@ def test_compare_page_table_and_charts() -> None:
     names = [catalog.get_variant(k).name for k in ("bert-base", "longformer", "gpt2")]
     assert list(at.dataframe[0].value["name"]) == names
     assert len(_plotly(at)) == 4
+    assert at.dataframe[0].value["decoder_layers"].isna().any()  # BERT has no decoder: a missing cell...
+    assert at.dataframe[0].proto.placeholder == "—"  # ...drawn as a dash, as on Published results (not "None")
 
 
 def test_compare_page_ignores_unknown_keys_in_the_url() -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import patterns as P
@@ -138,3 +139,11 @@ def test_a_link_with_too_many_global_positions_says_what_the_box_kept() -> None:
     assert any("1,200 characters" in w.value and "first 1,000" in w.value for w in at.warning)
     assert len(at.text_input(key="patterns_globals").value) == 1000
     assert not any("characters long" in w.value for w in _run(globals="5,17").warning)  # a normal link: no notice
+
+
+@pytest.mark.parametrize("value", ["<script>alert(1)</script>", "abc", "99999", "5,,x"])
+def test_a_garbage_link_value_is_dropped_with_a_notice_like_every_page(value: str) -> None:
+    at = _run(variants="longformer", len="512", globals=value)
+    assert not at.exception and not at.error  # a link is not the user's typing: no red box
+    assert any("left out" in w.value for w in at.warning)
+    assert len(_table(at)) == 1 and at.query_params["globals"] == ""

@@ -76,10 +76,23 @@ def decoder_ids(tokenizer: Any, text: str) -> list[int]:
     plain = list(tokenizer(text, add_special_tokens=False)["input_ids"])
     if not plain or len(ids) <= len(plain):
         return ids
-    for front in range(len(ids) - len(plain) + 1):  # where the text's own ids start
+    # Where the text's own ids start, read off a plain word: a text of special tokens alone is ambiguous (500
+    # typed <bos> after Gemma's own <bos> match at 0 and at 1, and the first match cut the last one).
+    front = _front_count(tokenizer)
+    if front is not None and ids[front:front + len(plain)] == plain:
+        return ids[:front + len(plain)]
+    for front in range(len(ids) - len(plain) + 1):
         if ids[front:front + len(plain)] == plain:
             return ids[:front + len(plain)]
     return ids
+
+
+def _front_count(tokenizer: Any) -> int | None:
+    """How many ids the tokenizer puts before a text's own (Gemma 1, BERT 1, GPT-2 0), from the word "a"."""
+    ids = list(tokenizer("a", add_special_tokens=True)["input_ids"])
+    plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+    fronts = [f for f in range(len(ids) - len(plain) + 1) if ids[f:f + len(plain)] == plain] if plain else []
+    return fronts[0] if len(fronts) == 1 else None
 
 
 def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
