@@ -42,3 +42,12 @@ def test_decoding_shows_the_served_model_beside_the_local_one(visit) -> None:
     texts = page.locator("[data-testid='stText']").all_inner_texts()
     assert sum(t.strip().startswith("greedy: The capital of France is") for t in texts) == 2  # local and served
     assert_clean(page, "served-decoding")
+
+
+def test_similarity_shows_the_served_embeddings_beside_the_local_encoder(visit) -> None:
+    page = visit("similarity")  # no ?served=: the endpoints that can embed are picked by default
+    page.get_by_text("(served, /v1/embeddings)").first.wait_for(timeout=300_000)
+    page.get_by_text("llama-cpp-python 0.3.36 · Gemma 3 270M (embeddings").first.wait_for(timeout=300_000)
+    # the generation server answers but cannot embed: not picked here, so no warning about it
+    assert page.get_by_text("is left out").count() == 0
+    assert_clean(page, "served-similarity")
