@@ -21,11 +21,12 @@ from typing import Any
 from explorer.architecture.catalog import Variant
 from explorer.architecture.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.core.errors import ExplorerError
+from explorer.tokenization.threads import is_locked, lock_of, shared
 
-__all__ = ["checkpoint_tokenizer", "roberta_tokenizer", "shipped_tokenizer", "tokenizer_with_mask"]
+__all__ = ["checkpoint_tokenizer", "is_locked", "lock_of", "roberta_tokenizer", "shared", "shipped_tokenizer",
+           "tokenizer_with_mask"]
 
 TINY_VOCAB = 5  # what AutoTokenizer silently returns for a directory without tokenizer files
-
 
 @lru_cache(maxsize=1)
 def roberta_tokenizer() -> Any:
@@ -52,8 +53,8 @@ def roberta_tokenizer() -> Any:
     merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
     # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (cheat sheet §4).
     # transformers types merges and mask_token as str only; it takes tuples and an AddedToken.
-    return RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
-                            model_max_length=512)
+    return shared(RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
+                                   model_max_length=512))
 
 
 def shipped_tokenizer(name: str, model_type: str | None = None) -> Any:
@@ -80,7 +81,7 @@ def tokenizer_with_mask(name: str, model_type: str | None = None) -> Any:
         return tok
     tok = copy.deepcopy(tok)  # never mutate the shared, cached tokenizer
     tok.add_special_tokens({"mask_token": "[MASK]"})
-    return tok
+    return shared(tok)
 
 
 def checkpoint_tokenizer(path: Path, variant: Variant | None) -> Any:
@@ -92,7 +93,7 @@ def checkpoint_tokenizer(path: Path, variant: Variant | None) -> Any:
     except (OSError, ValueError):  # no / unreadable tokenizer files (JSON, encoding): fall back below
         tok = None
     if tok is not None and len(tok) > TINY_VOCAB:  # config-only dirs silently give a 5-token tokenizer
-        return tok
+        return shared(tok)  # held by the model cache, used by every session
     if variant is not None:
         return shipped_tokenizer(variant.tokenizer, variant.model_type)
     raise ExplorerError(f"{path} has no tokenizer files (tokenizer.json or vocab): save the tokenizer "

@@ -38,6 +38,7 @@ from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
 from explorer.tasks.causal.column import fill_causal_lm
 from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
+from explorer.tokenization.threads import lock_of
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
@@ -70,8 +71,6 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "several masks": ("The [MASK] sat on the [MASK].",),
 }
 
-_TOKENIZER_LOCKS: dict[int, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
 
 
 # ---- prompt checks -------------------------------------------------------------------
@@ -103,11 +102,10 @@ def model_prompt(text: str, tokenizer, label: str) -> str:
     return MARKER.sub(lambda _: tokenizer.mask_token, text)
 
 
-def _lock(tokenizer) -> threading.Lock:
-    """The tokenizer's own lock: the Rust backend keeps truncation/padding state on the shared object,
-    so concurrent calls must not interleave."""
-    with _LOCKS_GUARD:
-        return _TOKENIZER_LOCKS.setdefault(id(tokenizer), threading.Lock())
+def _lock(tokenizer) -> threading.RLock:
+    """The tokenizer's own lock (explorer.tokenization.threads): the Rust backend keeps truncation/padding state
+    on the shared object, so concurrent calls must not interleave."""
+    return lock_of(tokenizer)
 
 
 def encode(tokenizer, text: str, specials: bool = False) -> list[int]:

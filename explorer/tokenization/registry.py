@@ -36,6 +36,7 @@ from transformers import (
 from explorer import ASSETS
 from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
+from explorer.tokenization.threads import shared
 
 __all__ = [
     "ENCODE_LOCK", "TOKENIZERS", "TOKENIZER_DIR", "TokenizerSpec", "VariantTokenizer", "get_spec",
@@ -124,8 +125,8 @@ def _file(spec: TokenizerSpec, filename: str) -> str:
 def load_tokenizer(name: str) -> PreTrainedTokenizerBase:
     """The tokenizer ``name`` built from its published files (cached: never mutate it).
 
-    Shared between threads (Streamlit sessions): call it without changing truncation or
-    padding settings where possible, because the Rust backend stores them on the object.
+    Shared between threads (Streamlit sessions): its calls take its own lock (:mod:`explorer.tokenization.threads`),
+    because the Rust backend stores truncation and padding settings on the object.
     """
     spec = get_spec(name)
     limit = spec.model_max_length
@@ -147,7 +148,7 @@ def load_tokenizer(name: str) -> PreTrainedTokenizerBase:
     # A silently empty vocabulary is the classic failure mode (see module docstring).
     if len(tok) <= 1000:
         raise ExplorerError(f"Tokenizer {shorten(name)!r} loaded with only {len(tok)} tokens: files are damaged.")
-    return tok
+    return shared(tok)
 
 
 @dataclass(frozen=True)
