@@ -9,6 +9,10 @@ finished runs stay listed until cleared). Bounds:
 
 - at most :func:`max_trainings` trainings build or train at once on this server (``EXPLORER_LAB_TRAININGS``,
   default 2: two visitors train at once, a third waits in arrival order and is told so);
+- each training's step is planned within its share of memory before its model is built
+  (:func:`budget`: the request memory budget split between the trainings that may run at once, and never more
+  than the device's free memory allows; :mod:`explorer.training.memory`): too large for one pass, it is
+  accumulated over micro-batches (the run's note says so); too large even so, the run fails with the figure;
 - each advance runs under a :class:`~explorer.runtime.cancel.CancelToken`: a time budget
   (``EXPLORER_LAB_SECONDS``, default 30 minutes; the CLI has none), the request memory budget, and the
   session's liveness: a closed tab stops its trainings at their next step (Resume continues them);
@@ -36,12 +40,12 @@ from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
-from explorer.training import checkpoint, corpus, exits, models, probe, recipes, trainer
+from explorer.training import checkpoint, corpus, exits, memory, models, probe, recipes, trainer
 from explorer.training.corpus import Corpus
 from explorer.training.trainer import Plan, Progress, Run
 
-__all__ = ["MAX_RUNS", "Job", "clear", "jobs", "max_trainings", "pace", "quick", "resume", "slots", "snapshot",
-           "stop", "submit", "uploaded_corpus"]
+__all__ = ["MAX_RUNS", "Job", "budget", "clear", "jobs", "limits", "max_trainings", "pace", "quick", "resume",
+           "slots", "snapshot", "stop", "submit", "uploaded_corpus"]
 
 _LOG = logging.getLogger("transformer_explorer")
 MAX_RUNS = 6  # runs a session keeps (each holds a tiny model and its optimizer: a few MB to ~100 MB)
@@ -155,6 +159,23 @@ class Job:
         return 0.0 if self.run is None else min(1.0, self.run.step / self.plan.steps)
 
 
+def budget(device: str) -> tuple[int, str]:
+    """The memory one Lab training may take: the request memory budget shared by the trainings that may run at
+    once, within what the device has free (explorer.training.memory.budget)."""
+    request = cancel.request_budget()
+    return memory.budget(device, (request.memory_bytes, request.why), share=max_trainings())
+
+
+def limits(objectives: list[str], size: str, seq_len: int, device: str) -> dict[str, Any]:
+    """The largest window, tokens per step in one pass, and tokens per step with accumulation that every one of
+    ``objectives`` fits at ``size`` (the page's controls), with the budget they come from."""
+    allowed = budget(device)
+    names = [recipes.get(o).name for o in objectives] or ["mlm"]
+    each = [memory.limits(memory.shape(o, size, seq_len), seq_len, allowed) for o in names]
+    return {**{k: min(e[k] for e in each) for k in ("seq_len", "one_pass", "batch_tokens")},
+            "budget": allowed[0], "why": allowed[1]}
+
+
 def _token(job: Job) -> cancel.CancelToken:
     seconds = _env_number("EXPLORER_LAB_SECONDS", DEFAULT_SECONDS)
     memory = cancel.request_budget()
@@ -183,8 +204,9 @@ def _train(job: Job) -> None:
 
             # thread-safe: it takes the build lock where it must
             job.run = trainer.start(job.plan, job.text, on_progress=teacher,
-                                    should_stop=lambda: _should_stop(job, token))
-            job.note = ""
+                                    should_stop=lambda: _should_stop(job, token),
+                                    budget=memory.budget(job.plan.device, share=max_trainings()))
+            job.note = job.run.notice or ""
             job.params = models.parameters(job.run.model)
         job.state = "training"
 
@@ -246,8 +268,9 @@ def jobs() -> list[Job]:
 
 
 def submit(objectives: list[str], size: str, steps: int, seed: int, device: str, text: Corpus | None,
-           want_exits: bool = False) -> list[Job]:
-    """Queue one training per objective (same budget, seed and device); refused past :data:`MAX_RUNS`."""
+           want_exits: bool = False, batch_tokens: int = 2048, seq_len: int = 128) -> list[Job]:
+    """Queue one training per objective (same budget, seed and device); refused past :data:`MAX_RUNS`, and when
+    a step cannot fit this server's memory even in micro-batches (said before anything is queued)."""
     held = jobs()
     picked = [recipes.get(o).name for o in objectives]
     if not picked:
@@ -255,9 +278,12 @@ def submit(objectives: list[str], size: str, steps: int, seed: int, device: str,
     if len(held) + len(picked) > MAX_RUNS:
         raise ExplorerError(f"This session keeps at most {MAX_RUNS} runs and holds {len(held)}: clear finished runs "
                             f"(Clear finished) or pick fewer objectives than {len(picked)}.")
-    plans = [Plan(o, size=size, steps=steps, seed=seed, device=device).checked() for o in picked]
+    plans = [Plan(o, size=size, steps=steps, seed=seed, device=device, batch_tokens=int(batch_tokens),
+                  seq_len=int(seq_len)).checked() for o in picked]
     if quick():
         plans = [replace(p, **QUICK) for p in plans]
+    for plan in plans:  # the same plan the worker makes: a step that cannot fit is refused now, not queued
+        memory.step_plan(plan, budget(device))
     alive, new = liveness.session_probe(), []
     for plan in plans:  # numbered per session, so two runs of one objective stay apart in every figure
         st.session_state[_COUNT] = st.session_state.get(_COUNT, 0) + 1

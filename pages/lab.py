@@ -16,6 +16,8 @@ from explorer.training.corpus import MAX_FILE_BYTES, Corpus
 
 MAX_PAGE_STEPS = 5_000  # over an hour of tiny steps on 2 CPU cores; longer runs belong to the CLI (no limit)
 SEED_MAX = 2**31 - 1
+WINDOWS = (32, 64, 128, 256, 512)  # window lengths offered: those that fit this server's memory (cache_lab.limits)
+DEFAULT_TOKENS, DEFAULT_WINDOW = 2048, 128
 PROBE_NOTE = (f"Probe: after training, a copy of each model is fine-tuned with the same small budget on \"{probe.TASK}\" "
               "(made from the corpus); 50% is chance, and a randomly initialised model scores about that too.")
 EXITS_HELP = (f"After training: fine-tune a copy on \"{sections.TASK}\" with a classifier after every layer "
@@ -57,6 +59,38 @@ def budget_input(device: str) -> tuple[str, int, int]:
         st.info("The small size is meant for a GPU: on this CPU each step takes several times longer than tiny.",
                 icon=":material/memory:")
     return size, steps, seed
+
+
+def _gb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+
+
+def step_input(picked: list[str], size: str, device: str) -> tuple[int, int] | None:
+    """Window length and tokens per step (in the URL), their maxima computed from this server's memory for the
+    picked objectives; None when not even the shortest window fits (said in a box)."""
+    fits = lab.limits(picked, size, max(WINDOWS), device)
+    windows = [w for w in WINDOWS if w <= fits["seq_len"]]
+    if not windows:
+        st.error(f"Not even a {WINDOWS[0]}-token window of these objectives fits the memory one training may use "
+                 f"here ({_gb(fits['budget'])}: {fits['why']}). Pick the tiny size or fewer objectives, or try later.",
+                 icon=":material/memory:")
+        return None
+    c1, c2 = st.columns([1, 1])
+    wanted = ui.query_int("window", DEFAULT_WINDOW, WINDOWS[0], WINDOWS[-1])
+    seq_len = int(c1.select_slider("Window (tokens)", windows, value=max(w for w in windows if w <= max(wanted, windows[0])),
+                                   key="lab_window", help="Tokens per training window; the longest offered is the "
+                                                          "longest that fits this server's memory."))
+    fits = lab.limits(picked, size, seq_len, device)
+    most = max(seq_len, fits["batch_tokens"])
+    tokens = int(c2.number_input("Tokens per step", seq_len, most, min(max(ui.query_int("tokens", DEFAULT_TOKENS,
+                                 seq_len, most), seq_len), most), step=seq_len, key="lab_tokens",
+                                 help="Input tokens per optimizer step, the same for every objective."))
+    st.query_params.update(window=str(seq_len), tokens=str(tokens))
+    accumulated = (f"; larger steps, up to {fits['batch_tokens']:,} tokens, run as micro-batches whose gradients "
+                   "are accumulated" if fits["batch_tokens"] > fits["one_pass"] else "")
+    st.caption(f"Memory for each training: {_gb(fits['budget'])} ({fits['why']}): up to {fits['one_pass']:,} tokens "
+               f"per step of {seq_len}-token windows fit in one pass{accumulated}.")
+    return tokens, seq_len
 
 
 def text_input() -> tuple[Corpus | None, bool]:
@@ -133,13 +167,14 @@ def page() -> None:
         device = placement.resolve_device(choice.device)
         picked = objectives_input()
         size, steps, seed = budget_input(device)
+        step = step_input(picked, size, device)
         text, usable = text_input()
         st.caption(f"Runs on `{device}` in float32 (the precision picker applies to the live pages)."
                    + (" Test mode (EXPLORER_LAB_QUICK=1): 256-token steps of 32-token windows." if lab.quick() else ""))
         want_exits = st.checkbox("Also train FastBERT exits", key="lab_exits", help=EXITS_HELP)
         go, clear = st.columns([1, 6])
-        if go.button("Train", type="primary", key="lab_train", disabled=not usable):
-            lab.submit(picked, size, steps, seed, device, text, want_exits)
+        if go.button("Train", type="primary", key="lab_train", disabled=not usable or step is None) and step:
+            lab.submit(picked, size, steps, seed, device, text, want_exits, batch_tokens=step[0], seq_len=step[1])
         if clear.button("Clear finished runs", key="lab_clear"):
             lab.clear()
     polling = any(job.active for job in lab.jobs())

@@ -5,10 +5,16 @@
     python -m explorer pretrain-compare mlm roberta albert --steps 100 --json
     python -m explorer pretrain mlm --steps 300 --exits         # + FastBERT exits, for `compress lab/NAME --method exit-0.3`
 
-Progress goes to stderr (a line every ~5% of the steps); stdout gets the summary (``--json``:
+Progress goes to stderr (a line every ~5% of the steps, and at least every few seconds, inside a long
+accumulated step too, with counts, elapsed time and time left); stdout gets the summary (``--json``:
 ``explorer.training.trainer.summary``). Ctrl-C stops the run: nothing half-written is left and the exit code
 is 130. Bad input (steps 0 or 10^9, an unknown objective, an empty/binary/huge text file, CUDA on a machine
 without it) is one line on stderr and exit code 2, like every command.
+
+Memory is planned before the text is read or a model is built (:mod:`explorer.training.memory`): the longest
+``--seq-len`` and the most ``--batch-tokens`` follow from this machine's memory budget. A step too large for
+one pass is run as micro-batches with accumulated gradients (a ``note:`` line says so); one that does not fit
+even so is refused with the figure and the largest setting that fits.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ __all__ = ["MAX_COMPARED", "register"]
 MAX_COMPARED = len(recipes.RECIPES)  # each objective once
 INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C (SIGINT)
 _REPORTS = 20  # progress lines per run: one every ~5% of the steps
+REPORT_SECONDS = 5.0  # and at least one this often while a run goes on
 
 
 def _steps(text: str) -> int:
@@ -54,25 +61,42 @@ def _corpus(args: argparse.Namespace) -> corpus.Corpus | None:
 
 
 def _plan(args: argparse.Namespace, objective: str, device: str) -> Plan:
+    """The checked plan, its memory planned (refused here when it cannot fit; a note when it is accumulated)."""
+    from explorer.training import memory
     from explorer.training.trainer import Plan
 
-    return Plan(objective, size=args.size, steps=args.steps, seed=args.seed, device=device,
+    plan = Plan(objective, size=args.size, steps=args.steps, seed=args.seed, device=device,
                 batch_tokens=args.batch_tokens, seq_len=args.seq_len, eval_windows=args.eval_windows).checked()
+    step = memory.step_plan(plan)
+    if step.notice:
+        print(f"note: [{plan.objective}] {step.notice}", file=sys.stderr, flush=True)
+    return plan
 
 
-def _reporter(prefix: str) -> Callable[[Progress], None]:
-    """A progress callback printing step, loss, tokens, elapsed and ETA every ~5% of the steps."""
-    started = time.perf_counter()
+def _reporter(prefix: str, clock: Callable[[], float] = time.perf_counter) -> Callable[[Progress], None]:
+    """A progress callback printing step, loss, tokens, elapsed and time left every ~5% of the steps and at least
+    every :data:`REPORT_SECONDS` (inside an accumulated step: which micro-batch it is at)."""
+    started = clock()
+    last = [started]
 
     def report(p: Progress) -> None:
+        now = clock()
         every = max(1, p.steps // _REPORTS)
-        if p.step % every and p.step != p.steps:
+        due = now - last[0] >= REPORT_SECONDS
+        if p.part is None and not (due or p.step % every == 0 or p.step == p.steps):
             return
-        elapsed = time.perf_counter() - started
-        eta = elapsed / p.step * (p.steps - p.step)
+        if p.part is not None and not due:
+            return
+        last[0] = now
+        elapsed = now - started
+        done = p.step + (p.part[0] / p.part[1] if p.part else 0.0)  # steps done, a running step's passes counted
+        eta = elapsed / done * (p.steps - done) if done else float("nan")
         held = f", held-out {p.eval['loss']:.3f}" if p.eval else ""
-        print(f"{prefix}step {p.step:,}/{p.steps:,} ({p.step / p.steps:4.0%})  loss {p.loss:.3f}{held}  "
-              f"tokens {p.tokens_seen:,}  elapsed {elapsed:.0f} s  ETA {eta:.0f} s", file=sys.stderr, flush=True)
+        where = f"step {p.step:,}/{p.steps:,} ({p.step / p.steps:4.0%})"
+        if p.part is not None:
+            where = f"step {p.step + 1:,}/{p.steps:,}: micro-batch {p.part[0]:,}/{p.part[1]:,}"
+        print(f"{prefix}{where}  loss {p.loss:.3f}{held}  tokens {p.tokens_seen:,}  elapsed {elapsed:.0f} s  "
+              f"ETA {eta:.0f} s", file=sys.stderr, flush=True)
     return report
 
 
@@ -222,9 +246,12 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="where to train (default auto: CUDA, then Apple MPS, then the CPU)")
     p.add_argument("--text-file", metavar="FILE", help="train on this UTF-8 text instead of the bundled corpus "
                    "(at least 2,000 words, at most 20 MB)")
-    p.add_argument("--batch-tokens", type=number(int, 16, 1_000_000), default=2048,
-                   help="input tokens per step, the same for every objective (default 2,048)")
-    p.add_argument("--seq-len", type=number(int, 16, 512), default=128, help="tokens per window (default 128)")
+    p.add_argument("--batch-tokens", type=number(int, 16, 2**40), default=2048,
+                   help="input tokens per step, the same for every objective (default 2,048); the most that fits "
+                        "this machine's memory is checked before training (a step too large for one pass is "
+                        "accumulated over micro-batches)")
+    p.add_argument("--seq-len", type=number(int, 16, 512), default=128,
+                   help="tokens per window (default 128; at most 512, the models' positions, and what fits memory)")
     p.add_argument("--eval-windows", type=number(int, 1, 10_000), default=64,
                    help="held-out windows per evaluation (default 64)")
     p.add_argument("--models-dir", default=None, help="models folder whose lab/ holds the checkpoints "

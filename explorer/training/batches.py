@@ -23,7 +23,7 @@ import torch
 from explorer.training import vocab
 from explorer.training.corpus import Corpus
 
-__all__ = ["PAD_ID", "Window", "collate", "document_windows", "fill", "stream", "windows"]
+__all__ = ["PAD_ID", "Window", "collate", "document_windows", "fill", "split", "stream", "windows"]
 
 PAD_ID = 0
 Window = tuple[str, ...]
@@ -80,7 +80,7 @@ def stream(n_windows: int, seed: int, start: int = 0) -> Iterator[tuple[int, int
 
 def fill(source: Iterator[tuple[int, int]], make: Callable[[int, int], dict[str, Any]], batch_tokens: int,
          max_examples: int = 4096) -> list[dict[str, Any]]:
-    """Examples from ``source`` until their input tokens reach ``batch_tokens``."""
+    """Examples from ``source`` until their input tokens reach ``batch_tokens`` (or ``max_examples`` are taken)."""
     batch: list[dict[str, Any]] = []
     tokens = 0
     while tokens < batch_tokens and len(batch) < max_examples:
@@ -89,3 +89,26 @@ def fill(source: Iterator[tuple[int, int]], make: Callable[[int, int], dict[str,
         batch.append(ex)
         tokens += len(ex["input_ids"])
     return batch
+
+
+def split(examples: Sequence[dict[str, Any]], max_padded: int) -> list[list[dict[str, Any]]]:
+    """``examples`` in order, cut into micro-batches whose padded size (count x longest input) is at most
+    ``max_padded`` tokens: what one forward pass holds (:mod:`explorer.training.memory`). A single example
+    longer than that still gets a batch of its own.
+
+    >>> [len(b) for b in split([{"input_ids": [1] * n} for n in (4, 4, 8, 2)], 8)]
+    [2, 1, 1]
+    """
+    out: list[list[dict[str, Any]]] = []
+    part: list[dict[str, Any]] = []
+    longest = 0
+    for ex in examples:
+        n = len(ex["input_ids"])
+        if part and (len(part) + 1) * max(longest, n) > max_padded:
+            out.append(part)
+            part, longest = [], 0
+        part.append(ex)
+        longest = max(longest, n)
+    if part:
+        out.append(part)
+    return out

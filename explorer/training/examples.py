@@ -53,6 +53,9 @@ def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch
         pair = draw(recipe, recipe.sentence, window, seed, index, epoch, vocab)
         assert isinstance(pair, SentencePairResult)
         tokens, segments = list(pair.input_tokens), list(pair.segment_ids)
+        if len(tokens) > len(window) >= 3:  # a pair never outgrows its window (the memory plan and the positions
+            # count on it): NSP's random B can be longer, SOP's halves add a [SEP]; B's end goes, its [SEP] stays
+            tokens, segments = tokens[:len(window) - 1] + tokens[-1:], segments[:len(window) - 1] + segments[-1:]
         out["sentence_label"] = pair.classes.index(pair.label)
     masked = draw(recipe, recipe.strategy, tokens, seed, index, epoch, vocab)
     assert isinstance(masked, MaskedLMResult)

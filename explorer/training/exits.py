@@ -45,7 +45,7 @@ from explorer.architecture import modeltypes
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core import persist, userfiles
 from explorer.core.errors import ExplorerError, shorten
-from explorer.training import checkpoint, corpus, probe, sections, vocab
+from explorer.training import checkpoint, corpus, memory, probe, sections, vocab
 from explorer.training.corpus import Corpus
 from explorer.training.probe import Encoder, Example
 
@@ -294,6 +294,7 @@ def train(model: nn.Module, spec: ExitSpec = DEFAULT_SPEC, text: Corpus | None =
     text = text or corpus.bundled()
     tic = time.perf_counter()
     report(0.0, f"Cutting \"{sections.TASK}\" examples from the corpus…")
+    memory.fine_tune_fits(model, spec.batch, spec.seq_len, "Training FastBERT's exits")  # before the copy
     train_set = sections.examples(text, "train", spec.steps * spec.batch, spec.seed, spec.seq_len)
     test = sections.examples(text, "heldout", spec.test_examples, spec.seed, spec.seq_len)
     device = next(model.parameters()).device

@@ -44,7 +44,7 @@ from torch import nn
 
 from explorer.architecture import modeltypes
 from explorer.core.errors import ExplorerError
-from explorer.training import batches, corpus, families, recipes, vocab
+from explorer.training import batches, corpus, families, memory, recipes, vocab
 from explorer.training.corpus import Corpus
 
 __all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor", "pool", "probe",
@@ -245,6 +245,7 @@ def _accuracy(classifier: _Classifier, test: Sequence[Example], device: torch.de
 def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAULT_SPEC) -> ProbeResult:
     """Fine-tune a copy of ``model``'s encoder + a linear head on the train split; accuracy on the held-out split."""
     spec = spec.checked()
+    memory.fine_tune_fits(model, spec.batch, spec.seq_len, "The downstream probe")  # before the copy
     text = text or corpus.bundled()
     tic = time.perf_counter()
     train = examples(text, "train", spec.steps * spec.batch, spec.seed, spec.seq_len)

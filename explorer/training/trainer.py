@@ -5,6 +5,10 @@ the data), so :func:`advance` can stop at any step (a Stop button, a closed tab,
 later call continues exactly where it left off. Compute is counted with the project's cost
 model: training FLOPs = 3 x forward FLOPs per token (backward costs twice the forward) x tokens.
 
+Memory is planned before anything is built (:mod:`explorer.training.memory`): a step that does not fit the
+budget in one pass runs as micro-batches whose gradients are accumulated (``Run.notice`` says so), and one
+that does not fit at all is refused with the figure and the largest setting that fits.
+
 >>> run = start(Plan("mlm", steps=2, batch_tokens=256, seq_len=32, eval_windows=4))
 >>> run = advance(run)
 >>> run.step, len(run.losses), run.tokens_seen >= 512
@@ -22,15 +26,14 @@ from typing import Any
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.runtime import budget
-from explorer.training import batches, corpus, families, models, recipes, vocab
+from explorer.training import batches, corpus, families, memory, models, recipes, vocab
 from explorer.training.corpus import Corpus
 from explorer.training.recipes import Recipe
 
 __all__ = ["MAX_STEPS", "Plan", "Progress", "Run", "advance", "evaluate", "start", "summary"]
 
 MAX_STEPS = 20_000  # ~3 hours of a tiny model on 2 CPU cores; a bigger budget belongs in a real trainer
-ADAM_STATES = 2  # AdamW keeps two moments per parameter
+EVAL_BATCH = 16  # held-out windows per evaluation pass (fewer when a training pass holds fewer)
 _NSP_POOL = 2_000  # sentences of other windows that NSP draws its random "B" from
 
 
@@ -58,8 +61,10 @@ class Plan:
             raise ExplorerError(f"Steps must be a whole number from 1 to {MAX_STEPS:,} (got {str(self.steps)[:20]}).")
         if not 16 <= self.seq_len <= models.MAX_POSITIONS:
             raise ExplorerError(f"Sequence length must be 16 to {models.MAX_POSITIONS} tokens (got {self.seq_len}).")
-        if not self.seq_len <= self.batch_tokens <= 1_000_000:
-            raise ExplorerError(f"Tokens per step must be {self.seq_len} to 1,000,000 (got {self.batch_tokens}).")
+        if not isinstance(self.batch_tokens, int) or self.batch_tokens < self.seq_len:
+            # the most a step may hold comes from memory (explorer.training.memory), checked before building
+            raise ExplorerError(f"Tokens per step must be at least one window ({self.seq_len}); got "
+                                f"{str(self.batch_tokens)[:20]}.")
         if not 0 <= self.seed < 2**31:
             raise ExplorerError(f"The seed must be 0 to {2**31 - 1} (got {self.seed}).")
         recipes.overrides(recipe.name, self.size)
@@ -77,6 +82,7 @@ class Progress:
     flops: float
     seconds: float
     eval: dict[str, float] | None = None
+    part: tuple[int, int] | None = None  # (pass, passes) inside an accumulated step that is still running
 
 
 @dataclass
@@ -94,6 +100,8 @@ class Run:
     position: int = 0  # windows consumed: where the data stream resumes
     tokens_seen: int = 0
     seconds: float = 0.0
+    micro_tokens: int = 0  # padded tokens one forward pass may hold (memory.StepPlan); 0: no limit
+    notice: str | None = None  # how the step runs when it is accumulated over micro-batches
     losses: list[tuple[int, float]] = field(default_factory=list)
     evals: list[dict[str, float]] = field(default_factory=list)
 
@@ -111,54 +119,51 @@ def _lr_lambda(plan: Plan) -> Callable[[int], float]:
     return lambda s: min((s + 1) / warm, max(0.0, (plan.steps - s) / max(1, plan.steps - warm)))
 
 
-def training_bytes(n_params: int) -> int:
-    """Weights, gradients and AdamW's two moments in float32."""
-    return budget.estimate_bytes(n_params) * (2 + ADAM_STATES)
-
-
 def _teacher(plan: Plan, text: Corpus, given: Run | None, objective: str,
-             on_progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool] | None) -> torch.nn.Module | str:
+             on_progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool] | None,
+             budget: tuple[int, str] | None = None) -> torch.nn.Module | str:
     """A distilling family's teacher: ``given``'s model, else ``plan.teacher`` (a saved directory), else a
     ``objective`` model trained here first with this plan's own steps, seed and budget."""
     if given is not None:
         return given.model
     if plan.teacher:
         return plan.teacher
-    run = advance(start(replace(plan, objective=objective, teacher=None), text), on_progress=on_progress,
-                  should_stop=should_stop)
+    run = advance(start(replace(plan, objective=objective, teacher=None), text, budget=budget),
+                  on_progress=on_progress, should_stop=should_stop)
     if not run.done:  # a student of a half-trained teacher would not be the run that was asked for
         raise ExplorerError("Stopped while its teacher was training; nothing was kept. Train it again to start over.")
     return run.model
 
 
-def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None,
-          on_progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None) -> Run:
-    """Build the model (after checking training memory fits) and the optimizer; nothing trained yet.
+def check_text(text: Corpus, seq_len: int) -> None:
+    """Both splits of ``text`` give windows of ``seq_len`` tokens (cut once and cached: the training reuses them)."""
+    for split, what in (("train", "training"), ("heldout", "held-out")):
+        if not batches.windows(text, split, seq_len):
+            raise ExplorerError(f"The text gives no {what} windows of {seq_len} tokens; give a longer text file.")
 
+
+def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None,
+          on_progress: Callable[[Progress], None] | None = None, should_stop: Callable[[], bool] | None = None,
+          budget: tuple[int, str] | None = None) -> Run:
+    """Build the model (after planning the step's memory and checking the text) and the optimizer; nothing trained yet.
+
+    ``budget``: (bytes, where the figure comes from) a step may take; default :func:`memory.budget` of the device.
     DistilBERT learns from ``teacher`` (a finished mlm run), else ``plan.teacher``, else a teacher trained
     first: ``on_progress`` and ``should_stop`` then see that teacher's steps.
     """
     plan = plan.checked()
     recipe = recipes.get(plan.objective)
-    # transformers imports its classes lazily, and that import is not thread-safe: two trainings starting
-    # at once (two users of the Lab page) would race on it. The build lock covers only this quick part,
-    # never the training itself (DistilBERT's teacher trains below, outside the lock).
-    with models.arch.BUILD_LOCK:
-        vocab.tokenizer()
-        meta_cfg = models.config(recipe, plan.size)
-        n_params = models.parameters(models.arch.instantiate(meta_cfg, recipe.head, "meta"))
-    need, (allowed, why) = training_bytes(n_params), budget.memory_budget(plan.device)
-    if need > allowed:
-        raise ExplorerError(f"Training this {plan.size} {recipe.label} model needs about {need / 1e9:.1f} GB (weights, "
-                            f"gradients and AdamW's two moments of {n_params / 1e6:.1f}M parameters); this server "
-                            f"allows {allowed / 1e9:.1f} GB ({why}). Pick the tiny size.")
+    step = memory.step_plan(plan, budget)  # before anything is built: refused, or accumulated over micro-batches
     family, text = families.get(recipe.loss), text or corpus.bundled()
-    extra = {"teacher": _teacher(plan, text, teacher, family.teacher, on_progress, should_stop)} if family.teacher else {}
+    check_text(text, plan.seq_len)
+    extra = {"teacher": _teacher(plan, text, teacher, family.teacher, on_progress, should_stop, budget)} \
+        if family.teacher else {}
     model = family.build(recipe, plan.size, plan.seed, plan.device, **extra)
     optimizer = torch.optim.AdamW(model.parameters(), lr=plan.lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _lr_lambda(plan))
     per_token = family.forward_flops(model, plan.seq_len)
-    return Run(plan, recipe, text, model, optimizer, schedule, 3.0 * per_token)
+    return Run(plan, recipe, text, model, optimizer, schedule, 3.0 * per_token, micro_tokens=step.micro_tokens,
+               notice=step.notice)
 
 
 def _maker(run: Run, split: str) -> tuple[tuple[batches.Window, ...], Callable[[int, int], dict[str, Any]]]:
@@ -187,11 +192,12 @@ def evaluate(run: Run) -> dict[str, float]:
     """
     windows, make = _maker(run, "heldout")
     n = min(run.plan.eval_windows, len(windows))
+    per = max(1, min(EVAL_BATCH, run.micro_tokens // run.plan.seq_len)) if run.micro_tokens else EVAL_BATCH
     run.model.eval()
     total = lm = predicted = correct = lm_correct = lm_predicted = 0.0
     with torch.no_grad():
-        for lo in range(0, n, 16):
-            batch = {k: v.to(run.plan.device) for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + 16))]).items()}
+        for lo in range(0, n, per):
+            batch = {k: v.to(run.plan.device) for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + per))]).items()}
             out = families.get(run.recipe.loss).loss(run.model, batch)
             weight = max(out.predicted, 1)
             total += float(out.total) * weight
@@ -209,9 +215,40 @@ def evaluate(run: Run) -> dict[str, float]:
             "flops": run.flops, "seconds": run.seconds}
 
 
+def _step(run: Run, examples_: list[dict[str, Any]], on_progress: Callable[[Progress], None] | None,
+          should_stop: Callable[[], bool] | None, tic: float) -> float | None:
+    """Forward and backward over the step's examples, one pass per micro-batch (gradients accumulated, each pass
+    weighted by its share of the tokens), then the optimizer's step; the loss, or None when stopped mid-step."""
+    parts = batches.split(examples_, run.micro_tokens) if run.micro_tokens else [examples_]
+    real = sum(len(ex["input_ids"]) for ex in examples_)
+    loss_fn = families.get(run.recipe.loss).loss
+    run.optimizer.zero_grad(set_to_none=True)
+    loss = 0.0
+    for i, part in enumerate(parts):
+        if i and should_stop and should_stop():  # a long accumulated step stops between its passes
+            run.optimizer.zero_grad(set_to_none=True)
+            return None
+        batch = {k: v.to(run.plan.device) for k, v in batches.collate(part).items()}
+        out = loss_fn(run.model, batch)
+        share = sum(len(ex["input_ids"]) for ex in part) / real if len(parts) > 1 else 1.0
+        (out.total * share if len(parts) > 1 else out.total).backward()
+        loss += share * float(out.total.detach())
+        del batch, out
+        if on_progress and len(parts) > 1 and i + 1 < len(parts):
+            elapsed = run.seconds + time.perf_counter() - tic
+            on_progress(Progress(run.step, run.plan.steps, loss, run.tokens_seen, run.flops, elapsed, None,
+                                 (i + 1, len(parts))))
+    torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
+    run.optimizer.step()
+    run.schedule.step()
+    run.tokens_seen += real
+    return loss
+
+
 def advance(run: Run, until: int | None = None, on_progress: Callable[[Progress], None] | None = None,
             should_stop: Callable[[], bool] | None = None) -> Run:
-    """Train to step ``until`` (default: the plan's last); ``should_stop`` is asked before every step."""
+    """Train to step ``until`` (default: the plan's last); ``should_stop`` is asked before every step (and between
+    the micro-batches of an accumulated one)."""
     until = run.plan.steps if until is None else min(until, run.plan.steps)
     windows, make = _maker(run, "train")
     every = run.plan.eval_every or max(1, run.plan.steps // 10)
@@ -220,19 +257,14 @@ def advance(run: Run, until: int | None = None, on_progress: Callable[[Progress]
         run.evals.append(evaluate(run))
     while run.step < until and not (should_stop and should_stop()):
         tic = time.perf_counter()
-        examples_ = batches.fill(source, make, run.plan.batch_tokens)
+        examples_ = batches.fill(source, make, run.plan.batch_tokens, max_examples=run.plan.batch_tokens)
+        loss = _step(run, examples_, on_progress, should_stop, tic)
+        if loss is None:  # stopped inside the step: nothing of it was applied, Resume redoes it
+            break
         run.position += len(examples_)
-        batch = {k: v.to(run.plan.device) for k, v in batches.collate(examples_).items()}
-        out = families.get(run.recipe.loss).loss(run.model, batch)
-        run.optimizer.zero_grad(set_to_none=True)
-        out.total.backward()
-        torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
-        run.optimizer.step()
-        run.schedule.step()
         run.step += 1
-        run.tokens_seen += int(batch["attention_mask"].sum())
         run.seconds += time.perf_counter() - tic
-        run.losses.append((run.step, float(out.total.detach())))
+        run.losses.append((run.step, loss))
         latest = None
         if run.step % every == 0 or run.step == run.plan.steps:
             latest = evaluate(run)

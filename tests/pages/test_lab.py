@@ -52,7 +52,8 @@ def test_default_page_offers_every_objective_and_shares_the_url() -> None:
     assert picker.options == [r.label for r in recipes.RECIPES.values()]
     assert picker.value == READY[:3]
     assert at.number_input(key="lab_steps").value == 300 and at.radio(key="lab_size").value == "tiny"
-    assert dict(at.query_params) == {"objectives": ",".join(READY[:3]), "size": "tiny", "steps": "300", "seed": "0"}
+    assert dict(at.query_params) == {"objectives": ",".join(READY[:3]), "size": "tiny", "steps": "300", "seed": "0",
+                                     "window": "128", "tokens": "2048"}
     assert any("min per run" in c.value for c in at.caption)  # the time estimate
     assert any("No runs yet" in c.value for c in at.caption)
 
@@ -68,6 +69,26 @@ def test_bad_url_values_fall_back_inside_the_bounds(query: dict) -> None:
     assert 1 <= at.number_input(key="lab_steps").value <= 5_000
     assert 0 <= at.number_input(key="lab_seed").value < 2**31
     assert at.radio(key="lab_size").value == "tiny" and at.multiselect(key="lab_objectives").value == READY[:3]
+
+
+def test_the_step_controls_reach_what_fits_this_servers_memory(monkeypatch) -> None:
+    """Issue 26: the window and tokens per step are bounded by memory (cache_lab.limits), not by a constant."""
+    roomy = page_app("lab.py", objectives="mlm", tokens=str(10**9), window="512").run()
+    assert_clean(roomy)
+    fits = lab.limits(["mlm"], "tiny", 512, "cpu")
+    assert roomy.select_slider(key="lab_window").value == 512
+    assert roomy.number_input(key="lab_tokens").value == fits["batch_tokens"] > fits["one_pass"] > 0  # clipped to it
+    assert any("Memory for each training" in c and "micro-batches" in c for c in shown(roomy.caption))
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.3")  # a small server: short windows only, fewer tokens
+    tight = page_app("lab.py", objectives="mlm", tokens=str(10**9), window="512").run()
+    assert_clean(tight)
+    window = tight.select_slider(key="lab_window")
+    assert window.value < 512 and max(window.options, key=int) == str(window.value)
+    assert tight.number_input(key="lab_tokens").value < roomy.number_input(key="lab_tokens").value
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.1")  # nothing fits: said, and Train is off
+    none = page_app("lab.py", objectives="mlm").run()
+    assert_clean(none, errors_expected=True)
+    assert any("Not even a 32-token window" in e for e in shown(none.error)) and none.button(key="lab_train").disabled
 
 
 def test_small_on_the_cpu_says_it_is_meant_for_a_gpu() -> None:
