@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.cli.endpoints import toml_of
+from explorer.serving.endpoints import Endpoint
 from tests.browser.conftest import assert_clean, streamlit_server, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -15,7 +16,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def served_app(served_engine, served_embedder, tmp_path_factory, bundled_decoder):
     file = tmp_path_factory.mktemp("served") / "endpoints.toml"
-    file.write_text(toml_of([served_engine.endpoint, served_embedder.endpoint]))
+    down = Endpoint("down", "http://127.0.0.1:9/v1", "gemma3-270m", label="A stopped server")  # nothing listens
+    file.write_text(toml_of([served_engine.endpoint, served_embedder.endpoint, down]))
     with streamlit_server(EXPLORER_ENDPOINTS_FILE=str(file)) as url:
         yield url
 
@@ -51,3 +53,13 @@ def test_similarity_shows_the_served_embeddings_beside_the_local_encoder(visit) 
     # the generation server answers but cannot embed: not picked here, so no warning about it
     assert page.get_by_text("is left out").count() == 0
     assert_clean(page, "served-similarity")
+
+
+def test_a_server_that_is_down_is_one_warning_and_the_rest_answers(visit) -> None:
+    page = visit("decoding?strategies=greedy&n=1&served=gemma,down")
+    page.get_by_text("llama-cpp-python 0.3.36").first.wait_for(timeout=300_000)
+    warning = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="A stopped server")
+    assert warning.count() == 1 and "connection was refused" in warning.first.inner_text()
+    texts = page.locator("[data-testid='stText']").all_inner_texts()
+    assert sum(t.strip().startswith("greedy:") for t in texts) == 2  # the local model and the served one
+    assert_clean(page, "served-down")
