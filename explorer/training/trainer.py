@@ -223,7 +223,7 @@ def _step(run: Run, examples_: list[dict[str, Any]], on_progress: Callable[[Prog
     real = sum(len(ex["input_ids"]) for ex in examples_)
     loss_fn = families.get(run.recipe.loss).loss
     run.optimizer.zero_grad(set_to_none=True)
-    loss = 0.0
+    loss = done = 0.0  # the weighted loss and the share of the tokens of the passes so far
     for i, part in enumerate(parts):
         if i and should_stop and should_stop():  # a long accumulated step stops between its passes
             run.optimizer.zero_grad(set_to_none=True)
@@ -232,11 +232,11 @@ def _step(run: Run, examples_: list[dict[str, Any]], on_progress: Callable[[Prog
         out = loss_fn(run.model, batch)
         share = sum(len(ex["input_ids"]) for ex in part) / real if len(parts) > 1 else 1.0
         (out.total * share if len(parts) > 1 else out.total).backward()
-        loss += share * float(out.total.detach())
+        loss, done = loss + share * float(out.total.detach()), done + share
         del batch, out
-        if on_progress and len(parts) > 1 and i + 1 < len(parts):
+        if on_progress and len(parts) > 1 and i + 1 < len(parts):  # the loss of the passes so far, as a mean
             elapsed = run.seconds + time.perf_counter() - tic
-            on_progress(Progress(run.step, run.plan.steps, loss, run.tokens_seen, run.flops, elapsed, None,
+            on_progress(Progress(run.step, run.plan.steps, loss / done, run.tokens_seen, run.flops, elapsed, None,
                                  (i + 1, len(parts))))
     torch.nn.utils.clip_grad_norm_(run.model.parameters(), 1.0)
     run.optimizer.step()
