@@ -9,10 +9,11 @@ import streamlit as st
 
 from app import cache_lab as lab
 from app import device_picker, ui
+from explorer.core.userfiles import MAX_UPLOAD_MB
 from explorer.plots import training as plots
 from explorer.runtime import placement
 from explorer.training import probe, recipes, sections
-from explorer.training.corpus import MAX_FILE_BYTES, Corpus
+from explorer.training.corpus import Corpus
 
 MAX_PAGE_STEPS = 5_000  # over an hour of tiny steps on 2 CPU cores; longer runs belong to the CLI (no limit)
 SEED_MAX = 2**31 - 1
@@ -95,8 +96,9 @@ def step_input(picked: list[str], size: str, device: str) -> tuple[int, int] | N
 
 def text_input() -> tuple[Corpus | None, bool]:
     """The bundled corpus, or the user's file (checked); False when the upload cannot be used."""
-    upload = st.file_uploader("Your own text (optional: a UTF-8 .txt file of at least a few pages)", type=["txt", "md"],
-                              key="lab_upload", max_upload_size=MAX_FILE_BYTES // 2**20)
+    upload = st.file_uploader(f"Your own text (optional: a UTF-8 .txt file of at least a few pages, at most "
+                              f"{MAX_UPLOAD_MB} MB)", type=["txt", "md"], key="lab_upload", max_upload_size=MAX_UPLOAD_MB,
+                              help=f"At least 2,000 words and at most {MAX_UPLOAD_MB} MB, the server's upload limit.")
     if upload is None:
         st.caption("Training text: the bundled Python 3.11 documentation (about 950,000 words, every 20th document held out).")
         return None, True

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.cli import placement_of, print_json
 from explorer.cli.argtypes import number
 from explorer.core.errors import ExplorerError
+from explorer.core.userfiles import MAX_UPLOAD_MB
 from explorer.runtime import weights
 from explorer.training import corpus, recipes
 
@@ -245,7 +246,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, metavar="{auto,cpu,cuda,mps}",
                    help="where to train (default auto: CUDA, then Apple MPS, then the CPU)")
     p.add_argument("--text-file", metavar="FILE", help="train on this UTF-8 text instead of the bundled corpus "
-                   "(at least 2,000 words, at most 20 MB)")
+                   f"(at least 2,000 words, at most {MAX_UPLOAD_MB} MB)")
     p.add_argument("--batch-tokens", type=number(int, 16, 2**40), default=2048,
                    help="input tokens per step, the same for every objective (default 2,048); the most that fits "
                         "this machine's memory is checked before training (a step too large for one pass is "

@@ -24,11 +24,18 @@ from typing import Any, BinaryIO
 
 from explorer.core.errors import ExplorerError, shorten
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_TEXT_BYTES", "decode_text", "json_depth",
-           "loads_json", "read_limited", "read_path"]
+__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_TEXT_BYTES", "MAX_UPLOAD_BYTES", "MAX_UPLOAD_MB",
+           "decode_text", "json_depth", "loads_json", "read_limited", "read_path"]
 
 MAX_CONFIG_BYTES = 1_000_000  # a real config.json is 1-5 KB; tokenizer.json files are not configs
 MAX_TEXT_BYTES = 2_000_000  # text files for the CLI (the pages cut text at 50,000 characters anyway)
+# The one upload limit, in MB: .streamlit/config.toml's server.maxUploadSize (which cannot import Python:
+# tests/test_upload_limit.py checks it equals this), every uploader's max_upload_size and its text, the Lab's
+# training-text cap (explorer.training.corpus.MAX_FILE_BYTES) and the README all come from here. Streamlit's
+# uploader counts a MB as 10^6 bytes (2^20 on Windows) and refuses a larger file in the browser with its own
+# message; its server counts 2^20. The library accepts the larger, so nothing the uploader lets through is refused.
+MAX_UPLOAD_MB = 20
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 2**20
 MAX_DEPTH = 32  # Hugging Face configs nest 2-3 levels (encoder/decoder sub-configs)
 MAX_INT_DIGITS = 30  # 10^30 is far beyond any size a model has; longer integers are hostile input
 _CHUNK = 1 << 16

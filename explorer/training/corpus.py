@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from explorer.core.errors import ExplorerError, shorten
-from explorer.core.userfiles import decode_text, read_path
+from explorer.core.userfiles import MAX_UPLOAD_BYTES, MAX_UPLOAD_MB, decode_text, read_path
 
 __all__ = ["BUNDLED", "HELDOUT_EVERY", "MAX_FILE_BYTES", "MIN_WORDS", "Corpus", "bundled", "from_bytes", "from_file",
            "from_text"]
@@ -27,7 +27,7 @@ __all__ = ["BUNDLED", "HELDOUT_EVERY", "MAX_FILE_BYTES", "MIN_WORDS", "Corpus", 
 BUNDLED = Path(__file__).resolve().parents[2] / "assets" / "corpus" / "python-docs.txt.xz"
 BUNDLED_NAME = "Python 3.11 documentation (PSF licence)"
 HELDOUT_EVERY = 20  # one document in 20 (5%) is held out
-MAX_FILE_BYTES = 20_000_000  # ~3M words: more than a CPU run reads; a 1 GB upload is refused before decoding
+MAX_FILE_BYTES = MAX_UPLOAD_BYTES  # the one upload limit (~3M words: more than a CPU run reads); 1 GB is refused unread
 MIN_WORDS = 2_000  # below this the held-out split is a few sentences and every metric is noise
 _PARAGRAPHS_PER_DOC = 12  # a plain file has no documents: cut it into chunks of this many paragraphs
 
@@ -116,7 +116,8 @@ def bundled() -> Corpus:
 def from_bytes(data: bytes, name: str) -> Corpus:
     """A user's file as bytes (a page upload): size cap, binary refused, UTF-8, at least ``MIN_WORDS`` words."""
     if len(data) > MAX_FILE_BYTES:
-        raise ExplorerError(f"The text file is larger than {MAX_FILE_BYTES:,} bytes: use a smaller file.")
+        raise ExplorerError(f"The text file is larger than {MAX_FILE_BYTES:,} bytes ({MAX_UPLOAD_MB} MB): use a "
+                            "smaller file.")
     if b"\x00" in data[:65536]:
         raise ExplorerError("The text file looks binary (it contains NUL bytes). Give a plain UTF-8 text file.")
     return from_text(decode_text(data, "The text file"), name)

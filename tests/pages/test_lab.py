@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import cache_lab as lab
+from explorer.core.userfiles import MAX_UPLOAD_BYTES
 from explorer.training import checkpoint, recipes
 from explorer.training.trainer import Plan
 from tests.pages.conftest import assert_clean, figures, page_app, shown
@@ -102,7 +103,7 @@ def test_small_on_the_cpu_says_it_is_meant_for_a_gpu() -> None:
     (b"caf\xe9 " * 3000, "not UTF-8"),
     (b"too short " * 10, "at least 2,000"),
     (b"", "at least 2,000"),
-    (b"word " * 4_000_001, "larger than 20,000,000 bytes"),  # refused before decoding
+    (b"word " * (MAX_UPLOAD_BYTES // 5 + 1), f"larger than {MAX_UPLOAD_BYTES:,} bytes"),  # refused before decoding
 ])
 def test_bad_uploads_say_what_is_wrong_and_disable_train(content: bytes, message: str) -> None:
     at = _upload(page_app("lab.py").run(), content, "<b>evil</b>.txt")
