@@ -2,6 +2,7 @@
 
     python -m explorer fill-mask --models bert-base,./my-model --text "Paris is the [MASK] of France." --json
     python -m explorer fill-mask --models bert-base --text-file prompts.txt --json   # one prompt per line
+    python -m explorer fill-mask --models bert-base --endpoint gemma --text "Paris is the ___ of France."
     python -m explorer download electra-small ...
     python -m explorer models --json
     python -m explorer prepare          # convert the bundled decoder, fill the caches (make run does it)
@@ -14,7 +15,8 @@ import sys
 
 from explorer.cli import add_placement, placement_of, print_json, read_stdin, read_text_file
 from explorer.cli.argtypes import number
-from explorer.core.errors import shorten
+from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import weights
 from explorer.runtime.download import download
 from explorer.runtime.warmup import prepare
@@ -25,11 +27,22 @@ __all__ = ["register"]
 def _fill_mask(args: argparse.Namespace) -> int:
     from explorer.tasks.fillmask import fill_mask
 
+    ep = endpoint_from_args(args)  # a served decoder: one more (causal) column
     specs = [s for s in (args.models or "").split(",") if s.strip()]
     if args.text_file is not None:
+        if ep is not None:
+            raise ExplorerError("A served decoder answers one prompt (--text): it scores every candidate with one "
+                                "request, so a file of prompts would take minutes per line.")
         return _fill_mask_file(args, specs)
     result = fill_mask(specs, args.text, args.top_k, random_weights=args.random_weights,
-                       models_dir=args.models_dir, answer_tokens=args.decoder_tokens, **placement_of(args).kwargs())
+                       models_dir=args.models_dir, answer_tokens=args.decoder_tokens,
+                       **placement_of(args).kwargs()) if specs else None
+    if ep is not None:
+        from explorer.serving import spans
+
+        result = spans.beside(result, [ep], args.text, args.top_k, args.decoder_tokens)
+    if result is None:  # endpoint_from_args asked for one already; kept for the type checker
+        raise ExplorerError("Give --models, or --endpoint NAME / --base-url URL.")
     if result.models:
         _print_fill(result, args.json)
     for spec, message in result.errors:  # one line per model that could not answer
@@ -140,6 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--models-dir", default=None, help="directory with downloaded models (else EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_placement(p)
+    add_endpoint_flags(p)  # a served decoder beside (or instead of) --models
     p.set_defaults(func=_fill_mask)
 
     d = sub.add_parser("download", help="fetch reference weights (safetensors) from the Hugging Face hub")

@@ -2,18 +2,26 @@
 
     python -m explorer infill --model gemma3-270m --text "Thank you ___ me to your party ___ week." --json
     python -m explorer qa --model gemma3-270m --question "When was it built?" --context-file tower.txt --json
+    python -m explorer infill --endpoint gemma --text "Paris is the ___ of France."      # a served decoder
+    python -m explorer qa --base-url http://127.0.0.1:8080/v1 --model gemma3-270m --question ... --context ...
 
 ``infill`` fills every ``___`` with a decoder, T5 or BART (:func:`explorer.tasks.infill.run`); ``qa`` answers
 with a decoder (generative) or a SQuAD reader (extractive, :func:`explorer.tasks.qa.ask`). Bad input is
-refused before any model loads.
+refused before any model loads. ``--endpoint NAME`` / ``--base-url URL`` run a served decoder instead
+(:mod:`explorer.serving.spans`: same result, saying which server answered; extractive QA needs a local reader).
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
+from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+
+if TYPE_CHECKING:  # typing only: the answer types import torch
+    from explorer.tasks.causal.answer import GenerativeAnswer
 
 __all__ = ["cmd_infill", "cmd_qa", "register"]
 
@@ -44,19 +52,27 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_placement(p)
+    add_endpoint_flags(p)  # a served decoder instead of --model
 
 
 def cmd_infill(args: argparse.Namespace) -> int:
     """Fill the blanks and print the filled text (JSON: the page's whole result)."""
     from explorer.tasks import infill
 
-    result = infill.run(args.model, read_source(args), args.max_new_tokens, args.random_weights, args.models_dir,
-                        **placement_of(args).kwargs())
+    ep = endpoint_from_args(args)
+    if ep is not None:
+        from explorer.serving import spans
+
+        result = spans.infill_spans(ep, read_source(args), args.max_new_tokens)
+    else:
+        result = infill.run(args.model, read_source(args), args.max_new_tokens, args.random_weights, args.models_dir,
+                            **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0
     label = " (untrained: random weights)" if result.untrained else ""
-    print(f"== {result.model}{label}  [{result.family}, {result.device}, {result.seconds * 1000:.0f} ms]")
+    ran = result.device_name if ep is not None else result.device
+    print(f"== {result.model}{label}  [{result.family}, {ran}, {result.seconds * 1000:.0f} ms]")
     print(result.filled)
     for i, span in enumerate(result.spans, start=1):
         print(f"   blank {i}: {span!r}")
@@ -69,15 +85,22 @@ def cmd_qa(args: argparse.Namespace) -> int:
     """Answer the question and print the answer with where it is in the context."""
     from explorer.tasks import qa
 
+    ep = endpoint_from_args(args)
     context = read_source(args, "context")
-    result = qa.ask(args.model, args.question, context, args.max_answer_len, args.random_weights, args.models_dir,
-                    **placement_of(args).kwargs())
+    if ep is not None:  # generative: a decoder writes its answer (--max-answer-len is an extractive reader's)
+        from explorer.serving import spans
+
+        result: qa.QAResult | GenerativeAnswer = spans.ask(ep, args.question, context)
+    else:
+        result = qa.ask(args.model, args.question, context, args.max_answer_len, args.random_weights,
+                        args.models_dir, **placement_of(args).kwargs())
     out = result.to_dict()
     if args.json:
         print_json(out)
         return 0
     label = " (untrained: random weights)" if result.untrained else ""
-    print(f"== {args.model}{label}  [{result.kind}]")
+    ran = f", {result.device_name}" if ep is not None else ""
+    print(f"== {args.model or result.model}{label}  [{result.kind}{ran}]")
     print(f"answer: {result.answer}")
     notes = out.get("notices") or ([out["notice"]] if out.get("notice") else [])
     for note in notes:
