@@ -13,7 +13,10 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.runtime import fence, modelcache, workers
+from explorer.serving import spans
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks import defaults, discriminator, fillbatch, fillmask
+from explorer.tasks.fillresult import ModelFill
 
 
 def models_dir() -> str | None:
@@ -102,3 +105,10 @@ def free_memory() -> None:
     fill.clear()
     fill_many.clear()
     electra.clear()
+
+
+@st.cache_data(max_entries=64, ttl=600, show_spinner="The served decoder scores each candidate's whole text…")
+@workers.remote  # the request budget, no local model slot: the engine does the work
+def served_fill(ep: Endpoint, prompt: str, top_k: int, answer_tokens: int = 1) -> ModelFill:
+    """A served decoder's causal fill-mask column (keyed by the Endpoint; ten minutes: a server can change)."""
+    return spans.fill_column(ep, prompt, top_k, answer_tokens)

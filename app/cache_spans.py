@@ -11,6 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.runtime import workers
+from explorer.serving import spans
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks import defaults, infill, qa
 from explorer.tasks.causal.answer import GenerativeAnswer
 
@@ -54,3 +56,17 @@ def answer(model: str, question: str, context: str, max_answer_len: int, random_
            dtype: str = "auto") -> qa.QAResult | GenerativeAnswer:
     """A decoder's written answer, or a reader's best span with its start/end probability strip (``stamp`` only keys the cache)."""
     return qa.ask(model, question, context, max_answer_len, random_weights, directory, device=device, dtype=dtype)
+
+
+@st.cache_data(max_entries=32, ttl=600, show_spinner="The served decoder scores each candidate's whole text…")
+@workers.remote  # the request budget, no local model slot: the engine does the work
+def served_spans(ep: Endpoint, prompt: str, max_new_tokens: int) -> infill.InfillResult:
+    """The prompt filled in by a served decoder (keyed by the Endpoint; ten minutes: a server can change)."""
+    return spans.infill_spans(ep, prompt, max_new_tokens)
+
+
+@st.cache_data(max_entries=32, ttl=600, show_spinner="The served decoder writes its answer…")
+@workers.remote
+def served_answer(ep: Endpoint, question: str, context: str) -> GenerativeAnswer:
+    """A served decoder's written answer, located in the context."""
+    return spans.ask(ep, question, context)

@@ -1,11 +1,14 @@
 """Drawing the Fill-mask page's answers (Streamlit only; every decision comes from explorer.tasks.fillmask / fillbatch).
 
-One prompt: a column per model with its top-k per mask, a chart and a CSV. Several prompts (one per
+One prompt: a column per model with its top-k per mask (served decoders last, each guarded in its column), a chart
+and a CSV. Several prompts (one per
 line): a table with one row per prompt and one column per model (its best words per mask), per-line
 messages for lines that could not run, and the full top-k of every prompt as CSV.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +19,7 @@ from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.plots import fillmask as plots
 from explorer.runtime.weights import LoadPlan
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks.fillbatch import BatchFill
 from explorer.tasks.fillresult import ModelFill
 
@@ -33,24 +37,42 @@ def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], pl
             else ":material/memory:" if spec in skipped else ":material/error:")
 
 
-def columns(fills: list[ModelFill], wall_ms: float) -> None:
-    """One prompt: a column per model, the top-k chart for a chosen mask, and the CSV."""
-    st.caption(f"{len(fills)} model(s) answered in {wall_ms:.0f} ms for this request "
-               "(repeated prompts come from the cache).")
-    for col, f in zip(st.columns(len(fills)), fills, strict=True):
+def _column(f: ModelFill) -> None:
+    """One model's answer in its column: caption (what ran), the filled prompt, notices, top-k per mask."""
+    if f.untrained:
+        ui.notice(ui.UNTRAINED)
+    st.caption(f"{device_picker.ran_caption(f)} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
+    st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
+    ui.notices(f.notices)
+    for m in f.masks:
+        st.markdown(f"**Mask {m.index + 1}**")
+        st.dataframe(pd.DataFrame([{"word": p.word, "token": p.token, "probability": p.score}
+                                   for p in m.predictions]), hide_index=True, width="stretch",
+                     column_config={"probability": st.column_config.ProgressColumn(
+                         format="%.3f", min_value=0.0, max_value=1.0)})
+
+
+def columns(fills: list[ModelFill], wall_ms: float, served: Sequence[Endpoint] = (),
+            answer: Callable[[Endpoint], ModelFill] | None = None) -> None:
+    """One prompt: a column per model (then one per served decoder, ``answer(ep)`` run inside its own guarded
+    column: a server that fails is one message there), the top-k chart for a chosen mask, and the CSV."""
+    if fills:
+        st.caption(f"{len(fills)} model(s) answered in {wall_ms:.0f} ms for this request "
+                   "(repeated prompts come from the cache).")
+    cols = st.columns(max(1, len(fills) + len(served)))
+    for col, f in zip(cols, fills, strict=False):
         with col:
             st.subheader(escape_markdown(f.name), divider="gray")
-            if f.untrained:
-                ui.notice(ui.UNTRAINED)
-            st.caption(f"{device_picker.ran_caption(f)} · {f.latency_ms:.0f} ms · {f.n_tokens} tokens")
-            st.text(f.filled)  # top-1 answer in place; st.text shows user text verbatim (no markdown)
-            ui.notices(f.notices)
-            for m in f.masks:
-                st.markdown(f"**Mask {m.index + 1}**")
-                st.dataframe(pd.DataFrame([{"word": p.word, "token": p.token, "probability": p.score}
-                                           for p in m.predictions]), hide_index=True, width="stretch",
-                             column_config={"probability": st.column_config.ProgressColumn(
-                                 format="%.3f", min_value=0.0, max_value=1.0)})
+            _column(f)
+    fills = list(fills)
+    for col, ep in zip(cols[len(fills):], served, strict=True):
+        with col, ui.guard():
+            st.subheader(f"{escape_markdown(ep.shown)} (served)", divider="gray")
+            if answer is not None:
+                fills.append(answer(ep))
+                _column(fills[-1])
+    if not fills:
+        return
     n_masks = max(len(f.masks) for f in fills)
     mask = st.radio("Chart for mask", range(n_masks), format_func=lambda i: f"mask {i + 1}", horizontal=True,
                     key="fm_mask") if n_masks > 1 else 0

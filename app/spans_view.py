@@ -13,6 +13,7 @@ from app.device_picker import ran_caption
 from explorer.core.labels import escape_markdown
 from explorer.plots import spans as plots
 from explorer.runtime import weights
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks.causal.answer import GenerativeAnswer
 from explorer.tasks.qa import QAResult
 
@@ -53,6 +54,27 @@ def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, d
         with st.expander("Model input and raw output"):
             st.code(res.model_input, language=None, wrap_lines=True)
             st.code(res.raw_output, language=None, wrap_lines=True)
+
+
+def served_infill_column(ep: Endpoint, prompt: str, max_new: int) -> None:
+    """A served decoder's column: the same filled-in text and notices as a local decoder's, saying which server
+    answered; a server that fails is one message here and the other columns go on."""
+    st.subheader(f"{escape_markdown(ep.shown)} (served)")
+    with ui.guard():
+        res = cache.served_spans(ep, prompt, max_new)
+        st.markdown(plots.segments_markdown(res.segments))
+        ui.notices(res.notices)
+        st.caption(f"decoder (causal LM) · {ran_caption(res)} · {res.seconds * 1000:.0f} ms")
+        with st.expander("Model input and raw output"):
+            st.code(res.model_input, language=None, wrap_lines=True)
+            st.code(res.raw_output, language=None, wrap_lines=True)
+
+
+def served_answer(ep: Endpoint, question: str, context: str) -> None:
+    """A served decoder's written answer below the local one, in its own guarded box."""
+    with st.container(border=True), ui.guard():
+        st.markdown(f"**{ui.markdown_safe(ep.shown)}** (served)")
+        generative_answer(cache.served_answer(ep, question, context))
 
 
 def generative_answer(res: GenerativeAnswer) -> None:

@@ -7,9 +7,10 @@ import time
 import streamlit as st
 
 from app import cache_models as cache
-from app import device_picker, ui
+from app import device_picker, served_picker, ui
 from app import fillmask_view as view
 from explorer.runtime import weights
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks import fillbatch, fillmask
 from explorer.tasks.discriminator import pair_named
 from explorer.tasks.fillmask import PRESETS
@@ -30,7 +31,7 @@ def prompt_box(device: str) -> str:
                         help=f"Up to {cache.prompt_limit(device)} prompts, one per line; blank lines are skipped.")
 
 
-def model_inputs(device: str) -> tuple[list[str], int, bool, int]:
+def model_inputs(device: str, served: bool) -> tuple[list[str], int, bool, int]:
     """Models (in the URL) and typed directories, top-k, random-weight mode, and the decoder's answer length."""
     keys = cache.fill_keys(cache.models_dir())  # the bundled decoder (a causal column), masked LMs, lab models
     labels = cache.lab_models("fill", cache.models_dir())  # "lab/NAME: trained here (N steps on M words)"
@@ -49,7 +50,7 @@ def model_inputs(device: str) -> tuple[list[str], int, bool, int]:
                              "predictions are noise, but the code path is real. Labelled 'untrained'.")
     answer_tokens = st.slider("Decoder answer length (tokens)", 1, 4, 1, key="fm_decoder_tokens",
                               help="The decoder may answer with several tokens (a number, a name), found by a "
-                                   "short beam over continuations of the text before the blank.") if any(
+                                   "short beam over continuations of the text before the blank.") if served or any(
         fillmask.model_kind(m) == "causal-lm" for m in picked) else 1
     ui.set_query_list("models", picked)
     specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
@@ -57,18 +58,22 @@ def model_inputs(device: str) -> tuple[list[str], int, bool, int]:
 
 
 def answers(prompt: str, specs: list[str], top_k: int, allow_random: bool, answer_tokens: int,
-            where: dict[str, str]) -> None:
-    """One prompt: a column per model; several: a row per prompt. A bad prompt is one message, not one per model."""
+            where: dict[str, str], served: list[Endpoint]) -> None:
+    """One prompt: a column per model, then per served decoder; several: a row per prompt (local models). A bad
+    prompt is one message, not one per model."""
     started, directory = time.perf_counter(), cache.models_dir()
     several, valid = fillbatch.is_batch(prompt), False
     with ui.guard():
         valid = several or bool(fillmask.clean_text(prompt))
     if not valid:
         return
-    if not specs:
+    if not specs and not (served and not several):
         st.info("Pick at least one model, or type a directory.", icon=":material/info:")
         return
-    fills = []
+    if served and several:
+        st.info("Served decoders answer one prompt at a time (each candidate is one request scoring the whole "
+                "text): type a single prompt to see them.", icon=":material/cloud:")
+    fills: list = []
     with ui.guard(), st.spinner(f"Running {len(specs)} model(s)…"):
         plans = {s: weights.plan(s, directory, allow_random) for s in specs}
         stamps = tuple(p.stamp for p in plans.values())
@@ -76,12 +81,13 @@ def answers(prompt: str, specs: list[str], top_k: int, allow_random: bool, answe
             many = cache.fill_many(tuple(specs), prompt, top_k, allow_random, directory, stamps, answer_tokens,
                                    cache.prompt_limit(where["device"]), **where)
             view.batch(many, plans, (time.perf_counter() - started) * 1000)
-        else:
+        elif specs:
             result = cache.fill(tuple(specs), prompt, top_k, allow_random, directory, stamps, answer_tokens, **where)
             fills = list(result.models)
             view.model_errors(result.errors, plans, result.skipped)
-    if fills:
-        view.columns(fills, (time.perf_counter() - started) * 1000)
+    if fills or (served and not several):
+        view.columns(fills, (time.perf_counter() - started) * 1000, served if not several else (),
+                     lambda ep: cache.served_fill(ep, prompt, top_k, answer_tokens))
 
 
 def electra_moved() -> None:
@@ -102,7 +108,8 @@ def page() -> None:
                "labelled, so their code path is still visible.")
     electra_moved()
     prompt = prompt_box(where["device"])
-    answers(prompt, *model_inputs(where["device"]), where)
+    served = served_picker.pick("fm", "prompt_logprobs", "the causal fill-mask column (whole-text scoring)")
+    answers(prompt, *model_inputs(where["device"], bool(served)), where, served)
     st.caption("The bundled all-MiniLM-L6-v2 (`sentence-bert`) was trained for sentence embeddings and ships "
                "without its masked-LM head, so it cannot fill masks; type `sentence-bert` above to see the check.")
     ui.page_link("electra.py", "ELECTRA's generator and discriminator at work: Replaced-token detection",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import cache_spans as cache
-from app import device_picker, ui
+from app import device_picker, served_picker, ui
 from app import spans_view as view
 from app.cache_models import models_dir
 from explorer.runtime import weights
@@ -24,6 +24,7 @@ random_weights = st.toggle("Untrained weights (random) instead of real ones", va
                            help="Shows every code path without a download. Nothing a random model says "
                                 "is meaningful: its results are labelled UNTRAINED.")
 directory = models_dir()  # typed on the Models page, else EXPLORER_MODELS_DIR
+served = served_picker.pick("spans", "prompt_logprobs", "span infilling and question answering (whole-text scoring)")
 t_infill, t_qa = st.tabs(["Span infilling (decoder, T5, BART)", "Question answering"])
 
 with t_infill:
@@ -42,11 +43,15 @@ with t_infill:
                              f"{infill.CAUSAL_SPAN_TOKENS} tokens (each length is a beam step over the text).")
     st.query_params["max_new"] = str(max_new)
     models = picked + ([extra] if extra else [])
-    if not models:
+    if not models and not served:
         st.info("Pick at least one model.", icon=":material/info:")
-    for col, model in zip(st.columns(max(1, len(models))), models, strict=False):
+    columns = st.columns(max(1, len(models) + len(served)))
+    for col, model in zip(columns, models, strict=False):
         with col:
             view.infill_column(model, prompt, max_new, random_weights, directory, where)
+    for col, ep in zip(columns[len(models):], served, strict=True):
+        with col:
+            view.served_infill_column(ep, prompt, max_new)
 
 with t_qa:
     st.caption("A decoder writes its answer after the context and the question, then the answer is looked up "
@@ -68,3 +73,5 @@ with t_qa:
         with view.ui.guard():
             view.answer(cache.answer(model, question, context, max_len, random_weights, directory,
                                      found.stamp if found else "", **where))
+    for ep in served:  # below the local answer, each in its own guarded box
+        view.served_answer(ep, question, context)
