@@ -178,10 +178,10 @@ def test_fastbert_exits_and_the_probe_check_memory_before_copying_the_model(monk
 
 
 def test_the_cli_accumulates_a_step_too_large_for_one_pass_and_says_so(tmp_path, monkeypatch, capsys) -> None:
-    from explorer.cli import pretrain
+    from explorer.cli import progress
 
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.32")  # ~30 MB for activations: about 500 tokens per pass
-    monkeypatch.setattr(pretrain, "REPORT_SECONDS", 0.0)  # a line for every pass (else: every 5 s)
+    monkeypatch.setattr(progress, "REPORT_SECONDS", 0.0)  # a line for every pass (else: every 5 s)
     text = tmp_path / "notes.txt"
     text.write_text(TEXT)
     argv = ["pretrain", "mlm", "--steps", "1", "--batch-tokens", "4096", "--seq-len", "32", "--eval-windows", "2",

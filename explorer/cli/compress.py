@@ -6,14 +6,22 @@
 JSON: one object per method, ``{model, method, size_bytes, baseline_size_bytes, latency_ms,
 baseline_latency_ms, quality: {metric, value, baseline_value, ...}, device, ...}``; a list when several
 methods are given.
+
+Progress goes to stderr: a line as each method starts (``NN% METHOD: ... (method i/n)``, elapsed time and time
+left) and, while one runs (a quantised copy's perplexity can take minutes), the same line again at least every
+few seconds (:mod:`explorer.cli.progress`). Ctrl-C stops it with exit code 130, saying how far it got; nothing is
+written anywhere but the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
+from explorer.cli.progress import Ticker, eta
 from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_compress", "register"]
@@ -42,6 +50,23 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
+def _reporter(ticker: Ticker, methods: int) -> Callable[[float, str], None]:
+    """The study's ``(fraction, text)`` progress as lines: percent, what runs, which method of how many, times."""
+    started = [0]
+
+    def report(fraction: float, text: str) -> None:
+        if text.endswith(("compressing a copy and measuring it…", "adaptive inference, timed beside the full model…")):
+            started[0] += 1  # the study says "METHOD: ..." as each method starts
+        count = f" (method {started[0]}/{methods})" if started[0] and text != "Done." else ""
+
+        def line(elapsed: float, again: str = "") -> str:
+            return (f"{fraction:4.0%} {again}{text.rstrip('…')}{count}  elapsed {elapsed:.0f} s  "
+                    f"ETA {eta(elapsed, fraction)}")
+        ticker.status = lambda elapsed: line(elapsed, "still: ")
+        ticker.say(line(ticker.elapsed))
+    return report
+
+
 def cmd_compress(args: argparse.Namespace) -> int:
     """Run the study and print one record per method."""
     from explorer.compression import methods, study
@@ -52,8 +77,15 @@ def cmd_compress(args: argparse.Namespace) -> int:
     if chosen.dtype not in ("auto", "float32"):
         raise ExplorerError(f"--dtype {chosen.dtype}: the original is measured in float32; ask for the cast as a "
                             "method instead (--method bf16 or --method fp16).")
-    result = study.run(args.model, list(args.method), device=chosen.device, models_dir=args.models_dir,
-                       repeats=args.repeats)
+    with Ticker() as ticker:
+        try:
+            result = study.run(args.model, list(args.method), device=chosen.device, models_dir=args.models_dir,
+                               repeats=args.repeats, progress=_reporter(ticker, len(args.method)))
+        except KeyboardInterrupt:
+            print("error: interrupted (Ctrl-C) before every method was measured; nothing was printed or written. "
+                  "Run fewer methods (--method) to get results sooner.", file=sys.stderr)
+            return 130
+        ticker.status = None
     records = result.records()
     if args.json:
         print_json(records[0] if len(records) == 1 else records)

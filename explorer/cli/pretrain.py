@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.cli import placement_of, print_json
 from explorer.cli.argtypes import number
+from explorer.cli.progress import Ticker, eta
 from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import MAX_UPLOAD_MB
 from explorer.runtime import weights
@@ -41,7 +41,6 @@ __all__ = ["MAX_COMPARED", "register"]
 MAX_COMPARED = len(recipes.RECIPES)  # each objective once
 INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C (SIGINT)
 _REPORTS = 20  # progress lines per run: one every ~5% of the steps
-REPORT_SECONDS = 5.0  # and at least one this often while a run goes on
 
 
 def _steps(text: str) -> int:
@@ -74,44 +73,68 @@ def _plan(args: argparse.Namespace, objective: str, device: str) -> Plan:
     return plan
 
 
-def _reporter(prefix: str, clock: Callable[[], float] = time.perf_counter) -> Callable[[Progress], None]:
-    """A progress callback printing step, loss, tokens, elapsed and time left every ~5% of the steps and at least
-    every :data:`REPORT_SECONDS` (inside an accumulated step: which micro-batch it is at)."""
-    started = clock()
-    last = [started]
+def _reporter(prefix: str, ticker: Ticker) -> Callable[[Progress], None]:
+    """A progress callback printing step, loss, tokens, elapsed and time left every ~5% of the steps and whenever
+    the ticker is due (inside an accumulated step: which micro-batch it is at); between reports the ticker's
+    heartbeat repeats where the run is, with fresh times."""
+    started = ticker.clock()
 
     def report(p: Progress) -> None:
-        now = clock()
-        every = max(1, p.steps // _REPORTS)
-        due = now - last[0] >= REPORT_SECONDS
-        if p.part is None and not (due or p.step % every == 0 or p.step == p.steps):
-            return
-        if p.part is not None and not due:
-            return
-        last[0] = now
-        elapsed = now - started
         done = p.step + (p.part[0] / p.part[1] if p.part else 0.0)  # steps done, a running step's passes counted
-        eta = elapsed / done * (p.steps - done) if done else float("nan")
+
+        def status(_: float) -> str:  # the heartbeat's line while this step (or pass) runs
+            elapsed = ticker.clock() - started
+            part = f", micro-batch {p.part[0] + 1:,}/{p.part[1]:,}" if p.part else ""
+            return (f"… {prefix}step {min(p.step + 1, p.steps):,}/{p.steps:,} still running{part}  "
+                    f"elapsed {elapsed:.0f} s  ETA {eta(elapsed, done / p.steps)}")
+        ticker.status = status
+        every = max(1, p.steps // _REPORTS)
+        if not (ticker.due() or p.part is None and (p.step % every == 0 or p.step == p.steps)):
+            return
+        elapsed = ticker.clock() - started
         held = f", held-out {p.eval['loss']:.3f}" if p.eval else ""
         where = f"step {p.step:,}/{p.steps:,} ({p.step / p.steps:4.0%})"
         if p.part is not None:
             where = f"step {p.step + 1:,}/{p.steps:,}: micro-batch {p.part[0]:,}/{p.part[1]:,}"
-        print(f"{prefix}{where}  loss {p.loss:.3f}{held}  tokens {p.tokens_seen:,}  elapsed {elapsed:.0f} s  "
-              f"ETA {eta:.0f} s", file=sys.stderr, flush=True)
+        ticker.say(f"{prefix}{where}  loss {p.loss:.3f}{held}  tokens {p.tokens_seen:,}  elapsed {elapsed:.0f} s  "
+                   f"ETA {eta(elapsed, done / p.steps)}")
     return report
 
 
-def _train(plan: Plan, text: corpus.Corpus | None, prefix: str = "") -> Run:
+def _phase(ticker: Ticker, text: str) -> None:
+    """Say what the command does now; the heartbeat repeats it with the time spent while it lasts."""
+    started = ticker.clock()
+    ticker.say(text)
+    ticker.status = lambda _: f"… {text}: still running, {ticker.clock() - started:.0f} s so far"
+
+
+def _fractions(ticker: Ticker, prefix: str) -> Callable[[float, str], None]:
+    """A ``(fraction, text)`` progress callback (the probe, FastBERT's exits): a line every 10% or when due."""
+    started, tenth = ticker.clock(), [-1]
+
+    def report(fraction: float, text: str) -> None:
+        def status(_: float) -> str:
+            elapsed = ticker.clock() - started
+            return f"… {prefix}{text} ({fraction:.0%})  elapsed {elapsed:.0f} s  ETA {eta(elapsed, fraction)}"
+        ticker.status = status
+        if int(fraction * 10) > tenth[0] or ticker.due():
+            tenth[0] = int(fraction * 10)
+            elapsed = ticker.clock() - started
+            ticker.say(f"{prefix}{text} ({fraction:.0%})  elapsed {elapsed:.0f} s  ETA {eta(elapsed, fraction)}")
+    return report
+
+
+def _train(plan: Plan, text: corpus.Corpus | None, ticker: Ticker, prefix: str = "") -> Run:
     from explorer.training import families, models, trainer
 
     teacher = families.get(recipes.get(plan.objective).loss).teacher
     if teacher and not plan.teacher:
-        print(f"{prefix}training its teacher first ({teacher}, {plan.steps:,} steps)", file=sys.stderr, flush=True)
-    run = trainer.start(plan, text, on_progress=_reporter(f"{prefix}teacher: "))
-    print(f"{prefix}training {run.recipe.label}, {plan.size}, {models.parameters(run.model):,} parameters, "
-          f"{plan.steps:,} steps of {plan.batch_tokens:,} tokens on {plan.device} (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
-    return trainer.advance(run, on_progress=_reporter(prefix))
+        ticker.say(f"{prefix}training its teacher first ({teacher}, {plan.steps:,} steps)")
+    _phase(ticker, f"{prefix}preparing: cutting the text into {plan.seq_len}-token windows, building the model")
+    run = trainer.start(plan, text, on_progress=_reporter(f"{prefix}teacher: ", ticker))
+    _phase(ticker, f"{prefix}training {run.recipe.label}, {plan.size}, {models.parameters(run.model):,} parameters, "
+                   f"{plan.steps:,} steps of {plan.batch_tokens:,} tokens on {plan.device} (Ctrl-C stops)")
+    return trainer.advance(run, on_progress=_reporter(prefix, ticker))
 
 
 def _describe(summary: dict[str, Any]) -> str:
@@ -139,32 +162,27 @@ def _interrupted(what: str) -> int:
     return INTERRUPTED
 
 
-def _probed(summary: dict[str, Any], run: Run, enabled: bool, prefix: str = "") -> dict[str, Any]:
+def _probed(summary: dict[str, Any], run: Run, enabled: bool, ticker: Ticker, prefix: str = "") -> dict[str, Any]:
     """``summary`` with ``eval.probe``: a copy of the model fine-tuned on the downstream probe (same budget for all)."""
     if enabled:
         from explorer.training import probe
 
-        print(f"{prefix}probing: fine-tuning a copy on \"{probe.TASK}\"", file=sys.stderr, flush=True)
-        summary["eval"]["probe"] = probe.probe(run.model, run.corpus, probe.DEFAULT_SPEC).to_dict()
+        _phase(ticker, f"{prefix}probing: fine-tuning a copy on \"{probe.TASK}\"")
+        summary["eval"]["probe"] = probe.probe(run.model, run.corpus, probe.DEFAULT_SPEC,
+                                               progress=_fractions(ticker, f"{prefix}probing: ")).to_dict()
     return summary
 
 
-def _exits(summary: dict[str, Any], run: Run, saved: Path) -> dict[str, Any]:
+def _exits(summary: dict[str, Any], run: Run, saved: Path, ticker: Ticker) -> dict[str, Any]:
     """``summary`` with ``exits``: FastBERT's exit classifiers trained on a copy and saved beside the checkpoint."""
     from explorer.training import exits, sections
 
-    step = [-1]
-
-    def report(fraction: float, text: str) -> None:
-        if int(fraction * 10) > step[0]:  # a line every 10%
-            step[0] = int(fraction * 10)
-            print(f"exits: {text}", file=sys.stderr, flush=True)
-
-    print(f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"", file=sys.stderr, flush=True)
+    _phase(ticker, f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"")
     try:
-        trained, result = exits.train(run.model, exits.DEFAULT_SPEC, progress=report)
+        trained, result = exits.train(run.model, exits.DEFAULT_SPEC, progress=_fractions(ticker, "exits: "))
     except ExplorerError as err:  # e.g. a one-layer DistilBERT student: nothing to exit from
         raise ExplorerError(f"{err} The checkpoint itself is saved in {saved}; its exits are not.") from err
+    _phase(ticker, "exits: saving them beside the checkpoint")
     exits.save(trained, result, saved)
     summary["exits"] = result.to_dict()
     return summary
@@ -178,19 +196,22 @@ def _pretrain(args: argparse.Namespace) -> int:
         if args.out is None else args.out
     checkpoint.check_target(Path(out))  # before minutes of training, not after
     text = _corpus(args)
-    try:
-        run = _train(plan, text)
-    except KeyboardInterrupt:
-        return _interrupted("during training, nothing was saved")
-    try:
-        saved = checkpoint.save(run, out)
-    except KeyboardInterrupt:
-        return _interrupted("while saving: the checkpoint was not written")
-    summary = _probed(trainer.summary(run, str(saved)), run, args.probe)
-    try:
-        summary = _exits(summary, run, saved) if args.exits else summary
-    except KeyboardInterrupt:
-        return _interrupted("while training the exits: the checkpoint is saved, its exits are not")
+    with Ticker() as ticker:
+        try:
+            run = _train(plan, text, ticker)
+        except KeyboardInterrupt:
+            return _interrupted("during training, nothing was saved")
+        try:
+            _phase(ticker, f"saving the checkpoint to {out}")
+            saved = checkpoint.save(run, out)
+        except KeyboardInterrupt:
+            return _interrupted("while saving: the checkpoint was not written")
+        try:
+            summary = _probed(trainer.summary(run, str(saved)), run, args.probe, ticker)
+            summary = _exits(summary, run, saved, ticker) if args.exits else summary
+        except KeyboardInterrupt:
+            return _interrupted(f"after training: the checkpoint is saved in {saved}, its probe or exits are not")
+        ticker.status = None
     if args.json:
         print_json(summary)
         return 0
@@ -214,21 +235,30 @@ def _compare(args: argparse.Namespace) -> int:
     plans = [_plan(args, name, device) for name in names]  # every objective checked before the first trains
     text = _corpus(args)
     done: list[dict[str, Any]] = []
-    try:
-        for plan in plans:
-            run = _train(plan, text, prefix=f"[{plan.objective}] ")
-            out = None
-            if args.save:
-                out = str(checkpoint.save(run, checkpoint.default_out(plan.objective, plan.size, plan.steps,
-                                                                      plan.seed, args.models_dir)))
-            done.append(_probed(trainer.summary(run, out), run, not args.no_probe, f"[{plan.objective}] "))
-    except KeyboardInterrupt:
-        return _interrupted(f"after {len(done)} of {len(plans)} runs, nothing was printed")
-    if args.json:
-        print_json(done)
-    else:
-        print("\n".join(_describe(s) for s in done))
+    with Ticker() as ticker:
+        try:
+            for plan in plans:
+                prefix = f"[{plan.objective}] "
+                run = _train(plan, text, ticker, prefix=prefix)
+                out = None
+                if args.save:
+                    _phase(ticker, f"{prefix}saving the checkpoint")
+                    out = str(checkpoint.save(run, checkpoint.default_out(plan.objective, plan.size, plan.steps,
+                                                                          plan.seed, args.models_dir)))
+                done.append(_probed(trainer.summary(run, out), run, not args.no_probe, ticker, prefix))
+        except KeyboardInterrupt:  # the runs that finished are printed (and stay saved with --save)
+            _print_runs(done, args.json)
+            return _interrupted(f"after {len(done)} of {len(plans)} runs: the finished ones are printed above")
+        ticker.status = None
+    _print_runs(done, args.json)
     return 0
+
+
+def _print_runs(done: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print_json(done)
+    elif done:
+        print("\n".join(_describe(s) for s in done))
 
 
 def _objective(text: str) -> str:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -242,8 +242,10 @@ def _accuracy(classifier: _Classifier, test: Sequence[Example], device: torch.de
     return correct / len(test)
 
 
-def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAULT_SPEC) -> ProbeResult:
-    """Fine-tune a copy of ``model``'s encoder + a linear head on the train split; accuracy on the held-out split."""
+def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAULT_SPEC,
+          progress: Callable[[float, str], None] | None = None) -> ProbeResult:
+    """Fine-tune a copy of ``model``'s encoder + a linear head on the train split; accuracy on the held-out split.
+    ``progress(fraction, text)`` hears of every step."""
     spec = spec.checked()
     memory.fine_tune_fits(model, spec.batch, spec.seq_len, "The downstream probe")  # before the copy
     text = text or corpus.bundled()
@@ -257,13 +259,17 @@ def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAUL
         classifier = _Classifier(Encoder(copy.deepcopy(found.module), found.pool, found.hidden_size)).to(device)
         classifier.train()
         optimizer = torch.optim.AdamW(classifier.parameters(), lr=spec.lr, weight_decay=0.01)
-        for chunk in chunks(train, spec.batch, spec.steps):  # the train set is steps x batch long
+        for step, chunk in enumerate(chunks(train, spec.batch, spec.steps)):  # the train set is steps x batch long
+            if progress:
+                progress(0.9 * step / spec.steps, f"step {step + 1:,}/{spec.steps:,}")
             ids, mask, labels = tensors(chunk, device)
             loss = F.cross_entropy(classifier(ids, mask), labels)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(classifier.parameters(), 1.0)
             optimizer.step()
+        if progress:
+            progress(0.9, f"scoring {len(test):,} held-out examples")
         accuracy = _accuracy(classifier, test, device)
     return ProbeResult(TASK, accuracy, MAJORITY, len(train), len(test), time.perf_counter() - tic, spec)
 
