@@ -194,7 +194,7 @@ def _pretrain(args: argparse.Namespace) -> int:
     plan = _plan(args, args.objective, _device(args))
     out = checkpoint.default_out(plan.objective, plan.size, plan.steps, plan.seed, args.models_dir) \
         if args.out is None else args.out
-    checkpoint.check_target(Path(out))  # before minutes of training, not after
+    checkpoint.target_of(out)  # may be written (a probe file made and removed): before minutes of training, not after
     text = _corpus(args)
     with Ticker() as ticker:
         try:
@@ -233,6 +233,8 @@ def _compare(args: argparse.Namespace) -> int:
         raise ExplorerError("Name at least two different objectives to compare (for example: mlm roberta).")
     device = _device(args)
     plans = [_plan(args, name, device) for name in names]  # every objective checked before the first trains
+    for plan in plans if args.save else ():  # every checkpoint folder may be written, before the first trains
+        checkpoint.target_of(checkpoint.default_out(plan.objective, plan.size, plan.steps, plan.seed, args.models_dir))
     text = _corpus(args)
     done: list[dict[str, Any]] = []
     with Ticker() as ticker:

@@ -1,7 +1,8 @@
 """One checked parse for data a user hands us: uploads, CLI files and stdin, JSON configs.
 
-Everything here is bounded *before* the expensive step: bytes are read in chunks up to a limit
-(``/dev/zero`` or a 10 GB upload costs at most ``limit + 1`` bytes), JSON nesting depth is counted
+Everything here is bounded *before* the expensive step: a named file must be a regular file (a FIFO would block
+the read forever, ``/dev/zero`` never ends, a socket cannot be opened: each is refused at once, by its kind), bytes
+are read in chunks up to a limit (a 10 GB upload costs at most ``limit + 1`` bytes), JSON nesting depth is counted
 without recursion before ``json.loads`` sees the text, integers longer than ``MAX_INT_DIGITS`` are
 refused by the parser hook (a 5,000-digit integer would otherwise raise ValueError deep inside),
 and every message names what was wrong and the allowed range.
@@ -19,6 +20,8 @@ explorer.core.errors.ExplorerError: The JSON is nested 100 levels deep; at most 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -54,13 +57,35 @@ def read_limited(stream: BinaryIO, limit: int, what: str) -> bytes:
     raise ExplorerError(f"{what} is larger than {limit:,} bytes: use a smaller file.")
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _not_regular(mode: int, path: str | Path, what: str) -> ExplorerError | None:
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    hint = "name a file" if kind == "a directory" else "save the text in a regular file and name that"
+    return ExplorerError(f"{what} `{shorten(path)}` is {kind}, not a regular file: {hint}.")
+
+
 def read_path(path: str | Path, limit: int, what: str) -> bytes:
-    """The bytes of a user-named file, at most ``limit`` (devices and pipes are read the same way)."""
+    """The bytes of a user-named regular file, at most ``limit``. A FIFO, device, socket or directory is refused
+    before any read (its type is checked with ``stat``, then again on the opened descriptor, which is opened
+    without blocking: a FIFO with no writer would otherwise hang the open itself)."""
     try:
-        with open(path, "rb") as fh:
+        if (refused := _not_regular(os.stat(path).st_mode, path, what)) is not None:
+            raise refused
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if (refused := _not_regular(os.fstat(fd).st_mode, path, what)) is not None:  # swapped since the stat
+                raise refused
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        with os.fdopen(fd, "rb") as fh:
             return read_limited(fh, limit, what)
-    except IsADirectoryError as err:
-        raise ExplorerError(f"{what} `{shorten(path)}` is a directory: name a file.") from err
     except (OSError, ValueError) as err:  # ValueError: a NUL byte in the name
         raise ExplorerError(f"Cannot read {what} `{shorten(path)}`: {getattr(err, 'strerror', None) or err}.") from err
 

@@ -37,7 +37,8 @@ from explorer.training import corpus, vocab
 if TYPE_CHECKING:  # the trainer imports torch; listing checkpoints must not
     from explorer.training.trainer import Run
 
-__all__ = ["CARD", "EXITS", "README", "Trained", "card_text", "check_target", "default_out", "exportable", "has_exits", "label", "load_card", "save", "trained"]
+__all__ = ["CARD", "EXITS", "README", "Trained", "card_text", "check_target", "default_out", "exportable", "has_exits",
+           "label", "load_card", "save", "target_of", "trained"]
 
 CARD = "lab.json"  # the run's summary (trainer.summary): what marks a folder as a lab checkpoint
 README = "README.md"  # the card in words
@@ -110,12 +111,33 @@ def load_card(directory: str | Path) -> dict[str, Any]:
 
 
 def check_target(target: Path) -> None:
-    """A new, empty or earlier lab folder may be (over)written; anything else is the user's and is refused."""
+    """A new, empty or earlier lab folder may be (over)written; anything else is the user's and is refused. The
+    folder it will be written in must take a new file: a probe file is created there and removed (``/proc/self/x``,
+    a read-only disk or a folder of someone else's is refused now, not after minutes of training)."""
     try:
         _check_target(target)
+        _probe_writable(target)
     except OSError as err:  # a 10,000-character name, a folder we may not read
         raise ExplorerError(f"Cannot use {shorten(str(target))} as the checkpoint folder: "
                             f"{err.strerror or err}. Name another folder.") from err
+
+
+def _probe_writable(target: Path) -> None:
+    """Create and remove a file where :func:`save` will write: the target's parent, or (when that does not exist
+    yet and save will create it) the nearest folder above it that exists."""
+    where = target.absolute().parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    if not where.is_dir():
+        raise ExplorerError(f"Cannot write the checkpoint under {shorten(str(where))}: it is not a folder. "
+                            "Name another --out folder (or --models-dir).")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name[:40]}.probe-", dir=where)
+    except OSError as err:
+        raise ExplorerError(f"Cannot write the checkpoint in {shorten(str(where))}: {err.strerror or err}. "
+                            "Name another --out folder (or --models-dir).") from err
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _check_target(target: Path) -> None:
@@ -178,10 +200,17 @@ def _write_into(out: Path, run: Run, target: Path) -> None:
     _fsync_tree(out)
 
 
-def save(run: Run, out_dir: str | Path) -> Path:
-    """Write ``run``'s model, tokenizer, card and ``lab.json`` to ``out_dir`` atomically; return the folder."""
+def target_of(out_dir: str | Path) -> Path:
+    """The folder ``out_dir`` names, as :func:`save` writes it (checked text, ``~`` expanded, absolute), after
+    :func:`check_target`: what the CLI calls before it builds a model."""
     target = Path(fence.check_path_text(str(out_dir), "output folder")).expanduser().absolute()
     check_target(target)
+    return target
+
+
+def save(run: Run, out_dir: str | Path) -> Path:
+    """Write ``run``'s model, tokenizer, card and ``lab.json`` to ``out_dir`` atomically; return the folder."""
+    target = target_of(out_dir)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))

@@ -2,8 +2,10 @@
 
 A corpus is a tuple of documents, each a tuple of paragraphs. Every 20th document is held out
 (by position, so the split never changes between runs); a text with fewer than 20 documents
-holds out its last paragraphs instead. Held-out text is never trained on: it measures loss,
-masked-token accuracy and the downstream probe.
+holds out its last 5% of words instead (cutting a paragraph where needed). A paragraph longer than
+``MAX_PARAGRAPH_WORDS`` words is cut into pieces of that size first, so a text on one line (4.7 MB
+without a line break once went entirely to the held-out part) is split by its words, not its lines.
+Held-out text is never trained on: it measures loss, masked-token accuracy and the downstream probe.
 
 >>> c = from_text("### a\\n" + "\\n".join(f"Sentence number {i} is here." for i in range(400)), "demo")
 >>> c.words, len(c.train), len(c.heldout)
@@ -29,6 +31,7 @@ BUNDLED_NAME = "Python 3.11 documentation (PSF licence)"
 HELDOUT_EVERY = 20  # one document in 20 (5%) is held out
 MAX_FILE_BYTES = MAX_UPLOAD_BYTES  # the one upload limit (~3M words: more than a CPU run reads); 1 GB is refused unread
 MIN_WORDS = 2_000  # below this the held-out split is a few sentences and every metric is noise
+MAX_PARAGRAPH_WORDS = 1_000  # longer ones are cut (the bundled corpus's longest paragraph has 353 words)
 _PARAGRAPHS_PER_DOC = 12  # a plain file has no documents: cut it into chunks of this many paragraphs
 
 
@@ -68,11 +71,35 @@ def _documents(text: str) -> list[Doc]:
     if re.search(r"^### ", text, re.MULTILINE):
         chunks = [chunk.splitlines() for chunk in re.split(r"^(?=### )", text, flags=re.MULTILINE)]
         docs = [(lines[0][4:].strip() if lines[0].startswith("### ") else "",
-                 tuple(ln.strip() for ln in lines[1:] if ln.strip())) for lines in chunks if lines]
+                 tuple(p for ln in lines[1:] if ln.strip()
+                       for p in ([ln.strip()] if len(ln.split()) <= MAX_PARAGRAPH_WORDS else _pieces(ln))))
+                for lines in chunks if lines]
         return [d for d in docs if d[1]]
     blocks = re.split(r"\n\s*\n", text) if "\n\n" in text.replace("\r", "") else text.splitlines()
-    paras = [" ".join(b.split()) for b in blocks if b.strip()]
+    paras = [p for b in blocks if b.strip() for p in _pieces(b)]
     return [("", tuple(paras[i:i + _PARAGRAPHS_PER_DOC])) for i in range(0, len(paras), _PARAGRAPHS_PER_DOC)]
+
+
+def _pieces(block: str) -> list[str]:
+    """A paragraph as one line, or as pieces of ``MAX_PARAGRAPH_WORDS`` words when it is longer."""
+    words = block.split()
+    return [" ".join(words[i:i + MAX_PARAGRAPH_WORDS]) for i in range(0, len(words), MAX_PARAGRAPH_WORDS)]
+
+
+def _held_out_words(paras: list[str]) -> tuple[list[str], list[str]]:
+    """(train, held-out) paragraphs: the held-out part is the last 5% of the words, a paragraph cut where needed."""
+    train, held = list(paras), list[str]()
+    want = max(1, sum(len(p.split()) for p in paras) // HELDOUT_EVERY)
+    while train and want > 0:
+        words = train[-1].split()
+        if len(words) <= want:
+            held.insert(0, train.pop())
+            want -= len(words)
+        else:
+            train[-1], cut = " ".join(words[:-want]), " ".join(words[-want:])
+            held.insert(0, cut)
+            want = 0
+    return train, held
 
 
 def _split(docs: list[Doc]) -> tuple[list[Doc], list[Doc]]:
@@ -83,10 +110,9 @@ def _split(docs: list[Doc]) -> tuple[list[Doc], list[Doc]]:
         heldout = [(name, tuple(p for p in paras if p not in seen)) for i, (name, paras) in enumerate(docs)
                    if i % HELDOUT_EVERY == HELDOUT_EVERY // 2]
         return train, [d for d in heldout if d[1]]
-    paras = [p for _, d in docs for p in d]
-    cut = len(paras) - max(1, len(paras) // HELDOUT_EVERY)
-    train = [("", tuple(paras[i:min(i + _PARAGRAPHS_PER_DOC, cut)])) for i in range(0, cut, _PARAGRAPHS_PER_DOC)]
-    return train, [("", tuple(paras[cut:]))]
+    kept, held = _held_out_words([p for _, d in docs for p in d])
+    train = [("", tuple(kept[i:i + _PARAGRAPHS_PER_DOC])) for i in range(0, len(kept), _PARAGRAPHS_PER_DOC)]
+    return train, [("", tuple(held))]
 
 
 def from_text(text: str, name: str) -> Corpus:
