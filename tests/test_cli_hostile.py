@@ -54,7 +54,9 @@ BASE: dict[str, dict[str, object]] = {
     "pretrain": {"objective": "mlm", "--steps": "1", "--batch-tokens": "64", "--seq-len": "32", "--eval-windows": "2"},
     "pretrain-compare": {"objectives": ["mlm"], "--steps": "1", "--batch-tokens": "64", "--seq-len": "32",
                          "--eval-windows": "2"},
-    "doctor": {"--no-sizes": True},
+    "doctor": {"--no-sizes": True, "--no-probe": True},
+    "endpoints": {"--no-probe": True},
+    "serve": {"--dry-run": True, "--port": "8080"},  # serving runs until stopped: the check alone
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
 PROGRESS = re.compile(r"^\s*\d+(\.\d+)?%\s|^note: ")  # progress and notes may precede the one error line

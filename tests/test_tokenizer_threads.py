@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from explorer.tokenization import threads as tokenizers
+from explorer.core import locks as tokenizers
 from explorer.tokenization import load_tokenizer
 
 TEXT = " ".join(["The quick brown fox jumps over the lazy dog."] * 40)

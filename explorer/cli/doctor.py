@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from explorer.cli import print_json
+from explorer.cli import endpoints, print_json
 from explorer.core.errors import ExplorerError
 from explorer.runtime.doctor import diagnose
 
@@ -54,8 +54,6 @@ def _lines(d: dict[str, Any]) -> list[str]:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from explorer.cli import endpoints
-
     report = diagnose(args.models_dir, sizes=not args.no_sizes).to_dict()
     try:
         report["endpoints"] = endpoints.report(probe=not args.no_probe)

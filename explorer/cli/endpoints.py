@@ -18,16 +18,16 @@ from typing import Any
 
 from explorer.cli import print_json
 from explorer.cli.argtypes import number
-from explorer.core.errors import ExplorerError
+from explorer.core.errors import ExplorerError, shorten
+from explorer.serving import endpoints, localengine
+from explorer.serving.endpoints import Endpoint
+from explorer.serving.probe import capabilities
 
 __all__ = ["register", "report", "toml_of"]
 
 
 def report(probe: bool = True) -> list[dict[str, Any]]:
     """Every configured endpoint (no key, ever), with its probed capabilities where ``probe``."""
-    from explorer.serving import endpoints
-    from explorer.serving.probe import capabilities
-
     rows = []
     for ep in endpoints.configured():
         row: dict[str, Any] = {"key": ep.key, **ep.to_dict()}
@@ -79,10 +79,7 @@ def toml_of(started: list[Any]) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from explorer.serving import localengine
-    from explorer.serving.endpoints import Endpoint
-
-    if not localengine.available():
+    if not localengine.available() and not args.dry_run:
         raise ExplorerError(localengine.ENGINE_HINT)
     planned = [Endpoint("gemma-llamacpp", f"http://127.0.0.1:{args.port}/v1", localengine.MODEL_ALIAS,
                         label="Gemma 3 270M (llama-cpp-python)")]
@@ -91,8 +88,15 @@ def _serve(args: argparse.Namespace) -> int:
                                 localengine.MODEL_ALIAS, label="Gemma 3 270M embeddings (llama-cpp-python)"))
     if args.endpoints_out:  # written first: an app started beside us finds the file while the engines start
         out = Path(args.endpoints_out).expanduser()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(toml_of(planned), encoding="utf-8")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(toml_of(planned), encoding="utf-8")
+        except (OSError, ValueError) as err:
+            raise ExplorerError(f"Cannot write --endpoints-out {shorten(args.endpoints_out)!r} "
+                                f"({getattr(err, 'strerror', None) or err}): give a writable file path.") from err
+    if args.dry_run:
+        print(toml_of(planned), end="")
+        return 0
     print(f"starting llama-cpp-python on 127.0.0.1:{args.port} (the bundled Gemma 3 270M GGUF)...", file=sys.stderr)
     engines = [localengine.start(args.port, name=planned[0].name)]
     try:
@@ -124,4 +128,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also an embeddings server on this port (llama-cpp-python serves one or the other)")
     p.add_argument("--endpoints-out", default=None, metavar="FILE",
                    help="write an EXPLORER_ENDPOINTS_FILE naming the started engines")
+    p.add_argument("--dry-run", action="store_true", help="check the arguments and print the endpoints file; start "
+                   "nothing")
     p.set_defaults(func=_serve)

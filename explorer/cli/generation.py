@@ -21,6 +21,7 @@ from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
+from explorer.serving import decoding
 from explorer.tasks.generation import DecodingSettings, generate, load_decoder, next_token
 from explorer.tasks.generation.nexttoken import MAX_TABLE
 from explorer.tasks.generation.settings import (
@@ -50,8 +51,6 @@ def _generate(args: argparse.Namespace) -> int:
                                 args.max_new_tokens, args.seed).validated(facts)  # bad knobs fail before loading
     text = read_source(args)  # a bad file too
     if served is not None:
-        from explorer.serving import decoding
-
         result = (decoding.fast if args.fast else decoding.generate)(served, text, settings)
     else:
         if args.fast:
@@ -76,8 +75,6 @@ def _next_token(args: argparse.Namespace) -> int:
     served = endpoint_from_args(args)
     text = read_source(args)  # a bad file fails before the model loads
     if served is not None:
-        from explorer.serving import decoding
-
         result = decoding.next_token(served, text, args.top_k)
     else:
         loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",

@@ -21,7 +21,7 @@ from typing import Any
 from explorer.architecture.catalog import Variant
 from explorer.architecture.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.core.errors import ExplorerError
-from explorer.tokenization.threads import is_locked, lock_of, shared
+from explorer.core.locks import is_locked, lock_of, shared
 
 __all__ = ["checkpoint_tokenizer", "is_locked", "lock_of", "roberta_tokenizer", "shared", "shipped_tokenizer",
            "tokenizer_with_mask"]

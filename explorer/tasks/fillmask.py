@@ -30,6 +30,7 @@ import torch
 
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
+from explorer.core.locks import lock_of
 from explorer.core.notices import Notice
 from explorer.core.userinput import MARKER, SENTINEL
 from explorer.runtime import cancel, footprint, modelkind, placement
@@ -38,7 +39,6 @@ from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
 from explorer.tasks.causal.column import fill_causal_lm
 from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
-from explorer.tokenization.threads import lock_of
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
@@ -103,7 +103,7 @@ def model_prompt(text: str, tokenizer, label: str) -> str:
 
 
 def _lock(tokenizer) -> threading.RLock:
-    """The tokenizer's own lock (explorer.tokenization.threads): the Rust backend keeps truncation/padding state
+    """The tokenizer's own lock (explorer.core.locks): the Rust backend keeps truncation/padding state
     on the shared object, so concurrent calls must not interleave."""
     return lock_of(tokenizer)
 

@@ -36,7 +36,7 @@ from transformers import (
 from explorer import ASSETS
 from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
-from explorer.tokenization.threads import shared
+from explorer.core.locks import shared
 
 __all__ = [
     "ENCODE_LOCK", "TOKENIZERS", "TOKENIZER_DIR", "TokenizerSpec", "VariantTokenizer", "get_spec",
@@ -125,7 +125,7 @@ def _file(spec: TokenizerSpec, filename: str) -> str:
 def load_tokenizer(name: str) -> PreTrainedTokenizerBase:
     """The tokenizer ``name`` built from its published files (cached: never mutate it).
 
-    Shared between threads (Streamlit sessions): its calls take its own lock (:mod:`explorer.tokenization.threads`),
+    Shared between threads (Streamlit sessions): its calls take its own lock (:mod:`explorer.core.locks`),
     because the Rust backend stores truncation and padding settings on the object.
     """
     spec = get_spec(name)

@@ -8,6 +8,8 @@ provided"), or the Rust object was "Already borrowed" (issue 26). :func:`shared`
 holds it around several calls that must see the same settings. Locks live beside the tokenizer, not on it: an
 RLock cannot be deep-copied, and the explorer copies a cached tokenizer to add a mask token.
 
+It imports nothing heavy (the tokenization package imports transformers at its top).
+
 >>> from explorer.tokenization import load_tokenizer
 >>> tok = load_tokenizer("gpt2")
 >>> is_locked(tok), tok("Hello world")["input_ids"]
