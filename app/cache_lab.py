@@ -9,6 +9,10 @@ finished runs stay listed until cleared). Bounds:
 
 - at most :func:`max_trainings` trainings build or train at once on this server (``EXPLORER_LAB_TRAININGS``,
   default 2: two visitors train at once, a third waits in arrival order and is told so);
+- at most :func:`explorer.training.admission.max_active` runs are queued or running on the whole server
+  (``EXPLORER_LAB_ACTIVE``, default 8), whatever the sessions: every new tab is a new session with its own
+  :data:`MAX_RUNS`, so only a process-wide count bounds the queue. Past it, Train and Resume say how many runs
+  are training and waiting;
 - each training's step is planned within its share of memory before its model is built
   (:func:`budget`: the request memory budget split between the trainings that may run at once, and never more
   than the device's free memory allows; :mod:`explorer.training.memory`): too large for one pass, it is
@@ -40,7 +44,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
-from explorer.training import checkpoint, corpus, exits, memory, models, probe, recipes, trainer
+from explorer.training import admission, checkpoint, corpus, exits, memory, models, probe, recipes, trainer
 from explorer.training.corpus import Corpus
 from explorer.training.trainer import Plan, Progress, Run
 
@@ -120,8 +124,15 @@ _PACE: dict[tuple[str, str], float] = {}  # (size, device) -> seconds per step, 
 
 
 def slots() -> dict[str, int]:
-    """Trainings running and waiting on the whole server, and the cap."""
-    return {"running": _SLOTS.running, "waiting": _SLOTS.waiting(), "limit": max_trainings()}
+    """Trainings running and waiting on the whole server, the cap on trainings at once, and the runs admitted
+    (queued or running, every session together) with their bound."""
+    return {"running": _SLOTS.running, "waiting": _SLOTS.waiting(), "limit": max_trainings(),
+            "active": admission.GATE.active, "active_limit": admission.GATE.limit}
+
+
+def _admit(n: int) -> None:
+    """Count ``n`` more runs against the server-wide bound (refused with how many are training and waiting)."""
+    admission.GATE.admit(n, detail=f"{_SLOTS.running} training, {_SLOTS.waiting()} waiting for a slot")
 
 
 def pace(size: str, device: str) -> tuple[float | None, str]:
@@ -240,7 +251,15 @@ def _train_exits(job: Job) -> None:
 
 
 def _work(job: Job) -> None:
-    """The worker thread: wait for a slot, build (first time), train; every outcome ends in a state."""
+    """The worker thread: wait for a slot, build (first time), train; every outcome ends in a state, and the run
+    leaves the server-wide count (it was admitted when queued)."""
+    try:
+        _slot_and_train(job)
+    finally:
+        admission.GATE.leave()
+
+
+def _slot_and_train(job: Job) -> None:
     if not _SLOTS.acquire(lambda: job.stop_event.is_set() or not job.alive()):
         job.state, job.note = "stopped", "Stopped before it started (Stop pressed, or the tab closed)."
         return
@@ -284,6 +303,7 @@ def submit(objectives: list[str], size: str, steps: int, seed: int, device: str,
         plans = [replace(p, **QUICK) for p in plans]
     for plan in plans:  # the same plan the worker makes: a step that cannot fit is refused now, not queued
         memory.step_plan(plan, budget(device))
+    _admit(len(plans))  # the server-wide bound, last: nothing is counted for a refused submit
     alive, new = liveness.session_probe(), []
     for plan in plans:  # numbered per session, so two runs of one objective stay apart in every figure
         st.session_state[_COUNT] = st.session_state.get(_COUNT, 0) + 1
@@ -301,8 +321,10 @@ def stop(job: Job) -> None:
 
 
 def resume(job: Job) -> None:
-    """Continue a stopped run where it left off (trainer.advance on the same Run)."""
+    """Continue a stopped run where it left off (trainer.advance on the same Run); it queues again, so it counts
+    against the server-wide bound (an ExplorerError when the server is full)."""
     if job.state == "stopped":
+        _admit(1)
         _launch(job)
 
 

@@ -55,7 +55,9 @@ def budget_input(device: str) -> tuple[str, int, int]:
     per_step, source = lab.pace(size, device)
     eta = f"about {math.ceil(steps * per_step / 60)} min per run at {per_step:.2g} s/step ({source})" if per_step \
         else f"no time estimate: {source}"
-    st.caption(f"{eta}; {lab.slots()['limit']} trainings run at once on this server, the others wait their turn.")
+    held = lab.slots()
+    st.caption(f"{eta}; {held['limit']} trainings run at once on this server, the others wait their turn (at most "
+               f"{held['active_limit']} runs queued or running from all visitors; {held['active']} now).")
     if size == "small" and device == "cpu":
         st.info("The small size is meant for a GPU: on this CPU each step takes several times longer than tiny.",
                 icon=":material/memory:")
@@ -125,8 +127,9 @@ def run_row(job: lab.Job) -> None:
         lab.stop(job)
         st.rerun()
     if job.state == "stopped" and right.button("Resume", key=f"lab_resume_{job.label}"):
-        lab.resume(job)
-        st.rerun()
+        with ui.guard():  # the server may be full: said in a box, the run stays stopped
+            lab.resume(job)
+            st.rerun()
     if job.state in ("done", "stopped") and right.button("Save", key=f"lab_save_{job.label}", help=lab.save.__doc__):
         ok, message = lab.save(job)
         (st.success if ok else st.error)(message)

@@ -192,3 +192,40 @@ def test_fastbert_exits_train_after_the_run_and_are_saved_with_it(monkeypatch, t
     next(b for b in at.button if (b.key or "").startswith("lab_save_")).click().run()
     assert any("FastBERT exits were saved" in m.value for m in at.success)
     assert checkpoint.has_exits(tmp_path / "lab" / "mlm-tiny-3steps-seed0")
+
+
+def test_the_server_bounds_the_runs_queued_by_all_sessions_together(monkeypatch) -> None:
+    """Issue 26: every new tab is a new session with MAX_RUNS of its own; only a server-wide count bounds the queue."""
+    from explorer.training import admission
+
+    monkeypatch.setenv("EXPLORER_LAB_ACTIVE", "3")
+    monkeypatch.setattr(admission.GATE, "active", 2)  # two runs of other visitors' tabs
+    launched: list[str] = []
+    monkeypatch.setattr(lab, "_launch", lambda job: launched.append(job.label))  # queued, not trained
+    two = page_app("lab.py", objectives="mlm,roberta").run()
+    assert any("at most 3 runs queued or running from all visitors; 2 now" in c for c in shown(two.caption))
+    two.button(key="lab_train").click().run()
+    assert_clean(two, errors_expected=True)
+    assert any("This server has 2 Lab runs queued or running (0 training, 0 waiting for a slot), and takes at "
+               "most 3 at once" in e and "1 more would not fit" not in e for e in shown(two.error)), shown(two.error)
+    assert not launched and admission.GATE.active == 2  # refused whole: nothing queued, nothing counted
+    one = page_app("lab.py", objectives="mlm").run()  # another tab: one more run fits
+    one.button(key="lab_train").click().run()
+    assert_clean(one)
+    assert len(launched) == 1 and admission.GATE.active == 3
+    stopped = lab.Job("#9 mlm (tiny, seed 0)", Plan("mlm"), None, lambda: True, state="stopped")
+    full = page_app("lab.py", objectives="mlm").run()  # a third tab whose stopped run asks to resume
+    full.session_state["_lab_jobs"] = [stopped]
+    full.run().button(key="lab_resume_#9 mlm (tiny, seed 0)").click().run()
+    assert_clean(full, errors_expected=True)
+    assert any("This server has 3 Lab runs queued or running" in e for e in shown(full.error))
+    assert stopped.state == "stopped" and len(launched) == 1
+
+
+def test_a_finished_worker_leaves_the_server_wide_count(monkeypatch) -> None:
+    from explorer.training import admission
+
+    monkeypatch.setattr(admission.GATE, "active", 1)
+    gone = lab.Job("#1 mlm (tiny, seed 0)", Plan("mlm"), None, alive=lambda: False)
+    lab._work(gone)  # never started (the tab closed while it waited): still leaves
+    assert gone.state == "stopped" and admission.GATE.active == 0
