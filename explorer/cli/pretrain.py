@@ -31,7 +31,7 @@ from explorer.cli.progress import Ticker, eta
 from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import MAX_UPLOAD_MB
 from explorer.runtime import weights
-from explorer.training import corpus, recipes
+from explorer.training import corpus, memory, recipes
 
 if TYPE_CHECKING:  # the trainer imports torch: only a command that trains pays for it
     from explorer.training.trainer import Plan, Progress, Run
@@ -62,7 +62,6 @@ def _corpus(args: argparse.Namespace) -> corpus.Corpus | None:
 
 def _plan(args: argparse.Namespace, objective: str, device: str) -> Plan:
     """The checked plan, its memory planned (refused here when it cannot fit; a note when it is accumulated)."""
-    from explorer.training import memory
     from explorer.training.trainer import Plan
 
     plan = Plan(objective, size=args.size, steps=args.steps, seed=args.seed, device=device,

@@ -45,6 +45,9 @@ from typing import Any
 
 from explorer.architecture import modeltypes
 from explorer.core.errors import ExplorerError
+from explorer.runtime import budget as runtime_budget
+from explorer.runtime import cancel
+from explorer.training import recipes
 
 __all__ = ["MAX_ACCUMULATION", "Estimate", "Shape", "Stack", "StepPlan", "activation_bytes", "budget", "estimate",
            "fine_tune_fits", "fit", "limits", "shape", "step_plan"]
@@ -250,7 +253,7 @@ def _models(model: Any) -> list[Any]:
 @lru_cache(maxsize=64)
 def shape(objective: str, size: str, seq_len: int = 128) -> Shape:
     """The :class:`Shape` of a lab recipe at ``size``, from its config built on the meta device (no memory)."""
-    from explorer.training import models, recipes, seq2seq, vocab
+    from explorer.training import models, seq2seq, vocab  # torch and transformers: only when a shape is read
 
     recipe = recipes.get(objective)
     rows, copies = LOGITS.get(recipe.loss, (1.0, 5))
@@ -273,9 +276,6 @@ def budget(device: str = "cpu", request: tuple[int, str] | None = None, share: i
     what is free, or EXPLORER_MEMORY_CAP_GB), and no more than ``request`` (bytes, where the figure comes from: a
     server request's memory budget; inside a request by default what it may still add,
     :func:`explorer.runtime.cancel.memory_left`), split ``share`` ways when that many trainings may run at once."""
-    from explorer.runtime import budget as runtime_budget
-    from explorer.runtime import cancel
-
     allowed, why = runtime_budget.memory_budget(device)
     token = cancel.current()
     if request is None and token is not None:
@@ -289,8 +289,6 @@ def budget(device: str = "cpu", request: tuple[int, str] | None = None, share: i
 
 def step_plan(plan: Any, allowed: tuple[int, str] | None = None) -> StepPlan:
     """:func:`fit` for a trainer :class:`~explorer.training.trainer.Plan` (objective, size, tokens, window, device)."""
-    from explorer.training import recipes
-
     label = recipes.get(plan.objective).label
     return fit(shape(plan.objective, plan.size, plan.seq_len), plan.batch_tokens, plan.seq_len,
                allowed or budget(plan.device), what=f"Training {plan.size} {label}")
