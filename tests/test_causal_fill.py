@@ -100,3 +100,13 @@ def test_a_bert_style_tokenizer_starts_with_cls_and_has_no_closing_sep() -> None
     tok = vocab.tokenizer()  # the pretraining lab's: no <bos>, frames "[CLS] x [SEP]"
     assert _ids(tok, "the list", start=True) == tok("the list")["input_ids"][:-1]
     assert _ids(tok, "the list", start=False) == tok("the list", add_special_tokens=False)["input_ids"]
+
+
+def test_no_answer_is_invisible_on_the_reported_prompt(bundled_decoder) -> None:
+    """Issue 26 saw "etc", "…" and "" offered for this blank: every answer must put something visible in it."""
+    from explorer.tasks.causal.fill import causal_fill
+    from explorer.tasks.generation import load_decoder
+
+    fill = causal_fill(load_decoder("gemma3-270m", device="cpu"), "2, 3, 5, 8, 13, 21, ___.", 5)
+    shown = [c.text for blank in fill.blanks for c in (*blank.by_left, *blank.by_whole)]
+    assert shown and all(text.strip() and text.isprintable() for text in shown), shown
