@@ -46,12 +46,16 @@ def test_the_readme_has_examples_to_run():
 @pytest.mark.parametrize("command", [
     pytest.param(c, marks=pytest.mark.slow) if any(s in c for s in SLOW) else c for c in COMMANDS
 ], ids=lambda c: c[len("python -m explorer "):][:60])
-def test_readme_command_exits_0(command: str, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_readme_command_exits_0(command: str, monkeypatch: pytest.MonkeyPatch, capsys, request) -> None:
     import torch
 
     monkeypatch.chdir(ROOT)  # paths in the examples are relative to the repository root
     argv = shlex.split(command)
     assert argv[:3] == PREFIX
+    if "--endpoint" in argv:  # a served-model example: the real engine stands in for the README's big server
+        engine = request.getfixturevalue("served_engine")
+        monkeypatch.setenv("EXPLORER_ENDPOINT_URL", engine.endpoint.base_url)
+        monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", argv[argv.index("--endpoint") + 1])
     if "--device cuda" in command and not torch.cuda.is_available():
         # A GPU example on a CPU-only machine: one line saying so and what to pick, exit 2 (not a traceback).
         assert main(argv[3:]) == 2
