@@ -35,7 +35,8 @@ def add_typed(ep: Endpoint) -> None:
 
 def all_endpoints() -> tuple[Endpoint, ...]:
     """The operator's endpoints, then this session's typed ones (a configuration error reaches ``ui.guard``)."""
-    return endpoints.configured() + tuple(e for e in typed() if e.name not in {c.name for c in endpoints.configured()})
+    operator = endpoints.configured()
+    return operator + tuple(e for e in typed() if e.name not in {c.name for c in operator})
 
 
 def endpoint(name: str) -> Endpoint:

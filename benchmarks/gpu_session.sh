@@ -6,13 +6,14 @@
 # and the GPU benchmarks, each under its own time limit so one hang cannot eat the lease. Logs and results go
 # to $OUT (the device tool brings that folder back): versions.txt, test-gpu.log, bench.log, results.tar.gz.
 set -u
-OUT=${OUT:-/tmp/gpu-out}
+SCRATCH=$(mktemp -d)  # wheels, models and caches of this run: the machine is bare and given back afterwards
+OUT=${OUT:-$SCRATCH/out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-export EXPLORER_MODELS_DIR=/tmp/explorer-models EXPLORER_CACHE_DIR=/tmp/explorer-cache HF_HOME=/tmp/hf
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/*.whl \
-  || exit 1
-export PYTHONPATH=/tmp/site
+export EXPLORER_MODELS_DIR=$SCRATCH/models EXPLORER_CACHE_DIR=$SCRATCH/cache HF_HOME=$SCRATCH/hf
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SCRATCH/site" \
+  .gpu/*.whl || exit 1
+export PYTHONPATH=$SCRATCH/site
 python3 benchmarks/gpu_pack.py unpack .gpu "$EXPLORER_MODELS_DIR" || exit 1
 
 {

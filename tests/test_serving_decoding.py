@@ -66,9 +66,9 @@ def _local_oracle(loaded, k: int) -> decoding.Oracle:
 def test_client_beam_search_equals_the_local_one_on_the_same_distributions(local, beams: int) -> None:
     settings = DecodingSettings("beam", beams=beams, max_new_tokens=6)
     ends = eos_ids(local.model)
-    keep = max(2, 1 + len(ends)) * beams
-    ours = decoding.OracleBeamDecoder(_local_oracle(local, keep), settings, ends=ends,
-                                      texts=lambda i: local.tokenizer.decode([i]), keep=keep)
+    per_beam = max(2, 1 + len(ends))  # transformers' K / B for this model's end tokens
+    ours = decoding.OracleBeamDecoder(_local_oracle(local, per_beam * beams), settings, ends=ends,
+                                      texts=lambda i: local.tokenizer.decode([i]), per_beam=per_beam)
     ours.run()
     reference = BeamDecoder(local.model, local.tokenizer, tuple(local.tokenizer(PROMPT)["input_ids"]), settings)
     reference.run()

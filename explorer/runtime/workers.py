@@ -141,6 +141,11 @@ def take_wait_notice() -> str | None:
             f"(this server runs {limit()} at once).")
 
 
+def _request_token() -> cancel.CancelToken:
+    """A fresh request's budget and liveness (the app's probe says whether its page still waits)."""
+    return cancel.CancelToken(cancel.request_budget(), _PROBE[0]() if _PROBE else None)
+
+
 def queued(fn: Callable[P, R]) -> Callable[P, R]:
     """Decorator: ``fn`` runs holding a model slot, under a :class:`~explorer.runtime.cancel.CancelToken`
     (used on the server's entry points; cached answers never reach it, so a repeated request does
@@ -150,9 +155,8 @@ def queued(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if getattr(_HELD, "depth", 0):  # nested in a request: its token already applies
             return fn(*args, **kwargs)
-        wanted = _PROBE[0]() if _PROBE else None
         # the token is made after the slot is granted (left to right), so its clock starts then
-        with model_slot(fn.__name__), cancel.scope(cancel.CancelToken(cancel.request_budget(), wanted)):
+        with model_slot(fn.__name__), cancel.scope(_request_token()):
             return fn(*args, **kwargs)
 
     return wrapper
@@ -167,8 +171,7 @@ def remote(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if cancel.current() is not None:  # nested in a request: its token already applies
             return fn(*args, **kwargs)
-        wanted = _PROBE[0]() if _PROBE else None
-        with cancel.scope(cancel.CancelToken(cancel.request_budget(), wanted)):
+        with cancel.scope(_request_token()):
             return fn(*args, **kwargs)
 
     return wrapper

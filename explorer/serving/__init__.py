@@ -8,30 +8,9 @@ llama.cpp, llama-cpp-python, Ollama), used beside the in-process ones.
 - :mod:`~explorer.serving.scoring`: a text's log-likelihood from prompt log-probabilities (fill-in, QA)
 - :mod:`~explorer.serving.embedding`: sentence embeddings from ``/v1/embeddings``
 
-A served model is named ``served:NAME`` wherever a model key goes (pages, CLI). What an engine cannot give
+A served model's results are named ``served:NAME`` (:attr:`~explorer.serving.endpoints.Endpoint.key`); pages pick
+endpoints with ``app/served_picker.py``, the CLI with ``--endpoint`` / ``--base-url``. What an engine cannot give
 (attention maps, hidden states, layer trees) stays local and says why.
 """
 
 from __future__ import annotations
-
-PREFIX = "served:"  # model keys naming an endpoint: "served:gemma-llamacpp"
-
-__all__ = ["PREFIX", "is_served", "served_name"]
-
-
-def is_served(key: str | None) -> bool:
-    """Whether a model key names a served endpoint.
-
-    >>> is_served("served:gemma"), is_served("gemma3-270m")
-    (True, False)
-    """
-    return isinstance(key, str) and key.strip().startswith(PREFIX)
-
-
-def served_name(key: str) -> str:
-    """The endpoint name of a ``served:NAME`` key.
-
-    >>> served_name("served:gemma")
-    'gemma'
-    """
-    return key.strip()[len(PREFIX):].strip()

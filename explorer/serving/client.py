@@ -13,12 +13,14 @@ endpoint, what went wrong, and what to do.
 
 from __future__ import annotations
 
+import contextvars
 import math
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -26,8 +28,10 @@ from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import cancel
 from explorer.serving.endpoints import Endpoint
 
-__all__ = ["Completion", "ServedError", "call", "complete", "embeddings", "in_flight", "models"]
+__all__ = ["Completion", "ServedError", "call", "complete", "embeddings", "in_flight", "models", "parallel"]
 
+T = TypeVar("T")
+A = TypeVar("A")
 CONNECT_SECONDS = 5.0  # a server that does not accept the connection in this long is not there
 MAX_ANSWER = 64 * 2**20  # bytes of one answer read at most (a runaway server cannot fill the memory)
 
@@ -293,3 +297,19 @@ def embeddings(ep: Endpoint, texts: list[str], timeout: float | None = None) -> 
             raise ServedError(f"{ep.shown} answered an embedding that is not a list of numbers.", "garbage")
         out.append([float(v) for v in vector])
     return out
+
+
+def parallel(ep: Endpoint, fn: Callable[[A], T], items: Sequence[A]) -> list[T]:
+    """``fn(item)`` for every item, in order: requests to ``ep`` in parallel, at most ``ep.max_concurrent`` at once,
+    each thread in this request's context (its budget and stop checks apply there too). The first failure is
+    raised and the jobs not started yet are dropped."""
+    if len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(min(len(items), ep.max_concurrent)) as pool:
+        jobs = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
+        try:
+            return [job.result() for job in jobs]
+        except BaseException:
+            for job in jobs:
+                job.cancel()
+            raise

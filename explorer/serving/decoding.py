@@ -21,12 +21,10 @@ tokens get the same id and the repetition curve still counts them.
 
 from __future__ import annotations
 
-import contextvars
 import math
 import random
 import time
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -109,13 +107,7 @@ def served_oracle(ep: Endpoint, prompt: str, k: int, extra: dict[str, Any] | Non
 
     def ask(prefixes: list[tuple[Token, ...]]) -> list[list[tuple[Token, float]]]:
         unique = list(dict.fromkeys(prefixes))
-        if len(unique) == 1:
-            answers = [one(unique[0])]
-        else:  # each thread runs in this request's context, so the budget and its checks apply there too
-            with ThreadPoolExecutor(min(len(unique), ep.max_concurrent)) as pool:
-                jobs = [pool.submit(contextvars.copy_context().run, one, p) for p in unique]
-                answers = [j.result() for j in jobs]
-        found = dict(zip(unique, answers, strict=True))
+        found = dict(zip(unique, client.parallel(ep, one, unique), strict=True))
         return [found[p] for p in prefixes]
 
     return ask
@@ -211,31 +203,18 @@ class OracleBeamDecoder(BeamDecoder):
     """:class:`BeamDecoder`'s rules on an oracle's top-2B lists: each step asks for every running beam's prefix."""
 
     def __init__(self, oracle: Oracle, settings: DecodingSettings, ends: Sequence[Token] = tuple(END_TEXTS),
-                 texts: Callable[[Token], str] = str, keep: int | None = None) -> None:
-        self.oracle, self.settings = oracle, settings.validated()
-        self.vocab = _Vocabulary(tuple(ends), texts)
-        self.beams = self.settings.beams
-        self._eos = torch.tensor([self.vocab.id(t) for t in ends], dtype=torch.long)
+                 texts: Callable[[Token], str] = str, per_beam: int = 2) -> None:
+        self.oracle, self.vocab = oracle, _Vocabulary(tuple(ends), texts)
+        settings = settings.validated()
         # transformers keeps K = max(2, 1 + #end tokens) x B candidates; a server's end tokens are unknown texts, so
         # they count as one kind (K = 2B) unless the caller knows them (a local oracle passes the model's ids)
-        self._keep = keep or 2 * self.beams
-        self._prompt_len = self._cur_len = 0
-        self._max_len = self.settings.max_new_tokens
+        self._start(settings, [self.vocab.id(t) for t in ends], per_beam, 0)
         self._prefixes: list[tuple[Token, ...]] = [() for _ in range(self.beams)]
-        self._running: list[list[Step]] = [[] for _ in range(self.beams)]
-        self._running_scores = torch.full((1, self.beams), -1.0e9)
-        self._running_scores[:, 0] = 0.0
-        self._finished: list[list[Step]] = [[] for _ in range(self.beams)]
-        self._finished_scores = torch.full((1, self.beams), -1.0e9)
-        self._is_finished = torch.zeros((1, self.beams), dtype=torch.bool)
-        self._improvable = torch.ones((1, 1), dtype=torch.bool)
-        self._top_b = torch.arange(self._keep) < self.beams
-        self.finished = False
 
     def _log_probs(self) -> torch.Tensor:
         """(B, V) log-probabilities: each beam's top list from the oracle, -inf elsewhere (V: texts seen so far).
         Only live beams are asked: on the first step all beams share the empty prefix, so one request."""
-        live = [b for b in range(self.beams) if float(self._running_scores[0, b]) > -1.0e8]
+        live = [b for b in range(self.beams) if float(self._running_scores[0, b]) > -1.0e8]  # beams begin dead at -1e9
         answers = dict(zip(live, self.oracle([self._prefixes[b] for b in live]), strict=True))
         cells = [(b, self.vocab.id(t), lp) for b, top in answers.items() for t, lp in top]
         out = torch.full((self.beams, len(self.vocab.tokens)), -math.inf)
@@ -257,15 +236,10 @@ class OracleBeamDecoder(BeamDecoder):
 Decoder = ClientDecoder | OracleBeamDecoder
 
 
-def _settings(settings: DecodingSettings) -> DecodingSettings:
-    """Validated with the CPU's cap on new tokens: every served step is a network round trip."""
-    return settings.validated()
-
-
 def start(ep: Endpoint, text: str, settings: DecodingSettings) -> tuple[Capabilities, Decoder, tuple[Notice, ...]]:
     """The step-by-step decoder of a served model for these settings (nothing asked of the server yet but its
     capabilities)."""
-    text, settings = check_prompt(text), _settings(settings)
+    text, settings = check_prompt(text), settings.validated()  # the CPU's cap: a round trip a step
     caps = require(ep, "top_k", "step-by-step decoding")
     notices: list[Notice] = []
     if settings.effective_strategy == "beam":
@@ -307,7 +281,7 @@ def generate(ep: Endpoint, text: str, settings: DecodingSettings, key: str | Non
 def fast(ep: Endpoint, text: str, settings: DecodingSettings, key: str | None = None) -> Generation:
     """The whole continuation in one request, with the top alternatives of every token (no beam search:
     OpenAI-compatible engines do not offer it through completions)."""
-    text, settings = check_prompt(text), _settings(settings)
+    text, settings = check_prompt(text), settings.validated()  # the CPU's cap: a round trip a step
     if settings.effective_strategy == "beam":
         raise ExplorerError("Beam search is not in one server request: run it step by step (each step asks for "
                             "every beam's best tokens).")

@@ -20,12 +20,10 @@ each get one ExplorerError.
 
 from __future__ import annotations
 
-import contextvars
 import math
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 import torch.nn.functional as F
@@ -96,11 +94,7 @@ def batch_size(ep: Endpoint, wanted: int = BATCH) -> int:
 def _requests(ep: Endpoint, chunks: list[list[str]]) -> list[list[float]]:
     """Each chunk's vectors, in order; chunks in parallel up to the endpoint's own bound (each thread in this
     request's context, so its budget applies there too)."""
-    if len(chunks) == 1:
-        return client.embeddings(ep, chunks[0])
-    with ThreadPoolExecutor(min(len(chunks), ep.max_concurrent)) as pool:
-        jobs = [pool.submit(contextvars.copy_context().run, client.embeddings, ep, c) for c in chunks]
-        return [v for job in jobs for v in job.result()]
+    return [v for vectors in client.parallel(ep, lambda chunk: client.embeddings(ep, chunk), chunks) for v in vectors]
 
 
 def _embed(ep: Endpoint, texts: Sequence[str], batch: int) -> tuple[torch.Tensor, Capabilities, tuple[Notice, ...],

@@ -31,9 +31,7 @@ explorer.core.errors.ExplorerError: Nothing to score: the continuation is empty 
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from explorer.core.errors import ExplorerError
@@ -151,17 +149,7 @@ def scored_many(ep: Endpoint, pairs: Sequence[tuple[str, str]]) -> list[Scored]:
     once and the requests not started yet are dropped."""
     checked = _check_pairs(pairs)
     caps = require(ep, "prompt_logprobs", PURPOSE)
-    if len(checked) == 1:
-        return [_one(ep, caps, *checked[0])]
-    with ThreadPoolExecutor(min(len(checked), max(1, ep.max_concurrent))) as pool:
-        jobs: list[Future[Scored]] = [pool.submit(contextvars.copy_context().run, _one, ep, caps, c, t)
-                                      for c, t in checked]
-        try:
-            return [job.result() for job in jobs]
-        except BaseException:
-            for job in jobs:
-                job.cancel()
-            raise
+    return client.parallel(ep, lambda pair: _one(ep, caps, *pair), checked)
 
 
 def score_many(ep: Endpoint, pairs: Sequence[tuple[str, str]]) -> list[float]:

@@ -32,7 +32,7 @@ from explorer.serving.probe import Capabilities, capabilities, neutral, require,
 from explorer.tasks import fillmask, infill, qa
 from explorer.tasks.causal.answer import MAX_ANSWER_TOKENS, PROMPT, GenerativeAnswer, locate, locate_part
 from explorer.tasks.causal.control import is_blank, looks_like_control
-from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, BlankFill, Candidate, CausalFill
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, BlankFill, Candidate, CausalFill, check_count
 from explorer.tasks.causal.fill import MAX_ANSWER_TOKENS as MAX_FILL_TOKENS
 from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
 
@@ -46,12 +46,6 @@ ASKED_K = 20  # next tokens asked at a blank: control tokens and whitespace are 
 EXTRACTIVE = ("A served decoder cannot do extractive question answering: it writes its answer (generative), "
               "while an extractive reader scores every context token as a span's start and end, which an "
               "OpenAI-compatible engine does not expose. Pick a SQuAD reader for extractive answers.")
-
-
-def _check(name: str, value: object, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
-        raise ExplorerError(f"{name} must be a whole number from 1 to {hi} (got {shorten(value)!r}).")
-    return value
 
 
 def _usable(text: str) -> bool:
@@ -153,8 +147,8 @@ def causal_fill(ep: Endpoint, text: str, top_k: int = 5, *, candidates: int = SE
     """Fill every blank of ``text`` with a served decoder (the local :func:`~explorer.tasks.causal.fill.causal_fill`'s
     result)."""
     pieces = _pieces(text)
-    settings = (_check("top-k", top_k, fillmask.MAX_TOP_K), _check("candidates", candidates, MAX_SERVED_CANDIDATES),
-                _check("answer tokens", answer_tokens, MAX_FILL_TOKENS))
+    settings = (check_count("top-k", top_k, fillmask.MAX_TOP_K), check_count("candidates", candidates, MAX_SERVED_CANDIDATES),
+                check_count("answer tokens", answer_tokens, MAX_FILL_TOKENS))
     return _fill(ep, pieces, settings)[0]
 
 
@@ -163,9 +157,9 @@ def fill_column(ep: Endpoint, prompt: str, top_k: int = 5, answer_tokens: int = 
     the candidate's share among them), the left-context ranking in a notice, as the local causal column."""
     text = fillmask.clean_text(prompt)
     pieces = _pieces(text, "prompt")
-    top_k = _check("top-k", top_k, fillmask.MAX_TOP_K)
+    top_k = check_count("top-k", top_k, fillmask.MAX_TOP_K)
     n = max(SERVED_CANDIDATES, min(top_k, MAX_SERVED_CANDIDATES))
-    fill, caps, tokens = _fill(ep, pieces, (top_k, n, _check("answer tokens", answer_tokens, MAX_FILL_TOKENS)))
+    fill, caps, tokens = _fill(ep, pieces, (top_k, n, check_count("answer tokens", answer_tokens, MAX_FILL_TOKENS)))
     masks = tuple(MaskResult(b.index, -1, tuple(Prediction(-1, c.text, c.text.strip(), c.share) for c in b.by_whole))
                   for b in fill.blanks)  # -1: a server sends neither token ids nor mask positions
     left = "; ".join(", ".join(c.text.strip() for c in b.by_left) for b in fill.blanks)
@@ -204,16 +198,16 @@ def infill_spans(ep: Endpoint, prompt: str, max_new_tokens: int = 24) -> infill.
     blank's next tokens and the prefixes of its greedy continuation (up to
     :data:`~explorer.tasks.infill.CAUSAL_SPAN_TOKENS` tokens), ranked by the whole text's likelihood."""
     pieces = _no_nul(infill.span_pieces(prompt, decoder=True))  # at most infill.MAX_PROMPT_CHARS
-    per_blank = max(1, min(_check("max new tokens", max_new_tokens, 128), infill.CAUSAL_SPAN_TOKENS))
+    per_blank = max(1, min(check_count("max new tokens", max_new_tokens, 128), infill.CAUSAL_SPAN_TOKENS))
     begin = time.perf_counter()
     fill, caps, _ = _fill(ep, pieces, (5, SPAN_CANDIDATES, per_blank))
     spans = [b.best.text.strip() for b in fill.blanks]
     how = Notice("info", "Decoder (served): each blank's answers are its most likely next tokens and the server's "
                          "greedy continuation there, ranked again with the words after it (the whole text's "
                          "likelihood, scored by the server).")
-    notes = (how, *(infill._ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
+    notes = (how, *(infill.ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
     return infill.InfillResult(ep.shown, "causal", prompt, fill.text, fill.filled, tuple(spans),
-                               infill._segments(pieces, spans), True, False, round(time.perf_counter() - begin, 4),
+                               infill.segments(pieces, spans), True, False, round(time.perf_counter() - begin, 4),
                                notes, **served_on(ep, caps))
 
 

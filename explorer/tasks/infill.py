@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
 __all__ = [
     "BART_TYPES", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_PROMPT_CHARS", "SEQ2SEQ_MAX_BLANKS", "T5_TYPES", "Filled",
     "InfillResult", "Segment", "align_spans", "family", "infill",
-    "parse_sentinels", "run", "span_pieces", "task",
+    "parse_sentinels", "ranking_note", "run", "segments", "span_pieces", "task",
 ]
 
 SENTINEL_RE = re.compile(f"({SENTINEL})")  # in the model's output, exactly as its tokenizer spells it
@@ -171,7 +171,7 @@ def align_spans(pieces: tuple[str, ...], output: str, ignore_case: bool = False)
     return spans
 
 
-def _segments(pieces: tuple[str, ...], spans: list[str]) -> tuple[Segment, ...]:
+def segments(pieces: tuple[str, ...], spans: list[str]) -> tuple[Segment, ...]:
     """Prompt pieces with the spans placed back between them."""
     out: list[Segment] = []
     for i, piece in enumerate(pieces):
@@ -255,7 +255,7 @@ def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int
     ends = tuple(t for t in (tok.eos_token, tok.pad_token, getattr(tok, "sep_token", None), getattr(tok, "cls_token", None))
                  if isinstance(t, str) and t)
     spans, missing = parse_sentinels(raw, n, ends)
-    return Filled(text, raw, tuple(spans), _segments(pieces, spans), True,
+    return Filled(text, raw, tuple(spans), segments(pieces, spans), True,
                   tuple(notices + [Notice("missing", m) for m in missing]))
 
 
@@ -273,10 +273,10 @@ def _infill_bart(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: i
     if found is None:
         return Filled(text, raw, (), (Segment(plain, None),), False, (Notice(
             "missing", "BART rewrote the text, so its spans could not be located: showing its whole output."),))
-    return Filled(text, raw, tuple(found), _segments(pieces, found), True, ())
+    return Filled(text, raw, tuple(found), segments(pieces, found), True, ())
 
 
-def _ranking_note(index: int, fill: Any) -> Notice:
+def ranking_note(index: int, fill: Any) -> Notice:
     shown = ", ".join(f"“{c.text.strip()}” {c.share:.0%}" for c in fill.blanks[index].by_whole)
     return Notice("info", f"Blank {index + 1}, by the likelihood of the whole text: {shown}.")
 
@@ -289,8 +289,8 @@ def _infill_causal(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens:
     spans = [b.best.text.strip() for b in fill.blanks]
     how = Notice("info", "Decoder: it reads left to right, so each blank's answers are continuations of the "
                          "text before it, ranked again with the words after it (the whole text's likelihood).")
-    notes = (how, *(_ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
-    return Filled(text, fill.filled, tuple(spans), _segments(pieces, spans), True, notes)
+    notes = (how, *(ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
+    return Filled(text, fill.filled, tuple(spans), segments(pieces, spans), True, notes)
 
 
 Infiller = Callable[[Any, tuple[str, ...], int], Filled]

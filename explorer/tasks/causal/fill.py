@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = ["BEAM_WIDTH", "DECODER_MAX_BLANKS", "MAX_ANSWER_TOKENS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
-           "Candidate", "CausalFill", "causal_fill"]
+           "Candidate", "CausalFill", "causal_fill", "check_count"]
 
 # Each blank is a left-to-right pass over the text (a beam for longer answers): more would keep a page
 # waiting. T5 and BART fill all theirs in one generation, so their cap is higher (infill.SEQ2SEQ_MAX_BLANKS).
@@ -167,7 +167,8 @@ def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int,
     return BlankFill(index, tuple(by_left), tuple(by_whole)), [n for n in (cut, empty) if n]
 
 
-def _check(name: str, value: object, hi: int) -> int:
+def check_count(name: str, value: object, hi: int) -> int:
+    """``value`` if it is a whole number from 1 to ``hi``, else one ExplorerError naming it."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
         raise ExplorerError(f"{name} must be a whole number from 1 to {hi} (got {shorten(value)!r}).")
     return value
@@ -177,8 +178,8 @@ def causal_fill(loaded: LoadedModel, text: str, top_k: int = 5, *, candidates: i
                 answer_tokens: int = 1) -> CausalFill:
     """Fill every blank of ``text`` with a loaded decoder (``explorer.runtime.loading.LoadedModel``)."""
     begin, pieces = time.perf_counter(), _pieces(text)
-    settings = (_check("top-k", top_k, MAX_CANDIDATES), _check("candidates", candidates, MAX_CANDIDATES),
-                _check("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
+    settings = (check_count("top-k", top_k, MAX_CANDIDATES), check_count("candidates", candidates, MAX_CANDIDATES),
+                check_count("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
     done, blanks, notices = pieces[0], [], []
     for i in range(1, len(pieces)):
         cancel.check()  # each blank is a pass over the text: a stopped request ends between them

@@ -75,16 +75,21 @@ class BeamDecoder:
     def __init__(self, model: torch.nn.Module, tokenizer: Any, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
-        self.settings = settings.validated(limits.model_facts(model))  # the new-token cap of the model's device
-        self.beams = self.settings.beams
         eos = eos_ids(model)
-        self._eos = torch.tensor(eos, dtype=torch.long)
-        self._keep = max(2, 1 + len(eos)) * self.beams  # K candidates per step
-        self._prompt_len = len(prompt_ids)
-        self._cur_len = self._prompt_len
-        self._max_len = self._prompt_len + self.settings.max_new_tokens
+        # the new-token cap of the model's device; K = max(2, 1 + #eos) x B candidates per step
+        self._start(settings.validated(limits.model_facts(model)), eos, max(2, 1 + len(eos)), len(prompt_ids))
         self._pending = torch.tensor([prompt_ids], dtype=torch.long)  # (1, T), then (B, 1) on the device
         self._cache: Any = None
+        self._texts: dict[int, str] = {}  # token id -> text, decoded once per decoder
+
+    def _start(self, settings: DecodingSettings, eos: tuple[int, ...] | list[int], per_beam: int,
+               prompt_len: int) -> None:
+        """The search's starting state (one home: a subclass that asks elsewhere for its distributions too)."""
+        self.settings, self.beams = settings, settings.beams
+        self._eos = torch.tensor(eos, dtype=torch.long)
+        self._keep = per_beam * self.beams  # K candidates per step
+        self._prompt_len = self._cur_len = prompt_len
+        self._max_len = prompt_len + settings.max_new_tokens
         self._running: list[list[Step]] = [[] for _ in range(self.beams)]
         self._running_scores = torch.full((1, self.beams), _NEG)  # (1, B): only beam 0 is live at first
         self._running_scores[:, 0] = 0.0
@@ -93,7 +98,6 @@ class BeamDecoder:
         self._is_finished = torch.zeros((1, self.beams), dtype=torch.bool)
         self._improvable = torch.ones((1, 1), dtype=torch.bool)  # running beams may still win
         self._top_b = torch.arange(self._keep) < self.beams  # (K,) the first B candidates
-        self._texts: dict[int, str] = {}  # token id -> text, decoded once per decoder
         self.finished = False
 
     @property
