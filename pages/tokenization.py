@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app import cache_serving, served_picker, ui
 from app import cache_tokenization as cache
-from app import ui
 from explorer import tokenization as tk
 from explorer.core.errors import ExplorerError
 from explorer.plots import tokenization as plots
@@ -39,7 +39,7 @@ def _notices(results: list[tk.Tokenization], n_chars: int) -> None:
     """Long text: how much is drawn, and where each model would cut (numbers only, no user text)."""
     ui.notices(tk.notices(results, n_chars, MAX_CHIPS))
     for col, t in zip(st.columns(max(len(results), 1)), results, strict=False):
-        col.metric(tk.TOKENIZERS[t.name].label, f"{t.count:,} tokens",
+        col.metric(tk.label_of(t.name), f"{t.count:,} tokens",
                    help=f"{t.count - t.n_special} text + {t.n_special} special; "
                         f"{t.fertility:.2f} tokens per word; {len(t.unknown)} unknown")
 
@@ -49,9 +49,10 @@ def _chips(results: list[tk.Tokenization]) -> None:
                "tokenizer adds. Red: unknown piece. Hover a chip for its id and character span. "
                "GPT-2 pieces are bytes: ␣ is a space, `<F0 9F>` are bytes of one character split apart.")
     for t in results:
-        spec = tk.TOKENIZERS[t.name]
-        st.markdown(f"**{spec.label}**: {t.count:,} tokens, {t.fertility:.2f} per word, "
-                    f"{len(t.unknown)} unknown. {spec.continuation}.")
+        spec = tk.TOKENIZERS.get(t.name)
+        how = spec.continuation if spec else "Its server's own tokenizer, asked through the server's tokenize route"
+        st.markdown(f"**{ui.markdown_safe(tk.label_of(t.name))}**: {t.count:,} tokens, {t.fertility:.2f} per word, "
+                    f"{len(t.unknown)} unknown. {how}.")
         st.html(plots.chips_html(t, MAX_CHIPS))
 
 
@@ -76,6 +77,17 @@ def _variants() -> None:
     st.dataframe(pd.DataFrame(tk.spec_rows()), hide_index=True)
 
 
+def _served(text: str) -> list[tk.Tokenization]:
+    """The served models' own tokenizers, asked of their servers (each failure said, the others go on)."""
+    out = []
+    for ep in served_picker.pick("tok", "tokenizer", "its own tokenization"):
+        with ui.guard():
+            got = cache_serving.tokens(ep, tk.check_text(text))
+            ui.notices(got.notices)
+            out.append(got.tokenization)
+    return out
+
+
 def _page() -> None:
     """The page, top to bottom: inputs, notices, then one tab per view."""
     st.title("Tokenizers")
@@ -85,7 +97,7 @@ def _page() -> None:
     text, names = _inputs()
     with ui.guard():
         with st.spinner("Tokenizing…"):
-            results = cache.compare(text, tuple(names))
+            results = cache.compare(text, tuple(names)) + _served(text)
         _notices(results, len(text))
         tabs = st.tabs(["Tokens", "Counts & fertility", "Word by word", "Special tokens",
                         "Which model uses which", "Table & export"])

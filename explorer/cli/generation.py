@@ -19,10 +19,11 @@ from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, seed, text_source
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
-from explorer.runtime import limits
+from explorer.runtime import backend, limits
+from explorer.runtime.backend import Backend, ServedBackend
 from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
-from explorer.serving import decoding
-from explorer.tasks.generation import DecodingSettings, generate, load_decoder, next_token
+from explorer.serving.endpoints import Endpoint
+from explorer.tasks.generation import DecodingSettings, load_decoder
 from explorer.tasks.generation.nexttoken import MAX_TABLE
 from explorer.tasks.generation.settings import (
     MAX_BEAMS,
@@ -42,6 +43,14 @@ def _notes(texts: list[str]) -> None:
         print(f"note: {text}", file=sys.stderr)
 
 
+def _backend(args: argparse.Namespace, served: Endpoint | None, purpose: str) -> Backend:
+    """The model the command line names, in this process or served: one interface from here on."""
+    if served is not None:
+        return backend.served(served)
+    return backend.local(load_decoder(args.model, args.models_dir, _progress, purpose=purpose,
+                                      **placement_of(args).kwargs()))
+
+
 def _generate(args: argparse.Namespace) -> int:
     served = endpoint_from_args(args)
     where = placement_of(args)
@@ -50,14 +59,12 @@ def _generate(args: argparse.Namespace) -> int:
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated(facts)  # bad knobs fail before loading
     text = read_source(args)  # a bad file too
-    if served is not None:
-        result = (decoding.fast if args.fast else decoding.generate)(served, text, settings)
-    else:
-        if args.fast:
-            raise ExplorerError("--fast asks a served model for the whole continuation in one request: give "
-                                "--endpoint or --base-url with it.")
-        loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`generate`", **where.kwargs())
-        result = generate(loaded, text, settings)
+    if served is None and args.fast:
+        raise ExplorerError("--fast asks a served model for the whole continuation in one request: give "
+                            "--endpoint or --base-url with it.")
+    model = _backend(args, served, "`generate`")
+    result = model.generate(text, settings, fast=True) if args.fast and isinstance(model, ServedBackend) \
+        else model.generate(text, settings)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())
@@ -74,12 +81,7 @@ def _generate(args: argparse.Namespace) -> int:
 def _next_token(args: argparse.Namespace) -> int:
     served = endpoint_from_args(args)
     text = read_source(args)  # a bad file fails before the model loads
-    if served is not None:
-        result = decoding.next_token(served, text, args.top_k)
-    else:
-        loaded = load_decoder(args.model, args.models_dir, _progress, purpose="`next-token`",
-                              **placement_of(args).kwargs())
-        result = next_token(loaded, text, args.top_k)
+    result = _backend(args, served, "`next-token`").next_token(text, args.top_k)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())

@@ -1,10 +1,17 @@
-"""CLI of the tokenization area: ``python -m explorer tokenize --text TEXT [--tokenizers a,b] [--json]``."""
+"""CLI of the tokenization area: ``python -m explorer tokenize --text TEXT [--tokenizers a,b] [--json]``.
+
+A served model's own tokenizer, asked of its server (its token ids, each token's text):
+
+    python -m explorer tokenize --endpoint gemma --text "Tokenizers split words into pieces."
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from explorer.cli import print_json, read_stdin
+from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_tokenize", "register"]
@@ -25,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tokenizers", type=_names, default=None,
                    help="comma-separated names (default: all): bert-base-uncased,bert-base-cased,gpt2,t5,bigbird")
     p.add_argument("--json", action="store_true", help="print JSON (a list: one object per tokenizer)")
+    add_endpoint_flags(p)
     p.set_defaults(func=cmd_tokenize)
 
 
@@ -32,8 +40,23 @@ def _record(t) -> dict:
     """The JSON object of one tokenizer's result (the library's to_dict plus its label)."""
     from explorer.tokenization import TOKENIZERS
 
-    spec = TOKENIZERS[t.name]
+    spec = TOKENIZERS.get(t.name)
+    if spec is None:  # a served model's tokenizer
+        return {"name": t.name, "label": t.name, "algorithm": "the server's own", **t.to_dict()}
     return {"name": t.name, "label": spec.label, "algorithm": spec.algorithm, **t.to_dict()}
+
+
+def _served(args: argparse.Namespace, text: str) -> list:
+    """The served model's tokenization, when the command line names one (its notes on stderr)."""
+    ep = endpoint_from_args(args)
+    if ep is None:
+        return []
+    from explorer.runtime import backend
+
+    out = backend.served(ep).tokens(text)
+    for notice in out.notices:
+        print(f"note: {notice.text}", file=sys.stderr)
+    return [out.tokenization]
 
 
 def cmd_tokenize(args: argparse.Namespace) -> int:
@@ -51,7 +74,8 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     text = read_stdin() if args.stdin else args.text
     if args.tokenizers == []:
         raise ExplorerError(f"--tokenizers is empty: give one or more of {', '.join(tk.TOKENIZERS)}.")
-    results = tk.compare(text, args.tokenizers)
+    served = _served(args, text)
+    results = served + (tk.compare(text, args.tokenizers) if args.tokenizers or not served else [])
     if args.json:
         print_json([_record(t) for t in results])
         return 0

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from explorer.tokenization import TOKENIZERS, Tokenization, join_pieces
+from explorer.tokenization import Tokenization, join_pieces, label_of
 
 __all__ = ["CHIP_CSS", "COLORS", "chips_html", "counts_figure", "fertility_figure", "word_split_figure"]
 
@@ -21,14 +21,11 @@ COLORS = {
 }
 
 
-def _label(name: str) -> str:
-    return TOKENIZERS[name].label if name in TOKENIZERS else name
-
 
 def counts_figure(results: Sequence[Tokenization]) -> go.Figure:
     """Stacked bars: text tokens and special tokens per tokenizer (a diamond marks the limit
     of every model the text does not fit into)."""
-    names = [_label(t.name) for t in results]
+    names = [label_of(t.name) for t in results]
     fig = go.Figure([
         go.Bar(name="text tokens", x=names, y=[t.count - t.n_special for t in results],
                marker_color=[COLORS.get(t.name, "#888") for t in results],
@@ -39,7 +36,7 @@ def counts_figure(results: Sequence[Tokenization]) -> go.Figure:
     over = [t for t in results if t.truncated_at is not None]
     if over:
         fig.add_trace(go.Scatter(
-            name="model limit (text is cut here)", x=[_label(t.name) for t in over],
+            name="model limit (text is cut here)", x=[label_of(t.name) for t in over],
             y=[t.max_length for t in over], mode="markers",
             marker={"symbol": "diamond", "size": 12, "color": "black"},
             hovertemplate="%{x}<br>limit %{y} tokens<extra></extra>"))
@@ -52,7 +49,7 @@ def counts_figure(results: Sequence[Tokenization]) -> go.Figure:
 def fertility_figure(results: Sequence[Tokenization]) -> go.Figure:
     """Tokens per whitespace word ("fertility"): 1.0 means every word is one vocabulary entry."""
     fig = go.Figure(go.Bar(
-        x=[_label(t.name) for t in results], y=[round(t.fertility, 3) for t in results],
+        x=[label_of(t.name) for t in results], y=[round(t.fertility, 3) for t in results],
         marker_color=[COLORS.get(t.name, "#888") for t in results],
         text=[f"{t.fertility:.2f}" for t in results], textposition="outside",
         hovertemplate="%{x}<br>%{y:.2f} tokens per word<extra></extra>"))
@@ -77,7 +74,7 @@ def word_split_figure(results: Sequence[Tokenization], max_words: int = 30) -> g
         z.append([len(p) for p in pieces])
         hover.append([html.escape(join_pieces(p, sep=" · "), quote=False) or "(no piece)" for p in pieces])
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(n)), y=[_label(t.name) for t in results], customdata=hover,
+        z=z, x=list(range(n)), y=[label_of(t.name) for t in results], customdata=hover,
         colorscale="Blues", zmin=0, colorbar={"title": "pieces"}, texttemplate="%{z}",
         hovertemplate="%{y}<br>word %{x}: %{customdata}<extra></extra>"))
     fig.update_layout(
@@ -148,5 +145,5 @@ def chips_html(t: Tokenization, max_tokens: int = 300) -> str:
         parts.append(f'<span class="tkx-more">… {t.count - max_tokens:,} more</span>')
         if t.truncated_at is not None and t.max_length >= max_tokens:  # the cut is past the drawn chips
             parts.append(_cut(f"the model stops after token {t.max_length:,}"))
-    label = html.escape(_label(t.name), quote=True)
+    label = html.escape(label_of(t.name), quote=True)
     return f'{CHIP_CSS}<div class="tkx-row" aria-label="{label} tokens">{"".join(parts)}</div>'

@@ -233,6 +233,24 @@ def _content(items: list[Any]) -> tuple[tuple, tuple, tuple, tuple]:
     return tuple(tokens), tuple(own), tuple(tops), tuple(offsets)
 
 
+def _in_text(tokens: tuple[str, ...], offsets: tuple[int, ...], text: str) -> tuple[int, ...]:
+    """Offsets into the text the server returned. vLLM counts the characters of a leading ``<bos>`` it echoes
+    (tokens ``<bos>``, ``The``; offsets 0, 5) that the text itself lacks, so every offset is 5 too far (seen
+    against vLLM 0.32; llama-cpp-python renders ``<bos>`` as ""). The shift is what the tokens hold beyond the
+    text, when they end with it.
+
+    >>> _in_text(("<bos>", "The", " cat"), (0, 5, 8), "The cat")
+    (0, 0, 3)
+    >>> _in_text(("", "The", " cat"), (0, 0, 3), "The cat")
+    (0, 0, 3)
+    """
+    joined = "".join(tokens)
+    shift = len(joined) - len(text)
+    if shift <= 0 or not offsets or not joined.endswith(text):
+        return offsets
+    return tuple(max(0, o - shift) for o in offsets)
+
+
 def parse_completion(ep: Endpoint, data: Any) -> Completion:
     """The first choice of a completions answer, from either log-probability shape."""
     choice = _field(ep, data, "choices", 0)
@@ -246,6 +264,7 @@ def parse_completion(ep: Endpoint, data: Any) -> Completion:
         parts = _content(lp["content"])
     elif isinstance(lp, dict):
         parts = _legacy(lp)
+    parts = (parts[0], parts[1], parts[2], _in_text(parts[0], parts[3], text))
     usage = data.get("usage") if isinstance(data, dict) else None
     prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
     return Completion(text, *parts, choice.get("finish_reason"),

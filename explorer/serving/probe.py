@@ -9,6 +9,7 @@ ignores it), so every capability is checked on what comes back:
 * ``max_k``: the largest ``logprobs`` the server takes (vLLM refuses more than ``--max-logprobs``, 20 by default),
   read off its own refusal;
 * ``embeddings``: ``/v1/embeddings`` returns a vector;
+* ``tokenizer``: which engine's tokenize route gives the server's own token ids (no OpenAI route does);
 * the engine's name and version, and the model it serves.
 
 What a server lacks is given with its reason, so pages grey it out and say why.
@@ -26,6 +27,7 @@ from explorer.core.errors import shorten
 from explorer.serving import client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
+from explorer.serving.tokenizer import find_style
 
 __all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "forget", "neutral", "probe", "require", "served_on", "summary"]
 
@@ -50,6 +52,7 @@ class Capabilities:
     max_k: int = 0  # largest logprobs it takes (0: none)
     embeddings: bool = False
     dimensions: int = 0  # embedding size, when embeddings work
+    tokenizer: str = ""  # the tokenize routes it answers (a style of explorer.serving.tokenizer.STYLES), "" none
     error: str = ""  # why it is not reachable
     missing: tuple[tuple[str, str], ...] = ()  # (capability, why)
     seconds: float = 0.0
@@ -148,8 +151,11 @@ def probe(ep: Endpoint) -> Capabilities:
         embeds, dims = True, len(vector)
     except ServedError as err:
         missing.append(("embeddings", str(err)))
+    style, why_not = find_style(ep, engine, PROBE_TEXT, PROBE_SECONDS)
+    if why_not:
+        missing.append(("tokenizer", why_not))
     return Capabilities(ep.name, True, engine, version, ep.model or (ids[0] if len(ids) == 1 else ""), ids, top_k,
-                        prompt_lp, max_k, embeds, dims, "", tuple(missing), time.perf_counter() - began)
+                        prompt_lp, max_k, embeds, dims, style, "", tuple(missing), time.perf_counter() - began)
 
 
 _CACHE: dict[tuple[str, str, str], tuple[float, Capabilities]] = {}
@@ -223,5 +229,6 @@ def summary(ep: Endpoint, caps: Capabilities) -> dict[str, Any]:
             "engine": f"{caps.engine} {caps.version}".strip() if caps.reachable else "unreachable",
             "top-k per token": can("top_k") if caps.reachable else "", "largest k": caps.max_k or "",
             "scores whole texts": can("prompt_logprobs") if caps.reachable else "",
-            "embeddings": can("embeddings") if caps.reachable else "", "from": ep.source,
+            "embeddings": can("embeddings") if caps.reachable else "",
+            "tokenizer": (caps.tokenizer or "no") if caps.reachable else "", "from": ep.source,
             "notes": caps.error if not caps.reachable else "; ".join(f"{k}: {v}" for k, v in caps.missing)}

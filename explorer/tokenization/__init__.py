@@ -25,7 +25,9 @@ from explorer.tokenization.registry import (
     TOKENIZERS,
     TokenizerSpec,
     VariantTokenizer,
+    algorithm_of,
     get_spec,
+    label_of,
     load_tokenizer,
     resolve_names,
     variant_tokenizers,
@@ -53,8 +55,8 @@ from explorer.tokenization.table import (
 
 __all__ = [
     "DEFAULT_PRESET", "FAMILIES", "MAX_CHARS", "PRESETS", "ROBERTA_FAMILY", "TOKENIZERS", "TOKENIZER_DIR",
-    "SpecialTokens", "Tokenization", "TokenizerSpec", "VariantTokenizer", "check_text", "compare",
-    "family_rows", "family_tokens", "get_spec", "join_pieces", "load_tokenizer", "mask_token", "notices",
+    "SpecialTokens", "Tokenization", "TokenizerSpec", "VariantTokenizer", "algorithm_of", "check_text", "compare",
+    "family_rows", "family_tokens", "get_spec", "join_pieces", "label_of", "load_tokenizer", "mask_token", "notices",
     "readable_piece", "resolve_names", "spec_rows", "special_tokens", "summary_rows", "token_rows",
     "tokenize", "variant_tokenizers", "word_split_rows",
 ]

@@ -39,6 +39,7 @@ from explorer.core.errors import ExplorerError, shorten
 from explorer.core.locks import shared
 
 __all__ = [
+    "algorithm_of", "label_of",
     "ENCODE_LOCK", "TOKENIZERS", "TOKENIZER_DIR", "TokenizerSpec", "VariantTokenizer", "get_spec",
     "load_tokenizer", "resolve_names", "variant_tokenizers",
 ]
@@ -102,6 +103,21 @@ def get_spec(name: str) -> TokenizerSpec:
             f"Unknown tokenizer {shorten(name)!r}. Choose one of: {', '.join(TOKENIZERS)}."
         )
     return TOKENIZERS[name]
+
+
+def label_of(name: str) -> str:
+    """How a result is named on screen: a shipped tokenizer's label, else its own name (a served model's
+    tokenizer, ``served:NAME``).
+
+    >>> label_of("gpt2"), label_of("served:gemma")
+    ('GPT-2 (byte-level BPE)', 'served:gemma')
+    """
+    return TOKENIZERS[name].label if name in TOKENIZERS else name
+
+
+def algorithm_of(name: str) -> str:
+    """A shipped tokenizer's algorithm; a served model's is its server's own (asked through its API)."""
+    return TOKENIZERS[name].algorithm if name in TOKENIZERS else "the server's own"
 
 
 def resolve_names(names: Iterable[str] | None) -> list[str]:

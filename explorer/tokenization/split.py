@@ -25,7 +25,7 @@ from explorer.core.userinput import require_text
 from explorer.tokenization.pieces import readable_piece
 from explorer.tokenization.registry import ENCODE_LOCK, get_spec, load_tokenizer, resolve_names
 
-__all__ = ["MAX_CHARS", "Tokenization", "check_text", "compare", "tokenize"]
+__all__ = ["MAX_CHARS", "Tokenization", "assemble", "check_text", "compare", "tokenize"]
 
 MAX_CHARS = 200_000  # far above any model limit; guards the page against a pasted book
 _WORD = re.compile(r"\S+")
@@ -117,7 +117,7 @@ def _truncation_char(offsets: list[tuple[int, int]], special: list[bool], limit:
     The model keeps ``limit`` tokens *including* the special tokens it adds, so BERT keeps
     510 text tokens between [CLS] and [SEP]; the cut is at the first text token dropped.
     """
-    if len(offsets) <= limit:
+    if limit <= 0 or len(offsets) <= limit:  # 0: the limit is not known (a server that does not say)
         return None
     content = [i for i, sp in enumerate(special) if not sp]
     keep = limit - (len(special) - len(content))
@@ -138,17 +138,31 @@ def tokenize(name: str, text: str) -> Tokenization:
     ids = [int(i) for i in enc["input_ids"]]
     offsets = [(int(s), int(e)) for s, e in enc["offset_mapping"]]
     special = [bool(m) for m in enc["special_tokens_mask"]]
-    tokens = tok.convert_ids_to_tokens(ids)
+    tokens: list[str] = list(tok.convert_ids_to_tokens(ids))
+    unk = tok.unk_token_id  # read once: the attribute goes through a slow __getattr__
+    return assemble(name, text, ids, tokens, offsets, special, spec.model_max_length, unk_id=unk,
+                    pieces=[readable_piece(name, t, sp) for t, sp in zip(tokens, special, strict=True)])
+
+
+def assemble(name: str, text: str, ids: list[int], tokens: list[str], offsets: list[tuple[int, int]],
+             special: list[bool], max_length: int, *, pieces: list[str] | None = None,
+             unk_id: int | None = None) -> Tokenization:
+    """A :class:`Tokenization` from any tokenizer's output (a shipped one, or a served model's through its
+    server): words, word starts, unknown pieces and the truncation point are derived here, the same for all.
+
+    >>> t = assemble("mine", "Hi you", [1, 7, 9], ["<s>", "Hi", " you"], [(0, 0), (0, 2), (2, 6)],
+    ...              [True, False, False], 512)
+    >>> t.word_index, t.fertility
+    ((None, 0, 1), 1.0)
+    """
     words, owner = _word_of_tokens(text, offsets, special)
     starts = [w is not None and (i == 0 or owner[i - 1] != w) for i, w in enumerate(owner)]
-    unk = tok.unk_token_id  # read once: the attribute goes through a slow __getattr__
     return Tokenization(
-        name=name, tokens=tuple(tokens),
-        pieces=tuple(readable_piece(name, t, sp) for t, sp in zip(tokens, special, strict=True)),
+        name=name, tokens=tuple(tokens), pieces=tuple(tokens if pieces is None else pieces),
         ids=tuple(ids), offsets=tuple(offsets), special=tuple(special), word_index=tuple(owner),
-        word_start=tuple(starts), unknown=tuple(i for i, x in enumerate(ids) if x == unk),
-        words=words, count=len(ids), max_length=spec.model_max_length,
-        truncated_at=_truncation_char(offsets, special, spec.model_max_length),
+        word_start=tuple(starts), unknown=tuple(i for i, x in enumerate(ids) if unk_id is not None and x == unk_id),
+        words=words, count=len(ids), max_length=max_length,
+        truncated_at=_truncation_char(offsets, special, max_length),
     )
 
 

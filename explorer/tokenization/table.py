@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from explorer.core.notices import Notice
-from explorer.tokenization.registry import TOKENIZERS
+from explorer.tokenization.registry import TOKENIZERS, algorithm_of, label_of
 from explorer.tokenization.specials import FAMILIES
 from explorer.tokenization.split import Tokenization
 
@@ -43,9 +43,8 @@ def summary_rows(results: Sequence[Tokenization]) -> list[dict[str, Any]]:
     """One row per tokenizer: counts, fertility, unknown pieces and where truncation cuts."""
     rows = []
     for t in results:
-        spec = TOKENIZERS[t.name]
         rows.append({
-            "tokenizer": t.name, "algorithm": spec.algorithm, "tokens": t.count,
+            "tokenizer": t.name, "algorithm": algorithm_of(t.name), "tokens": t.count,
             "text tokens": t.count - t.n_special, "special tokens": t.n_special,
             "words": len(t.words), "tokens per word": round(t.fertility, 2),
             "unknown": len(t.unknown), "limit": t.max_length,
@@ -119,7 +118,7 @@ def notices(results: Sequence[Tokenization], n_chars: int, max_chips: int) -> tu
     if any(t.count > max_chips for t in results):
         out.append(Notice("info", f"Long text: every token is counted, but only the first {max_chips} tokens "
                                   "of each tokenizer are drawn as chips (the CSV export has them all)."))
-    out += [Notice("truncated", f"{TOKENIZERS[t.name].label}: {t.count:,} tokens, but the model reads at most "
+    out += [Notice("truncated", f"{label_of(t.name)}: {t.count:,} tokens, but the model reads at most "
                                 f"{t.max_length:,}; it would cut the text at character {t.truncated_at:,} of "
                                 f"{n_chars:,} (marked ✂ in the chips).")
             for t in results if t.truncated_at is not None]

@@ -65,3 +65,37 @@ def test_a_server_that_is_down_is_one_warning_and_the_rest_answers(visit) -> Non
     texts = page.locator("[data-testid='stText']").all_inner_texts()
     assert sum(t.strip().startswith("greedy:") for t in texts) == 2  # the local model and the served one
     assert_clean(page, "served-down")
+
+
+def _type(page, label: str, text: str) -> None:
+    box = page.get_by_role("textbox", name=label, exact=True)
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_idle(page, timeout=300_000)
+
+
+def test_fill_mask_ranks_the_served_decoders_words_beside_a_local_encoder(visit) -> None:
+    page = visit("fill-mask?models=electra-small-generator&served=gemma")  # smallest catalog MLM, random weights
+    _type(page, "Prompt (several: one per line)", "Paris is the capital of [MASK].")
+    # its best answer, ranked by the likelihood of the whole sentence, filled in (not the default prompt's answer)
+    served = page.locator("[data-testid='stColumn']").filter(has_text="llama-cpp-python 0.3.36")
+    served.filter(has_text="Paris is the capital of France.").first.wait_for(timeout=300_000)
+    wait_idle(page, timeout=300_000)
+    page.get_by_text("Untrained weights: predictions are noise").first.wait_for(timeout=60_000)  # the local one
+    assert_clean(page, "served-fill-mask")
+
+
+def test_spans_and_qa_show_the_served_decoder_beside_the_local_one(visit) -> None:
+    page = visit("spans?served=gemma&max_new=8")
+    _type(page, "Prompt", "Thank you ___ me.")
+    columns = page.locator("[data-testid='stColumn']").filter(has_text="decoder (causal LM)")
+    served = columns.filter(has_text="llama-cpp-python 0.3.36").filter(has_not_text="party")  # the typed prompt's
+    served.first.wait_for(timeout=300_000)
+    assert "Gemma 3 270M (llama-cpp-python) (served)" in served.first.inner_text()
+    columns.filter(has_not_text="llama-cpp-python").filter(has_not_text="party").first.wait_for(timeout=300_000)
+    page.get_by_role("tab", name="Question answering").click()
+    answers = page.locator("[data-testid='stMarkdownContainer']").filter(has_text="Answer (generative)")
+    answers.nth(1).wait_for(timeout=300_000)  # the local decoder's answer, then the served one's below it
+    page.get_by_text("Gemma 3 270M (llama-cpp-python) (served)").last.wait_for()
+    assert any(year in answers.last.inner_text() for year in ("1887", "1889"))
+    assert_clean(page, "served-spans")

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import tokenization as tk
+from explorer.runtime import backend
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "tokenization.py")
@@ -109,3 +110,19 @@ def test_page_file_does_not_shadow_the_tokenizers_package() -> None:
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "site-packages" in out.stdout or "dist-packages" in out.stdout
+
+
+def test_a_served_models_own_tokenizer_is_a_row_beside_the_shipped_ones(served_engine, monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", served_engine.endpoint.base_url)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "gemma")
+    app = AppTest.from_file(PAGE, default_timeout=120)
+    app.query_params["tokenizers"] = "gpt2"
+    app.run()
+    assert not app.exception and not app.error, (app.exception, app.error)
+    expected = tk.compare(tk.PRESETS["Rare words & misspellings"], ["gpt2"])[0]
+    ids = backend.served(served_engine.endpoint).tokenize(tk.PRESETS["Rare words & misspellings"]).ids
+    assert _counts_shown(app) == [expected.count, len(ids)]
+    assert [m.label for m in app.metric] == [tk.label_of("gpt2"), "served:gemma"]
+    assert app.query_params["served"] == "gemma"
+    rows = app.dataframe[-2].value  # the summary table: one row each
+    assert list(rows["tokenizer"]) == ["gpt2", "served:gemma"] and rows["algorithm"].iloc[1] == "the server's own"

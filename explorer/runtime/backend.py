@@ -1,0 +1,194 @@
+"""One interface to a model, wherever it runs: in this process, or behind an inference engine.
+
+A :class:`Backend` answers what the live pages and the CLI ask of a model: the next-token table, a text's
+log-likelihood, step-by-step decoding, a whole generation, sentence embeddings, its own tokenization, and
+whether it can do each (:meth:`Backend.why_not`, a reason in words, or None). Two implementations:
+
+* :class:`LocalBackend`: a model loaded here (:class:`~explorer.runtime.loading.LoadedModel`), computed by the
+  task modules (``explorer.tasks``);
+* :class:`ServedBackend`: an endpoint of an OpenAI-compatible engine (:mod:`explorer.serving`), its capabilities
+  read by the probe.
+
+Both return the same result types (``NextToken``, ``Generation``, a ``(N, D)`` tensor, ``Tokenization``), so one
+page or command shows either, and tests compare them on the same weights.
+
+>>> from explorer.serving.endpoints import Endpoint
+>>> down = served(Endpoint("nowhere", "http://127.0.0.1:9/v1"))  # nothing listens on port 9
+>>> down.key, down.why_not("attention").split(":")[0]
+('served:nowhere', 'no inference engine sends attention weights')
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import torch
+
+from explorer.core.errors import ExplorerError
+from explorer.core.locks import lock_of
+from explorer.runtime import modelkind
+from explorer.runtime.offload import input_device
+from explorer.serving import decoding as served_decoding
+from explorer.serving import embedding as served_embedding
+from explorer.serving import probe, scoring
+from explorer.serving import tokenizer as served_tokenizer
+from explorer.serving.endpoints import Endpoint
+from explorer.tasks import similarity
+from explorer.tasks.generation import run
+from explorer.tasks.generation.nexttoken import NextToken, next_token
+from explorer.tasks.generation.run import Generation
+from explorer.tasks.generation.settings import DecodingSettings
+from explorer.tokenization.split import Tokenization, assemble, check_text
+
+if TYPE_CHECKING:
+    from explorer.runtime.loading import LoadedModel
+
+__all__ = ["CAPABILITIES", "Backend", "LocalBackend", "ServedBackend", "local", "served"]
+
+# What a backend may be asked, and the probe's flag each needs on a server.
+CAPABILITIES = ("next_token", "score", "step", "fast", "embed", "tokenize", "attention")
+_SERVER_FLAG = {"next_token": "top_k", "step": "top_k", "fast": "top_k", "score": "prompt_logprobs",
+                "embed": "embeddings", "tokenize": "tokenizer"}
+
+
+class Backend(Protocol):
+    """What a model can be asked, in process or served (``key``: its results' model key)."""
+
+    key: str
+
+    def where(self) -> str: ...
+    def why_not(self, capability: str) -> str | None: ...
+    def next_token(self, text: str, top_k: int = 10) -> NextToken: ...
+    def score(self, context: str, continuation: str) -> float: ...
+    def generate(self, text: str, settings: DecodingSettings) -> Generation: ...
+    def embed(self, texts: list[str]) -> torch.Tensor: ...
+    def tokenize(self, text: str) -> Tokenization: ...
+
+
+def _refuse(backend: Backend, capability: str) -> None:
+    why = backend.why_not(capability)
+    if why is not None:
+        raise ExplorerError(f"{backend.key} cannot do {capability.replace('_', '-')}: {why}")
+
+
+class LocalBackend:
+    """A model loaded in this process."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.loaded, self.key = loaded, loaded.key
+        self.decoder = modelkind.config_family(loaded.model.config.to_dict()) == "decoder"
+
+    def where(self) -> str:
+        return f"in this process · {self.loaded.device_name} · {self.loaded.dtype}"
+
+    def why_not(self, capability: str) -> str | None:
+        if capability not in CAPABILITIES:
+            return f"not something a model is asked here (one of {', '.join(CAPABILITIES)})"
+        if capability == "fast":
+            return "in this process every step is already computed here: the fast mode is a served model's"
+        if capability in ("next_token", "score", "step") and not self.decoder:
+            return "it is not a decoder: pick one that predicts the next token (gemma3-270m)"
+        if capability == "embed" and self.decoder:
+            return "it is a decoder: sentence embeddings come from an encoder (all-MiniLM-L6-v2)"
+        return None
+
+    def next_token(self, text: str, top_k: int = 10) -> NextToken:
+        _refuse(self, "next_token")
+        return next_token(self.loaded, text, top_k)
+
+    def score(self, context: str, continuation: str) -> float:
+        """log p(continuation | context), tokens matched by character offset as on a server (a token straddling
+        the boundary is the continuation's)."""
+        _refuse(self, "score")
+        scoring.check_pair(context, continuation)
+        tok, text = self.loaded.tokenizer, context + continuation
+        with lock_of(tok):
+            enc = tok(text, return_offsets_mapping=True)
+        ids, starts = list(enc["input_ids"]), [s for s, _ in enc["offset_mapping"]]
+        per_token = [None] + _token_logprobs(self.loaded.model, ids)
+        mine = scoring.continuation_logprobs(starts, per_token, len(context), len(text))
+        if not mine or any(lp is None for lp in mine):
+            raise ExplorerError("The text to score is a single token: give some context before the continuation.")
+        return float(sum(lp for lp in mine if lp is not None))
+
+    def generate(self, text: str, settings: DecodingSettings) -> Generation:
+        _refuse(self, "step")
+        return run.generate(self.loaded, text, settings)
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        _refuse(self, "embed")
+        return similarity.encode(self.loaded, similarity.clean_sentences(texts).sentences)
+
+    def tokenize(self, text: str) -> Tokenization:
+        tok = self.loaded.tokenizer
+        with lock_of(tok):
+            enc = tok(check_text(text), return_offsets_mapping=True, return_special_tokens_mask=True)
+        ids = [int(i) for i in enc["input_ids"]]
+        pieces = [str(tok.decode([i])) for i in ids]
+        limit = int(getattr(self.loaded.model.config, "max_position_embeddings", 0) or 512)
+        return assemble(self.key, text, ids, tok.convert_ids_to_tokens(ids), list(enc["offset_mapping"]),
+                        [bool(m) for m in enc["special_tokens_mask"]], limit, pieces=pieces,
+                        unk_id=tok.unk_token_id)
+
+
+def _token_logprobs(model: torch.nn.Module, ids: list[int]) -> list[float]:
+    """log p(ids[t] | ids[:t]) for t >= 1, one forward (their sum is
+    :func:`explorer.tasks.causal.scoring.sequence_logprob`)."""
+    x = torch.tensor([ids], device=input_device(model))  # (1, T)
+    with torch.inference_mode():
+        lp = torch.log_softmax(model(input_ids=x).logits[0, :-1].float(), -1)  # (T-1, V)
+    return lp.gather(1, x[0, 1:, None])[:, 0].tolist()
+
+
+class ServedBackend:
+    """An endpoint of an OpenAI-compatible engine; what it can do comes from its probe."""
+
+    def __init__(self, ep: Endpoint) -> None:
+        self.ep, self.key = ep, ep.key
+
+    def where(self) -> str:
+        return probe.served_on(self.ep, probe.capabilities(self.ep))["device_name"]
+
+    def why_not(self, capability: str) -> str | None:
+        if capability not in CAPABILITIES:
+            return f"not something a model is asked here (one of {', '.join(CAPABILITIES)})"
+        if capability == "attention":
+            return ("no inference engine sends attention weights: the Attention maps page runs the model in this "
+                    "process")
+        caps = probe.capabilities(self.ep)
+        if not caps.reachable:
+            return caps.error
+        flag = _SERVER_FLAG[capability]
+        if getattr(caps, flag):
+            return None
+        return caps.why_not(flag) or "the server does not offer it"
+
+    def next_token(self, text: str, top_k: int = 10) -> NextToken:
+        return served_decoding.next_token(self.ep, text, top_k)
+
+    def score(self, context: str, continuation: str) -> float:
+        return scoring.score(self.ep, context, continuation)
+
+    def generate(self, text: str, settings: DecodingSettings, fast: bool = False) -> Generation:
+        return (served_decoding.fast if fast else served_decoding.generate)(self.ep, text, settings)
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        return served_embedding.embed(self.ep, similarity.clean_sentences(texts).sentences)
+
+    def tokenize(self, text: str) -> Tokenization:
+        return self.tokens(text).tokenization
+
+    def tokens(self, text: str) -> served_tokenizer.ServedTokens:
+        """The server's tokenization with its total count and notices (a long text is shown in part)."""
+        _refuse(self, "tokenize")
+        return served_tokenizer.tokenize(self.ep, text, probe.capabilities(self.ep).tokenizer)
+
+
+def local(loaded: LoadedModel) -> LocalBackend:
+    """The backend of a model loaded in this process."""
+    return LocalBackend(loaded)
+
+
+def served(ep: Endpoint) -> ServedBackend:
+    """The backend of a served endpoint (nothing is asked of the server until a capability or result is)."""
+    return ServedBackend(ep)

@@ -1,0 +1,202 @@
+"""A served model's own tokenizer, asked of its server: the ids it reads, each token's text, where each sits.
+
+No OpenAI route tokenizes, so each engine has its own (checked against the real servers where they run here):
+
+======================  ===============================  ===========================================
+engine                  tokenize                         one token back to text
+======================  ===============================  ===========================================
+llama-cpp-python        ``POST /extras/tokenize``        ``POST /extras/detokenize``
+vLLM, SGLang            ``POST /tokenize`` (``prompt``)  ``POST /detokenize`` (answers ``prompt``)
+llama.cpp llama-server  ``POST /tokenize`` (``content``)  ``POST /detokenize`` (answers ``content``)
+TGI                     ``POST /tokenize`` (``inputs``)  (each token's text comes with it)
+======================  ===============================  ===========================================
+
+The probe tries the engine's own style first, then the others (:func:`find_style`). Each token's text is its
+own detokenization (requests in parallel, within the endpoint's bound), and its place in the text is found by
+walking the text: a token that is not there (``<bos>``, or part of a character split across tokens) is marked
+special or placed where the walk stands, so counts and fertility stay exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
+from explorer.serving import client
+from explorer.serving.client import ServedError
+from explorer.serving.endpoints import Endpoint
+
+if TYPE_CHECKING:  # the tokenization package imports transformers: the probe needs none of it
+    from explorer.tokenization.split import Tokenization
+
+__all__ = ["MAX_PIECES", "STYLES", "ServedTokens", "find_style", "tokenize"]
+
+MAX_PIECES = 512  # tokens whose text is asked one by one; a longer text is counted in full, shown to here
+LOOK_AHEAD = 32  # characters a token may be found past the walk's place (typed special tokens left behind)
+
+
+@dataclass(frozen=True)
+class Style:
+    """One engine's tokenize/detokenize routes and how to read their answers."""
+
+    name: str
+    path: str  # tokenize, at the server's root (not under /v1)
+    body: Callable[[str, str], dict[str, Any]]  # (model, text) -> request
+    read: Callable[[Any], tuple[list[int], list[str] | None]]  # answer -> (ids, each token's text or None)
+    back: str = ""  # detokenize path ("" when tokenize returns each token's text)
+    back_body: Callable[[str, list[int]], dict[str, Any]] | None = None
+    back_read: Callable[[Any], str] | None = None
+
+
+def _ids(raw: Any) -> list[int]:
+    """Token ids from ``[1, 2]`` or ``[{"id": 1, ...}, ...]``; a ValueError for anything else."""
+    if not isinstance(raw, list):
+        raise ValueError("not a list")
+    out = [int(t["id"]) if isinstance(t, dict) else t for t in raw]
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in out):
+        raise ValueError("not token ids")
+    return out
+
+
+def _with_model(model: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"model": model, **body} if model else body
+
+
+STYLES: dict[str, Style] = {
+    "llama-cpp-python": Style(
+        "llama-cpp-python", "/extras/tokenize", lambda m, t: _with_model(m, {"input": t}),
+        lambda d: (_ids(d["tokens"]), None), "/extras/detokenize",
+        lambda m, ids: _with_model(m, {"tokens": ids}), lambda d: str(d["text"])),
+    "vLLM": Style(
+        "vLLM", "/tokenize", lambda m, t: _with_model(m, {"prompt": t}), lambda d: (_ids(d["tokens"]), None),
+        "/detokenize", lambda m, ids: _with_model(m, {"tokens": ids}),
+        lambda d: str(d["prompt"] if "prompt" in d else d["text"])),
+    "llama.cpp": Style(
+        "llama.cpp", "/tokenize", lambda m, t: {"content": t}, lambda d: (_ids(d["tokens"]), None),
+        "/detokenize", lambda m, ids: {"tokens": ids}, lambda d: str(d["content"])),
+    "TGI": Style(
+        "TGI", "/tokenize", lambda m, t: {"inputs": t},
+        lambda d: (_ids(d), [str(t["text"]) for t in d])),
+}
+_OWN_STYLE = {"SGLang": "vLLM"}  # engines that share another's routes
+
+
+def _ask(ep: Endpoint, style: Style, text: str, timeout: float | None = None) -> tuple[list[int], list[str] | None,
+                                                                                    int]:
+    """The server's ids for ``text``, each token's text where the route gives it, and the model's context where
+    it says (vLLM's ``max_model_len``; 0 unknown), or a ServedError."""
+    answer = client.call(ep, "POST", style.path, style.body(ep.model, text), root=True, timeout=timeout)
+    try:
+        ids, texts = style.read(answer)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ServedError(f"{ep.shown} answered {style.path} in a shape this explorer does not read "
+                          f"({style.name} style).", "garbage") from err
+    if texts is not None and len(texts) != len(ids):
+        raise ServedError(f"{ep.shown} answered {len(ids)} token ids but {len(texts)} token texts.", "garbage")
+    context = answer.get("max_model_len") if isinstance(answer, dict) else None
+    return ids, texts, context if isinstance(context, int) and context > 0 else 0
+
+
+def find_style(ep: Endpoint, engine: str, sample: str, timeout: float) -> tuple[str, str | None]:
+    """The tokenize style ``ep`` answers (its engine's own tried first), or ("", why none works).
+    Only a route that answers ids for ``sample`` counts: a 200 with anything else does not."""
+    first = _OWN_STYLE.get(engine, engine)
+    order = [first] if first in STYLES else []
+    order += [name for name in STYLES if name not in order]
+    reasons = []
+    for name in order:
+        try:
+            ids, _, _ = _ask(ep, STYLES[name], sample, timeout)
+        except ServedError as err:
+            if err.kind in ("refused", "timeout", "dropped"):
+                return "", str(err)
+            reasons.append(f"{STYLES[name].path}: {err.status or err.kind}")
+            continue
+        if ids:
+            return name, None
+        reasons.append(f"{STYLES[name].path}: no ids")
+    return "", ("the server offers none of the tokenize routes engines use (" + "; ".join(reasons)[:200] + ")")
+
+
+def _texts(ep: Endpoint, style: Style, ids: list[int]) -> list[str]:
+    """Each token's own text: one detokenize request per token, in parallel within the endpoint's bound."""
+    body, read = style.back_body, style.back_read
+    if body is None or read is None:
+        raise ServedError(f"{style.name} gives each token's text with its ids; nothing to ask.", "missing")
+
+    def one(token: int) -> str:
+        answer = client.call(ep, "POST", style.back, body(ep.model, [token]), root=True)
+        try:
+            return read(answer)
+        except (KeyError, TypeError) as err:
+            raise ServedError(f"{ep.shown} answered {style.back} in a shape this explorer does not read.",
+                              "garbage") from err
+    return client.parallel(ep, one, ids)
+
+
+def _place(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]], list[bool]]:
+    """Each piece's character span in ``text`` and whether it is special (not in the text at all).
+
+    The walk keeps its place: a piece is matched where the walk stands, or a little further on (a typed
+    ``<bos>`` read as the special token leaves its characters behind; a detokenizer may drop a leading space);
+    an empty piece, or one like ``<...>`` that is not in the text, is special; any other piece not found gets an
+    empty span where the walk stands (part of a character split across tokens).
+
+    >>> _place("Hi you", ["", "Hi", " you"])
+    ([(0, 0), (0, 2), (2, 6)], [True, False, False])
+    >>> _place("<bos>hi", ["", "", "hi"])
+    ([(0, 0), (0, 0), (5, 7)], [True, True, False])
+    """
+    spans: list[tuple[int, int]] = []
+    special: list[bool] = []
+    at = 0
+    for piece in pieces:
+        found = -1
+        for form in dict.fromkeys((piece, piece.lstrip())):  # as given, then without a leading space
+            if form and (found := text.find(form, at, at + len(form) + LOOK_AHEAD)) >= 0:
+                spans.append((found, found + len(form)))
+                special.append(False)
+                at = found + len(form)
+                break
+        if found >= 0:
+            continue
+        is_special = not piece or (piece.startswith("<") and piece.endswith(">"))
+        spans.append((0, 0) if is_special else (at, at))
+        special.append(is_special)
+    return spans, special
+
+
+@dataclass(frozen=True)
+class ServedTokens:
+    """A text as a served model's own tokenizer splits it (at most :data:`MAX_PIECES` tokens shown)."""
+
+    tokenization: Tokenization
+    total: int  # every token of the text, shown or not
+    style: str
+    notices: tuple[Notice, ...] = ()
+
+
+def tokenize(ep: Endpoint, text: str, style: str) -> ServedTokens:
+    """``text`` through the server's tokenizer (``style`` from the endpoint's probe: ``Capabilities.tokenizer``)."""
+    from explorer.tokenization.split import assemble, check_text
+
+    check_text(text)
+    if style not in STYLES:
+        raise ExplorerError(f"{ep.shown} does not tokenize through any route this explorer knows.")
+    chosen = STYLES[style]
+    ids, texts, context = _ask(ep, chosen, text)
+    total, shown = len(ids), ids[:MAX_PIECES]
+    pieces = texts[:MAX_PIECES] if texts is not None else _texts(ep, chosen, shown)
+    spans, special = _place(text, pieces)
+    pieces = [p or f"<special {i}>" for p, i in zip(pieces, shown, strict=True)]  # said, not an empty chip
+    notices: tuple[Notice, ...] = ()
+    if total > MAX_PIECES:
+        notices = (Notice("truncated", f"The server split this text into {total:,} tokens; the first {MAX_PIECES:,} are "
+                                 "shown (each one's text is a request of its own)."),)
+        text = text[:max((e for _, e in spans), default=0)]
+    name = f"served:{ep.name}"
+    result = assemble(name, text, shown, pieces, spans, special, context, pieces=pieces)
+    return ServedTokens(result, total, chosen.name, notices)

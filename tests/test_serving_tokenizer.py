@@ -1,0 +1,54 @@
+"""A served model's own tokenizer through its server's tokenize route (a real engine on 127.0.0.1): found by the
+probe, long texts shown in part with the full count, bad input refused before any request, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer.core.errors import ExplorerError
+from explorer.runtime import backend
+from explorer.serving import probe, tokenizer
+from explorer.serving.endpoints import Endpoint
+from tests.test_cli_served import _run
+
+CLOSED = Endpoint("x", "http://127.0.0.1:9/v1")  # nothing listens on port 9
+
+
+def test_the_probe_finds_the_engines_own_route(served_engine) -> None:
+    caps = probe.capabilities(served_engine.endpoint)
+    assert caps.tokenizer == {"vLLM": "vLLM", "llama-cpp-python": "llama-cpp-python"}[caps.engine]
+    assert probe.summary(served_engine.endpoint, caps)["tokenizer"] == caps.tokenizer
+
+
+def test_a_long_text_is_counted_in_full_and_shown_in_part(served_engine) -> None:
+    text = " ".join(["word"] * (tokenizer.MAX_PIECES + 40))
+    out = backend.served(served_engine.endpoint).tokens(text)
+    assert out.total == tokenizer.MAX_PIECES + 41  # <bos> and one token per " word"
+    assert out.tokenization.count == tokenizer.MAX_PIECES
+    assert any(f"{out.total:,} tokens" in n.text for n in out.notices)
+
+
+@pytest.mark.parametrize("text, said", [("", "empty"), (None, "must be a string|not NoneType"),
+                                        ("x" * 200_001, "characters")])
+def test_bad_text_is_refused_before_any_request(text, said: str) -> None:
+    with pytest.raises(ExplorerError, match=said):  # the closed port would fail differently
+        tokenizer.tokenize(CLOSED, text, "vLLM")
+
+
+def test_an_unknown_style_is_refused() -> None:
+    with pytest.raises(ExplorerError, match="does not tokenize through any route"):
+        tokenizer.tokenize(CLOSED, "hello", "")
+
+
+def test_the_cli_prints_the_servers_tokens_beside_a_shipped_tokenizer(served_engine, capsys) -> None:
+    url = served_engine.endpoint.base_url
+    code, out, err = _run(capsys, "tokenize", "--base-url", url, "--text", "Hello <b>world</b> 🤗", "--tokenizers",
+                          "gpt2", "--json")
+    assert code == 0, err
+    served, gpt2 = json.loads(out)
+    assert served["name"].startswith("served:") and served["algorithm"] == "the server's own"
+    assert served["ids"][0] == 2 and served["special"][0] and gpt2["name"] == "gpt2"
+    code, _, err = _run(capsys, "tokenize", "--base-url", "http://127.0.0.1:9/v1", "--text", "Hello")
+    assert code != 0 and "connection was refused" in err and "Traceback" not in err
