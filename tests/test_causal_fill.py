@@ -110,3 +110,47 @@ def test_no_answer_is_invisible_on_the_reported_prompt(bundled_decoder) -> None:
     fill = causal_fill(load_decoder("gemma3-270m", device="cpu"), "2, 3, 5, 8, 13, 21, ___.", 5)
     shown = [c.text for blank in fill.blanks for c in (*blank.by_left, *blank.by_whole)]
     assert shown and all(text.strip() and text.isprintable() for text in shown), shown
+
+
+def _counting_token(seconds: float):
+    """A request budget of ``seconds`` on a clock that advances one second each time it is read."""
+    import itertools
+
+    from explorer.runtime.cancel import CancelToken, RequestBudget
+
+    ticks = itertools.count()
+    return CancelToken(RequestBudget(seconds, 2**40, "test"), clock=lambda: float(next(ticks)), memory=lambda: 0)
+
+
+def test_a_budget_that_runs_out_shows_what_was_filled_and_says_what_is_missing(tiny_cpu):
+    """Issue 26: a stopped request kept nothing. Every budget from nothing to enough: either the whole answer, or
+    the blanks filled so far (the candidates scored so far ranked) with the rest left as ___ and a notice, or,
+    when not one candidate was scored, the stop itself."""
+    from explorer.runtime import cancel
+
+    text, options = "The ___ sat on the ___ today.", {"top_k": 3, "candidates": 20}
+    full = causal_fill(tiny_cpu, text, **options)
+    whole = _counting_token(1e9)
+    with cancel.scope(whole):
+        assert causal_fill(tiny_cpu, text, **options).filled == full.filled
+    reads = int(whole._clock())  # how often the whole run read the clock
+    kinds = set()
+    for seconds in range(1, reads + 1):
+        try:
+            with cancel.scope(_counting_token(seconds)):
+                got = causal_fill(tiny_cpu, text, **options)
+        except cancel.RequestStopped:
+            kinds.add("nothing")
+            continue
+        stopped = [n.text for n in got.notices if n.kind == "stopped"]
+        open_blanks = 2 - len(got.blanks)
+        assert got.filled.count("___") == open_blanks and (stopped or got.filled == full.filled)
+        if open_blanks:
+            kinds.add("a blank left open")
+            assert any(f"Filled: {len(got.blanks)} of 2 blanks" in s for s in stopped)
+        elif any("candidates were scored" in s for s in stopped):
+            kinds.add("candidates in part")
+            assert len(got.blanks[-1].by_whole) == 3 and len(got.blanks[-1].by_left) == 3
+        else:
+            kinds.add("whole")
+    assert kinds == {"nothing", "a blank left open", "candidates in part", "whole"}, kinds

@@ -110,6 +110,11 @@ def peaked(tmp_path_factory) -> Path:
     return save_peaked("bert", tmp_path_factory.mktemp("cli-fm-file") / "bert")
 
 
+def _errors(err: str) -> list[str]:
+    """stderr without the progress lines."""
+    return [line for line in err.splitlines() if line.startswith("error:")]
+
+
 def _stable(entries: list[dict], path: Path) -> list[dict]:
     """The JSON without what differs between machines: the model's path, timings, last float digits."""
     for entry in entries:
@@ -126,8 +131,8 @@ def test_text_file_json_matches_golden(cpu, peaked, tmp_path, golden, capsys) ->
     prompts.write_text(FILE_PROMPTS, encoding="utf-8")
     rc = main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--top-k", "3", "--json"])
     out, err = capsys.readouterr()
-    assert rc == 2 and err.strip().splitlines() == ["error: line 4: There is no mask in the prompt: put [MASK] "
-                                                    "(or <mask>, or ___) where a word is missing."]
+    assert rc == 2 and _errors(err) == ["error: line 4: There is no mask in the prompt: put [MASK] "
+                                        "(or <mask>, or ___) where a word is missing."]
     entries = json.loads(out)
     assert [e["line"] for e in entries] == [1, 3, 4, 5]
     golden("cli/fill-mask-text-file.json", json.dumps(_stable(entries, peaked), ensure_ascii=False, indent=2) + "\n")
@@ -172,7 +177,7 @@ def test_text_file_model_error_once(peaked, tmp_path, capsys) -> None:
     prompts.write_text("A [MASK].\nB [MASK] c.\n", encoding="utf-8")
     assert main(["fill-mask", "--models", f"{peaked},/no/such/dir", "--text-file", str(prompts), "--json"]) == 2
     out, err = capsys.readouterr()
-    assert len(err.strip().splitlines()) == 1 and err.startswith("error: /no/such/dir: ")
+    assert len(_errors(err)) == 1 and _errors(err)[0].startswith("error: /no/such/dir: ")
     assert all(len(e["models"]) == 1 for e in json.loads(out))
 
 
@@ -197,3 +202,33 @@ def test_text_file_missing_directory_and_both_inputs(peaked, tmp_path, capsys) -
     with pytest.raises(SystemExit) as stop:
         main(["fill-mask", "--models", str(peaked), "--text", "a [MASK]", "--text-file", str(tmp_path / "x")])
     assert stop.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_jsonl_streams_each_chunk_with_progress_and_ctrl_c_keeps_what_was_printed(cpu, peaked, tmp_path, capsys,
+                                                                                   monkeypatch) -> None:
+    from explorer.tasks import fillbatch
+
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("\n".join(f"Line {i} is [MASK]." for i in range(5)), encoding="utf-8")
+    monkeypatch.setattr(fillbatch, "STREAM_CHUNK", 2)
+    assert main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--top-k", "2", "--jsonl"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["line"] for line in out.splitlines()] == [1, 2, 3, 4, 5]
+    assert [line.split(" prompts")[0] for line in err.splitlines() if line.startswith("fill-mask: ")
+            and "left" in line] == ["fill-mask: 2/5", "fill-mask: 4/5", "fill-mask: 5/5"]
+
+    real = fillbatch.fill_mask_stream
+
+    def interrupted(*args, **kwargs):  # Ctrl-C while the second chunk runs
+        chunks = real(*args, **kwargs)
+        yield next(chunks)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fillbatch, "fill_mask_stream", interrupted)
+    assert main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--jsonl"]) == 130
+    assert [json.loads(line)["line"] for line in capsys.readouterr().out.splitlines()] == [1, 2]
+
+
+def test_jsonl_needs_a_file_of_prompts(capsys) -> None:
+    assert main(["fill-mask", "--models", "bert-base", "--text", "A [MASK].", "--jsonl"]) == 2
+    assert "--jsonl streams the answers of a file of prompts" in capsys.readouterr().err

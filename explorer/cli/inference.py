@@ -1,7 +1,7 @@
 """CLI of the live-model area: ``fill-mask``, ``download``, ``models`` and ``prepare``.
 
     python -m explorer fill-mask --models bert-base,./my-model --text "Paris is the [MASK] of France." --json
-    python -m explorer fill-mask --models bert-base --text-file prompts.txt --json   # one prompt per line
+    python -m explorer fill-mask --models bert-base --text-file prompts.txt --jsonl  # one prompt per line, streamed
     python -m explorer fill-mask --models bert-base --endpoint gemma --text "Paris is the ___ of France."
     python -m explorer download electra-small ...
     python -m explorer models --json
@@ -11,10 +11,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from explorer.cli import add_placement, placement_of, print_json, read_stdin, read_text_file
 from explorer.cli.argtypes import number
+from explorer.cli.progress import Ticker, eta
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import weights
@@ -29,6 +31,9 @@ def _fill_mask(args: argparse.Namespace) -> int:
 
     ep = endpoint_from_args(args)  # a served decoder: one more (causal) column
     specs = [s for s in (args.models or "").split(",") if s.strip()]
+    if args.jsonl and args.text_file is None:
+        raise ExplorerError("--jsonl streams the answers of a file of prompts: give --text-file FILE (for one --text, "
+                            "use --json).")
     if args.text_file is not None:
         if ep is not None:
             raise ExplorerError("A served decoder answers one prompt (--text): it scores every candidate with one "
@@ -51,31 +56,62 @@ def _fill_mask(args: argparse.Namespace) -> int:
 
 
 def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
-    """One prompt per line of ``--text-file`` (``-``: standard input), batched; JSON: a list in input order."""
-    from explorer.tasks.fillbatch import MAX_FILE_PROMPTS, fill_mask_many, refuse_binary
+    """One prompt per line of ``--text-file`` (``-``: standard input), answered in chunks that are printed as they
+    finish: ``--jsonl`` one JSON object per prompt, flushed, so a 10,000-prompt file gives results from the first
+    seconds and Ctrl-C keeps every line already printed (exit 130); progress with time left on stderr.
+    ``--json`` prints one list at the end, in input order."""
+    from explorer.tasks.fillbatch import (
+        MAX_FILE_PROMPTS,
+        STREAM_CHUNK,
+        fill_mask_stream,
+        prompt_lines,
+        refuse_binary,
+    )
 
     text = read_stdin("--text-file -") if args.text_file == "-" else read_text_file(args.text_file, "--text-file")
     text = refuse_binary(text, "--text-file")
-    batch = fill_mask_many(specs, text, args.top_k, random_weights=args.random_weights, models_dir=args.models_dir,
-                           answer_tokens=args.decoder_tokens, limit=MAX_FILE_PROMPTS, **placement_of(args).kwargs())
+    total = len(prompt_lines(text, MAX_FILE_PROMPTS)[0])  # no prompts: one message before any model loads
+    done, refused = 0, 0
+    errors: dict[tuple[str, str], int] = {}  # (model, message): chunks it failed in
+    everything: list[dict] = []  # --json's list
+    with Ticker() as ticker:
+        ticker.status = lambda s: f"fill-mask: {done:,}/{total:,} prompts, {s:.0f} s (loading or answering the " \
+                                  f"next {min(STREAM_CHUNK, total - done):,})"
+        for chunk in fill_mask_stream(specs, text, args.top_k, random_weights=args.random_weights,
+                                      models_dir=args.models_dir, answer_tokens=args.decoder_tokens,
+                                      chunk=STREAM_CHUNK, limit=MAX_FILE_PROMPTS, **placement_of(args).kwargs()):
+            for note in chunk.notices:
+                ticker.say(f"note: {note}")
+            _print_chunk(args, chunk, everything)
+            done += len(chunk.prompts)
+            refused += sum(1 for p in chunk.prompts if p.error)
+            for p in chunk.prompts:
+                if p.error:
+                    ticker.say(f"error: line {p.line}: {p.error}")
+            for key in chunk.model_errors():
+                errors.setdefault(key, 0)
+                errors[key] += 1
+            ticker.say(f"fill-mask: {done:,}/{total:,} prompts ({done / max(total, 1):.0%}), {ticker.elapsed:.0f} s, "
+                       f"{eta(ticker.elapsed, done / max(total, 1))} left")
     if args.json:
-        print_json(batch.to_list())
-    for p in [] if args.json else batch.prompts:
-        print(f"## line {p.line}: {p.prompt}")
-        if p.result is not None:
+        print_json(everything)
+    for (spec, message) in errors:  # once per model
+        print(f"error: {spec}: {message}", file=sys.stderr)
+    return 2 if refused or errors else 0
+
+
+def _print_chunk(args: argparse.Namespace, chunk, everything: list) -> None:
+    """One answered chunk on stdout now (``--jsonl``, text), or kept for ``--json``'s list."""
+    if args.json:
+        everything.extend(chunk.to_list())
+        return
+    for p in chunk.prompts:
+        if args.jsonl:
+            print(json.dumps(p.to_dict(), ensure_ascii=False))
+        elif p.result is not None:
+            print(f"## line {p.line}: {p.prompt}")
             _print_fill(p.result, False)
-    for note in batch.notices:
-        print(f"note: {note}", file=sys.stderr)
-    answered = batch.answered()
-    for spec, message in batch.model_errors():  # once per model, with the lines when not every one failed
-        lines = [p.line for p in answered if p.result is not None and (spec, message) in p.result.errors]
-        shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
-        where = "" if len(lines) == len(answered) else f"line {shown}: "
-        print(f"error: {where}{spec}: {message}", file=sys.stderr)
-    refused = [p for p in batch.prompts if p.error]
-    for p in refused:
-        print(f"error: line {p.line}: {p.error}", file=sys.stderr)
-    return 2 if refused or batch.model_errors() else 0
+    sys.stdout.flush()
 
 
 def _print_fill(result, as_json: bool) -> None:
@@ -145,13 +181,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     given = p.add_mutually_exclusive_group(required=True)
     given.add_argument("--text", help="prompt with [MASK], <mask> or ___ where a word is missing")
     given.add_argument("--text-file", metavar="FILE", help="UTF-8 file with one prompt per line (- reads standard "
-                       "input); blank lines are skipped; with --json, a list of per-prompt results in input order")
+                       "input); blank lines are skipped; answered in chunks of 256, printed as each finishes, progress "
+                       "on stderr; with --jsonl one JSON object per prompt (streamed), with --json one list at the end")
     p.add_argument("--top-k", type=number(int, 1, 50), default=5)
     p.add_argument("--decoder-tokens", type=_decoder_tokens, default=1,
                    help="a decoder's answers (gemma3-270m) may have up to N tokens: a number, a name (default 1)")
     p.add_argument("--random-weights", action="store_true", help="untrained weights built from the config")
     p.add_argument("--models-dir", default=None, help="directory with downloaded models (else EXPLORER_MODELS_DIR)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    shape = p.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="machine-readable output")
+    shape.add_argument("--jsonl", action="store_true", help="with --text-file: one JSON object per prompt, each line "
+                                                            "printed as its chunk finishes (Ctrl-C keeps them)")
     add_placement(p)
     add_endpoint_flags(p)  # a served decoder beside (or instead of) --models
     p.set_defaults(func=_fill_mask)

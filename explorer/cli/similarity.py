@@ -11,6 +11,7 @@ import argparse
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
+from explorer.cli.progress import Ticker
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
@@ -55,13 +56,16 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         raise ExplorerError(f"--batch-size must be at least 1, got {args.batch_size}.")
     ep = endpoint_from_args(args)
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
-    if ep is not None:
-        from explorer.serving import embedding
+    with Ticker() as ticker:  # a served model embeds a sentence per request on some engines: never silent
+        what = ep.shown if ep is not None else args.model
+        ticker.status = lambda s: f"similarity: embedding {len(clean.sentences)} sentences with {what}, {s:.0f} s"
+        if ep is not None:
+            from explorer.serving import embedding
 
-        res = embedding.similarity(ep, list(clean.sentences), args.batch_size)
-    else:
-        loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
-        res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
+            res = embedding.similarity(ep, list(clean.sentences), args.batch_size)
+        else:
+            loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
+            res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
     notes = clean.notices if ep is None else res.notices  # a served result adds how the server was asked
     if args.json:
         print_json({"model": args.model if ep is None else res.model, "sentences": list(res.sentences),

@@ -24,9 +24,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -42,7 +42,7 @@ from explorer.tasks.fillresult import FillMaskResult, ModelFill
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
 
-__all__ = ["MAX_BATCH", "MAX_FILE_PROMPTS", "MAX_PROMPTS", "MAX_PROMPTS_GPU", "TOKEN_BUDGET", "BatchFill",
+__all__ = ["MAX_BATCH", "MAX_FILE_PROMPTS", "STREAM_CHUNK", "fill_mask_stream", "MAX_PROMPTS", "MAX_PROMPTS_GPU", "TOKEN_BUDGET", "BatchFill",
            "PromptFill", "batch_logits", "fill_batch", "fill_mask_many", "is_batch", "page_prompt_limit",
            "plan_batches", "prompt_lines", "refuse_binary"]
 
@@ -50,6 +50,7 @@ MAX_PROMPTS = 64  # prompts one page request runs on a CPU: 64 short prompts x 3
 MAX_PROMPTS_GPU = 512  # on a GPU a batch of 64 takes milliseconds; the table, not the model, is the limit
 MAX_FILE_PROMPTS = 10_000  # a CLI file (itself at most userfiles.MAX_TEXT_BYTES): a batch job, not a page
 MAX_BATCH = 64  # prompts per forward pass
+STREAM_CHUNK = 256  # prompts answered (and printed) together by the CLI's streaming run
 TOKEN_BUDGET = 16_384  # padded tokens per forward: BERT-base attention at 512 tokens x 32 prompts ~ 0.4 GB
 _SHOWN = 80  # characters of a refused line quoted back
 
@@ -259,17 +260,36 @@ def _model_answers(spec: str, texts: list[str], top_k: int, untrained: bool, mod
         return [err] * len(texts)
 
 
-def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, random_weights: bool = False,
-                   allow_random: bool = False, models_dir: str | None = None,
-                   loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1,
-                   limit: int = MAX_PROMPTS, device: str | None = None, dtype: str | None = None) -> BatchFill:
+def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, limit: int = MAX_PROMPTS,
+                   **options: Any) -> BatchFill:
     """Every model's top-k for every mask of every line of ``text`` (one prompt per line), in input order.
 
-    Options as :func:`explorer.tasks.fillmask.fill_mask`. Blank lines are skipped; a line without a mask (or
+    Options as :func:`explorer.tasks.fillmask.fill_mask` (``random_weights``, ``allow_random``, ``models_dir``,
+    ``loader``, ``answer_tokens``, ``device``, ``dtype``). Blank lines are skipped; a line without a mask (or
     otherwise refused) gets its own message and the others still run; past ``limit`` prompts the rest
     is cut with a notice. Raises ExplorerError only when nothing can run (no prompts, no models).
     """
     lines, notices = prompt_lines(text, limit)
+    return _fill_lines(models, lines, notices, top_k, **options)
+
+
+def fill_mask_stream(models: Sequence[str], text: str, top_k: int = 5, *, chunk: int = STREAM_CHUNK,
+                     limit: int = MAX_FILE_PROMPTS, **options: Any) -> Iterator[BatchFill]:
+    """:func:`fill_mask_many` in chunks of ``chunk`` prompts, each yielded as soon as it is answered, so a file
+    of 10,000 prompts gives its first results in seconds and its memory stays that of one chunk (the models are
+    loaded once: the model cache keeps them). Line numbers are the text's; the first chunk carries the notice
+    of a cut. Input errors (no prompts, no models, a bad top-k) are raised before any model loads."""
+    lines, notices = prompt_lines(text, limit)
+    fm.picked_models(models, top_k)  # a bad model list or top-k: before the first chunk loads anything
+    for start in range(0, len(lines), max(1, chunk)):
+        yield _fill_lines(models, lines[start:start + chunk], notices if start == 0 else (), top_k, **options)
+
+
+def _fill_lines(models: Sequence[str], lines: list[tuple[int, str]], notices: tuple[Notice, ...], top_k: int,
+                *, random_weights: bool = False, allow_random: bool = False, models_dir: str | None = None,
+                loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1, device: str | None = None,
+                dtype: str | None = None) -> BatchFill:
+    """Every model's answers for these (line number, prompt) lines."""
     specs = fm.picked_models(models, top_k)
     chosen = placement.Placement.parse(device, dtype)
     chosen.resolve()  # a device this machine lacks is one message, not one per model

@@ -172,13 +172,19 @@ def align_spans(pieces: tuple[str, ...], output: str, ignore_case: bool = False)
 
 
 def segments(pieces: tuple[str, ...], spans: list[str]) -> tuple[Segment, ...]:
-    """Prompt pieces with the spans placed back between them."""
+    """Prompt pieces with the spans placed back between them; a blank without a span stays ``___``.
+
+    >>> [(s.text, s.span) for s in segments(("Thank you", " me to your party", " week."), ["for taking"])]
+    [('Thank you', None), ('for taking', 0), (' me to your party', None), ('___', None), (' week.', None)]
+    """
     out: list[Segment] = []
     for i, piece in enumerate(pieces):
         if piece:
             out.append(Segment(piece, None))
         if i < len(spans):
             out.append(Segment(spans[i], i))
+        elif i < len(pieces) - 1:  # a blank left open (the request's time ran out before it)
+            out.append(Segment("___", None))
     return tuple(out)
 
 

@@ -37,6 +37,7 @@ __all__ = ["BEAM_WIDTH", "DECODER_MAX_BLANKS", "MAX_ANSWER_TOKENS", "MAX_CANDIDA
 # Each blank is a left-to-right pass over the text (a beam for longer answers): more would keep a page
 # waiting. T5 and BART fill all theirs in one generation, so their cap is higher (infill.SEQ2SEQ_MAX_BLANKS).
 DECODER_MAX_BLANKS = 5
+UNFILLED = " ___"  # a blank left open when the request's time ran out
 MAX_CANDIDATES = 200
 MAX_ANSWER_TOKENS = 6
 MAX_CHARS = 200_000  # refused beyond; below, cut to the model's window around the blank
@@ -153,7 +154,9 @@ def _visible(tokenizer: Any, middles: list[tuple[int, ...]], index: int,
 
 
 def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int, settings: tuple[int, int, int],
-                ) -> tuple[BlankFill, list[Notice]]:
+                ) -> tuple[BlankFill, list[Notice], cancel.RequestStopped | None]:
+    """One blank's candidates by both rankings, its notices, and why its whole-text ranking stopped early (the
+    request's budget ran out: the candidates scored so far are ranked, and a notice says how many)."""
     top_k, candidates, answer_tokens = settings
     limit = context_limit(model)
     prefix, suffix, cut = _fit(_ids(tokenizer, before.rstrip(), start=True), _ids(tokenizer, after, start=False),
@@ -161,10 +164,17 @@ def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int,
     scorer = PrefixScorer(model, prefix)
     banned = control_ids(tokenizer, scorer.next_logprobs.shape[0])  # never <start_of_image>, <h1>, <pad>...
     middles, empty = _visible(tokenizer, _middles(scorer, suffix, candidates, answer_tokens, banned), index)
-    found = _candidates(tokenizer, middles, _left_logprobs(scorer, middles), scorer.scores(middles, suffix))
-    by_left = sorted(found, key=lambda c: -c.left_logprob)[:top_k]
+    left = _left_logprobs(scorer, middles)
+    whole = scorer.scores(middles, suffix, anytime=True)
+    partial = None
+    if scorer.stopped is not None:  # rank what was scored; the others are named by the left context only
+        partial = Notice("stopped", f"Blank {index + 1}: the request's time ran out after {len(whole)} of "
+                                    f"{len(middles)} candidates were scored with the whole text; those are ranked.")
+    found = _candidates(tokenizer, middles[:len(whole)], left[:len(whole)], whole)
+    by_left = sorted(_candidates(tokenizer, middles, left, [0.0] * len(middles)) if partial else found,
+                     key=lambda c: -c.left_logprob)[:top_k]
     by_whole = sorted(found, key=lambda c: -c.whole_logprob)[:top_k]
-    return BlankFill(index, tuple(by_left), tuple(by_whole)), [n for n in (cut, empty) if n]
+    return BlankFill(index, tuple(by_left), tuple(by_whole)), [n for n in (cut, empty, partial) if n], scorer.stopped
 
 
 def check_count(name: str, value: object, hi: int) -> int:
@@ -180,13 +190,26 @@ def causal_fill(loaded: LoadedModel, text: str, top_k: int = 5, *, candidates: i
     begin, pieces = time.perf_counter(), _pieces(text)
     settings = (check_count("top-k", top_k, MAX_CANDIDATES), check_count("candidates", candidates, MAX_CANDIDATES),
                 check_count("answer tokens", answer_tokens, MAX_ANSWER_TOKENS))
-    done, blanks, notices = pieces[0], [], []
+    done, notices = pieces[0], []
+    blanks: list[BlankFill] = []
     for i in range(1, len(pieces)):
-        cancel.check()  # each blank is a pass over the text: a stopped request ends between them
-        blank, notes = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
-        blanks.append(blank)
-        notices += [n for n in notes if n not in notices]
-        done = done.rstrip() + blank.best.text + pieces[i]  # the answer carries its own leading space
+        try:
+            cancel.check()  # each blank is a pass over the text: a stopped request ends between them
+            blank, notes, stopped = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
+        except cancel.RequestStopped as err:  # anytime: the blanks filled so far, and which are not
+            if err.reason == "gone" or not blanks:
+                raise
+            stopped, blank, notes = err, None, []
+        if blank is not None:
+            blanks.append(blank)
+            notices += [n for n in notes if n not in notices]
+            done = done.rstrip() + blank.best.text + pieces[i]  # the answer carries its own leading space
+        if stopped is not None:
+            done += "".join(UNFILLED + p for p in pieces[len(blanks) + 1:])
+            if len(blanks) < len(pieces) - 1:
+                notices.append(Notice("stopped", f"{stopped} Filled: {len(blanks)} of {len(pieces) - 1} blanks; the "
+                                                 "others are left as ___ (ask with fewer blanks, or try again)."))
+            break
     if len(blanks) > 1:
         notices.append(Notice("info", "Blanks are filled left to right: each is scored with the text up to the "
                                       "next blank, then replaced by its best answer before the next one."))

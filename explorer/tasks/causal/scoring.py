@@ -35,6 +35,7 @@ __all__ = ["FORWARD_BYTES", "Continuation", "PrefixScorer", "beam_continuations"
 # memory for one forward's copied prefix cache and logits: candidate rows are packed up to it (73 rows of
 # 3 scored positions on Gemma 3 after a 27-token prefix; 20 after 781 tokens, whose cache is 20 MB a row)
 FORWARD_BYTES = 512 * 2**20
+ANYTIME_FIRST = 8  # candidates in an anytime scoring's first forward (then as many as fit FORWARD_BYTES)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class PrefixScorer:
         self.prefix_logprob = float(lp[:-1].gather(1, x[0, 1:, None]).sum())
         self.next_logprobs = lp[-1].cpu()  # (V,) the left-context distribution at the blank
         self._cache = out.past_key_values
+        self.stopped: cancel.RequestStopped | None = None  # why an anytime scores() stopped early
         self._cache_bytes = _cache_bytes(self._cache)  # one row's copy of it, in every forward
 
     def _expanded_cache(self, rows: int) -> Any:
@@ -136,16 +138,31 @@ class PrefixScorer:
         rest[real.cpu()] = lp
         return (self.prefix_logprob + first + rest.sum(1)).tolist()
 
-    def scores(self, middles: Sequence[Sequence[int]], suffix: Sequence[int]) -> list[float]:
-        """Whole-text log-probability of ``prefix + middle + suffix`` for every middle."""
+    def scores(self, middles: Sequence[Sequence[int]], suffix: Sequence[int], *,
+               anytime: bool = False) -> list[float]:
+        """Whole-text log-probability of ``prefix + middle + suffix`` for every middle.
+
+        ``anytime``: when the request's budget runs out after some batches, return the scores so far (fewer than
+        the middles, in their order) and keep the reason in :attr:`stopped`, instead of raising (a closed tab
+        still raises: nobody waits for the rest)."""
         tails = [tuple(int(i) for i in (*m, *suffix)) for m in middles]
         if any(not t for t in tails):
             raise ValueError("every candidate needs at least one token after the prefix")
         out: list[float] = []
-        rows = self._rows_per_forward(max(len(t) for t in tails) - 1) if tails else 1
-        for start in range(0, len(tails), rows):
-            cancel.check()  # a stopped request frees its worker between candidate batches
-            out.extend(self._score_batch(tails[start:start + rows]))
+        if not tails:
+            return out
+        rows = self._rows_per_forward(max(len(t) for t in tails) - 1)
+        # in anytime mode the first forward is smaller, so something is ranked even when little time is left
+        starts = [0, *range(min(rows, ANYTIME_FIRST) if anytime else rows, len(tails), rows)]
+        for start, stop in zip(starts, [*starts[1:], len(tails)], strict=True):
+            try:
+                cancel.check()  # a stopped request frees its worker between candidate batches
+            except cancel.RequestStopped as err:
+                if not anytime or err.reason == "gone" or not out:
+                    raise
+                self.stopped = err
+                break
+            out.extend(self._score_batch(tails[start:stop]))
         return out
 
     def next_after(self, middles: Sequence[Sequence[int]]) -> torch.Tensor:
