@@ -32,7 +32,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel, footprint, placement
+from explorer.runtime import activations, cancel, footprint, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import plan
@@ -156,17 +156,8 @@ def prompt_lines(text: object, limit: int = MAX_PROMPTS) -> tuple[list[tuple[int
 
 
 def plan_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH, token_budget: int = TOKEN_BUDGET) -> list[list[int]]:
-    """Indices into ``lengths`` grouped into batches, shortest first: prompts of similar length share a
-    batch (little padding); a batch holds at most ``max_batch`` prompts and, padded to its longest,
-    ``token_budget`` tokens (a single prompt longer than the budget still gets a batch of its own)."""
-    batches: list[list[int]] = []
-    for i in sorted(range(len(lengths)), key=lambda j: lengths[j]):
-        current = batches[-1] if batches else []
-        # sorted ascending, so prompt i is the longest of the batch it joins: padded size = (n + 1) * len_i
-        if not current or len(current) >= max_batch or (len(current) + 1) * lengths[i] > token_budget:
-            batches.append(current := [])
-        current.append(i)
-    return batches
+    """:func:`explorer.runtime.activations.plan_batches` with this module's defaults."""
+    return activations.plan_batches(lengths, max_batch, token_budget)
 
 
 def batch_logits(model: PreTrainedModel, ids: torch.Tensor, attention: torch.Tensor, rows: torch.Tensor,
@@ -210,6 +201,10 @@ def _batch_topk(lm: LoadedModel, framed: list[tuple[list[int], list[int]]], top_
     return out
 
 
+def _dtype_bytes(lm: LoadedModel) -> int:
+    return next((p.element_size() for p in lm.model.parameters()), 4)
+
+
 def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_batch: int = MAX_BATCH,
                token_budget: int = TOKEN_BUDGET, mask_only: bool = True) -> list[ModelFill | ExplorerError]:
     """One loaded masked LM's column for each of ``texts`` (cleaned prompts with at least one mask), in
@@ -228,7 +223,11 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
     ready = {i: f for i, f in enumerate(framed) if not isinstance(f, ExplorerError)}
     ok = list(ready)
     tops: dict[int, tuple[list[list[float]], list[list[int]]]] = {}
-    for batch in plan_batches([len(ready[i][0]) for i in ok], max_batch, token_budget):
+    lengths = [len(ready[i][0]) for i in ok]
+    # the fixed budget, or less where this model's activations at the longest prompt would not fit one forward
+    token_budget = min(token_budget, activations.tokens_per_forward(lm.model.config, max(lengths, default=1),
+                                                                    dtype_bytes=_dtype_bytes(lm)))
+    for batch in plan_batches(lengths, max_batch, token_budget):
         cancel.check()  # a server request out of its time or memory budget stops before the next batch
         members = [ok[j] for j in batch]
         tops.update(zip(members, _batch_topk(lm, [ready[i][:2] for i in members], int(top_k), mask_only),

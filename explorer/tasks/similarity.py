@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
-from explorer.runtime import cancel
+from explorer.runtime import activations, cancel
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks import packedencoder
@@ -190,9 +190,10 @@ def _pad_batch(ids: list[list[int]], pad_id: int, with_types: bool, device: str)
 def encode(loaded: LoadedModel, sentences: list[str] | tuple[str, ...], batch_size: int = 32) -> torch.Tensor:
     """Sentence embeddings, in the order given: (N, D) float32 unit vectors on the CPU.
 
-    Tokenizes everything once, then runs batches of ``batch_size`` sentences sorted by token count
+    Tokenizes everything once, then runs batches of at most ``batch_size`` sentences of similar token count
     (longest first, like sentence-transformers, but by tokens rather than characters so each batch
-    pads even less). Plain BERT encoders (MiniLM) run packed, without padding
+    pads even less), each within the padded tokens whose activations fit one forward
+    (:mod:`explorer.runtime.activations`: BERT-base's 512-token texts in batches of 11, not 1,024). Plain BERT encoders (MiniLM) run packed, without padding
     (:mod:`explorer.tasks.packedencoder`); others run ``model(**padded_batch)``. Embeddings stay on the
     model's device until the end: one transfer, not one per batch.
     """
@@ -204,14 +205,16 @@ def encode(loaded: LoadedModel, sentences: list[str] | tuple[str, ...], batch_si
                             "encoder such as sentence-bert (the bundled all-MiniLM-L6-v2).")
     ids = tok(list(sentences), truncation=True, max_length=max_length(loaded),
               add_special_tokens=True)["input_ids"]
-    order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
     device = input_device(model)
     packed = packedencoder.supports(model)
     out = torch.empty((len(ids), int(model.config.hidden_size)), dtype=torch.float32, device=device)
+    # batches of at most batch_size sentences and of the padded tokens whose activations fit one forward
+    budget = activations.tokens_per_forward(model.config, max((len(x) for x in ids), default=1),
+                                            dtype_bytes=next((p.element_size() for p in model.parameters()), 4))
+    batches = activations.plan_batches([len(x) for x in ids], batch_size, budget)  # shortest first
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
+        for rows in reversed(batches):  # longest first, as sentence-transformers
             cancel.check()  # a request stopped by its budget or gone frees its worker between batches
-            rows = order[start : start + batch_size]
             batch_ids = [ids[i] for i in rows]
             if packed:
                 emb = packedencoder.mean_embeddings(model, packedencoder.pack(batch_ids, device))  # (B, D)
