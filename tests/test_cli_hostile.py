@@ -59,7 +59,7 @@ BASE: dict[str, dict[str, object]] = {
     "serve": {"--dry-run": True, "--port": "8080"},  # serving runs until stopped: the check alone
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
-PROGRESS = re.compile(r"^\s*\d+(\.\d+)?%\s|^note: ")  # progress and notes may precede the one error line
+PROGRESS = re.compile(r"^\s*\d+(\.\d+)?%\s|^note: |^(fill-mask|similarity): ")  # progress and notes may precede the one error line
 
 
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
