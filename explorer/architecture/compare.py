@@ -101,7 +101,7 @@ def _entry(key: str, seq_len: int, lengths: Sequence[int]) -> dict[str, Any]:
                                     seq_len=seq_len, attention=variant.attention, shapes=False)
     mm = result.flops.matmul_flops
     return {"row": row(result, variant, config), "components": result.components,
-            "flops": [mm + cost.attention_flops(config, n, variant.attention) for n in lengths],
+            "flops": [mm + cost.model_attention_flops(model, config, n, variant.attention) for n in lengths],
             "memory": [cost.attention_memory(config, n, variant.attention) for n in lengths]}
 
 
