@@ -77,3 +77,20 @@ def test_inline_subcommands_exist(name: str, capsys) -> None:
 def test_block_commands_parse_comments_and_quotes():
     text = '```bash\npython -m explorer tokenize --text "a # b" --json   # note\necho no\n```\n'
     assert block_commands(text) == ["python -m explorer tokenize --text 'a # b' --json"]
+
+
+def test_the_readmes_counts_and_lists_are_those_of_the_data() -> None:
+    """Issue 27: the README said 20 budgets (23 are recorded) and its variant list left out Gemma 3 270M."""
+    import re
+
+    from explorer.architecture import catalog
+    from explorer.papers import budgets
+
+    text = README
+    assert re.search(r"every variant in the catalog \((\d+):", text).group(1) == str(len(catalog.keys()))
+    assert re.search(r"pretraining budgets of (\d+) variants", text).group(1) == str(len(budgets.budgets()))
+    listed = re.search(r"every variant in the catalog \(\d+: (.*?)\) with parameters by year", text).group(1)
+    listed = re.sub(r"[-() ]", "", listed.lower())
+    families = {catalog.get_variant(k).name.split(" ")[0].split("-")[0].lower() for k in catalog.keys()}
+    missing = {f for f in families if f not in listed}
+    assert not missing, f"families the README's list leaves out: {missing}"

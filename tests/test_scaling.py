@@ -41,3 +41,17 @@ def test_figures_draw_every_placement():
     assert len(kaplan.data) == 4 and len(kaplan.data[2].x) == len(places)
     plane = plots.chinchilla_figure(places)
     assert plane.data[0].name.startswith("Chinchilla") and len(plane.data[-1].x) == len(places)
+
+
+def test_kaplans_n_leaves_out_the_embeddings_and_chinchillas_counts_everything():
+    """Issue 27: Gemma 3 270M sat 2.7x too far right on L(N). Its model card: about 100M transformer parameters
+    beside 170M of embeddings; BERT-base's encoder has 85M outside its 23.8M of embedding tables."""
+    places = {p.key: p for p in scaling.placements()}
+    gemma, bert = places["gemma3-270m"], places["bert-base"]
+    assert gemma.non_embedding == pytest.approx(100e6, rel=0.02) and gemma.params / gemma.non_embedding > 2.6
+    assert gemma.loss_n == pytest.approx(scaling.loss_n(gemma.non_embedding))
+    assert bert.non_embedding == pytest.approx(86.3e6, rel=0.01)  # the encoder and its MLM head's transform
+    assert gemma.loss_chinchilla == pytest.approx(scaling.loss_chinchilla(270e6, gemma.tokens))
+    assert scaling.loss_chinchilla(70e9, 1.4e12) == pytest.approx(1.69 + 406.4 / 70e9 ** 0.34 + 410.7 / 1.4e12 ** 0.28)
+    plane = plots.chinchilla_figure(list(places.values()))
+    assert sum(1 for t in plane.data if t.name and t.name.startswith("L(N, D)")) == len(plots.ISO_COMPUTE)

@@ -12,21 +12,32 @@ Constants, as the papers give them:
   per parameter (Chinchilla: 70B parameters on 1.4T tokens). With C ≈ 6·N·D (Kaplan et al., Sec. 2.1),
   N_opt = sqrt(C / (6·20)) and D_opt = 20·N_opt.
 
-The catalog's models are placed with their published parameter count (all parameters: Kaplan's N leaves
-out embeddings, so small models sit a little to the right of where Kaplan would put them) and the tokens
-their budget records (:mod:`explorer.papers.budgets`). A predicted loss is what the fit says, not a measurement.
+- Hoffmann et al. 2022, Eq. 10 (Approach 3, the parametric fit): L(N, D) = E + A / N^α + B / D^β with
+  E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28, in nats per token on MassiveText.
+
+Which N each fit takes: Kaplan's N counts **non-embedding** parameters (the paper's own definition: token and
+position embeddings left out), Chinchilla's N counts **all** parameters (the difference between the two counts
+explains much of the gap between their exponents: Pearce & Song 2024). So each catalog model is placed on L(N) by
+its non-embedding count (:func:`non_embedding_params`, counted on the model built from its config: Gemma 3 270M
+has 100M of them beside 170M of embeddings, 2.7x fewer than its total), and on Chinchilla's fit and the (N, D)
+plane by its published total, with the tokens its budget records (:mod:`explorer.papers.budgets`). A predicted
+loss is what the fit says, not a measurement.
+
+>>> round(loss_chinchilla(70e9, 1.4e12), 3)  # Chinchilla itself
+1.937
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from explorer.architecture import catalog
 from explorer.papers import budgets
 
-__all__ = ["ALPHA_D", "ALPHA_N", "D_C", "N_C", "TOKENS_PER_PARAM", "Placement", "chinchilla_optimal",
-           "geomspace", "loss_d", "loss_n", "placements"]
+__all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "Placement", "chinchilla_optimal",
+           "geomspace", "loss_chinchilla", "loss_d", "loss_n", "non_embedding_params", "placements"]
 
 N_C = 8.8e13  # Kaplan et al. 2020, Eq. 1.1: non-embedding parameters
 ALPHA_N = 0.076  # Eq. 1.1
@@ -34,6 +45,26 @@ D_C = 5.4e13  # Kaplan et al. 2020, Eq. 1.2: tokens
 ALPHA_D = 0.095  # Eq. 1.2
 TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: compute-optimal D/N (70B params on 1.4T tokens)
 FLOPS_PER_PARAM_TOKEN = 6  # C ≈ 6 N D (Kaplan et al. 2020, Sec. 2.1)
+CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}  # Hoffmann et al. 2022, Eq. 10
+
+
+def loss_chinchilla(params: float, tokens: float) -> float:
+    """Chinchilla's parametric L(N, D) in nats per token (N: all parameters)."""
+    f = CHINCHILLA_FIT
+    return f["E"] + f["A"] / params ** f["alpha"] + f["B"] / tokens ** f["beta"]
+
+
+@lru_cache(maxsize=64)
+def non_embedding_params(key: str) -> int:
+    """Parameters of ``key`` outside its embedding tables (Kaplan's N), counted on the model built from its
+    config on the meta device (no memory): every distinct weight that is not an embedding table."""
+    from torch import nn
+
+    from explorer.architecture import build
+
+    model = build.build(key)
+    tables = {id(p) for m in model.modules() if isinstance(m, nn.Embedding) for p in m.parameters(recurse=False)}
+    return sum(p.numel() for p in model.parameters() if id(p) not in tables)  # a tied output layer is a table too
 
 
 def loss_n(params: float) -> float:
@@ -64,13 +95,15 @@ class Placement:
 
     key: str
     name: str
-    params: int
+    params: int  # published, all parameters (Chinchilla's N)
+    non_embedding: int  # Kaplan's N
     tokens: float
     tokens_source: str
     loss_n: float
     loss_d: float
     tokens_per_param: float
     compute: float  # 6 N D, for the iso-compute comparison
+    loss_chinchilla: float = 0.0  # Chinchilla's L(N, D) at (all parameters, tokens)
 
 
 def placements() -> list[Placement]:
@@ -81,6 +114,8 @@ def placements() -> list[Placement]:
         params = variant.published_params
         if b.tokens is None or params is None:
             continue
-        out.append(Placement(b.key, variant.name, params, b.tokens, b.tokens_source or "", loss_n(params),
-                             loss_d(b.tokens), b.tokens / params, FLOPS_PER_PARAM_TOKEN * params * b.tokens))
+        inner = non_embedding_params(b.key)
+        out.append(Placement(b.key, variant.name, params, inner, b.tokens, b.tokens_source or "", loss_n(inner),
+                             loss_d(b.tokens), b.tokens / params, FLOPS_PER_PARAM_TOKEN * params * b.tokens,
+                             loss_chinchilla(params, b.tokens)))
     return out

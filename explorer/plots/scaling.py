@@ -22,9 +22,10 @@ ISO_COMPUTE = (1e18, 1e20, 1e22, 1e24)  # FLOPs: one dashed line each on the (N,
 def _markers(fig: go.Figure, x: list[float], y: list[float], places: Sequence[Placement], **where: int) -> None:
     fig.add_scatter(x=x, y=y, mode="markers+text", text=[safe_label(p.key, 24) for p in places],
                     textposition="top center", marker={"size": 10, "color": "#d62728"}, showlegend=False,
-                    hovertext=[f"<b>{safe_label(p.name, 50)}</b><br>{p.params:,} parameters<br>{p.tokens:.3g} tokens "
-                               f"({safe_label(p.tokens_source, 40)})<br>{p.tokens_per_param:.1f} tokens per parameter"
-                               for p in places], hoverinfo="text", **where)
+                    hovertext=[f"<b>{safe_label(p.name, 50)}</b><br>{p.params:,} parameters ({p.non_embedding:,} "
+                               f"outside the embeddings)<br>{p.tokens:.3g} tokens ({safe_label(p.tokens_source, 40)})"
+                               f"<br>{p.tokens_per_param:.1f} tokens per parameter<br>Chinchilla's L(N, D): "
+                               f"{p.loss_chinchilla:.2f} nats" for p in places], hoverinfo="text", **where)
 
 
 def kaplan_figure(places: Sequence[Placement]) -> go.Figure:
@@ -34,9 +35,9 @@ def kaplan_figure(places: Sequence[Placement]) -> go.Figure:
     ds = scaling.geomspace(1e8, 1e13)
     fig.add_scatter(x=ns, y=[scaling.loss_n(n) for n in ns], mode="lines", name="Kaplan L(N)", row=1, col=1)
     fig.add_scatter(x=ds, y=[scaling.loss_d(d) for d in ds], mode="lines", name="Kaplan L(D)", row=1, col=2)
-    _markers(fig, [p.params for p in places], [p.loss_n for p in places], places, row=1, col=1)
+    _markers(fig, [p.non_embedding for p in places], [p.loss_n for p in places], places, row=1, col=1)
     _markers(fig, [p.tokens for p in places], [p.loss_d for p in places], places, row=1, col=2)
-    fig.update_xaxes(type="log", title_text="parameters N", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="non-embedding parameters N (Kaplan's count)", row=1, col=1)
     fig.update_xaxes(type="log", title_text="training tokens D", row=1, col=2)
     fig.update_yaxes(title_text="predicted test loss (nats / token, WebText2)", row=1, col=1)
     fig.update_layout(title="Kaplan et al. 2020: loss falls as a power law in parameters and in data",
@@ -50,11 +51,17 @@ def chinchilla_figure(places: Sequence[Placement]) -> go.Figure:
     fig = go.Figure()
     fig.add_scatter(x=ns, y=[scaling.TOKENS_PER_PARAM * n for n in ns], mode="lines", line={"color": "#2ca02c"},
                     name="Chinchilla compute-optimal: D = 20 N")
+    for compute in ISO_COMPUTE:  # the fit's own optimum on each iso-compute line (Eq. 10, Approach 3)
+        best = min(ns, key=lambda n, c=compute: scaling.loss_chinchilla(n, c / (6 * n)))
+        fig.add_scatter(x=[best], y=[compute / (6 * best)], mode="markers", marker={"symbol": "x", "color": "#2ca02c"},
+                        name="L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28: its optimum per budget",
+                        showlegend=compute == ISO_COMPUTE[0], hoverinfo="text",
+                        hovertext=f"{compute:.0e} FLOPs: the fit's best N = {best:.3g}, D = {compute / (6 * best):.3g}")
     for compute in ISO_COMPUTE:
         fig.add_scatter(x=ns, y=[compute / (6 * n) for n in ns], mode="lines", hoverinfo="skip",
                         line={"dash": "dot", "color": "#aaa", "width": 1}, name=f"C = 6ND = {compute:.0e} FLOPs")
     _markers(fig, [p.params for p in places], [p.tokens for p in places], places)
     fig.update_layout(title="Tokens against parameters: above the green line a model saw more data than "
-                            "compute-optimal, below it less", xaxis_title="parameters N", yaxis_title="training tokens D",
+                            "compute-optimal, below it less", xaxis_title="parameters N (all, Chinchilla's count)", yaxis_title="training tokens D",
                       xaxis_type="log", yaxis_type="log", yaxis_range=[7, 14], legend={"orientation": "h", "y": -0.25})
     return fig

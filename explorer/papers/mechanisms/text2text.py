@@ -52,9 +52,9 @@ T5_TASKS: dict[str, T5Task] = {t.name: t for t in (
            "attala county."),
 )}
 
-# Control code -> example text after it. Wikipedia, Reviews, Books and Running are the prompts of the
-# "Generations" section of salesforce/ctrl's README; Links, Horror and Translation follow the paper's
-# examples (Keskar et al. 2019); the Questions prompt is ours, in the paper's "Q: ... A:" form.
+# Control code -> example text after it. Wikipedia, Reviews, Books, Running and Questions ("Q: What is the capital
+# of Australia? A:") are the prompts of the "Generations" section of salesforce/ctrl's README; Links, Horror and
+# Translation follow the paper's examples (Keskar et al. 2019).
 CTRL_EXAMPLES: dict[str, str] = {
     "Links": "https://www.cnn.com/2007/09/20/us-president-meets-british-pm",
     "Wikipedia": "Salesforce Inc. is",
