@@ -50,7 +50,10 @@ with right:
     ui.figure(plots.scaling(result, "memory"), "attention-memory-vs-length", height=420)
 st.caption("Full attention grows quadratically with length (a straight line of slope 2 on the memory chart); "
            "Longformer's window and BigBird's blocks grow linearly. FLOPs per token = 2 x weights used + "
-           "4 x layers x d_model x keys attended: weights as in Kaplan et al. 2020 (Table 1); attention counts "
-           "QKᵀ and AV, as Hoffmann et al. 2022 (Appendix F) do, where Kaplan's Table 1 counts QKᵀ alone (factor 2). "
+           "4 x layers x d_attn x keys scored, d_attn = heads x head width (T5-11B: 16,384, not its d_model 1,024): "
+           "weights as in Kaplan et al. 2020 (Table 1); attention counts QKᵀ and AV, as Hoffmann et al. 2022 "
+           "(Appendix F) do, where Kaplan's Table 1 counts QKᵀ alone (factor 2); a causal layer scores every key, as "
+           "a dense kernel does; DeBERTa adds its content-to-position and position-to-content scores (He et al. 2021, "
+           "eq. 2-4). Within 3% of PyTorch's FlopCounterMode for every dense family. "
            "train_flops is the pretraining compute the paper reports, else 6 x parameters x tokens (marked "
            "'estimated' in train_flops_source); `python -m explorer budget` lists every recorded budget.")
