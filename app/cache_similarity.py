@@ -20,7 +20,7 @@ from explorer.runtime import workers
 from explorer.runtime.loading import load_model
 from explorer.serving import embedding
 from explorer.serving.endpoints import Endpoint
-from explorer.tasks import colbert, defaults, similarity
+from explorer.tasks import colbert, defaults, sbert, similarity
 
 
 @st.cache_data(max_entries=2, show_spinner=False, ttl=60)
@@ -85,3 +85,18 @@ def compression(query: str, text: str, k: int, seed: int, top_k: int, device: st
     """ColBERTv2 compression study with 1- and 2-bit residuals (k = 0: the default number of centroids)."""
     return colbert.compression_study(colbert.default_encoder(device=device, dtype=dtype), query, text, (1, 2),
                                      k or None, seed, top_k)
+
+
+@st.cache_data(max_entries=8, show_spinner="Embedding the graded pairs with every pooling…")
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
+def pooling_study(model: str, device: str = "auto", dtype: str = "auto") -> list[sbert.PoolingRow]:
+    """CLS, mean and max pooling of ``model`` on the bundled graded pairs, with each one's Spearman."""
+    return sbert.pooling_study(load_model(model, device=device, dtype=dtype))
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing Sentence-BERT's three objectives…")
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
+def objectives(model: str, anchor: str, positive: str, negative: str, label: str, gold: float, device: str = "auto",
+               dtype: str = "auto") -> sbert.Objectives:
+    """The classification, regression and triplet losses on real embeddings of three typed sentences."""
+    return sbert.objectives(load_model(model, device=device, dtype=dtype), anchor, positive, negative, label, gold)

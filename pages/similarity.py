@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_similarity as cache
-from app import device_picker, served_picker, ui
+from app import device_picker, sbert_view, served_picker, ui
 from explorer.core.errors import ExplorerError
 from explorer.core.labels import safe_label
 from explorer.core.notices import Notice
@@ -65,8 +65,9 @@ if lines is None:
     st.stop()
 ui.notices(lines.notices, ("dropped",))  # empty and duplicate lines, once for every tab
 
-t_matrix, t_search, t_late, t_comp = st.tabs(
-    ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)"])
+t_matrix, t_search, t_late, t_comp, t_sbert = st.tabs(
+    ["Similarity matrix", "Search", "Late interaction (ColBERT)", "Compression (ColBERTv2)",
+     "Pooling & objectives (Sentence-BERT)"])
 
 with t_matrix:
     with ui.guard():
@@ -132,3 +133,6 @@ with t_comp, ui.guard():
     st.dataframe(report, hide_index=True, width="stretch")
     st.caption(RATIO_NOTE)
     ui.csv_download(report, "compression", key="sim_comp_csv")
+
+with t_sbert:
+    sbert_view.show(model, where)

@@ -34,8 +34,8 @@ import torch.nn.functional as F
 
 from explorer.core.notices import Notice
 
-__all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "probes", "prompt_used", "reference",
-           "sentence_pairs", "spearman"]
+__all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "pair_grades", "probes", "prompt_used",
+           "reference", "sentence_pairs", "spearman"]
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "compression"
 MAX_TOKENS = 256  # held-out tokens scored per forward: enough for a stable perplexity, one forward on 2 cores
@@ -45,10 +45,19 @@ BATCH = 16
 
 
 @lru_cache(maxsize=1)
+def _pair_rows() -> list[list[str]]:
+    lines = (ASSETS / "sentence_pairs.tsv").read_text(encoding="utf-8").splitlines()
+    return [ln.split("\t") for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
 def sentence_pairs() -> tuple[tuple[str, str], ...]:
     """The bundled sentence pairs (first, second); comment lines skipped."""
-    lines = (ASSETS / "sentence_pairs.tsv").read_text(encoding="utf-8").splitlines()
-    return tuple((a, b) for a, b in (ln.split("\t", 1) for ln in lines if ln.strip() and not ln.startswith("#")))
+    return tuple((row[0], row[1]) for row in _pair_rows())
+
+
+def pair_grades() -> tuple[float, ...]:
+    """How close in meaning each bundled pair is, graded by hand on STS's 0-5 scale (the file's third column)."""
+    return tuple(float(row[2]) for row in _pair_rows())
 
 
 @lru_cache(maxsize=1)
@@ -62,10 +71,25 @@ def probes() -> dict[str, Any]:
     return json.loads((ASSETS / "probes.json").read_text(encoding="utf-8"))
 
 
+def _ranks(values: list[float]) -> torch.Tensor:
+    """Ranks from 0, ties given the average of the ranks they share (hand grades tie often)."""
+    x = torch.tensor(values, dtype=torch.float64)
+    order = x.argsort(stable=True)
+    ranks = torch.empty_like(x)
+    ranks[order] = torch.arange(len(values), dtype=torch.float64)
+    for value in x.unique():
+        same = x == value
+        ranks[same] = ranks[same].mean()
+    return ranks
+
+
 def spearman(a: list[float], b: list[float]) -> float:
-    """Spearman rank correlation (ranks by order; float scores rarely tie)."""
-    ra = torch.tensor(a, dtype=torch.float64).argsort().argsort().double()
-    rb = torch.tensor(b, dtype=torch.float64).argsort().argsort().double()
+    """Spearman rank correlation: Pearson's correlation of the ranks, tied values at their average rank.
+
+    >>> round(spearman([1.0, 2.0, 2.0], [1.0, 2.0, 3.0]), 4)
+    0.866
+    """
+    ra, rb = _ranks(a), _ranks(b)
     ra, rb = ra - ra.mean(), rb - rb.mean()
     denom = float(ra.norm() * rb.norm())
     return float((ra * rb).sum()) / denom if denom else 0.0

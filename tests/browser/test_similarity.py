@@ -45,3 +45,20 @@ def test_empty_list_shows_one_message(open_page) -> None:
     page.get_by_text("No sentences given").first.wait_for()
     assert page.get_by_text("No sentences given").count() == 1
     assert_clean(page, "similarity-empty", errors_expected=True)
+
+
+def test_the_sentence_bert_tab_recomputes_the_losses_for_typed_sentences(open_page) -> None:
+    page = open_page("similarity")
+    page.get_by_role("tab", name="Pooling & objectives (Sentence-BERT)").click()
+    triplet = page.locator("[data-testid='stMetric']").filter(has_text="Triplet loss")
+    triplet.first.wait_for(timeout=120_000)
+    assert triplet.first.inner_text().strip().endswith("0.000")  # the defaults: the anchor is nearer the positive
+    negative = page.get_by_role("textbox", name="Negative", exact=True)
+    negative.fill("<i>Someone plays an instrument.</i>")  # as near the anchor as the positive: the triplet bites
+    negative.press("Enter")
+    wait_idle(page)
+    page.wait_for_function("() => [...document.querySelectorAll(\"[data-testid='stMetric']\")].some("
+                           "m => m.innerText.includes('Triplet loss') && !m.innerText.trim().endsWith('0.000'))",
+                           timeout=60_000)
+    assert page.locator("i").filter(has_text="Someone plays").count() == 0  # typed HTML stays text
+    assert_clean(page, "similarity-sbert")

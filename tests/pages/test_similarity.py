@@ -44,7 +44,7 @@ def test_default_page_shows_every_view(default_run) -> None:
     _clean(at)
     assert not at.error
     figs = _figures(at)
-    assert len(figs) == 5  # heatmap, search bars, MaxSim matrix, rankings, compression
+    assert len(figs) == 6  # heatmap, search bars, MaxSim matrix, rankings, compression, pooling
     assert any("Stand-in" in w.value.replace("\\", "") for w in at.warning)  # no ColBERT checkpoint in the test env
     assert any("8 sentences" in c.value for c in at.caption)
     from explorer.tasks.colbert import RATIO_NOTE
@@ -96,7 +96,7 @@ def test_empty_query_is_an_error_in_search_tabs_only() -> None:
     at.text_input(key="sim_query").set_value("   ").run()
     _clean(at)
     assert len(at.error) == 3 and all("query is empty" in e.value for e in at.error)  # search, late, compression
-    assert len(_figures(at)) == 1  # the matrix still shows
+    assert len(_figures(at)) == 2  # the matrix still shows, and the pooling study (it reads no query)
 
 
 def test_document_picker_and_centroids_update_the_views() -> None:
@@ -109,7 +109,7 @@ def test_document_picker_and_centroids_update_the_views() -> None:
     at.number_input(key="sim_k").set_value(4).run()
     _clean(at)
     assert any("4 centroids" in c.value for c in at.caption)
-    report = at.dataframe[-1].value
+    report = next(d.value for d in at.dataframe if "bits" in d.value.columns)
     assert list(report["bits"]) == [1, 2] and (report["ratio_vs_fp16"] > 1).all()
 
 
@@ -159,3 +159,24 @@ def test_each_notice_is_shown_once_with_the_icon_of_its_kind() -> None:
     assert len(cut) == 1 and cut[0][2] == ":material/content_cut:" and cut[0][0].startswith("Line 2 has")
     stand_in = [b for b in boxes if b[0].startswith("Stand-in: no ColBERT checkpoint")]
     assert len(stand_in) == 1 and stand_in[0][2] == ":material/science:"
+
+
+def test_the_sentence_bert_tab_measures_each_pooling_and_computes_each_objective(default_run) -> None:
+    """Issue 27: Sentence-BERT's pooling strategies and its three objectives, computed on the bundled MiniLM."""
+    from explorer.runtime.loading import load_model
+    from explorer.tasks import sbert
+
+    at = default_run
+    pooling = next(d.value for d in at.dataframe if "Spearman x 100" in d.value.columns)
+    expected = sbert.pooling_study(load_model("sentence-bert", device="cpu"))
+    assert list(pooling["Spearman x 100"]) == pytest.approx([r.spearman for r in expected], abs=0.5)
+    losses = next(d.value for d in at.dataframe if "objective" in d.value.columns)
+    assert list(losses["objective"]) == ["classification (NLI)", "regression (STS)", "triplet"]
+    assert losses["loss"].iloc[2] == 0.0  # the guitar sentence is nearer the instrument than the stock market
+    at.text_input(key="sbert_positive").set_value("The stock market fell.").run()
+    at.text_input(key="sbert_negative").set_value("Someone plays an instrument.").run()
+    _clean(at)
+    swapped = next(d.value for d in at.dataframe if "objective" in d.value.columns)
+    assert swapped["loss"].iloc[2] > 1 and swapped["loss"].iloc[1] > losses["loss"].iloc[1]
+    at.text_input(key="sbert_anchor").set_value("   ").run()
+    assert any("anchor" in e.value and "empty" in e.value for e in at.error)
