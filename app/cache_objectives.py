@@ -13,6 +13,7 @@ from explorer import objectives as obj
 from explorer.objectives import decoding, distill, mlm, stats
 from explorer.objectives.base import ObjectiveResult
 from explorer.objectives.text import Prepared, prepare
+from explorer.training import c4
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -64,3 +65,15 @@ def generate(text: str, steps: int, method: str, temperature: float, top_k: int,
 def distillation(temperature: float, alpha: float, skill: float) -> distill.DistillResult:
     """The example distillation loss with a student ``skill`` of the way to the teacher."""
     return distill.example_loss(temperature, alpha, skill)
+
+
+@st.cache_data(max_entries=2, show_spinner="Cleaning the bundled corpus with C4's rules…")
+def c4_bundled() -> c4.Report:
+    """The pretraining lab's bundled corpus through C4's cleaning rules (about 1.5 s, once per process)."""
+    return c4.clean_bundled()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def c4_text(text: str) -> c4.Report:
+    """A pasted text (blank-line-separated pages) through C4's cleaning rules."""
+    return c4.clean(text)

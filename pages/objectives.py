@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import c4_view, ui
 from app import objectives_view as view
-from app import ui
 from explorer.objectives import GROUPS, STRATEGIES, Strategy
 from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_CHARS, MAX_TOKENS, check_text
 
@@ -35,7 +35,8 @@ with ui.guard():  # an empty or oversized text: one box here, not one per tab
     usable = bool(check_text(text))
 if not usable:
     st.stop()
-tab_one, tab_compare, tab_decode, tab_distill = st.tabs(["Objective", "Compare side by side", "Decoding", "Distillation"])
+tab_one, tab_compare, tab_decode, tab_distill, tab_c4 = st.tabs(
+    ["Objective", "Compare side by side", "Decoding", "Distillation", "Data: C4's cleaning"])
 with tab_one, ui.guard():
     pair_or_none = pair if strategy.pair else None  # other strategies ignore it: keep it out of cache keys
     view.header(strategy, text, pair_or_none)
@@ -49,3 +50,5 @@ with tab_decode:
     view.decoding(text, seed)
 with tab_distill:
     view.distillation()
+with tab_c4:
+    c4_view.show()

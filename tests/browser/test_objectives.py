@@ -43,3 +43,16 @@ def test_objectives_page_interactions(open_page) -> None:
     wait_idle(page)
     assert page.locator("[data-testid='stAlertContentError']").count() >= 1
     assert_clean(page, "objectives_after_interactions", errors_expected=True)
+
+
+def test_the_c4_tab_cleans_a_typed_page(open_page) -> None:
+    page = open_page("objectives")
+    page.get_by_role("tab", name="Data: C4's cleaning").click()
+    page.get_by_text("documents kept").first.wait_for(timeout=120_000)  # the bundled corpus, cleaned
+    box = page.get_by_role("textbox", name="A page of web text (or several, separated by blank lines)")
+    box.fill("<b id='c4inj'>Menu</b>\n" + " ".join(f"Sentence number {i} ends here." for i in range(6)))
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.get_by_text("1 of 1 pages kept").first.wait_for(timeout=60_000)
+    assert page.locator("#c4inj").count() == 0
+    assert_clean(page, "objectives-c4")

@@ -107,3 +107,20 @@ def test_decoding_and_distillation_widgets() -> None:
     at.slider(key="obj_dist_skill").set_value(1.0).run()
     assert float(_metrics(at)["KL(teacher_T ‖ student_T)"]) == pytest.approx(0.0, abs=1e-4)
     assert not at.exception
+
+
+def test_the_c4_tab_counts_what_each_rule_removed_from_a_page_and_from_the_corpus() -> None:
+    """Issue 27: T5's C4 cleaning, applied to a pasted page and to the bundled corpus."""
+    from explorer.training import c4
+
+    at = _run()
+    captions = [c.value for c in at.caption]
+    sample = c4.clean(at.text_area(key="c4_text").value)
+    assert f"{sample.pages_kept} of {sample.pages_in} pages kept" in " ".join(captions)
+    assert any("documents kept" in c for c in captions)
+    rules = next(d.value for d in at.dataframe if "rule" in d.value.columns)
+    assert list(rules["rule"]) == list(c4.RULES)
+    at.text_area(key="c4_text").set_value("<b>one</b> line without an end").run()
+    assert not at.exception and "0 of 1 pages kept" in " ".join(c.value for c in at.caption)
+    at.text_area(key="c4_text").set_value("   ").run()
+    assert any("empty" in e.value for e in at.error)
