@@ -11,7 +11,10 @@ import numpy as np
 import streamlit as st
 
 from explorer.papers.mechanisms import deberta, distillation, text2text
-from explorer.runtime import workers
+from explorer.papers.mechanisms import sift as sift_mechanism
+from explorer.runtime import modelkind, workers
+from explorer.runtime.loading import load_model
+from explorer.tasks.generation import load_decoder
 
 
 @st.cache_data(max_entries=8, show_spinner="Splitting DeBERTa's attention…")
@@ -74,3 +77,12 @@ def ctrl(code: str, text: str) -> text2text.CtrlFraming:
 def m2m(source_lang: str, target_lang: str, source: str, target: str) -> text2text.M2MFraming:
     """One translation pair in M2M-100's layout."""
     return text2text.m2m_frame(source_lang, target_lang, source, target)
+
+
+@st.cache_data(max_entries=16, show_spinner="Finding the adversarial direction…")
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
+def sift(model: str, text: str, epsilon: float, device: str = "auto", dtype: str = "auto") -> sift_mechanism.SiftResult:
+    """SiFT's and a uniform perturbation of ``text``'s embeddings in a bundled real model, compared."""
+    decoder = modelkind.is_decoder(model)  # a decoder with its output layer: the next-token distribution moves
+    loaded = (load_decoder if decoder else load_model)(model, device=device, dtype=dtype)
+    return sift_mechanism.perturb(loaded, text, epsilon)

@@ -9,20 +9,19 @@ import pandas as pd
 import streamlit as st
 
 from app import cache_mechanisms as cache
-from app import device_picker, ui
+from app import device_picker, sift_view, ui
 from explorer.papers.mechanisms import deberta, distillation, text2text
 from explorer.plots import mechanisms as plots
 
-TEXT = "Paris is the capital of France, and Rome is the capital of Italy."
-TEMPERATURES = ("1", "2", "4", "8")
+TEXT, TEMPERATURES = "Paris is the capital of France, and Rome is the capital of Italy.", ("1", "2", "4", "8")
 
 where = device_picker.pick().kwargs()  # DeBERTa's real module and the distillation models run there
 st.title("Mechanisms")
 st.caption("What defines a variant, computed on real modules built from the catalog configs. The weights are "
            "**random** (nothing is downloaded): the point is the arithmetic, which holds for any weights; "
            "trained weights would change the numbers, not how they are made.")
-tab_deberta, tab_distil, tab_text = st.tabs(["DeBERTa attention", "Distillation", "Text-to-text"],
-                                            key="tab", bind="query-params")
+tab_deberta, tab_distil, tab_text, tab_sift = st.tabs(
+    ["DeBERTa attention", "Distillation", "Text-to-text", "SiFT (DeBERTa)"], key="tab", bind="query-params")
 
 
 def show_deberta() -> None:
@@ -144,7 +143,8 @@ def show_text() -> None:
                     f"M2M-100 {src} → {tgt}", "m2m_layout")
 
 
-for tab, show in ((tab_deberta, show_deberta), (tab_distil, show_distillation), (tab_text, show_text)):
+for tab, show in ((tab_deberta, show_deberta), (tab_distil, show_distillation), (tab_text, show_text),
+                  (tab_sift, lambda: sift_view.show(where))):
     if tab.open:
         with tab:
             show()

@@ -50,3 +50,15 @@ def test_mechanisms_tabs_and_bad_input(open_page) -> None:
     errors.first.wait_for(timeout=60_000)
     assert errors.count() == 1 and "empty" in errors.first.inner_text()
     assert_clean(page, "mechanisms_empty", errors_expected=True)
+
+
+def test_the_sift_tab_recomputes_for_another_model(open_page) -> None:
+    page = open_page("mechanisms?tab=SiFT+%28DeBERTa%29")
+    sift = page.locator("[data-testid='stMetric']").filter(has_text="SiFT: 1 - cosine")
+    sift.first.wait_for(timeout=120_000)
+    page.get_by_label("Model", exact=True).click()
+    page.get_by_role("option", name="Gemma 3 270M (bundled decoder: scaled embeddings of one size)").click()
+    wait_idle(page)
+    page.locator("[data-testid='stMetric']").filter(has_text="SiFT: KL").first.wait_for(timeout=180_000)
+    page.get_by_text("Next token, clean").first.wait_for(timeout=60_000)
+    assert_clean(page, "mechanisms_sift")

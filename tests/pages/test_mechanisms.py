@@ -86,3 +86,20 @@ def test_bad_text_in_each_text_section_is_one_message() -> None:
     at.text_input(key="mech_m2m_source").set_value("").run()
     assert_clean(at, errors_expected=True)
     assert len(at.error) == 3 and len(figures(at)) == 0
+
+
+def test_the_sift_tab_compares_sifts_perturbation_with_a_uniform_one() -> None:
+    """Issue 27: SiFT computed on a bundled real model, from a link."""
+    from explorer.papers.mechanisms import sift
+    from explorer.runtime.loading import load_model
+
+    at = page_app("mechanisms.py", tab="SiFT (DeBERTa)").run()
+    assert_clean(at)
+    metrics = {m.label: float(m.value) for m in at.metric}
+    expected = sift.perturb(load_model("sentence-bert", device="cpu"), "The capital of France is Paris.", 0.2)
+    assert metrics["SiFT: 1 - cosine of the sentence embedding"] == pytest.approx(expected.kl_sift, abs=1e-3)
+    assert "How far each token moved" in figures(at)[0]["layout"]["title"]["text"]
+    at.text_input(key="sift_text").set_value(HOSTILE).run()
+    assert_clean(at)
+    at.text_input(key="sift_text").set_value("  ").run()
+    assert any("empty" in e.value for e in at.error)
