@@ -110,3 +110,32 @@ def test_the_endpoints_bound_and_the_request_budget_hold(served_engine) -> None:
     with cancel.scope(token), pytest.raises(ServedError) as err:  # a page's budget bounds the wait
         client.complete(served_engine.endpoint, "Once upon a time", max_tokens=60, logprobs=5)
     assert err.value.kind == "timeout" and "did not answer within 0.3 s" in _one_line(err.value)
+
+
+def test_an_engine_stops_when_the_process_that_started_it_is_killed() -> None:
+    """A killed test run or app left its engines serving (seen 2026-11): the kernel now stops them (Linux)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    from explorer.serving import localengine
+
+    if not sys.platform.startswith("linux") or not localengine.available():
+        pytest.skip("needs Linux and the engine (make engine)")
+    code = ("from explorer.serving import localengine\nrun = localengine.start(name='orphan')\n"
+            "print(run.process.pid, flush=True)\nimport time\ntime.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    engine = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    for _ in range(50):
+        try:
+            os.kill(engine, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(engine, 9)
+    raise AssertionError("the engine outlived the process that started it")

@@ -103,6 +103,18 @@ def _wait_ready(run: Running, seconds: float) -> None:
                         f"see {run.log}.")
 
 
+# The engine's first lines: on Linux, ask the kernel to stop it when the process that started it dies, even by
+# SIGKILL (a killed test run or app left its engines serving, seen 2026-11), then run the server. Elsewhere it just
+# runs the server: Running.stop and the context manager still stop it on a normal exit.
+_LAUNCH = ("import os, runpy, signal, sys\n"
+           "if sys.platform.startswith('linux'):\n"
+           "    import ctypes\n"
+           "    ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG\n"
+           "    if os.getppid() != int(sys.argv[1]): sys.exit(0)  # the parent died before that\n"
+           "sys.argv = ['llama_cpp.server', *sys.argv[2:]]\n"
+           "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n")
+
+
 def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: bool = False, n_ctx: int = 2048,
           threads: int | None = None, gguf: Path | None = None, wait: float = START_SECONDS,
           log_dir: Path | None = None) -> Running:
@@ -115,7 +127,7 @@ def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: b
     log_dir = log_dir or persist.cache_dir() / "engine-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{name}-{port}.log"
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", MODEL_ALIAS,
+    args = [sys.executable, "-c", _LAUNCH, str(os.getpid()), "--model", str(path), "--model_alias", MODEL_ALIAS,
             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads",
             str(threads or max(1, (os.cpu_count() or 2))), "--verbose", "false"]
     args += ["--embedding", "true"] if embedding else ["--logits_all", "true"]
