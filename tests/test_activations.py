@@ -13,25 +13,17 @@ from pathlib import Path
 import pytest
 
 from explorer.runtime import activations
+from tests.peak_rss import PROBE
 
 ROOT = Path(__file__).resolve().parents[1]
 # measured on a 2-core CPU, torch 2.13, transformers 5.23 (B=16, T=512, hidden 256, 8 heads, 2 layers): eager
 # attention 346 MB against an estimate of 386 MB (1.11x); SDPA does not keep the (B, H, T, T) scores: 136 MB
 FACTOR = 1.5  # the estimate is at least the eager peak and at most this many times it
 
-_FORWARD = textwrap.dedent("""
+_FORWARD = PROBE + textwrap.dedent("""
     import json, os, sys, torch
     from transformers import BertConfig, BertModel
     from explorer.runtime.activations import per_token_bytes
-
-    def rss():
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-    def peak():
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
 
     out = {}
     for attn in ("eager", "sdpa"):

@@ -21,6 +21,7 @@ import pytest
 from explorer.cli import main
 from explorer.core.errors import ExplorerError
 from explorer.training import families, memory, trainer
+from tests.peak_rss import PROBE
 
 ROOT = Path(__file__).resolve().parents[1]
 FACTOR = 2.0  # estimate / measured peak: 1.11-1.63 measured (module docstring)
@@ -107,18 +108,9 @@ def test_an_accumulated_step_trains_on_the_same_tokens_as_one_pass() -> None:
         assert b == pytest.approx(a, rel=0.03)
 
 
-_STEP = textwrap.dedent("""
+_STEP = PROBE + textwrap.dedent("""
     import json, os, sys
     from explorer.training import batches, corpus, memory, trainer
-
-    def rss():
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-    def peak():
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
 
     plan = trainer.Plan("mlm", steps=1, batch_tokens=int(sys.argv[1]), seq_len=128, eval_windows=2)
     words = " ".join(f"word{i % 997} is here and there" for i in range(40000))
