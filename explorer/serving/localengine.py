@@ -104,7 +104,7 @@ def _wait_ready(run: Running, seconds: float) -> None:
 
 
 # The engine's first lines: on Linux, ask the kernel to stop it when the process that started it dies, even by
-# SIGKILL (a killed test run or app left its engines serving, seen 2026-11), then run the server. Elsewhere it just
+# SIGKILL (else a killed test run or app leaves its engines serving), then run the server. Elsewhere it just
 # runs the server: Running.stop and the context manager still stop it on a normal exit.
 _LAUNCH = ("import os, runpy, signal, sys\n"
            "if sys.platform.startswith('linux'):\n"
