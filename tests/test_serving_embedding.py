@@ -82,7 +82,7 @@ def test_similarity_page_shows_the_served_model_beside_the_local_one(served_embe
     assert len(served) == 2 and all("(gemma3-270m) · as served" in c for c in served)  # matrix and search
     assert any("8 sentences · 640-d embeddings" in c for c in served)
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert sum("served:embed" in t for t in titles) == 1 and len(titles) == 6  # the local page's five, and one
+    assert sum("served:embed" in t for t in titles) == 1 and len(titles) == 7  # the local page's six, and one
     assert at.dataframe[1].value["sentence"].iloc[0].startswith("A man is eating")  # the served ranking
     assert at.query_params["served"] == "embed"
     assert not [w for w in shown(at.warning) if "could not" in w or "left out" in w]
@@ -97,4 +97,4 @@ def test_a_served_failure_is_one_warning_per_panel_and_the_local_model_goes_on(s
     assert_clean(at)
     failed = [w for w in shown(at.warning) if "could not" in w]
     assert len(failed) == 2 and all("Text 4 has 9,999 characters" in w for w in failed)  # matrix tab, search tab
-    assert len(figures(at)) == 5  # the local bi-encoder's views all drawn (its long line cut, with a notice)
+    assert len(figures(at)) == 6  # the local bi-encoder's views all drawn (its long line cut, with a notice)

@@ -194,7 +194,7 @@ def per_token(model: nn.Module, config: PretrainedConfig, seq_len: int, attentio
     >>> config = build.config_from_dict({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2,
     ...     "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})
     >>> per_token(build.instantiate(config, "base"), config, 128)
-    Cost(seq_len=128, matmul_flops=139264, attention_flops=65536, context=128.0)
+    Cost(seq_len=128, matmul_flops=131136, attention_flops=65536, context=128.0)
     """
     ctx = context(attention, seq_len, config, average_causal=False)
     return Cost(seq_len, matmul_flops(model, config, seq_len), model_attention_flops(model, config, seq_len, attention), ctx)

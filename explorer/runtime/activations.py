@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from explorer.architecture.modeltypes import HEAD_FIELDS, config_int
+
 __all__ = ["FORWARD_BYTES", "per_token_bytes", "plan_batches", "tokens_per_forward"]
 
 FORWARD_BYTES = 512 * 2**20  # one inference forward's activations at most (beside the weights)
@@ -44,8 +46,7 @@ def per_token_bytes(config: Mapping[str, Any] | Any, length: int, dtype_bytes: i
     a transformers config)."""
     hidden = _get(config, "hidden_size", "d_model", "n_embd", "dim", default=768)
     inter = _get(config, "intermediate_size", "d_ff", "n_inner", "hidden_dim", "encoder_ffn_dim", default=4 * hidden)
-    heads = _get(config, "num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads",
-                 default=12)
+    heads = config_int(config, *HEAD_FIELDS) or 12
     return dtype_bytes * (_RESIDUAL * hidden + _FEED_FORWARD * inter + _SCORES * heads * max(1, length))
 
 

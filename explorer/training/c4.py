@@ -33,6 +33,7 @@ from pathlib import Path
 from explorer.core.errors import ExplorerError
 from explorer.core.userinput import require_text
 from explorer.runtime import cancel
+from explorer.training import corpus
 
 __all__ = ["MAX_CHARS", "RULES", "Removed", "Report", "bad_words", "clean", "clean_bundled", "clean_pages",
            "sentences"]
@@ -156,8 +157,6 @@ def clean(text: str) -> Report:
 def clean_bundled() -> Report:
     """The pretraining lab's bundled corpus (the Python documentation: one page per document, one line per
     paragraph) through C4's rules."""
-    from explorer.training import corpus
-
     text = corpus.bundled()
     return clean_pages(["\n".join(doc) for doc in text.train + text.heldout])
 
