@@ -68,10 +68,8 @@ def pool(hidden: torch.Tensor, mask: torch.Tensor, how: str, normalize: bool = T
     """One vector per sentence (B, D) from its token vectors (B, T, D): ``how`` is "cls", "mean" or "max"."""
     if how == "cls":
         out = hidden[:, 0]
-    elif how == "mean":
-        out = similarity.mean_pool(hidden, mask) if normalize else \
-            (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
-        return out
+    elif how == "mean":  # normalised, this is similarity.mean_pool: the bi-encoder's own embedding
+        out = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
     elif how == "max":
         out = hidden.masked_fill(mask[..., None] == 0, float("-inf")).amax(1)
     else:

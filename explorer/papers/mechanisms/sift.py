@@ -98,8 +98,7 @@ def perturb(loaded: LoadedModel, text: str, epsilon: float = 0.5, seed: int = 0)
     model, tok = loaded.model, loaded.tokenizer
     ids = tok(text, return_tensors="pt")["input_ids"][0][:MAX_TOKENS]
     device = next(model.parameters()).device
-    decoder = hasattr(model, "lm_head") or hasattr(model, "get_output_embeddings") and \
-        model.get_output_embeddings() is not None
+    decoder = model.get_output_embeddings() is not None  # an output layer: next-token log-probabilities
     with torch.no_grad():
         embeds = model.get_input_embeddings()(ids.to(device)).float()  # (T, D), Gemma's scaling included
         clean = _output(model, embeds.to(model.dtype))
