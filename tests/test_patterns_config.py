@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from explorer import patterns as P
@@ -40,6 +43,14 @@ def test_head_dim_reads_every_spelling() -> None:
     assert P.head_dim({"d_kv": 64, "d_model": 512}) == 64
     assert P.head_dim({"n_embd": 768, "n_head": 12}) == 64
     assert P.head_dim({}) == 64
+
+
+@pytest.mark.parametrize(("key", "width"), [("gemma3-270m", 256), ("mobilebert", 32), ("t5-11b", 128)])
+def test_head_dim_is_the_stated_width_not_hidden_over_heads(key: str, width: int) -> None:
+    """Gemma states head_dim (4 x 256 against a 640-wide stream), T5 d_kv, MobileBERT runs attention in its
+    128-wide bottleneck: the pattern's d_head (and its FLOPs) must use those, as the cost model does."""
+    cfg = json.loads((Path("assets/configs") / f"{key}.json").read_text())
+    assert P.head_dim(cfg) == width
 
 
 def test_self_attention_spec_follows_bigbird_and_refuses_unknown_attention() -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
-from explorer.architecture import layertree
+from explorer.architecture import layertree, modeltypes
 from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
@@ -67,10 +67,6 @@ def matmul_flops(model: nn.Module, config: PretrainedConfig, seq_len: int | None
     return int(total)
 
 
-def _stack_of(config: PretrainedConfig) -> Any:
-    return config.encoder if config.model_type == "encoder-decoder" else config  # composite: BERT2BERT
-
-
 def attention_width(config: PretrainedConfig) -> int:
     """``d_attn``: heads x head width of the attention (Kaplan's d_attn), from the config.
 
@@ -78,19 +74,8 @@ def attention_width(config: PretrainedConfig) -> int:
     >>> [attention_width(build.make_config(k)) for k in ("bert-base", "t5-11b", "gemma3-270m", "mobilebert")]
     [768, 16384, 1024, 128]
     """
-    stack = _stack_of(config)
-    heads = num_heads(stack) or 1
-    for name in ("head_dim", "d_kv", "attention_head_size"):  # Gemma, T5, DeBERTa-v2 when set
-        width = getattr(stack, name, None)
-        if isinstance(width, int) and width > 0:
-            return heads * width
-    if getattr(stack, "use_bottleneck", False) and getattr(stack, "true_hidden_size", None):  # MobileBERT
-        return int(stack.true_hidden_size)
-    for name in ("hidden_size", "d_model", "n_embd"):
-        width = getattr(stack, name, None)
-        if isinstance(width, int) and width > 0:
-            return width
-    return 0
+    width = modeltypes.head_width(config)
+    return (num_heads(config) or 1) * width if width else 0
 
 
 def layer_counts(config: PretrainedConfig) -> tuple[int, int, int]:

@@ -21,7 +21,7 @@ from typing import Any
 __all__ = [
     "DECODER_LAYER_FIELDS", "HEAD_FIELDS", "LAYER_FIELDS", "POSITION_OFFSET_TYPES", "RELATIVE_POSITION_TYPES",
     "ROBERTA_STYLE_TOKENIZER_TYPES", "bigbird_falls_back", "config_int", "is_encoder_decoder", "max_input_tokens",
-    "num_heads", "num_layers", "position_offset",
+    "head_width", "num_heads", "num_layers", "position_offset",
 ]
 
 # RoBERTa-style position embeddings start at ``padding_idx + 1`` (= 2): two rows of
@@ -45,6 +45,10 @@ LAYER_FIELDS: tuple[str, ...] = ("num_hidden_layers", "encoder_layers", "num_lay
 # only stack's count (BERT2BERT's decoder is a copy of its encoder config).
 DECODER_LAYER_FIELDS: tuple[str, ...] = ("num_decoder_layers", "decoder_layers", *LAYER_FIELDS)
 HEAD_FIELDS: tuple[str, ...] = ("num_attention_heads", "encoder_attention_heads", "num_heads", "n_head", "n_heads")
+# A head's width where the config states it (Gemma's head_dim, T5's d_kv, DeBERTa-v2's attention_head_size):
+# it need not be hidden / heads (Gemma 3 270M: 4 heads x 256 against a 640-wide residual stream).
+HEAD_WIDTH_FIELDS: tuple[str, ...] = ("head_dim", "d_kv", "attention_head_size")
+HIDDEN_FIELDS: tuple[str, ...] = ("hidden_size", "d_model", "n_embd", "dim", "emb_dim")
 
 
 def position_offset(model_type: str, pad_token_id: int | None = 1) -> int:
@@ -94,6 +98,27 @@ def num_layers(cfg: Mapping[str, Any] | Any, part: str = "encoder") -> int | Non
 def num_heads(cfg: Mapping[str, Any] | Any) -> int | None:
     """Attention heads per layer of the encoder (or the only stack); None when the config names none."""
     return config_int(_stack(cfg, "encoder"), *HEAD_FIELDS)
+
+
+def head_width(cfg: Mapping[str, Any] | Any) -> int | None:
+    """Width of one attention head of the encoder (or the only stack): the stated width, else MobileBERT's
+    bottleneck (``true_hidden_size``) or the hidden size, divided by the heads; None when neither is known.
+
+    >>> head_width({"hidden_size": 640, "num_attention_heads": 4, "head_dim": 256})
+    256
+    >>> head_width({"hidden_size": 512, "num_attention_heads": 4, "use_bottleneck": True, "true_hidden_size": 128})
+    32
+    >>> head_width({"d_model": 1024, "num_heads": 128, "d_kv": 128}), head_width({"n_embd": 768, "n_head": 12})
+    (128, 64)
+    """
+    stack = _stack(cfg, "encoder")
+    stated = config_int(stack, *HEAD_WIDTH_FIELDS)
+    if stated and stated > 0:
+        return stated
+    heads = num_heads(cfg)
+    bottleneck = config_int(stack, "true_hidden_size") if _get(stack, "use_bottleneck") else None
+    hidden = bottleneck or config_int(stack, *HIDDEN_FIELDS)
+    return hidden // heads if hidden and heads else None
 
 
 def max_input_tokens(cfg: Mapping[str, Any] | Any) -> int | None:

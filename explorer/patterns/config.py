@@ -48,12 +48,8 @@ def _first(cfg: dict[str, Any], *names: str) -> Any:
 
 
 def head_dim(cfg: dict[str, Any]) -> int:
-    """Per-head width d_head (T5 states it as d_kv; the others as hidden / heads)."""
-    if cfg.get("d_kv"):
-        return int(cfg["d_kv"])
-    hidden = _first(cfg, "hidden_size", "d_model", "n_embd", "dim", "emb_dim")
-    heads = modeltypes.num_heads(cfg)
-    return int(hidden) // int(heads) if hidden and heads else 64
+    """Per-head width d_head (:func:`modeltypes.head_width`; 64 when the config says nothing)."""
+    return modeltypes.head_width(cfg) or 64
 
 
 def alternating_layers(cfg: dict[str, Any]) -> list[str]:
