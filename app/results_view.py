@@ -55,6 +55,11 @@ def paper_section() -> None:
     st.dataframe(table, hide_index=True, key="res_table")
     ui.csv_download(table, f"results-{benchmark}", key="res_csv")
     st.caption("Sources: " + "; ".join(dict.fromkeys(r.source for r in rows)))
+    if results.numberless(rows):  # a claim the source makes only in words: nothing to place on a chart
+        st.caption("This table holds no number: its source states the result in words (the text column), and "
+                   "no readable copy of the tables behind it was found. The words are shown as the source has them, "
+                   "never turned into a number.")
+        return
     frontier_section(benchmark, rows)
 
 
@@ -81,7 +86,11 @@ def frontier_section(benchmark: str, rows: list[results.Row]) -> None:
     pts = results.points(chosen, cache.costs(variants))
     if x == "train_flops":
         pts = results.with_compute(pts, cache.train_flops(variants))
-    if pts:
+    if len(pts) > 1 and len({p.variant for p in pts}) == 1:  # CTRL's prompts: rows of one model, no cost to trade against
+        st.info(f"Every row of this metric is one catalog variant ({pts[0].variant}): there is no cost to compare "
+                "along, so no frontier is drawn; the table above holds the values."
+                + ("" if higher else " Lower is better for this metric."), icon=":material/info:")
+    elif pts:
         best = results.frontier(pts, plots.AXES[x][0], higher_is_better=higher)
         ui.figure(plots.efficiency_figure(pts, best, metric, x), f"efficiency-{benchmark}-{metric}", key="res_fig")
         st.caption("Red points are on the frontier: no cheaper variant scores better. Parameters and FLOPs per token "

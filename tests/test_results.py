@@ -133,7 +133,7 @@ def test_sizes_are_not_scores_and_never_the_default_metric():
 
 def test_albert_table_2_is_whole():
     # Cells read from arXiv:1909.11942v6, Table 2: the BERT rows, all four ALBERT sizes, parameters and speed-up.
-    rows = results.rows("squad-mnli-sst2-race-dev")
+    rows = [r for r in results.rows("squad-mnli-sst2-race-dev") if r.source == "Lan et al. 2020 (ALBERT), Table 2"]
     cell = {(r.model, r.metric): r.value for r in rows}
     assert {r.model for r in rows} == {"BERT-base", "BERT-large", "ALBERT-base", "ALBERT-large", "ALBERT-xlarge",
                                        "ALBERT-xxlarge"}
@@ -224,6 +224,35 @@ CELLS = [
     ("electra_large_glue_dev", "RoBERTa-500K", "avg", 88.9),
     ("electra_large_glue_dev", "ELECTRA-400K", "cola", 69.3),
     ("electra_large_glue_dev", "BERT (Clark et al. 2019)", "stsb_spearman", 90.0),
+    # Sun et al. 2020, Table 4 and the SQuAD dev table, as transcribed in huggingface/nn_pruning analysis/plot_data.py.
+    ("mobilebert_glue_test", "MobileBERT w/o OPT", "latency_ms", 192.0),
+    ("mobilebert_glue_test", "MobileBERT w/o OPT", "rte", 70.4),
+    ("mobilebert_glue_test", "MobileBERT-tiny", "flops", 3.1e9),
+    ("mobilebert_glue_test", "MobileBERT", "cola", 50.5),
+    ("mobilebert_glue_test", "MobileBERT", "stsb_spearman", 84.4),
+    ("mobilebert_glue_test", "BERT-base", "cola", None),
+    ("mobilebert_squad_dev", "MobileBERT w/o OPT", "squad2.0_em", 77.6),
+    ("mobilebert_squad_dev", "MobileBERT-tiny", "squad1.1_em", 81.4),
+    ("mobilebert_squad_dev", "MobileBERT", "squad2.0_f1", 79.2),
+    # Khattab & Zaharia 2020, Table 2, DeepCT row, as read in a text extraction of the ar5iv copy.
+    ("colbert_e2e", "DeepCT (end-to-end; latency estimated, recall as reported by Dai and Callan)", "mrr10_dev", 24.3),
+    ("colbert_e2e", "DeepCT (end-to-end; latency estimated, recall as reported by Dai and Callan)", "recall1000", 91.0),
+    ("colbert_e2e", "DeepCT (end-to-end; latency estimated, recall as reported by Dai and Callan)", "mrr10_local_eval",
+     None),
+    # The google-research/albert README (snapshot b772393): v2 vs v1, GLUE dev, SQuAD and RACE tables.
+    ("albert_readme_dev", "ALBERT-base (v2, 10M steps)", "race", 66.8),
+    ("albert_readme_dev", "ALBERT-xxlarge (v2, 3M steps)", "squad2.0_em", 86.9),
+    ("albert_readme_dev", "ALBERT-xxlarge (v1, 1.5M steps)", "avg", 91.0),
+    ("albert_readme_glue_dev", "ALBERT (1.5M) (ALBERT-xxlarge v1, 1.5M steps)", "cola", 71.4),
+    ("albert_readme_glue_dev", "XLNet-large (reported in the ALBERT README)", "rte", 83.8),
+    ("albert_readme_squad_race", "ALBERT (1.5M)", "squad2.0_test_f1", 90.9),
+    ("albert_readme_squad_race", "ALBERT (1.5M)", "race_test_high", 85.5),
+    ("albert_readme_squad_race", "UPM", "squad2.0_test_em", 87.2),
+    ("albert_readme_squad_race", "ALBERT (1M)", "squad2.0_test_f1", None),
+    # The salesforce/ctrl README (snapshot a089a0c), Source Attributions.
+    ("ctrl_source_attribution", "CTRL (256-token model) (My landlord is suing me for unpaid rent, Legal)", "prompt_ppl",
+     21.210965),
+    ("ctrl_source_attribution", "CTRL (256-token model) (I love God, Atheism)", "prompt_ppl", 116.811038),
 ]
 
 
@@ -277,12 +306,9 @@ FAMILIES = {
     "BART": (("bart-base", "bart-large"), "BART"), "M2M-100": (("m2m100",), "M2M-100"),
     "BigBird-Pegasus": (("bigbird-pegasus",), "BigBird-Pegasus"), "BERT2BERT": (("bert2bert",), "BERT2BERT"),
 }
-# Families without a sourced row, each with the reason (assets/results/README.md says the same).
-NO_ROW_YET = {
-    "CTRL": "no copy of the paper's body could be read; what could be read (paperswithcode, the salesforce/ctrl README) "
-            "reports generations and per-domain perplexities for source attribution, no benchmark score",
-    "M2M-100": "no text copy of the paper's BLEU tables was found; the fairseq examples/m2m_100 README has none",
-}
+# Families without a sourced row, each with the reason (assets/results/README.md says the same). None left: CTRL's
+# rows are its README's source-attribution perplexities, M2M-100's its abstract's claim in words (tests below).
+NO_ROW_YET: dict[str, str] = {}
 
 
 def test_every_catalog_key_is_in_a_family():
@@ -312,7 +338,7 @@ def test_train_flops_are_costs_never_the_default_metric():
 
 def test_distil_readme_macro_scores_are_the_means_of_their_cells():
     rows = [r for r in results.rows("glue-dev") if "distillation README" in r.source]
-    by = {(r.model, r.metric): r.value for r in rows}
+    by = {(r.model, r.metric): r.value or 0.0 for r in rows}  # every cell of these two rows is reported
     tasks = ("cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "stsb")
     for model in ("DistilRoBERTa", "RoBERTa-base (reported; Distil* README)"):
         with_wnli = sum(by[(model, t)] for t in (*tasks, "wnli")) / 9
@@ -332,3 +358,99 @@ def test_model_labels_are_unique_within_a_table():
         rows = results.parse_table(path.read_text(encoding="utf-8"))
         pairs = [(r.model, r.metric) for r in rows]
         assert len(pairs) == len(set(pairs)), path.name
+
+
+def _cells_of(name: str) -> dict[tuple[str, str], float | None]:
+    return {(r.model, r.metric): r.value
+            for r in results.parse_table((results.RESULTS_DIR / f"{name}.tsv").read_text(encoding="utf-8"))}
+
+
+def _number(cells: dict[tuple[str, str], float | None], model: str, metric: str) -> float:
+    value = cells[(model, metric)]
+    assert value is not None, (model, metric)
+    return value
+
+
+GLUE_TASKS = ("cola", "sst2", "mrpc_f1", "stsb_spearman", "qqp_f1", "mnli_matched", "mnli_mismatched", "qnli", "rte")
+
+
+def test_mobilebert_tiny_equals_the_row_tinybert_quotes():
+    # Two copies of one row: MobileBERT's Table 4 (via nn_pruning) and TinyBERT's GLUE test table, which quotes it.
+    ours, theirs = _cells_of("mobilebert_glue_test"), _cells_of("tinybert_glue_test")
+    for metric in (*GLUE_TASKS, "params_millions"):
+        assert ours[("MobileBERT-tiny", metric)] == theirs[("MobileBERT-tiny", metric)], metric
+        assert ours[("MobileBERT", metric)] is not None and ours[("MobileBERT w/o OPT", metric)] is not None
+
+
+def test_mobilebert_glue_scores_keep_the_gaps_the_text_states():
+    # Abstract: MobileBERT is 0.6 below BERT-base; a summary of Table 4: w/o OPT is 0.2 above it.
+    cell = _cells_of("mobilebert_glue_test")
+    base, mobile, no_opt = (_number(cell, m, "glue_score") for m in ("BERT-base", "MobileBERT", "MobileBERT w/o OPT"))
+    assert round(base - mobile, 1) == 0.6 and round(no_opt - base, 1) == 0.2
+    assert cell[("MobileBERT", "latency_ms")] == 62 and not results.higher_is_better("latency_ms")
+
+
+def test_albert_readme_v1_rows_equal_the_papers_table_2():
+    readme, paper = _cells_of("albert_readme_dev"), _cells_of("albert_dev")
+    metrics = ("avg", "squad1.1_f1", "squad1.1_em", "squad2.0_f1", "squad2.0_em", "mnli", "sst2", "race")
+    for size in ("base", "large", "xlarge"):
+        assert [readme[(f"ALBERT-{size} (v1)", m)] for m in metrics] == [paper[(f"ALBERT-{size}", m)] for m in metrics]
+    # The released xxlarge v1 trained longer (1.5M steps) than Table 2's 125k-step model: the rows differ.
+    assert readme[("ALBERT-xxlarge (v1, 1.5M steps)", "race")] != paper[("ALBERT-xxlarge", "race")]
+
+
+def test_albert_readme_baselines_equal_their_other_copies():
+    glue, electra, fairseq = _cells_of("albert_readme_glue_dev"), _cells_of("electra_large_glue_dev"), \
+        _cells_of("fairseq_glue_dev")
+    electra_name = {"mrpc": "mrpc_accuracy", "qqp": "qqp_accuracy", "stsb": "stsb_spearman"}
+    for task in ("mnli", "qnli", "qqp", "rte", "sst2", "mrpc", "cola", "stsb"):
+        assert glue[("BERT-large (reported in the ALBERT README)", task)] == \
+            electra[("BERT (Clark et al. 2019)", electra_name.get(task, task))], task
+        assert glue[("RoBERTa-large (reported in the ALBERT README)", task)] == \
+            fairseq[("RoBERTa-large (dev, single model, single-task)", task)], task
+    squad, fairseq_squad = _cells_of("albert_readme_squad_race"), _cells_of("fairseq_squad_dev")
+    for version in ("1.1", "2.0"):
+        for metric in ("f1", "em"):  # F1/EM here, EM/F1 there: equal cells confirm both the order and RoBERTa-large
+            assert squad[("RoBERTa", f"squad{version}_dev_{metric}")] == \
+                fairseq_squad[("RoBERTa-large", f"squad{version}_{metric}")]
+
+
+def test_albert_readme_squad_pairs_are_f1_then_em():
+    # F1 is never below exact match, so the larger number of each README pair is F1.
+    for name in ("albert_readme_dev", "albert_readme_squad_race"):
+        cell = _cells_of(name)
+        for (model, metric), f1 in cell.items():
+            if metric.endswith("_f1") and f1 is not None:
+                assert f1 >= _number(cell, model, metric[:-3] + "_em"), (name, model, metric)
+
+
+def test_ctrl_rows_are_source_attribution_perplexities_not_a_benchmark_score():
+    rows = results.rows("ctrl-source-attribution-perplexity")
+    assert len(rows) == 15 and {r.variant for r in rows} == {"ctrl"} and {r.metric for r in rows} == {"prompt_ppl"}
+    assert not results.higher_is_better("prompt_ppl")
+    by_prompt: dict[str, list[float]] = {}
+    for r in rows:  # the README lists each prompt's domains lowest perplexity first
+        by_prompt.setdefault(r.model.rsplit(", ", 1)[0], []).append(r.value or 0.0)
+    assert len(by_prompt) == 5 and all(ppl == sorted(ppl) and len(ppl) == 3 for ppl in by_prompt.values())
+
+
+def test_m2m100_has_a_claim_in_words_and_no_invented_number():
+    (row,) = results.rows("m2m100-non-english-bleu-claim")
+    assert row.value is None and row.variant is None and row.source.startswith("Fan et al. 2021 (M2M-100), abstract")
+    claim = dict(row.texts)["claim"]
+    assert "gains of more than 10 BLEU when directly translating between non-English directions" in claim
+    assert results.numberless([row]) and not results.numberless(results.rows("ms-marco-passage"))
+    (record,) = results.table([row])
+    assert record["claim"] == claim and record["bleu_gain_non_english_directions"] == results.NOT_REPORTED
+    readme = (results.RESULTS_DIR / "README.md").read_text(encoding="utf-8")
+    assert "M2M-100's BLEU tables" in readme and "m2m100_abstract_claim.tsv" in readme
+
+
+def test_text_columns_are_words_never_metrics():
+    text = ("# src\n# benchmark: b\n# text: note\nmodel\tscore\tnote\tvariant\tsource\n"
+            "A\t1.5\tsaid so\t-\tS\nB\t-\t-\t-\tS\n")
+    rows = results.parse_table(text)
+    assert [(r.model, r.metric, r.value, r.texts) for r in rows] == [("A", "score", 1.5, (("note", "said so"),)),
+                                                                     ("B", "score", None, ())]
+    assert [rec["note"] for rec in results.table(rows)] == ["said so", ""]
+    assert not results.numberless(rows) and not results.numberless(rows[1:])  # a blank without words is no claim

@@ -4,24 +4,30 @@ The data live in ``assets/budgets.json``, one record per catalog key, each with 
 ``checked`` line saying where the figures were read. Nothing is filled in: a field the source does not
 give stays ``None``. Two numbers are derived here, and say so:
 
-- ``tokens``: when the source gives steps, batch and sequence length but no token count, tokens =
-  steps x batch x seq_len (``tokens_source`` = "steps x batch x seq_len", an upper bound when
-  sequences were packed shorter).
+- ``tokens``: when the source gives no token count, tokens = steps x batch_tokens when it gives the
+  tokens per step itself (BERT's "128,000 tokens/batch"), else steps x batch x seq_len
+  (``tokens_source`` names the product; an upper bound when sequences were packed or drawn shorter).
 - ``train_flops``: when the source reports none, the usual estimate C = 6·N·D (Kaplan et al. 2020,
   Sec. 2.1: about 2N FLOPs per token forward, twice that backward), with N = the catalog's published
-  parameter count and D = tokens; ``train_flops_source`` starts with "estimated".
+  parameter count and D = tokens; ``train_flops_source`` starts with "estimated". A model whose layers share
+  one set of weights (ALBERT) runs each shared weight once per layer per token, so 6·N·D with its published
+  N is a lower bound there, and the source text says so with the factor.
+
+What stops a derivation is named, not guessed: ``missing`` lists the record fields (and ``published_params``,
+the catalog's count) that a token count or a FLOPs estimate would need.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
 from explorer import ASSETS
-from explorer.architecture import catalog
+from explorer.architecture import catalog, modeltypes
 from explorer.core.errors import ExplorerError
 
 __all__ = ["BUDGETS_FILE", "NOT_RECORDED", "Budget", "budget", "budgets", "compare_columns", "keys", "load",
@@ -30,7 +36,10 @@ __all__ = ["BUDGETS_FILE", "NOT_RECORDED", "Budget", "budget", "budgets", "compa
 BUDGETS_FILE = ASSETS / "budgets.json"
 NOT_RECORDED = "not recorded"
 FLOPS_PER_PARAM_TOKEN = 6  # Kaplan et al. 2020, Sec. 2.1: C ~ 6 N D for a forward and backward pass
-FIELDS = ("corpus", "corpus_gb", "tokens", "steps", "batch", "seq_len", "hardware", "days", "train_flops")
+FIELDS = ("corpus", "corpus_gb", "tokens", "steps", "batch", "seq_len", "batch_tokens", "hardware", "days",
+          "train_flops")
+# The ways to a token count, tried in this order: the source's own tokens per step, then sequences x length.
+TOKEN_ROUTES = (("steps", "batch_tokens"), ("steps", "batch", "seq_len"))
 
 
 @dataclass(frozen=True)
@@ -41,10 +50,11 @@ class Budget:
     corpus: str | None
     corpus_gb: float | None
     tokens: float | None
-    tokens_source: str | None  # "reported" | "steps x batch x seq_len" | None
+    tokens_source: str | None  # "reported" | "steps x batch_tokens" | "steps x batch x seq_len" | None
     steps: int | None
-    batch: int | None
+    batch: int | None  # sequences per step
     seq_len: int | None
+    batch_tokens: float | None  # tokens per step, where the source counts its batch in tokens
     hardware: str | None
     days: float | None
     train_flops: float | None
@@ -52,18 +62,41 @@ class Budget:
     source: str
     checked: str
     note: str
+    missing: tuple[str, ...] = ()  # fields a token count or a FLOPs estimate lacks ("record": no record at all)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "missing": list(self.missing)}
 
 
 def _derived_tokens(record: dict[str, Any]) -> tuple[float | None, str | None]:
     if record.get("tokens") is not None:
         return float(record["tokens"]), "reported"
-    steps, batch, seq_len = (record.get(name) for name in ("steps", "batch", "seq_len"))
-    if steps is not None and batch is not None and seq_len is not None:
-        return float(steps * batch * seq_len), "steps x batch x seq_len"
+    for route in TOKEN_ROUTES:
+        values = [record.get(name) for name in route]
+        if all(v is not None for v in values):
+            return math.prod(float(v) for v in values if v is not None), " x ".join(route)
     return None, None
+
+
+def _missing(key: str, record: dict[str, Any], tokens: float | None, flops: float | None) -> tuple[str, ...]:
+    """Fields whose absence blocks the tokens (of the route closest to complete; on a tie, steps x batch x
+    seq_len, the one most sources give) and, with no reported FLOPs, the 6·N·D estimate's published N."""
+    gaps: tuple[str, ...] = ()
+    if tokens is None:
+        routes = [tuple(name for name in route if record.get(name) is None) for route in reversed(TOKEN_ROUTES)]
+        gaps = min(routes, key=len)
+    if flops is None and catalog.get_variant(key).published_params is None:
+        gaps += ("published_params",)
+    return gaps
+
+
+def _shared_layer_uses(key: str) -> int:
+    """How many times a token passes through each set of weights: layers / groups for ALBERT-style sharing
+    (``num_hidden_groups`` < layers), else 1."""
+    config = catalog.variant_config(key)
+    layers = modeltypes.num_layers(config)
+    groups = modeltypes.config_int(config, "num_hidden_groups")
+    return layers // groups if layers and groups and groups < layers else 1
 
 
 def _derived_flops(key: str, record: dict[str, Any], tokens: float | None) -> tuple[float | None, str | None]:
@@ -72,8 +105,12 @@ def _derived_flops(key: str, record: dict[str, Any], tokens: float | None) -> tu
     params = catalog.get_variant(key).published_params
     if tokens is None or params is None:
         return None, None
-    return (FLOPS_PER_PARAM_TOKEN * params * tokens,
-            f"estimated: 6 x N x D, N = {params:,} published parameters, D = {tokens:.3g} tokens")
+    text = f"estimated: 6 x N x D, N = {params:,} published parameters, D = {tokens:.3g} tokens"
+    uses = _shared_layer_uses(key)
+    if uses > 1:
+        text += (f"; a lower bound: the layers share weights, so N counts each shared layer once though every "
+                 f"token passes through it {uses} times")
+    return FLOPS_PER_PARAM_TOKEN * params * tokens, text
 
 
 def _budget(record: dict[str, Any]) -> Budget:
@@ -82,8 +119,9 @@ def _budget(record: dict[str, Any]) -> Budget:
     tokens, tokens_source = _derived_tokens(record)
     flops, flops_source = _derived_flops(key, record, tokens)
     return Budget(key, record.get("corpus"), record.get("corpus_gb"), tokens, tokens_source, record.get("steps"),
-                  record.get("batch"), record.get("seq_len"), record.get("hardware"), record.get("days"), flops,
-                  flops_source, record["source"], record["checked"], record.get("note", ""))
+                  record.get("batch"), record.get("seq_len"), record.get("batch_tokens"), record.get("hardware"),
+                  record.get("days"), flops, flops_source, record["source"], record["checked"],
+                  record.get("note", ""), _missing(key, record, tokens, flops))
 
 
 @lru_cache(maxsize=1)
@@ -102,8 +140,8 @@ def keys() -> list[str]:
 
 
 def _empty(key: str) -> Budget:
-    return Budget(key, None, None, None, None, None, None, None, None, None, None, None, NOT_RECORDED, "",
-                  "no source giving this variant's pretraining budget has been read yet")
+    return Budget(key, None, None, None, None, None, None, None, None, None, None, None, None, NOT_RECORDED, "",
+                  "no source giving this variant's pretraining budget has been read yet", ("record",))
 
 
 def budget(key: str) -> Budget:

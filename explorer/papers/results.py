@@ -2,10 +2,12 @@
 
 The tables live in ``assets/results/*.tsv``, transcribed from the papers; each file opens with
 its source line and ``# benchmark:`` (optionally ``# pairs:`` naming the two metrics of cells
-such as ``86.3/80.8``, and ``# describe:`` listing columns that describe the setting rather than
-score it). Every row carries its ``variant`` (catalog key of the same architecture, ``-`` when
-the catalog has none) and its ``source`` (paper and table). ``-`` in a cell means the paper did
-not report it: kept as a row whose value is ``None`` ("not reported").
+such as ``86.3/80.8``, ``# describe:`` listing columns that describe the setting rather than
+score it, and ``# text:`` listing columns whose cells are words, not numbers: a claim a source makes
+only in words, such as an abstract's "gains of more than 10 BLEU", travels with the row's metrics as
+text and is never turned into a number). Every row carries its ``variant`` (catalog key of the same
+architecture, ``-`` when the catalog has none) and its ``source`` (paper and table). ``-`` in a cell
+means the paper did not report it: kept as a row whose value is ``None`` ("not reported").
 
 For the efficiency chart each scored variant is placed at its parameter count and its forward
 FLOPs per token from our own cost model (:mod:`explorer.architecture.analysis`, bare network, no task head).
@@ -23,7 +25,8 @@ from explorer import ASSETS
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "higher_is_better", "load_rows",
-           "metrics", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost", "with_compute"]
+           "metrics", "numberless", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost",
+           "with_compute"]
 
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
@@ -46,9 +49,13 @@ class Row:
     metric: str
     value: float | None
     source: str
+    texts: tuple[tuple[str, str], ...] = ()  # (column, words) of the line's ``# text:`` cells, e.g. a claim
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The six fields `python -m explorer results --json` documents, and ``texts`` ({column: words}) on a row
+        that carries words, such as a claim the paper states without a table."""
+        out = {k: v for k, v in asdict(self).items() if k != "texts"}
+        return {**out, "texts": dict(self.texts)} if self.texts else out
 
 
 def parse_value(cell: str) -> float | None:
@@ -98,18 +105,25 @@ def parse_table(text: str) -> list[Row]:
     comments = [line for line in lines[1:] if line.startswith("#")]
     meta = _directives(comments)
     header, *body = [line.split("\t") for line in lines if not line.startswith("#")]
-    pairs, describe = _pairs(meta.get("pairs", "")), [c for c in meta.get("describe", "").split(",") if c]
+    pairs, describe, words = (_pairs(meta.get("pairs", "")), _names(meta.get("describe", "")),
+                              _names(meta.get("text", "")))
     out = []
     for cells in body:
         record = dict(zip(header, cells, strict=True))
         model = _model_label(cells[0], [record[c] for c in describe])
         variant = None if record["variant"] == "-" else record["variant"]
+        texts = tuple((c, record[c].strip()) for c in words if record[c].strip() != "-")
         for column in header[1:]:
-            if column in ("variant", "source") or column in describe:
+            if column in ("variant", "source") or column in describe or column in words:
                 continue
             for metric, value in _cells(column, record[column], pairs):
-                out.append(Row(model, variant, meta["benchmark"], metric, value, record["source"]))
+                out.append(Row(model, variant, meta["benchmark"], metric, value, record["source"], texts))
     return out
+
+
+def _names(spec: str) -> list[str]:
+    """``a,b`` -> ["a", "b"] (the column lists of ``# describe:`` and ``# text:``)."""
+    return [c.strip() for c in spec.split(",") if c.strip()]
 
 
 def _model_label(model: str, setting: Sequence[str]) -> str:
@@ -130,6 +144,20 @@ def benchmarks() -> list[str]:
     return list(dict.fromkeys(r.benchmark for r in load_rows()))
 
 
+def _listed(names: list[str], room: int = 300) -> str:
+    """``names`` joined, cut to about ``room`` characters with how many more there are (a message stays short).
+
+    >>> _listed(["a", "b", "c"], room=4)
+    'a, b … and 1 more (`python -m explorer results` prints every table)'
+    """
+    shown: list[str] = []
+    for name in names:
+        if shown and len(", ".join([*shown, name])) > room:
+            return f"{', '.join(shown)} … and {len(names) - len(shown)} more (`python -m explorer results` prints every table)"
+        shown.append(name)
+    return ", ".join(shown)
+
+
 def rows(benchmark: str | None = None) -> list[Row]:
     """All rows, or those of one benchmark (an unknown name gets suggestions)."""
     if benchmark is None:
@@ -139,7 +167,7 @@ def rows(benchmark: str | None = None) -> list[Row]:
     if benchmark not in names:
         close = difflib.get_close_matches(benchmark.lower(), names, n=2, cutoff=0.4)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise ExplorerError(f"Unknown benchmark {shorten(benchmark)!r}.{hint} Choose one of: {', '.join(names)}.")
+        raise ExplorerError(f"Unknown benchmark {shorten(benchmark)!r}.{hint} Choose one of: {_listed(names)}.")
     return [r for r in load_rows() if r.benchmark == benchmark]
 
 
@@ -160,14 +188,24 @@ def metrics(benchmark: str) -> list[str]:
 
 
 def table(selected: Sequence[Row]) -> list[dict[str, Any]]:
-    """One record per (model, source) with a column per metric; missing values read "not reported"."""
+    """One record per (model, source) with a column per metric; missing values read "not reported".
+
+    Text cells (a claim in words) follow the metrics, one column each; "" where a line has none.
+    """
     names = list(dict.fromkeys(r.metric for r in selected))
+    words = list(dict.fromkeys(column for r in selected for column, _ in r.texts))
     records: dict[tuple[str, str], dict[str, Any]] = {}
     for r in selected:
         record = records.setdefault((r.model, r.source), {"model": r.model, "catalog": r.variant or "",
-                                                          **dict.fromkeys(names, NOT_REPORTED)})
+                                                          **dict.fromkeys(names, NOT_REPORTED),
+                                                          **dict.fromkeys(words, ""), **dict(r.texts)})
         record[r.metric] = NOT_REPORTED if r.value is None else r.value
     return [{**rec, "source": source} for (_, source), rec in records.items()]
+
+
+def numberless(selected: Sequence[Row]) -> bool:
+    """Whether the rows are claims in words only (text cells, no number in any row): there is nothing to chart."""
+    return any(r.texts for r in selected) and all(r.value is None for r in selected)
 
 
 def unplaced(selected: Iterable[Row]) -> dict[str, list[str]]:

@@ -72,6 +72,24 @@ def test_garbage_in_the_url_falls_back():
     assert at.query_params["view"] == "glue" and len(crosspaper.glue_view("test")) == len(at.dataframe[0].value)
 
 
+def test_a_claim_in_words_shows_as_text_with_no_number_and_no_chart():
+    at = page_app("results.py", benchmark="m2m100-non-english-bleu-claim").run()
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert "gains of more than 10 BLEU" in table["claim"][0]
+    assert table["bleu_gain_non_english_directions"][0] == results.NOT_REPORTED
+    assert not figures(at) and "metric" not in at.query_params  # nothing to chart, so no metric picker
+    assert any("holds no number" in c.value for c in at.caption)
+
+
+def test_ctrl_source_attribution_perplexities_are_lower_is_better():
+    at = page_app("results.py", benchmark="ctrl-source-attribution-perplexity").run()
+    assert_clean(at)
+    assert len(at.dataframe[0].value) == 15 and set(at.dataframe[0].value["catalog"]) == {"ctrl"}
+    assert not figures(at)  # one model at one cost: a frontier would mean nothing
+    assert any("no frontier is drawn" in i.value and "Lower is better" in i.value for i in at.info)
+
+
 def test_inference_time_frontier_prefers_lower_seconds():
     at = page_app("results.py", benchmark="cpu-inference", metric="inference_seconds").run()
     assert_clean(at)
