@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import cache_objectives as cache
 from app import ui
+from explorer.core import limits
 from explorer.training import c4
 
 SAMPLE = "\n\n".join([
@@ -47,7 +48,7 @@ def show() -> None:
                 "a word of the bad-words list, pages with *lorem ipsum* and pages with a curly bracket; keep one copy "
                 "of any three-sentence span. Pages are blank-line-separated blocks.")
     text = st.text_area("A page of web text (or several, separated by blank lines)", SAMPLE, height=220,
-                        key="c4_text", max_chars=c4.MAX_CHARS)
+                        key="c4_text", max_chars=limits.C4_PASTE_CHARS)
     with ui.guard():
         report = cache.c4_text(text)
         st.caption(f"{report.pages_kept} of {report.pages_in} pages kept · {report.characters_kept:,} of "

@@ -1,11 +1,13 @@
-"""Cached wrapper of the compression lab (the page calls this, never the library directly).
+"""Caches of the compression lab: the original and each method, cached apart (``st.cache_data``, bounded).
 
-One cached call per method (``st.cache_data``, hashable arguments, bounded): each method is its own
-request with its own time budget (:mod:`explorer.runtime.cancel`), a method measured once answers from
-the cache when the page asks again with more methods, and the page draws the progress bar between calls.
-The original model comes from ``explorer.runtime.loading``'s one process-wide cache (never a second
-reference here); each compressed copy lives only while it is measured. A request stopped by its budget
-raises (nothing is cached) and the page says so.
+The page calls :func:`run`, which hands these caches to :func:`explorer.compression.study.run`: the library checks
+the methods, measures the original once per :class:`~explorer.compression.result.Settings` (:func:`baseline`),
+then each method against it (:func:`one_method`), reports progress per method, and computes the ratios. Each
+method is its own server request with its own time budget (:mod:`explorer.runtime.cancel`), and a method
+measured once answers from the cache when the page asks again with more methods; :func:`one_method` takes the
+original from :func:`baseline`'s cache, so it is measured once however many methods follow. The model comes from
+``explorer.runtime.loading``'s one process-wide cache (never a second reference here); each compressed copy lives
+only while it is measured. A request stopped by its budget raises (nothing is cached).
 """
 
 from __future__ import annotations
@@ -13,17 +15,33 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.compression import study
-from explorer.runtime import modelkind, workers
+from explorer.compression.result import Progress
+from explorer.runtime import workers
+from explorer.runtime.resolve import resolve
 
 
 @st.cache_data(max_entries=32, show_spinner=False, ttl=60)
 def measured_as_decoder(model: str, models_dir: str | None = None) -> bool:
-    """Whether the study measures ``model`` as a decoder (the library's one rule, :mod:`explorer.runtime.modelkind`)."""
-    return modelkind.is_decoder(model, models_dir)
+    """Whether the study measures ``model`` as a decoder (the library's one rule, :class:`ModelRef`)."""
+    return resolve(model, models_dir).decoder
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
+def baseline(wanted: study.Settings) -> study.Baseline:
+    """The original measured for ``wanted`` (model, device, prompt, repeats, early exit or copies)."""
+    return study.baseline(wanted)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def one_method(model: str, method: str, prompt: str, device: str = "auto", models_dir: str | None = None) -> study.Study:
-    """``model`` and a compressed copy by ``method`` (or its early exit), measured beside each other on ``device``."""
-    return study.run(model, [method], device=device, prompt=prompt, models_dir=models_dir)
+@workers.queued
+def one_method(wanted: study.Settings, method: str) -> study.Row:
+    """``method`` measured against the cached original of ``wanted``."""
+    return study.method_row(baseline(wanted), method)
+
+
+def run(model: str, methods: tuple[str, ...], prompt: str, device: str, models_dir: str | None,
+        progress: Progress) -> study.Study:
+    """The study of ``methods`` on ``model`` from the two caches above (not cached itself: both parts are)."""
+    return study.run(model, methods, device=device, models_dir=models_dir, prompt=prompt, progress=progress,
+                     original=baseline, one_method=one_method)

@@ -12,8 +12,9 @@ import streamlit as st
 
 from explorer.papers.mechanisms import deberta, distillation, text2text
 from explorer.papers.mechanisms import sift as sift_mechanism
-from explorer.runtime import modelkind, workers
+from explorer.runtime import workers
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks.generation import load_decoder
 
 
@@ -83,6 +84,6 @@ def m2m(source_lang: str, target_lang: str, source: str, target: str) -> text2te
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def sift(model: str, text: str, epsilon: float, device: str = "auto", dtype: str = "auto") -> sift_mechanism.SiftResult:
     """SiFT's and a uniform perturbation of ``text``'s embeddings in a bundled real model, compared."""
-    decoder = modelkind.is_decoder(model)  # a decoder with its output layer: the next-token distribution moves
+    decoder = resolve(model, None).decoder  # a decoder with its output layer: the next-token distribution moves
     loaded = (load_decoder if decoder else load_model)(model, device=device, dtype=dtype)
     return sift_mechanism.perturb(loaded, text, epsilon)

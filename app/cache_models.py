@@ -4,8 +4,9 @@ Models are NOT wrapped in ``st.cache_resource``: ``explorer.runtime.loading.load
 process-wide, memory-bounded, thread-safe LRU cache shared by every session, and a second
 reference here would stop it from ever freeing memory. Results are ``st.cache_data``
 (small frozen dataclasses, hashable arguments, bounded): a second identical request is
-answered without touching the model. ``stamps`` arguments (from ``explorer.runtime.weights.plan``)
-make a re-saved checkpoint miss the cache. ExplorerErrors are never cached: they reach ``ui.guard``.
+answered without touching the model. Models come resolved (:class:`explorer.runtime.resolve.ModelRef`, made once
+per script run by :func:`resolve`): their stamps make a re-saved checkpoint miss the cache, and the library asks
+nothing about them again. ExplorerErrors are never cached: they reach ``ui.guard``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.runtime import fence, modelcache, workers
+from explorer.runtime.resolve import ModelRef
+from explorer.runtime.resolve import resolve as resolve_model
 from explorer.serving import spans
 from explorer.serving.endpoints import Endpoint
-from explorer.tasks import defaults, discriminator, fillbatch, fillmask
-from explorer.tasks.fillresult import ModelFill
+from explorer.tasks import defaults, discriminator, fillmask
+from explorer.tasks.fillmask import batch as fillbatch
+from explorer.tasks.fillmask.result import ModelFill
 
 
 def models_dir() -> str | None:
@@ -31,25 +35,29 @@ def default_fill_models(directory: str | None) -> list[str]:
     return defaults.fill_mask_defaults(directory)
 
 
+def resolve(specs: list[str], directory: str | None, allow_random: bool) -> tuple[ModelRef, ...]:
+    """Each model resolved once for this script run (not cached: a download or a re-saved checkpoint shows at once;
+    it reads a config and a few file times)."""
+    return tuple(resolve_model(s, directory, allow_random=allow_random) for s in specs)
+
+
 @st.cache_data(max_entries=128, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def fill(specs: tuple[str, ...], prompt: str, top_k: int, allow_random: bool, directory: str | None,
-         stamps: tuple[str, ...], answer_tokens: int = 1, device: str = "auto",
-         dtype: str = "auto") -> fillmask.FillMaskResult:
-    """Every model's top-k for every mask of ``prompt`` (``stamps`` only key the cache; ``device``/``dtype``:
-    the sidebar's choice, part of the key)."""
-    return fillmask.fill_mask(specs, prompt, top_k, allow_random=allow_random, models_dir=directory,
-                              answer_tokens=answer_tokens, device=device, dtype=dtype)
+def fill(refs: tuple[ModelRef, ...], prompt: str, top_k: int, directory: str | None, answer_tokens: int = 1,
+         device: str = "auto", dtype: str = "auto") -> fillmask.FillMaskResult:
+    """Every model's top-k for every mask of ``prompt`` (``device``/``dtype``: the sidebar's choice, part of the
+    key)."""
+    return fillmask.fill_mask(refs, prompt, top_k, models_dir=directory, answer_tokens=answer_tokens, device=device,
+                              dtype=dtype)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def fill_many(specs: tuple[str, ...], text: str, top_k: int, allow_random: bool, directory: str | None,
-              stamps: tuple[str, ...], answer_tokens: int, limit: int, device: str = "auto",
-              dtype: str = "auto") -> fillbatch.BatchFill:
+def fill_many(refs: tuple[ModelRef, ...], text: str, top_k: int, directory: str | None, answer_tokens: int,
+              limit: int, device: str = "auto", dtype: str = "auto") -> fillbatch.BatchFill:
     """Every model's top-k for every line of ``text`` (one prompt per line), at most ``limit`` prompts."""
-    return fillbatch.fill_mask_many(specs, text, top_k, allow_random=allow_random, models_dir=directory,
-                                    answer_tokens=answer_tokens, limit=limit, device=device, dtype=dtype)
+    return fillbatch.fill_mask_many(refs, text, top_k, models_dir=directory, answer_tokens=answer_tokens, limit=limit,
+                                    device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=4, ttl=60, show_spinner=False)

@@ -36,7 +36,7 @@ def train_flops(keys: tuple[str, ...]) -> dict[str, float | None]:
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
-def placements() -> list[scaling.Placement]:
+def placements() -> list[scaling.ScalingPoint]:
     return scaling.placements()
 
 

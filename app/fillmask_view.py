@@ -18,20 +18,20 @@ from explorer.core.errors import shorten
 from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.plots import fillmask as plots
-from explorer.runtime.weights import LoadPlan
+from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
-from explorer.tasks.fillbatch import BatchFill
-from explorer.tasks.fillresult import ModelFill
+from explorer.tasks.fillmask.batch import BatchFill
+from explorer.tasks.fillmask.result import ModelFill
 
 SHOWN = 3  # best words per mask in a cell of the several-prompt table (the CSV has all of top-k)
 
 
-def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], plans: dict[str, LoadPlan],
+def model_errors(errors: list[tuple[str, str]] | tuple[tuple[str, str], ...], refs: dict[str, ModelRef],
                  skipped: tuple[str, ...] = ()) -> None:
     """The other models still answer; weights not downloaded yet, or a model left out to keep the request
     within its memory budget, are a warning (what to do), not a failure."""
     for spec, message in errors:
-        missing = spec in plans and plans[spec].missing
+        missing = spec in refs and refs[spec].missing
         (st.warning if missing or spec in skipped else st.error)(
             ui.markdown_safe(f"{shorten(spec)}: {message}"), icon=":material/cloud_download:" if missing
             else ":material/memory:" if spec in skipped else ":material/error:")
@@ -83,10 +83,10 @@ def columns(fills: list[ModelFill], wall_ms: float, served: Sequence[Endpoint] =
     ui.csv_download(pd.DataFrame(rows), "fill_mask", key="fm_csv")
 
 
-def batch(result: BatchFill, plans: dict[str, LoadPlan], wall_ms: float) -> None:
+def batch(result: BatchFill, refs: dict[str, ModelRef], wall_ms: float) -> None:
     """Several prompts: what was cut, per-line messages, then one row per prompt and the CSV."""
     ui.notices(result.notices)
-    model_errors(result.model_errors(), plans)
+    model_errors(result.model_errors(), refs)
     refused = [p for p in result.prompts if p.error]
     if refused:  # one box for every line that could not run, each with its own reason
         st.warning("\n\n".join(ui.markdown_safe(f"Line {p.line}: {p.error}") for p in refused),

@@ -6,7 +6,6 @@ added here so that pages can ``import explorer`` and ``from app import ui``.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -18,7 +17,8 @@ import streamlit as st  # noqa: E402
 
 from app import liveness, ui  # noqa: E402
 from app.navigation import SECTIONS  # noqa: E402
-from explorer.core import logs  # noqa: E402
+from explorer.core import logs, settings  # noqa: E402
+from explorer.core.errors import ExplorerError  # noqa: E402
 
 PAGES = ROOT / "pages"
 
@@ -46,13 +46,24 @@ def _fence_paths_unless_local() -> None:
     operator chose with EXPLORER_RESTRICT_PATHS. Streamlit's default address is every interface."""
     address = str(st.get_option("server.address") or "")
     local = address in ("localhost", "127.0.0.1", "::1") or address.startswith("127.")
-    os.environ.setdefault("EXPLORER_RESTRICT_PATHS", "0" if local else "1")
+    settings.set_default("EXPLORER_RESTRICT_PATHS", "0" if local else "1")
+
+
+def _stop_on_bad_settings() -> None:
+    """A bad ``EXPLORER_*`` value stops every page with one red box naming it and what it accepts, before a
+    request fails halfway on it (explorer.core.settings)."""
+    try:
+        settings.check_all()
+    except ExplorerError as err:
+        st.error(ui.markdown_safe(str(err)), icon=":material/error:")
+        st.stop()
 
 
 _fence_paths_unless_local()
 logs.quiet_imports()  # optional packages' import-time warnings (torchao's) stay out of the server log
 liveness.install()  # a request whose tab closed or reran stops at its next step (explorer.runtime.cancel)
 st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide")
+_stop_on_bad_settings()
 ui.init_session_state()
 with ui.last_resort():  # a bug shows a short message with a reference; the traceback goes to the server log
     _navigation().run()

@@ -10,6 +10,7 @@ import streamlit as st
 from app import cache_similarity as cache
 from app import ui
 from explorer.compression import quality
+from explorer.core import limits
 from explorer.tasks import sbert
 
 HOW = {"cls": "CLS: the first token's output", "mean": "MEAN: the average of the real tokens (as trained)",
@@ -40,10 +41,10 @@ def _objectives(model: str, where: dict) -> None:
     st.markdown("**Training objectives**, each computed from sentence vectors u (anchor), v (positive) and n "
                 "(negative) of the encoder, mean-pooled as it was trained (Reimers & Gurevych 2019, Sec. 3).")
     c1, c2, c3 = st.columns(3)
-    anchor = c1.text_input("Anchor", "A man is playing a guitar.", key="sbert_anchor", max_chars=sbert.MAX_CHARS)
+    anchor = c1.text_input("Anchor", "A man is playing a guitar.", key="sbert_anchor", max_chars=limits.SBERT_SENTENCE_CHARS)
     positive = c2.text_input("Positive", "Someone plays an instrument.", key="sbert_positive",
-                             max_chars=sbert.MAX_CHARS)
-    negative = c3.text_input("Negative", "The stock market fell.", key="sbert_negative", max_chars=sbert.MAX_CHARS)
+                             max_chars=limits.SBERT_SENTENCE_CHARS)
+    negative = c3.text_input("Negative", "The stock market fell.", key="sbert_negative", max_chars=limits.SBERT_SENTENCE_CHARS)
     c4, c5 = st.columns(2)
     label = c4.selectbox("NLI label of (anchor, positive)", sbert.LABELS, index=1, key="sbert_label")
     gold = c5.slider("Gold similarity of (anchor, positive), 0-5", 0.0, 5.0, 4.0, 0.5, key="sbert_gold")

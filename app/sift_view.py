@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import cache_mechanisms as cache
 from app import ui
+from explorer.core import limits
 
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (bundled encoder: word embeddings of different sizes)",
           "gemma3-270m": "Gemma 3 270M (bundled decoder: scaled embeddings of one size)"}
@@ -24,7 +25,7 @@ def show(where: dict) -> None:
     model = c1.selectbox("Model", list(MODELS), format_func=MODELS.get, key="sift_model")
     epsilon = c2.select_slider("Size (share of a token's scale)", [0.01, 0.05, 0.1, 0.2, 0.5, 1.0], 0.2,
                                key="sift_eps")
-    text = st.text_input("Prompt", "The capital of France is Paris.", key="sift_text", max_chars=2_000)
+    text = st.text_input("Prompt", "The capital of France is Paris.", key="sift_text", max_chars=limits.SIFT_PROMPT_CHARS)
     with ui.guard():
         r = cache.sift(model, text, float(epsilon), **where)
         m1, m2 = st.columns(2)

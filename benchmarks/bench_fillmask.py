@@ -131,12 +131,12 @@ def cached_request(path: Path) -> dict:
     logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no ScriptRunContext" in bare mode
     from app import cache_models
 
-    stamps = ("bench",)
+    refs = cache_models.resolve([str(path)], None, False)
     t = time.perf_counter()
-    cache_models.fill((str(path),), PROMPT + " Once.", 5, False, None, stamps)
+    cache_models.fill(refs, PROMPT + " Once.", 5, None)
     first = (time.perf_counter() - t) * 1000
     t = time.perf_counter()
-    cache_models.fill((str(path),), PROMPT + " Once.", 5, False, None, stamps)
+    cache_models.fill(refs, PROMPT + " Once.", 5, None)
     second = (time.perf_counter() - t) * 1000
     return {"first_ms": first, "second_ms": second, "speedup": first / second}
 
@@ -176,7 +176,8 @@ def many_prompts(path: Path, device: str, n: int = 64, reps: int = 5, rounds: in
     from transformers import pipeline
 
     from explorer.runtime.loading import load_model
-    from explorer.tasks import fillbatch, fillmask
+    from explorer.tasks import fillmask
+    from explorer.tasks.fillmask import batch as fillbatch
 
     lm = load_model(str(path), "masked-lm", device=device)
     prompts = many_prompts_list(n)

@@ -8,7 +8,7 @@ from app import cache_patterns as cache
 from app import patterns_view as view
 from app import ui
 from explorer import patterns
-from explorer.core import userinput
+from explorer.core import limits, userinput
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 
@@ -39,13 +39,13 @@ def settings(picked: list[str]) -> view.Settings:
                                  help="Longer inputs are max-pooled to this many cells; the figure says so."))
     g1, g2, g3 = st.columns([2, 1, 1])
     linked = st.query_params.get("globals", "")
-    glob_text = g1.text_input("Longformer global tokens (positions, e.g. 5, 17)", linked[: userinput.MAX_POSITIONS_CHARS],
-                              max_chars=userinput.MAX_POSITIONS_CHARS, key="patterns_globals",
+    glob_text = g1.text_input("Longformer global tokens (positions, e.g. 5, 17)", linked[: limits.POSITIONS_LIST_CHARS],
+                              max_chars=limits.POSITIONS_LIST_CHARS, key="patterns_globals",
                               help=f"[CLS] (position 0) is always global; add question tokens here (at most "
-                                   f"{userinput.MAX_POSITIONS_CHARS:,} characters: the box cuts a longer paste).")
-    if len(linked) > userinput.MAX_POSITIONS_CHARS:  # a hand-made link: say what was cut, never drop it silently
+                                   f"{limits.POSITIONS_LIST_CHARS:,} characters: the box cuts a longer paste).")
+    if len(linked) > limits.POSITIONS_LIST_CHARS:  # a hand-made link: say what was cut, never drop it silently
         ui.notice(Notice("truncated", f"The link's global positions were {len(linked):,} characters long; the box "
-                                      f"keeps the first {userinput.MAX_POSITIONS_CHARS:,}."))
+                                      f"keeps the first {limits.POSITIONS_LIST_CHARS:,}."))
     dilation = int(g2.number_input("Longformer dilation", 1, 8, ui.query_int("dilation", 1, 1, 8), key="patterns_dilation",
                                    help="Dilated windows skip keys to reach further with the same cost (the paper "
                                         "uses them in some heads; the released config has none)."))
@@ -55,7 +55,7 @@ def settings(picked: list[str]) -> view.Settings:
     try:
         globals_ = userinput.parse_positions(glob_text, seq_len)
     except ExplorerError as err:
-        if glob_text == linked[: userinput.MAX_POSITIONS_CHARS]:  # from a link: dropped with a notice, as elsewhere
+        if glob_text == linked[: limits.POSITIONS_LIST_CHARS]:  # from a link: dropped with a notice, as elsewhere
             ui.notice(Notice("dropped", f"The link's global positions were left out: {err}"))
         else:  # typed in the box: the user's own input, said in red
             st.error(ui.markdown_safe(str(err)), icon=":material/error:")

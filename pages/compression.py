@@ -7,19 +7,15 @@ import streamlit as st
 
 from app import cache_compression as cache
 from app import cache_models, device_picker, ui
-from explorer.compression import study
-from explorer.compression.earlyexit import DEFAULT_PASSAGE, PASSAGE_CHARS
-from explorer.compression.methods import FIXED, PATTERNS, canonical
+from explorer.compression import families
+from explorer.compression.earlyexit import DEFAULT_PASSAGE
+from explorer.compression.methods import canonical
 from explorer.compression.study import DEFAULT_CANDIDATES, DEFAULT_PROMPTS
+from explorer.core import limits
 from explorer.plots import compression as plots
 
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (encoder, 23M)", "gemma3-270m": "Gemma 3 270M (decoder, bundled Q4_K_M)"}
-OFFERED = ["bf16", "fp16", "int8", "w8", "w4", "prune-30", "prune-50", "prune-90", "heads-25", "heads-50"]
-DEFAULT_METHODS = ["int8", "bf16", "prune-50"]
-WITH_LOSS = ["mheads-25", "mheads-50"]  # Michel et al.'s importance needs the model's own (masked) LM loss
 MODES = ["FastBERT early exit", "Compressed copies"]  # what a lab model trained with exits is measured for
-EXIT_OFFERED = ["exit-0.2", "exit-0.5", "exit-0.7", "exit-0.8", "exit-0.9", "exit-0.95", "exit-1"]
-EXIT_DEFAULT = ["exit-0.5", "exit-0.8", "exit-0.95", "exit-1"]  # the lab's students are unsure: most exits are past 0.8
 RAN = "_compression_ran"  # the last study asked for: reruns redraw it from the cache
 
 where = device_picker.pick()
@@ -44,8 +40,9 @@ if not exit_models:
     st.caption("Early exit (FastBERT): train a model in the Pretraining lab with \"Also train FastBERT exits\" "
                "ticked and Save it; it then appears in this list with the exit-S methods.")
 decoder = cache.measured_as_decoder(model, folder)
-offered, default = (EXIT_OFFERED, EXIT_DEFAULT) if early else (
-    OFFERED + (WITH_LOSS if model != "sentence-bert" else []), DEFAULT_METHODS)
+# mheads-N ranks heads by the model's own (masked) LM loss, which MiniLM's sentence encoder lacks
+offered = families.offered(exits=early, with_loss=model != "sentence-bert")
+default = list(families.EXIT_DEFAULTS if early else families.DEFAULTS)
 # methods typed by whoever shared the link (prune-70) come back as options of their own kind
 linked = [c for v in str(st.query_params.get("methods", ""))[:500].split(",") if (c := canonical(v))]
 offered = offered + [c for c in dict.fromkeys(linked) if c not in offered and c.startswith("exit-") == early]
@@ -53,11 +50,10 @@ methods = st.multiselect(
     "Methods", offered, default=ui.query_list("methods", default, offered), key="cmp_methods_exit" if early else "cmp_methods",
     accept_new_options=True,
     help=("Type exit-S for another speed (0-1): higher exits sooner. " if early else
-          "Type prune-N or heads-N for another percentage (0-99). ") + " · ".join(
-        f"{k}: {v}" for k, v in {**FIXED, **PATTERNS}.items()))
+          "Type prune-N or heads-N for another percentage (0-99). ") + families.describe())
 ui.set_query_list("methods", [c for m in methods if (c := canonical(m))])  # typed ones too, if valid
 if early:
-    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=PASSAGE_CHARS,
+    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=limits.EARLY_EXIT_PASSAGE_CHARS,
                           help="Library reference or narrative docs? Each speed answers after the layer it exits at.")
 else:
     prompt = st.text_input("Prompt for the side-by-side answers",
@@ -81,37 +77,25 @@ if st.session_state.get(RAN) != asked:
     st.info("Pick a model and methods, then press Run.", icon=":material/play_arrow:")
     st.stop()
 
-parts = []
+result = None
 bar = st.progress(0.0, text="Starting…")
-with ui.guard():  # a bad method or a request out of time: a box, and the methods measured before it
-    if not methods:
-        study.combine([])  # says what to do
-    for i, method in enumerate(methods):
-        bar.progress(i / len(methods), text=f"{method}: compressing a copy and measuring it beside the original…")
-        parts.append(cache.one_method(model, method, prompt, where.device, folder))
+with ui.guard():  # a bad method or a request out of time: a box (a later method out of time: a note, the rest stay)
+    result = cache.run(model, tuple(methods), prompt, where.device, folder, lambda f, text: bar.progress(f, text=text))
 bar.empty()
-if not parts:
+if result is None:
     st.stop()
-result = study.combine(parts)
 
 ui.notices(result.notices)
-st.caption(f"{result.name} · {device_picker.ran_caption(result)} · original {result.baseline.size_bytes / 1e6:,.1f} MB "
+st.caption(f"{result.name} · {device_picker.ran_caption(result)} · original {plots.megabytes(result.baseline.size_bytes)} "
            f"on disk · quality: {result.baseline.quality.metric}")
 ui.figure(plots.tradeoff_figure(result), "compression_tradeoff", key="cmp_fig")
 
-table = pd.DataFrame([{
-    "method": r["method"], "size MB": round(r["size_bytes"] / 1e6, 2),
-    "× size": round(r["size_bytes"] / r["baseline_size_bytes"], 3), "latency ms": r["latency_ms"],
-    "× latency": round(r["latency_ms"] / r["baseline_latency_ms"], 3) if r["baseline_latency_ms"] else None,
-    f"throughput ({r['throughput_unit']})": r["throughput"], r["quality"]["metric"]: r["quality"]["value"],
-    "original": r["quality"]["baseline_value"],
-    **{k: v for k, v in r["quality"].items() if k not in ("metric", "value", "baseline_value")},
-    "sparsity": r["sparsity"]} for r in result.records()])
+table = pd.DataFrame(plots.table_rows(result))
 st.dataframe(table, hide_index=True, width="stretch")
 ui.csv_download(table, "compression", key="cmp_csv")
 
 st.subheader("Answers on one prompt")
 st.caption(("Passage: " if early else "Prompt: " if decoder else "Candidates ranked by similarity to: ")
            + ui.markdown_safe(result.prompt))
-answers = pd.DataFrame([{"model": r.method, "answer": r.answer} for r in (result.baseline, *result.rows)])
+answers = pd.DataFrame(plots.answer_rows(result))
 st.dataframe(answers, hide_index=True, width="stretch")

@@ -9,11 +9,13 @@ import streamlit as st
 from app import cache_models as cache
 from app import device_picker, served_picker, ui
 from app import fillmask_view as view
-from explorer.runtime import weights
+from explorer.core import limits
+from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
-from explorer.tasks import fillbatch, fillmask
+from explorer.tasks import fillmask
 from explorer.tasks.discriminator import pair_named
 from explorer.tasks.fillmask import PRESETS
+from explorer.tasks.fillmask import batch as fillbatch
 
 
 def _use_preset() -> None:
@@ -27,12 +29,12 @@ def prompt_box(device: str) -> str:
                  on_change=_use_preset, placeholder="Pick a preset: trivia, syntax, coreference, bias…",
                  format_func=lambda p: f"{next(g for g, ps in PRESETS.items() if p in ps)}: {p}")
     st.session_state.setdefault("fm_text", presets[0])
-    return st.text_area("Prompt (several: one per line)", key="fm_text", height=90, max_chars=100_000,
+    return st.text_area("Prompt (several: one per line)", key="fm_text", height=90, max_chars=limits.FILL_MASK_PROMPT_CHARS,
                         help=f"Up to {cache.prompt_limit(device)} prompts, one per line; blank lines are skipped.")
 
 
-def model_inputs(device: str, served: bool) -> tuple[list[str], int, bool, int]:
-    """Models (in the URL) and typed directories, top-k, random-weight mode, and the decoder's answer length."""
+def model_inputs(device: str, served: bool) -> tuple[tuple[ModelRef, ...], int, int]:
+    """Models (in the URL) and typed directories, each resolved once; top-k; the decoder's answer length."""
     keys = cache.fill_keys(cache.models_dir())  # the bundled decoder (a causal column), masked LMs, lab models
     labels = cache.lab_models("fill", cache.models_dir())  # "lab/NAME: trained here (N steps on M words)"
     c1, c2, c3 = st.columns([3, 2, 1])
@@ -48,17 +50,18 @@ def model_inputs(device: str, served: bool) -> tuple[list[str], int, bool, int]:
     allow_random = st.toggle("Untrained weights for models whose weights are not on disk", value=True,
                              key="fm_random", help="Random weights built from the published config: the "
                              "predictions are noise, but the code path is real. Labelled 'untrained'.")
+    specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
+    refs = cache.resolve(specs, cache.models_dir(), allow_random)
     answer_tokens = st.slider("Decoder answer length (tokens)", 1, 4, 1, key="fm_decoder_tokens",
                               help="The decoder may answer with several tokens (a number, a name), found by a "
                                    "short beam over continuations of the text before the blank.") if served or any(
-        fillmask.model_kind(m) == "causal-lm" for m in picked) else 1
+        r.decoder for r in refs) else 1
     ui.set_query_list("models", picked)
-    specs = list(dict.fromkeys([*picked, *(p.strip() for p in paths.split(",") if p.strip())]))
-    return specs, int(top_k), allow_random, int(answer_tokens)
+    return refs, int(top_k), int(answer_tokens)
 
 
-def answers(prompt: str, specs: list[str], top_k: int, allow_random: bool, answer_tokens: int,
-            where: dict[str, str], served: list[Endpoint]) -> None:
+def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: int, where: dict[str, str],
+            served: list[Endpoint]) -> None:
     """One prompt: a column per model, then per served decoder; several: a row per prompt (local models). A bad
     prompt is one message, not one per model."""
     started, directory = time.perf_counter(), cache.models_dir()
@@ -67,24 +70,23 @@ def answers(prompt: str, specs: list[str], top_k: int, allow_random: bool, answe
         valid = several or bool(fillmask.clean_text(prompt))
     if not valid:
         return
-    if not specs and not (served and not several):
+    if not refs and not (served and not several):
         st.info("Pick at least one model, or type a directory.", icon=":material/info:")
         return
     if served and several:
         st.info("Served decoders answer one prompt at a time (each candidate is one request scoring the whole "
                 "text): type a single prompt to see them.", icon=":material/cloud:")
     fills: list = []
-    with ui.guard(), st.spinner(f"Running {len(specs)} model(s)…"):
-        plans = {s: weights.plan(s, directory, allow_random) for s in specs}
-        stamps = tuple(p.stamp for p in plans.values())
+    with ui.guard(), st.spinner(f"Running {len(refs)} model(s)…"):
+        by_spec = {r.spec: r for r in refs}
         if several:
-            many = cache.fill_many(tuple(specs), prompt, top_k, allow_random, directory, stamps, answer_tokens,
-                                   cache.prompt_limit(where["device"]), **where)
-            view.batch(many, plans, (time.perf_counter() - started) * 1000)
-        elif specs:
-            result = cache.fill(tuple(specs), prompt, top_k, allow_random, directory, stamps, answer_tokens, **where)
+            many = cache.fill_many(refs, prompt, top_k, directory, answer_tokens, cache.prompt_limit(where["device"]),
+                                   **where)
+            view.batch(many, by_spec, (time.perf_counter() - started) * 1000)
+        elif refs:
+            result = cache.fill(refs, prompt, top_k, directory, answer_tokens, **where)
             fills = list(result.models)
-            view.model_errors(result.errors, plans, result.skipped)
+            view.model_errors(result.errors, by_spec, result.skipped)
     if fills or (served and not several):
         view.columns(fills, (time.perf_counter() - started) * 1000, served if not several else (),
                      lambda ep: cache.served_fill(ep, prompt, top_k, answer_tokens))

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import cache_models as cache
 from app import cache_serving, device_picker, ui
+from explorer.core import limits
 from explorer.core.notices import Notice
 from explorer.runtime import download, fence, modelcache, placement, weights, workers
 from explorer.serving import endpoints
@@ -85,9 +86,10 @@ if fence.restricted():
 else:
     with st.form("add_endpoint", border=False):
         c1, c2, c3 = st.columns([1, 2, 1])
-        name = c1.text_input("Name", value="mine", key="served_name", max_chars=64)
-        url = c2.text_input("Base URL", key="served_url", placeholder="http://127.0.0.1:8000/v1", max_chars=500)
-        model_name = c3.text_input("Model (as the server lists it)", key="served_model", max_chars=200)
+        name = c1.text_input("Name", value="mine", key="served_name", max_chars=limits.ENDPOINT_NAME_CHARS)
+        url = c2.text_input("Base URL", key="served_url", placeholder="http://127.0.0.1:8000/v1",
+                            max_chars=limits.ENDPOINT_URL_CHARS)
+        model_name = c3.text_input("Model (as the server lists it)", key="served_model", max_chars=limits.ENDPOINT_MODEL_CHARS)
         if st.form_submit_button("Add for this session"):
             with ui.guard():
                 ep = endpoints.typed(name, url, model_name)

@@ -6,14 +6,15 @@ import streamlit as st
 
 from app import c4_view, ui
 from app import objectives_view as view
+from explorer.core import limits
 from explorer.objectives import GROUPS, STRATEGIES, Strategy
-from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_CHARS, MAX_TOKENS, check_text
+from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_TOKENS, check_text
 
 
 def inputs() -> tuple[str, str, Strategy, int]:
     """Text, translation (TLM), strategy (grouped) and seed; the strategy is kept in the URL."""
     left, right = st.columns([3, 2])
-    text = left.text_area("Text", EXAMPLE_TEXT, height=120, max_chars=MAX_CHARS, key="obj_text",
+    text = left.text_area("Text", EXAMPLE_TEXT, height=120, max_chars=limits.OBJECTIVES_TEXT_CHARS, key="obj_text",
                           help=f"Cut to {MAX_TOKENS} tokens, like the models.")
     pair = left.text_input("Translation (XLM TLM only)", EXAMPLE_TRANSLATION, key="obj_pair")
     picked = ui.query_choice("strategy", list(STRATEGIES), "bert")

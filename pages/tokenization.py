@@ -8,6 +8,7 @@ import streamlit as st
 from app import cache_serving, served_picker, ui
 from app import cache_tokenization as cache
 from explorer import tokenization as tk
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.plots import tokenization as plots
 
@@ -31,7 +32,7 @@ def _inputs() -> tuple[str, list[str]]:
                                format_func=lambda n: tk.TOKENIZERS[n].label, key="tok_names")
         ui.set_query_list("tokenizers", names)
     with left:
-        text = st.text_area("Text", key="tok_text", height=130, max_chars=tk.MAX_CHARS)
+        text = st.text_area("Text", key="tok_text", height=130, max_chars=limits.TOKENIZATION_TEXT_CHARS)
     return text, names
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.tasks import attention as A
 
@@ -92,7 +93,7 @@ def test_max_tokens_caps_below_the_model_limit(minilm, tok) -> None:
     assert maps.attentions.shape[-1] == 6 and maps.tokens[-1] == "[SEP]" and maps.truncated
 
 
-@pytest.mark.parametrize("bad", ["", "   \n\t ", None, 42, "x" * (A.MAX_TEXT_CHARS + 1)])
+@pytest.mark.parametrize("bad", ["", "   \n\t ", None, 42, "x" * (limits.ATTENTION_TEXT_CHARS + 1)])
 def test_bad_text_is_a_clear_error(minilm, tok, bad) -> None:
     with pytest.raises(ExplorerError):
         A.extract_attention(minilm, tok, bad)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.training import c4
 
@@ -56,7 +57,7 @@ def test_the_bundled_corpus_loses_code_pages_and_keeps_prose() -> None:
 
 
 @pytest.mark.parametrize("text, said", [("", "empty"), ("   \n\n  ", "empty"), (None, "must be|not NoneType"),
-                                        ("x" * (c4.MAX_CHARS + 1), "characters")])
+                                        ("x" * (limits.C4_PASTE_CHARS + 1), "characters")])
 def test_bad_input_is_one_clear_message(text, said: str) -> None:
     with pytest.raises(ExplorerError, match=said):
         c4.clean(text)

@@ -10,7 +10,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
-from explorer.runtime.cancel import CancelToken, DeviceFacts, RequestBudget, RequestStopped
+from explorer.runtime.cancel import CancelToken, MachineFacts, RequestBudget, RequestStopped
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.settings import DecodingSettings
@@ -29,25 +29,27 @@ class Clock:
 
 
 def test_budget_is_a_function_of_the_device() -> None:
-    two = cancel.request_budget(DeviceFacts(None, 2, 24 * GB, 0), env={})
-    one = cancel.request_budget(DeviceFacts(None, 1, 8 * GB, 0), env={})
-    many = cancel.request_budget(DeviceFacts(None, 64, 256 * GB, 0), env={})
-    gpu = cancel.request_budget(DeviceFacts("cuda", 16, 128 * GB, 80 * GB), env={})
+    two = cancel.request_budget(MachineFacts(None, 2, 24 * GB, 0), env={})
+    one = cancel.request_budget(MachineFacts(None, 1, 8 * GB, 0), env={})
+    many = cancel.request_budget(MachineFacts(None, 64, 256 * GB, 0), env={})
+    gpu = cancel.request_budget(MachineFacts("cuda", 16, 128 * GB, 80 * GB), env={})
     assert (two.seconds, one.seconds, many.seconds, gpu.seconds) == (60.0, 90.0, 45.0, 30.0)
     assert two.memory_bytes == int(24 * GB * 0.3) and one.memory_bytes == int(8 * GB * 0.3)
     assert gpu.memory_bytes == 40 * GB and "GPU" in gpu.why  # the accelerator's memory, not the RAM
 
 
-def test_environment_overrides_and_ignores_nonsense() -> None:
-    facts = DeviceFacts(None, 2, 24 * GB, 0)
+def test_environment_overrides_and_refuses_nonsense() -> None:
+    facts = MachineFacts(None, 2, 24 * GB, 0)
     b = cancel.request_budget(facts, env={"EXPLORER_REQUEST_SECONDS": "5", "EXPLORER_REQUEST_MB": "100"})
-    assert (b.seconds, b.memory_bytes) == (5.0, 100 * 2**20)
-    for bad in ("", "abc", "-3", "0", "nan-ish"):
-        assert cancel.request_budget(facts, env={"EXPLORER_REQUEST_SECONDS": bad}).seconds == 60.0
+    assert (b.seconds, b.memory_bytes, b.why) == (5.0, 100 * 2**20, "EXPLORER_REQUEST_MB")
+    assert cancel.request_budget(facts, env={"EXPLORER_REQUEST_SECONDS": "  "}).seconds == 60.0  # blank: unset
+    for bad in ("abc", "-3", "0", "nan"):
+        with pytest.raises(ExplorerError, match="EXPLORER_REQUEST_SECONDS=.* above 0"):
+            cancel.request_budget(facts, env={"EXPLORER_REQUEST_SECONDS": bad})
 
 
 def test_device_facts_read_this_machine() -> None:
-    facts = cancel.device_facts()
+    facts = cancel.machine_facts()
     assert facts.cores >= 1 and facts.ram_bytes > 0
     assert cancel.request_budget(facts).seconds > 0
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, MAX_CHARS, causal_fill
+from explorer.core.limits import DECODER_FILL_TEXT_CHARS
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, causal_fill
 from explorer.tasks.causal.scoring import naive_scores
 from tests.tiny_gemma import load_tiny_gemma
 
@@ -59,7 +60,7 @@ def test_a_huge_text_is_cut_with_a_notice(tiny):
 
 
 @pytest.mark.parametrize(("text", "says"), [
-    ("no blank here", "No blank"), ("x" * (MAX_CHARS + 1), f"limit is {MAX_CHARS:,}"),
+    ("no blank here", "No blank"), ("x" * (DECODER_FILL_TEXT_CHARS + 1), f"limit is {DECODER_FILL_TEXT_CHARS:,}"),
     (" ___" * (DECODER_MAX_BLANKS + 1), f"limit is {DECODER_MAX_BLANKS} .a decoder reads the text once per blank")])
 def test_bad_text_says_what_to_do(tiny, text, says):
     """The grammar of blanks is explorer.core.userinput's (tests/test_userinput.py); here, the decoder's caps."""

@@ -18,7 +18,7 @@ from explorer.core.errors import ExplorerError
 from explorer.runtime import weights
 from explorer.tasks import defaults
 from explorer.tasks.attention import choices
-from explorer.training import checkpoint, corpus, trainer
+from explorer.training import checkpoint, corpus, record, trainer
 
 PROMPT = "The function [MASK] a list of strings."
 
@@ -48,7 +48,7 @@ def test_a_checkpoint_holds_weights_tokenizer_card_and_summary(run, models) -> N
     names = {p.name for p in folder.iterdir()}
     assert {"config.json", "model.safetensors", "tokenizer.json", "README.md", "lab.json"} <= names
     card = checkpoint.load_card(folder)
-    assert card == json.loads(json.dumps(trainer.summary(run, str(folder))))  # lab.json is trainer.summary
+    assert card == json.loads(json.dumps(record.of(run.plan, run, out=str(folder)).to_dict()))  # lab.json: the record
     readme = (folder / "README.md").read_text(encoding="utf-8")
     for words in ("mlm", "tiny", f"{card['params']:,}", "20 steps",
                   "tokens seen", f"{corpus.bundled().words:,} words", "Python Software Foundation License", "Seed: 0", "device: cpu",

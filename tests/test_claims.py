@@ -10,15 +10,15 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.training import claims, families, measurement, probe
-from explorer.training.figures import Measurement, Variant
+from explorer.training.figures import Measurement, VariantRun
 from explorer.training.probe import ProbeSpec
 
 KEYS = ["electra", "albert", "distilbert", "roberta"]
 
 
 def _variant(objective: str, *, params: int = 1_500_000, loss: float = 6.0, mlm: float | None = 6.0,
-             probe_score: float | None = 0.7, steps: int = 150) -> Variant:
-    return Variant(objective, objective, steps, params, steps * 2048, 1e12, 60.0, 0.25, 9.0, loss, mlm,
+             probe_score: float | None = 0.7, steps: int = 150) -> VariantRun:
+    return VariantRun(objective, objective, steps, params, steps * 2048, 1e12, 60.0, 0.25, 9.0, loss, mlm,
                    probe_score, None if probe_score is None else 0.02)
 
 

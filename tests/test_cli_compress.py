@@ -87,3 +87,35 @@ def test_early_exit_on_a_lab_model_gives_the_same_record_shape(lab_exits, golden
     assert main(["compress", "lab/mlm-tiny-20steps-seed0", "--models-dir", str(lab_exits), "--method", "exit-0.5",
                  "--method", "int8"]) == 2
     assert "apart from the other methods" in capsys.readouterr().err
+
+
+def test_help_lists_every_method_the_library_offers(capsys, monkeypatch) -> None:
+    from explorer.compression import families
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(["compress", "--help"])
+    text = "".join(capsys.readouterr().out.split())  # argparse wraps lines (and may break at a hyphen)
+    for f in families.FAMILIES:
+        assert f.form in text, f.form
+    assert "mheads-N" in text and "exit-S" in text
+
+
+def test_a_zero_original_prints_no_ratio_instead_of_crashing(monkeypatch, capsys) -> None:
+    """The table's ratios are the study's own: an original of 0 bytes timed at 0 ms (and a perplexity that
+    overflowed) prints n/a where a ratio or a figure has no value."""
+    import math
+
+    from explorer.compression import study
+    from explorer.compression.quality import Quality
+
+    def row(method: str, size: int, base_latency: float) -> study.Row:
+        return study.Row(method, "", size, size, 0.0, 0.0, base_latency, Quality("perplexity", math.inf, math.inf),
+                         0.0, "")
+
+    zero = study.Study("m", "M", True, "cpu", "cpu", "float32", "tokens/s", "p", row("original", 0, 0.0),
+                       (row("int8", 10, 0.0),))
+    monkeypatch.setattr(study, "run", lambda *a, **k: zero)
+    assert main(["compress", "m", "--method", "int8", "--device", "cpu"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert line.split()[:1] == ["int8"] and line.count("n/a") == 4, line

@@ -206,7 +206,7 @@ def test_text_file_missing_directory_and_both_inputs(peaked, tmp_path, capsys) -
 
 def test_jsonl_streams_each_chunk_with_progress_and_ctrl_c_keeps_what_was_printed(cpu, peaked, tmp_path, capsys,
                                                                                    monkeypatch) -> None:
-    from explorer.tasks import fillbatch
+    from explorer.tasks.fillmask import batch as fillbatch
 
     prompts = tmp_path / "p.txt"
     prompts.write_text("\n".join(f"Line {i} is [MASK]." for i in range(5)), encoding="utf-8")

@@ -1,5 +1,6 @@
-"""explorer.compression.study: one model through several methods; the result's invariants, its JSON, a request
-out of time keeps what was measured, bad input fails before any model loads, and the decoder path on a tiny Gemma."""
+"""explorer.compression.study: one model through several methods; the original is measured once per study (and once
+for the page's per-method caches), the result's invariants and ratios, its JSON, a request out of time keeps what was
+measured, bad input fails before any model loads, and the decoder path on a tiny Gemma."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 import pytest
 import torch
 
-from explorer.compression import study
+from explorer.compression import quality, study
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 
@@ -39,11 +41,75 @@ def test_json_round_trips(minilm_study) -> None:
     assert {"metric", "value", "baseline_value"} <= set(rec["quality"])
 
 
-def test_combine_keeps_the_first_original_and_every_row(minilm_study) -> None:
-    one = study.combine([minilm_study, minilm_study])
-    assert one.rows == minilm_study.rows and one.notices == minilm_study.notices
-    with pytest.raises(ExplorerError, match="pick one"):
-        study.combine([])
+def test_the_ratios_are_the_studys_own(minilm_study) -> None:
+    s = minilm_study
+    assert len(s.ratios) == len(s.rows)
+    for r, x in zip(s.rows, s.ratios, strict=True):
+        assert x.size == pytest.approx(r.size_bytes / s.baseline.size_bytes)
+        assert x.latency == pytest.approx(r.latency_ms / r.baseline_latency_ms)
+        assert x.quality == pytest.approx(r.quality.value / r.quality.baseline_value)
+    assert s.ratios[0].size < 1 and s.ratios[1].size == pytest.approx(1.0)  # int8 shrinks; prune's zeros do not
+
+
+def _counting(monkeypatch) -> list[str]:
+    """Every measurement of an original (its reference outputs), counted."""
+    seen: list[str] = []
+    real = quality.reference
+
+    def counted(model, tokenizer, decoder, device):
+        seen.append(type(model).__name__)
+        return real(model, tokenizer, decoder, device)
+
+    monkeypatch.setattr(quality, "reference", counted)
+    return seen
+
+
+def test_the_original_is_measured_once_for_every_method(monkeypatch) -> None:
+    originals = _counting(monkeypatch)
+    timed_alone = []
+    real_time_call = study.measure.time_call
+    monkeypatch.setattr(study.measure, "time_call", lambda *a, **k: timed_alone.append(1) or real_time_call(*a, **k))
+    s = study.run("sentence-bert", ["bf16", "prune-20", "heads-25"], device="cpu", repeats=1)
+    assert [r.method for r in s.rows] == ["bf16", "prune-20", "heads-25"]
+    assert len(originals) == 1 and len(timed_alone) == 1  # each copy is timed beside it (time_pair), not it alone
+
+
+def test_the_pages_caches_measure_the_original_once_across_runs(monkeypatch) -> None:
+    """The page hands its caches to run (app/cache_compression.py): asking again with one more method measures
+    only that method, against the original measured the first time, and the model is resolved (found on disk, its
+    kind read) once: every method's copy loads from the baseline's ref."""
+    from explorer.runtime import modelkind, weights
+
+    originals = _counting(monkeypatch)
+    looked: list[str] = []
+    for module, name in ((weights, "locate"), (modelkind, "family_of")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _r=real, _n=name, **k: looked.append(_n) or _r(*a, **k))
+    bases: dict[study.Settings, study.Baseline] = {}
+    rows: dict[tuple[study.Settings, str], study.Row] = {}
+    measured: list[str] = []
+
+    def original(wanted: study.Settings) -> study.Baseline:
+        if wanted not in bases:
+            bases[wanted] = study.baseline(wanted)
+        return bases[wanted]
+
+    def one_method(wanted: study.Settings, name: str) -> study.Row:
+        if (wanted, name) not in rows:
+            measured.append(name)
+            rows[wanted, name] = study.method_row(original(wanted), name)
+        return rows[wanted, name]
+
+    steps: list[str] = []
+    first = study.run("sentence-bert", ["bf16"], device="cpu", repeats=1, original=original, one_method=one_method)
+    again = study.run("sentence-bert", ["bf16", "prune-20"], device="cpu", repeats=1, original=original,
+                      one_method=one_method, progress=lambda _f, text: steps.append(text))
+    assert len(originals) == 1 and measured == ["bf16", "prune-20"]
+    assert sorted(looked) == ["family_of", "locate"]
+    assert again.baseline == first.baseline and again.rows[0] == first.rows[0]
+    assert [t for t in steps if t.endswith("measuring it…")] == ["bf16: compressing a copy and measuring it…",
+                                                                 "prune-20: compressing a copy and measuring it…"]
+    assert any("dense" in n.text for n in again.notices) and not any("dense" in n.text for n in first.notices)
 
 
 @pytest.mark.parametrize("names, needle", [([], "No compression method"), (["int8", "zap"], "Unknown"),
@@ -119,5 +185,5 @@ def test_mheads_on_a_sentence_encoder_says_to_pick_heads() -> None:
 def test_an_empty_or_huge_prompt_is_said_not_silent(prompt: str, kind: str, shown: str | None) -> None:
     s = study.run("sentence-bert", ["bf16"], device="cpu", repeats=1, prompt=prompt)
     assert [n.kind for n in s.notices if n.kind in ("fallback", "truncated")] == [kind]
-    assert s.prompt == (shown or prompt.strip()[: study.PROMPT_CHARS])
+    assert s.prompt == (shown or prompt.strip()[: limits.COMPRESSION_PROMPT_CHARS])
     assert s.rows[0].answer and s.baseline.answer  # the answers still come, on what was used

@@ -15,12 +15,12 @@ def fenced(tmp_path, monkeypatch):
     (models / "my-bert" / "config.json").write_text('{"model_type": "bert"}')
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(models))
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv(fence.ENV, "1")
+    monkeypatch.setenv("EXPLORER_RESTRICT_PATHS", "1")
     return models
 
 
 def test_off_by_default_for_local_use(monkeypatch, tmp_path) -> None:
-    monkeypatch.delenv(fence.ENV, raising=False)
+    monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
     assert not fence.restricted() and fence.check(str(tmp_path)) == tmp_path
 
 
@@ -62,10 +62,10 @@ def test_models_table_hides_install_paths(fenced) -> None:
 @pytest.mark.parametrize("value, expected", [(None, None), ("", None), ("   ", None), (" /m ", "/m")])
 def test_models_dir_env_is_read_one_way(monkeypatch, value, expected) -> None:
     if value is None:
-        monkeypatch.delenv(fence.MODELS_DIR_ENV, raising=False)
+        monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
     else:
-        monkeypatch.setenv(fence.MODELS_DIR_ENV, value)
-    monkeypatch.delenv(fence.ENV, raising=False)
+        monkeypatch.setenv("EXPLORER_MODELS_DIR", value)
+    monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
     assert fence.models_dir_env() == expected
     # the argument wins; without one, the variable (blank means unset, for the roots as well)
     assert fence.models_dir_default("elsewhere") is not None
@@ -74,8 +74,8 @@ def test_models_dir_env_is_read_one_way(monkeypatch, value, expected) -> None:
 
 
 def test_models_dir_problem_says_when_the_folder_is_not_there(monkeypatch, tmp_path) -> None:
-    monkeypatch.delenv(fence.ENV, raising=False)
-    monkeypatch.delenv(fence.MODELS_DIR_ENV, raising=False)
+    monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
+    monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
     afile = tmp_path / "weights.bin"
     afile.write_text("x")
     assert fence.models_dir_problem(None) is None and fence.models_dir_problem("  ") is None
@@ -84,5 +84,11 @@ def test_models_dir_problem_says_when_the_folder_is_not_there(monkeypatch, tmp_p
     assert "is a file" in (fence.models_dir_problem(str(afile)) or "")
     long = fence.models_dir_problem(str(tmp_path / ("x" * 200)))
     assert long is not None and "characters)" in long  # echoed cut
-    monkeypatch.setenv(fence.MODELS_DIR_ENV, str(tmp_path / "gone"))  # the variable is checked too
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "gone"))  # the variable is checked too
     assert "does not exist" in (fence.models_dir_problem(None) or "")
+
+
+def test_a_fence_value_that_is_neither_on_nor_off_is_refused_not_ignored(monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_RESTRICT_PATHS", "maybe")
+    with pytest.raises(ExplorerError, match="EXPLORER_RESTRICT_PATHS='maybe'"):
+        fence.restricted()

@@ -10,8 +10,8 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
-from explorer.tasks import fillbatch as fb
 from explorer.tasks import fillmask as fm
+from explorer.tasks.fillmask import batch as fb
 from tests.peaked_models import save_peaked
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.runtime import modelcache
 from explorer.runtime.loading import load_model
@@ -79,7 +80,7 @@ def test_whole_word_joins_pieces() -> None:
 @pytest.mark.parametrize(("prompt", "message"), [
     ("", "empty"), ("   \n\t ", "empty"), ("No blank here.", "no mask"),
     ("The cat <extra_id_0> the mat.", "span sentinel"), ("[MASK] " * 21, "at most 20"),
-    ("x" * (fm.MAX_CHARS + 1), "limit"), ("word " * 10_000, "no mask"),
+    ("x" * (limits.FILL_MASK_PROMPT_CHARS + 1), "limit"), ("word " * 10_000, "no mask"),
 ])
 def test_bad_prompts_are_clear(dirs, prompt: str, message: str) -> None:
     with pytest.raises(ExplorerError, match=message):
@@ -176,8 +177,8 @@ def test_allow_random_runs_only_models_without_weights(dirs, monkeypatch) -> Non
     monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
     asked = []
 
-    def loader(spec, task, **kw):
-        asked.append((spec, kw["random_weights"]))
+    def loader(ref, task, **kw):  # fill_mask resolves each model once and hands the loader the ref
+        asked.append((ref.spec, kw["random_weights"]))
         return load_model(str(dirs["bert"]), task)
 
     fm.fill_mask(["bert-base", str(dirs["bert"])], "The [MASK] sat.", allow_random=True, loader=loader)

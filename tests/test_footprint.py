@@ -33,7 +33,7 @@ def test_outside_a_request_everything_is_kept() -> None:
 @pytest.fixture
 def fake_fillers(monkeypatch) -> list[str]:
     ran: list[str] = []
-    monkeypatch.setitem(fillmask.FILLERS, "masked-lm", lambda spec, *a: ran.append(spec) or spec)
+    monkeypatch.setitem(fillmask.FILLERS, "masked-lm", lambda ref, *a: ran.append(ref.spec) or ref.spec)
     modelcache.clear_cache()
     return ran
 

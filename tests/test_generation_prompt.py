@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.tasks.generation.prompt import MAX_PROMPT_CHARS, context_limit, encode_prompt
+from explorer.core.limits import GENERATION_PROMPT_CHARS
+from explorer.tasks.generation.prompt import context_limit, encode_prompt
 from explorer.tokenization import load_tokenizer
 
 
@@ -48,7 +49,7 @@ def test_short_prompt_is_untouched() -> None:
 
 def test_absurdly_long_text_is_refused_not_tokenized() -> None:
     with pytest.raises(ExplorerError, match="characters"):
-        encode_prompt(load_tokenizer("gpt2"), "x" * (MAX_PROMPT_CHARS + 1), 64)
+        encode_prompt(load_tokenizer("gpt2"), "x" * (GENERATION_PROMPT_CHARS + 1), 64)
 
 
 def test_context_limit_is_the_smaller_of_model_and_cap() -> None:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from explorer.core.errors import ExplorerError
 from explorer.runtime import modelcache
 
 
@@ -95,8 +96,11 @@ def test_resident_bound_defaults_to_a_share_of_ram(monkeypatch) -> None:
     assert modelcache.resident_bytes() >= modelcache.MIN_RESIDENT_MB * 2**20
     monkeypatch.setenv("EXPLORER_MODEL_CACHE_MB", "100")
     assert modelcache.resident_bytes() == 100 * 2**20  # never above the cache's own bound
-    monkeypatch.setenv("EXPLORER_IDLE_EVICT_S", "abc")
-    assert modelcache.idle_seconds() == modelcache.IDLE_SECONDS
+    monkeypatch.delenv("EXPLORER_IDLE_EVICT_S", raising=False)
+    assert modelcache.idle_seconds() == 60.0
+    monkeypatch.setenv("EXPLORER_IDLE_EVICT_S", "abc")  # a typo is a message, not the default in silence
+    with pytest.raises(ExplorerError, match="EXPLORER_IDLE_EVICT_S='abc'"):
+        modelcache.idle_seconds()
 
 
 @pytest.fixture

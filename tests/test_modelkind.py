@@ -8,7 +8,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.core.errors import ExplorerError
-from explorer.runtime import fence, modelkind
+from explorer.runtime import modelkind
 from explorer.tasks import infill, qa
 from explorer.tasks.fillmask import fill_mask
 from explorer.tasks.generation import load_decoder
@@ -26,7 +26,7 @@ def dirs(tmp_path_factory):
 @pytest.fixture
 def fenced(monkeypatch, dirs):
     """A shared server: typed paths fenced to the models folder (here the tiny models' folder)."""
-    monkeypatch.setenv(fence.ENV, "1")
+    monkeypatch.setenv("EXPLORER_RESTRICT_PATHS", "1")
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(dirs[0]))
     return dirs
 

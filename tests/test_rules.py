@@ -8,7 +8,9 @@ rule cannot miss it. The homes:
 - "is this config an encoder-decoder?" and the field names of layer and head counts:
   :mod:`explorer.architecture.modeltypes`;
 - token axis labels: :func:`explorer.core.labels.token_labels`;
-- the ``EXPLORER_MODELS_DIR`` variable: :func:`explorer.runtime.fence.models_dir_env`.
+- every ``EXPLORER_*`` environment variable: :mod:`explorer.core.settings` (and ``EXPLORER_MODELS_DIR`` is read
+  through it by :func:`explorer.runtime.fence.models_dir_env` alone);
+- every cap on a text's length in characters: :mod:`explorer.core.limits`.
 """
 
 from __future__ import annotations
@@ -117,9 +119,124 @@ def test_the_catalog_has_no_decoder_rule_of_its_own() -> None:
     assert not hasattr(catalog, "is_decoder")  # modelkind.is_decoder answers for keys and folders alike
 
 
-def test_the_models_dir_variable_is_read_once_in_the_library() -> None:
-    assert _holders(lambda s: s == "EXPLORER_MODELS_DIR") == {"explorer/runtime/fence.py"}
+def test_the_models_dir_variable_is_named_once_in_the_library() -> None:
+    assert _holders(lambda s: s == "EXPLORER_MODELS_DIR") == {"explorer/core/settings.py"}
 
 
-def test_the_models_dir_variable_is_read_once_in_the_app_too() -> None:
-    assert _holders(lambda s: s == "EXPLORER_MODELS_DIR", LIBRARY + APP) == {"explorer/runtime/fence.py"}
+def test_the_models_dir_variable_is_named_once_in_the_app_too() -> None:
+    assert _holders(lambda s: s == "EXPLORER_MODELS_DIR", LIBRARY + APP) == {"explorer/core/settings.py"}
+    readers = {path for path, tree in _files(LIBRARY + APP) for node in ast.walk(tree)
+               if isinstance(node, ast.Attribute) and node.attr == "MODELS_DIR"
+               and isinstance(node.value, ast.Name) and node.value.id == "settings"}
+    assert readers == {"explorer/runtime/fence.py"}  # everyone else asks fence.models_dir_env
+
+
+SETTINGS_HOME = "explorer/core/settings.py"
+# The Lab's scheduler, new in another change, still reads EXPLORER_LAB_* itself; it moves to settings.LAB_* there.
+# The second assertion of the test below fails once it reads none itself: then remove it from here.
+_MAPPING_READS = {"get", "setdefault", "pop", "getenv"}
+
+
+def _is_environ(node: ast.AST) -> bool:
+    """``os.environ`` or a bare ``environ``."""
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or \
+        (isinstance(node, ast.Name) and node.id == "environ")
+
+
+def _explorer_names(trees: list[tuple[str, ast.Module]]) -> set[str]:
+    """Constants anywhere that hold an ``EXPLORER_*`` name (``ENV = "EXPLORER_..."``): reading by them counts."""
+    return {t.id for _, tree in trees for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and str(node.value.value).startswith("EXPLORER_")
+            for t in node.targets if isinstance(t, ast.Name)}
+
+
+def _environ_reads(tree: ast.Module, constants: set[str]) -> list[int]:
+    """Lines that look an ``EXPLORER_*`` name up in the environment (or any mapping: ``env.get("EXPLORER_X")``),
+    or in ``os.environ`` through a helper's parameter that some call here passes an ``EXPLORER_*`` name."""
+    def explorer_key(key: ast.AST | None) -> bool:
+        return (isinstance(key, ast.Constant) and str(key.value).startswith("EXPLORER_")) or \
+            (isinstance(key, ast.Name) and key.id in constants) or \
+            (isinstance(key, ast.Attribute) and key.attr in constants)
+
+    lines, helpers = [], {}  # helpers: function name -> position of the parameter it reads os.environ by
+    for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+        params = [a.arg for a in func.args.args]
+        for node in ast.walk(func):
+            key = _looked_up(node)
+            if key is not None and _on_environ(node) and isinstance(key, ast.Name) and key.id in params:
+                helpers[func.name] = params.index(key.id)
+    for node in ast.walk(tree):
+        key = _looked_up(node)
+        if key is not None and explorer_key(key):
+            lines.append(node.lineno)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            at = helpers[node.func.id]
+            if len(node.args) > at and explorer_key(node.args[at]):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def _looked_up(node: ast.AST) -> ast.AST | None:
+    """The key of a mapping lookup: ``m.get(k)``, ``m.setdefault(k, v)``, ``m.pop(k)``, ``getenv(k)``, ``m[k]``,
+    ``k in m``."""
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "settings":
+            return None  # settings.get("EXPLORER_X"): the one way
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return node.args[0] if name in _MAPPING_READS else None
+    if isinstance(node, ast.Subscript):
+        return node.slice
+    if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+        return node.left
+    return None
+
+
+def _on_environ(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (isinstance(func, ast.Attribute) and (_is_environ(func.value) or func.attr == "getenv")) or \
+            (isinstance(func, ast.Name) and func.id == "getenv")
+    if isinstance(node, ast.Subscript):
+        return _is_environ(node.value)
+    return isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators)
+
+
+def test_only_settings_reads_explorer_variables_from_the_environment() -> None:
+    trees = list(_files(LIBRARY + APP))
+    constants = _explorer_names(trees)
+    reads = {path: lines for path, tree in trees if path != SETTINGS_HOME
+             and (lines := _environ_reads(tree, constants))}
+    assert reads == {}, "read EXPLORER_* variables through explorer.core.settings (declare a new one there)"
+
+
+def test_the_rule_sees_every_way_of_reading() -> None:
+    code = ast.parse(
+        "import os\nENV = 'EXPLORER_A'\n"
+        "def f(env):\n    return env.get('EXPLORER_B')\n"
+        "def g():\n    return os.environ[ENV], os.getenv('EXPLORER_C'), 'EXPLORER_D' in os.environ\n"
+        "def _num(name):\n    return os.environ.get(name, '')\n"
+        "def h():\n    return _num('EXPLORER_E'), os.environ.get('HOME'), _num('HOME')\n"
+        "def k():\n    return settings.get('EXPLORER_F')\n")
+    assert _environ_reads(code, _explorer_names([("x", code)])) == [4, 6, 10]
+
+
+def _numbers_in(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, int | float) and not isinstance(n.value, bool)
+               for n in ast.walk(node))
+
+
+def test_text_length_caps_are_numbers_only_in_core_limits() -> None:
+    """A ``*_CHARS`` cap with a number, or a ``max_chars=`` given a number, lives in explorer/core/limits.py."""
+    found = []
+    for path, tree in _files(LIBRARY + APP):
+        if path == "explorer/core/limits.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and _numbers_in(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [f"{path}:{node.lineno} {t.id}" for t in targets
+                          if isinstance(t, ast.Name) and t.id.endswith("_CHARS")]
+            if isinstance(node, ast.keyword) and node.arg == "max_chars" and _numbers_in(node.value):
+                found.append(f"{path}:{node.value.lineno} max_chars=")
+    assert found == []

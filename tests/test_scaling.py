@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.papers import scaling
+from explorer.architecture import catalog
+from explorer.papers import budgets, scaling
 from explorer.plots import scaling as plots
 
 
@@ -27,7 +28,21 @@ def test_placements_use_published_params_and_recorded_tokens():
     gpt3 = places["gpt3"]
     assert gpt3.params == 175_000_000_000 and gpt3.tokens == 3e11
     assert gpt3.tokens_per_param == pytest.approx(300 / 175)  # far below Chinchilla's 20
-    assert "albert-base" not in places  # its budget gives no token count
+    assert "bart-large" not in places and "ctrl" not in places  # their budgets give no token count
+
+
+def test_every_budget_with_tokens_and_a_parameter_count_is_placed():
+    """Issue 27: ALBERT (sequence length read in Sec. 4.1) and ELECTRA-Base (Table 6's 766K steps) now have
+    token counts, so they sit on the plots; what is left out lacks tokens or a published count."""
+    places = {p.key: p for p in scaling.placements()}
+    expected = {b.key for b in budgets.budgets()
+                if b.tokens is not None and catalog.get_variant(b.key).published_params is not None}
+    assert set(places) == expected
+    assert {"albert-base", "albert-large", "albert-xxlarge", "electra-base-discriminator", "t5-11b"} <= expected
+    albert = places["albert-base"]
+    assert albert.tokens == 125_000 * 4096 * 512 and albert.tokens_source == "steps x batch x seq_len"
+    # its 12 layers share one set of weights, counted once as Kaplan counts weights: a tenth of BERT-base's
+    assert albert.non_embedding < places["bert-base"].non_embedding / 10
 
 
 def test_geomspace_is_log_even():

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.serving import decoding, probe
 from explorer.tasks.generation import DecodingSettings, load_decoder
@@ -88,7 +89,7 @@ def test_served_beam_search_and_sampling_run_from_the_client(served_engine) -> N
     assert any("server sends per step" in n.text for n in first.notices)
 
 
-@pytest.mark.parametrize("prompt", ["", "   ", "x" * (decoding.MAX_PROMPT_CHARS + 1), "a\x00b"])
+@pytest.mark.parametrize("prompt", ["", "   ", "x" * (limits.SERVED_PROMPT_CHARS + 1), "a\x00b"])
 def test_a_bad_prompt_is_refused_before_any_request(prompt: str) -> None:
     from explorer.serving.endpoints import Endpoint
 

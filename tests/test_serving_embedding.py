@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.serving import embedding, localengine
 from explorer.serving.client import ServedError
@@ -45,7 +46,7 @@ def test_the_generation_server_is_refused_with_the_probes_reason(served_engine) 
 
 @pytest.mark.parametrize("texts, needle", [
     ([], "No texts"), (["a", "  "], "Text 2 is empty"), (["a\x00b"], "NUL"),
-    (["x" * (embedding.MAX_TEXT_CHARS + 1)], "8,000 at most"), ("one string", "list of strings"),
+    (["x" * (limits.SERVED_EMBEDDING_TEXT_CHARS + 1)], "8,000 at most"), ("one string", "list of strings"),
 ], ids=["none", "blank", "nul", "huge", "str"])
 def test_bad_input_is_refused_before_any_request(texts, needle: str) -> None:
     with pytest.raises(ExplorerError, match=needle):  # the port is closed: a request would say so instead

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.serving import scoring
 from explorer.serving.endpoints import Endpoint
@@ -30,7 +31,7 @@ def test_paris_scores_above_london_and_a_straddling_token_counts_as_continuation
 @pytest.mark.parametrize("context, continuation, said", [
     (CONTEXT, "", "continuation is empty"),
     ("   ", "  ", "only whitespace"),
-    (CONTEXT, "x" * scoring.MAX_SCORED_CHARS, "characters"),
+    (CONTEXT, "x" * limits.SERVED_SCORED_CHARS, "characters"),
     (CONTEXT, " Paris\x00", "NUL"),
     (None, " Paris", "must be a string"),
 ])

@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import TOKENIZATION_TEXT_CHARS
 from explorer.tokenization.registry import TOKENIZERS, load_tokenizer
-from explorer.tokenization.split import MAX_CHARS, check_text, compare, tokenize
+from explorer.tokenization.split import check_text, compare, tokenize
 from explorer.tokenization.table import PRESETS
 
 NAMES = list(TOKENIZERS)
@@ -98,7 +99,7 @@ def test_bad_input_raises_explorer_error_with_advice() -> None:
         with pytest.raises(ExplorerError, match="empty"):
             compare(bad)
     with pytest.raises(ExplorerError, match="at most"):
-        check_text("a" * (MAX_CHARS + 1))
+        check_text("a" * (TOKENIZATION_TEXT_CHARS + 1))
     with pytest.raises(ExplorerError, match="string"):
         tokenize("gpt2", None)  # type: ignore[arg-type]
     with pytest.raises(ExplorerError, match="string"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.training import trainer
+from explorer.training import record, trainer
 
 TINY = {"steps": 30, "batch_tokens": 512, "seq_len": 32, "eval_windows": 8, "eval_every": 15}
 
@@ -31,7 +31,7 @@ def test_progress_reports_every_step_and_the_summary_has_the_cli_keys() -> None:
     seen: list[trainer.Progress] = []
     run = trainer.advance(trainer.start(trainer.Plan("mlm", **{**TINY, "steps": 4})), on_progress=seen.append)
     assert [p.step for p in seen] == [1, 2, 3, 4] and seen[-1].eval is not None
-    out = trainer.summary(run, out=None)
+    out = record.of(run.plan, run).to_dict()
     assert {"objective", "size", "params", "steps", "tokens_seen", "flops", "seconds", "losses", "eval", "out"} <= set(out)
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import POSITIONS_LIST_CHARS
 from explorer.core.userinput import (
     MARKER,
     MAX_POSITIONS,
-    MAX_POSITIONS_CHARS,
     SPAN_MARKER,
     parse_positions,
     require_text,
@@ -62,9 +62,9 @@ def test_refused_pieces_are_quoted_short() -> None:
 
 
 def test_the_length_limit_is_checked_before_parsing() -> None:
-    assert parse_positions("1," * (MAX_POSITIONS_CHARS // 2), 100) == (1,)  # exactly at the limit
+    assert parse_positions("1," * (POSITIONS_LIST_CHARS // 2), 100) == (1,)  # exactly at the limit
     with pytest.raises(ExplorerError, match="characters"):
-        parse_positions("1," * (MAX_POSITIONS_CHARS // 2) + "1", 100)
+        parse_positions("1," * (POSITIONS_LIST_CHARS // 2) + "1", 100)
 
 
 def test_a_non_positive_length_is_a_programming_error() -> None:

@@ -77,8 +77,12 @@ def test_reentrant_within_a_thread(monkeypatch) -> None:
 def test_limit_reads_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "3")
     assert workers.limit() == 3
-    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "zero")
+    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", " ")  # blank is unset: from the hardware
     assert workers.limit() >= 1
+    for bad in ("zero", "0", "1.5"):  # a typo is a message naming the variable, never the default in silence
+        monkeypatch.setenv("EXPLORER_MODEL_WORKERS", bad)
+        with pytest.raises(ExplorerError, match=f"EXPLORER_MODEL_WORKERS='{bad}' .* from 1 to 1,024"):
+            workers.limit()
 
 
 def test_a_queued_request_says_how_long_it_waited_and_behind_how_many(monkeypatch) -> None:

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from explorer.core import logs, userfiles
-from explorer.core.errors import ECHO_CHARS, ExplorerError, shorten
+from explorer.core import logs, settings, userfiles
+from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import ECHO_CHARS
 
 if TYPE_CHECKING:  # explorer.runtime.placement imports torch: only commands that run a model pay for it
     from explorer.runtime.placement import Placement
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.quiet_imports()  # optional packages' import-time warnings are not the user's business
     args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
+        settings.check_all()  # a bad EXPLORER_* value: one line before any work, not halfway through it
         check_utf8(args)
         return int(args.func(args) or 0)
     except ExplorerError as err:

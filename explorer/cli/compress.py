@@ -22,6 +22,7 @@ from collections.abc import Callable
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
 from explorer.cli.progress import Ticker, eta
+from explorer.compression import families
 from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_compress", "register"]
@@ -33,9 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "beside the original")
     p.add_argument("model", metavar="KEY", help="catalog key or save_pretrained directory, e.g. sentence-bert, "
                                                 "gemma3-270m")
-    p.add_argument("--method", action="append", required=True, metavar="M",
-                   help="fp32, bf16, fp16 (GPU), int8 (CPU), w8/w4 (torchao), prune-N, heads-N (N = 0..99), "
-                        "exit-S (S = 0..1, a lab model trained with pretrain --exits); repeat for several")
+    p.add_argument("--method", action="append", required=True, metavar="M", help=families.help_text())
     p.add_argument("--repeats", type=number(int, 1, 100), default=5, help="timed runs per model (median)")
     p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")
@@ -48,6 +47,16 @@ _SHOWN = ("metric", "value", "baseline_value", "probes_kept", "probes_total")
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
+
+
+def _times(ratio: float | None) -> str:
+    """A ratio to the original in the table's 7 columns; "n/a" where the original's figure gives none."""
+    return f"{ratio:>7.2f}" if ratio is not None else f"{'n/a':>7}"
+
+
+def _value(value: float | None) -> str:
+    """A quality figure; "n/a" where it is not finite (a perplexity that overflowed is null in the JSON)."""
+    return f"{value:.4f}" if value is not None else "n/a"
 
 
 def _reporter(ticker: Ticker, methods: int) -> Callable[[float, str], None]:
@@ -94,12 +103,12 @@ def cmd_compress(args: argparse.Namespace) -> int:
     for note in result.notices:
         print(f"note: {note}")
     print(f"{'method':<10} {'size':>10} {'x size':>7} {'latency':>10} {'x time':>7}  quality")
-    for r in records:
+    for r, ratios in zip(records, result.ratios, strict=True):
         q = r["quality"]
         extra = ", ".join(f"{k.replace('_', ' ')} {v:.3g}" for k, v in q.items() if k not in _SHOWN and v is not None)
         kept = f", probes kept {q['probes_kept']}/{q['probes_total']}" if q["probes_total"] else ""
-        print(f"{r['method']:<10} {_mb(r['size_bytes']):>10} {r['size_bytes'] / r['baseline_size_bytes']:>7.2f} "
-              f"{r['latency_ms']:>8.1f}ms {r['latency_ms'] / r['baseline_latency_ms']:>7.2f}  "
-              f"{q['metric']} {q['value']:.4f} (original {q['baseline_value']:.4f}){kept}"
+        print(f"{r['method']:<10} {_mb(r['size_bytes']):>10} {_times(ratios.size)} "
+              f"{r['latency_ms']:>8.1f}ms {_times(ratios.latency)}  "
+              f"{q['metric']} {_value(q['value'])} (original {_value(q['baseline_value'])}){kept}"
               + (f"; {extra}" if extra else ""))
     return 0

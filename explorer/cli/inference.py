@@ -60,7 +60,7 @@ def _fill_mask_file(args: argparse.Namespace, specs: list[str]) -> int:
     finish: ``--jsonl`` one JSON object per prompt, flushed, so a 10,000-prompt file gives results from the first
     seconds and Ctrl-C keeps every line already printed (exit 130); progress with time left on stderr.
     ``--json`` prints one list at the end, in input order."""
-    from explorer.tasks.fillbatch import (
+    from explorer.tasks.fillmask.batch import (
         MAX_FILE_PROMPTS,
         STREAM_CHUNK,
         fill_mask_stream,

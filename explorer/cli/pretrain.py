@@ -34,7 +34,8 @@ from explorer.runtime import weights
 from explorer.training import corpus, memory, recipes
 
 if TYPE_CHECKING:  # the trainer imports torch: only a command that trains pays for it
-    from explorer.training.trainer import Plan, Progress, Run
+    from explorer.training.session import Hooks, Session
+    from explorer.training.trainer import Plan, Progress
 
 __all__ = ["MAX_COMPARED", "register"]
 
@@ -123,17 +124,53 @@ def _fractions(ticker: Ticker, prefix: str) -> Callable[[float, str], None]:
     return report
 
 
-def _train(plan: Plan, text: corpus.Corpus | None, ticker: Ticker, prefix: str = "") -> Run:
-    from explorer.training import families, models, trainer
+def _hooks(ticker: Ticker, out: str | Path | None, prefix: str = "") -> Hooks:
+    """The session's stages as progress lines: what it does now (the heartbeat repeats it with the time spent),
+    each training step every ~5%, the probe's and the exits' fractions."""
+    from explorer.training import families, models, sections
+    from explorer.training import probe as probes
+    from explorer.training.session import Hooks
 
-    teacher = families.get(recipes.get(plan.objective).loss).teacher
-    if teacher and not plan.teacher:
-        ticker.say(f"{prefix}training its teacher first ({teacher}, {plan.steps:,} steps)")
-    _phase(ticker, f"{prefix}preparing: cutting the text into {plan.seq_len}-token windows, building the model")
-    run = trainer.start(plan, text, on_progress=_reporter(f"{prefix}teacher: ", ticker))
-    _phase(ticker, f"{prefix}training {run.recipe.label}, {plan.size}, {models.parameters(run.model):,} parameters, "
-                   f"{plan.steps:,} steps of {plan.batch_tokens:,} tokens on {plan.device} (Ctrl-C stops)")
-    return trainer.advance(run, on_progress=_reporter(prefix, ticker))
+    def state(session: Session) -> None:
+        plan, run = session.plan, session.run
+        if session.state == "building":
+            teacher = families.get(recipes.get(plan.objective).loss).teacher
+            if teacher and not plan.teacher:
+                ticker.say(f"{prefix}training its teacher first ({teacher}, {plan.steps:,} steps)")
+            _phase(ticker, f"{prefix}preparing: cutting the text into {plan.seq_len}-token windows, building the model")
+        elif session.state == "training" and run is not None:
+            _phase(ticker, f"{prefix}training {run.recipe.label}, {plan.size}, {models.parameters(run.model):,} "
+                           f"parameters, {plan.steps:,} steps of {plan.batch_tokens:,} tokens on {plan.device} "
+                           "(Ctrl-C stops)")
+        elif session.state == "saving":
+            _phase(ticker, "exits: saving them beside the checkpoint" if session.exits is not None
+                   else f"{prefix}saving the checkpoint to {out}")
+        elif session.state == "probing":
+            _phase(ticker, f"{prefix}probing: fine-tuning a copy on \"{probes.TASK}\"")
+        elif session.state == "exits":
+            _phase(ticker, f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"")
+
+    fractions = {"probing": _fractions(ticker, f"{prefix}probing: "), "exits": _fractions(ticker, "exits: ")}
+    current: dict[str, Session] = {}
+
+    def fraction(share: float, text: str) -> None:
+        fractions[current["session"].state](share, text)
+
+    def entered(session: Session) -> None:
+        current["session"] = session
+        state(session)
+
+    return Hooks(state=entered, teacher=_reporter(f"{prefix}teacher: ", ticker), progress=_reporter(prefix, ticker),
+                 fraction=fraction)
+
+
+def _session(plan: Plan, text: corpus.Corpus | None, probe: bool, exits: bool) -> Session:
+    """The plan's session: the downstream probe and FastBERT's exits follow training when asked for."""
+    from explorer.training import exits as exit_classifiers
+    from explorer.training import probe as probes
+    from explorer.training.session import Session
+
+    return Session(plan, text, probes.DEFAULT_SPEC if probe else None, exit_classifiers.DEFAULT_SPEC if exits else None)
 
 
 def _describe(summary: dict[str, Any]) -> str:
@@ -161,59 +198,37 @@ def _interrupted(what: str) -> int:
     return INTERRUPTED
 
 
-def _probed(summary: dict[str, Any], run: Run, enabled: bool, ticker: Ticker, prefix: str = "") -> dict[str, Any]:
-    """``summary`` with ``eval.probe``: a copy of the model fine-tuned on the downstream probe (same budget for all)."""
-    if enabled:
-        from explorer.training import probe
-
-        _phase(ticker, f"{prefix}probing: fine-tuning a copy on \"{probe.TASK}\"")
-        summary["eval"]["probe"] = probe.probe(run.model, run.corpus, probe.DEFAULT_SPEC,
-                                               progress=_fractions(ticker, f"{prefix}probing: ")).to_dict()
-    return summary
-
-
-def _exits(summary: dict[str, Any], run: Run, saved: Path, ticker: Ticker) -> dict[str, Any]:
-    """``summary`` with ``exits``: FastBERT's exit classifiers trained on a copy and saved beside the checkpoint."""
-    from explorer.training import exits, sections
-
-    _phase(ticker, f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"")
-    try:
-        trained, result = exits.train(run.model, exits.DEFAULT_SPEC, progress=_fractions(ticker, "exits: "))
-    except ExplorerError as err:  # e.g. a one-layer DistilBERT student: nothing to exit from
-        raise ExplorerError(f"{err} The checkpoint itself is saved in {saved}; its exits are not.") from err
-    _phase(ticker, "exits: saving them beside the checkpoint")
-    exits.save(trained, result, saved)
-    summary["exits"] = result.to_dict()
-    return summary
+def _interrupted_at(session: Session) -> int:
+    """What a Ctrl-C left, said by the stage it stopped."""
+    if session.saved is not None:
+        return _interrupted(f"after training: the checkpoint is saved in {session.saved}, its probe or exits are not")
+    if session.state == "saving":
+        return _interrupted("while saving: the checkpoint was not written")
+    return _interrupted("during training, nothing was saved")
 
 
 def _pretrain(args: argparse.Namespace) -> int:
-    from explorer.training import checkpoint, trainer
+    from explorer.training import checkpoint
 
     plan = _plan(args, args.objective, _device(args))
     out = checkpoint.default_out(plan.objective, plan.size, plan.steps, plan.seed, args.models_dir) \
         if args.out is None else args.out
     checkpoint.target_of(out)  # may be written (a probe file made and removed): before minutes of training, not after
-    text = _corpus(args)
+    session = _session(plan, _corpus(args), args.probe, args.exits)
     with Ticker() as ticker:
         try:
-            run = _train(plan, text, ticker)
+            session.execute(_hooks(ticker, out), save_to=out)
         except KeyboardInterrupt:
-            return _interrupted("during training, nothing was saved")
-        try:
-            _phase(ticker, f"saving the checkpoint to {out}")
-            saved = checkpoint.save(run, out)
-        except KeyboardInterrupt:
-            return _interrupted("while saving: the checkpoint was not written")
-        try:
-            summary = _probed(trainer.summary(run, str(saved)), run, args.probe, ticker)
-            summary = _exits(summary, run, saved, ticker) if args.exits else summary
-        except KeyboardInterrupt:
-            return _interrupted(f"after training: the checkpoint is saved in {saved}, its probe or exits are not")
+            return _interrupted_at(session)
         ticker.status = None
+    if session.exits_error:  # e.g. a one-layer DistilBERT student: nothing to exit from
+        raise ExplorerError(f"{session.exits_error} The checkpoint itself is saved in {session.saved}; its exits are not.")
+    summary = session.record().to_dict()
     if args.json:
         print_json(summary)
         return 0
+    saved = session.saved
+    assert saved is not None
     print(_describe(summary))
     print(f'  try: python -m explorer fill-mask --models {_spec(saved, args.models_dir)} '
           '--text "A list is a [MASK] of items."')
@@ -225,28 +240,26 @@ def _pretrain(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from explorer.training import checkpoint, trainer
+    from explorer.training import checkpoint
 
     names = list(dict.fromkeys(recipes.get(o).name for o in args.objectives))
     if len(names) < 2:
         raise ExplorerError("Name at least two different objectives to compare (for example: mlm roberta).")
     device = _device(args)
     plans = [_plan(args, name, device) for name in names]  # every objective checked before the first trains
-    for plan in plans if args.save else ():  # every checkpoint folder may be written, before the first trains
-        checkpoint.target_of(checkpoint.default_out(plan.objective, plan.size, plan.steps, plan.seed, args.models_dir))
+    outs = [checkpoint.default_out(p.objective, p.size, p.steps, p.seed, args.models_dir) if args.save else None
+            for p in plans]
+    for out in outs:  # every checkpoint folder may be written, before the first trains
+        if out is not None:
+            checkpoint.target_of(out)
     text = _corpus(args)
     done: list[dict[str, Any]] = []
     with Ticker() as ticker:
         try:
-            for plan in plans:
-                prefix = f"[{plan.objective}] "
-                run = _train(plan, text, ticker, prefix=prefix)
-                out = None
-                if args.save:
-                    _phase(ticker, f"{prefix}saving the checkpoint")
-                    out = str(checkpoint.save(run, checkpoint.default_out(plan.objective, plan.size, plan.steps,
-                                                                          plan.seed, args.models_dir)))
-                done.append(_probed(trainer.summary(run, out), run, not args.no_probe, ticker, prefix))
+            for plan, out in zip(plans, outs, strict=True):
+                session = _session(plan, text, not args.no_probe, False)
+                session.execute(_hooks(ticker, out, prefix=f"[{plan.objective}] "), save_to=out)
+                done.append(session.record().to_dict())
         except KeyboardInterrupt:  # the runs that finished are printed (and stay saved with --save)
             _print_runs(done, args.json)
             return _interrupted(f"after {len(done)} of {len(plans)} runs: the finished ones are printed above")

@@ -38,6 +38,7 @@ import torch
 
 from explorer.architecture.modeltypes import num_heads
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import HEAD_IMPORTANCE_TEXT_CHARS
 from explorer.training import corpus
 
 __all__ = ["MASK_EVERY", "OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text",
@@ -87,7 +88,6 @@ def scores(model: torch.nn.Module) -> list[HeadScore]:
     return sorted(out, key=lambda s: s.score)
 
 
-IMPORTANCE_CHARS = 1_500  # about 300 tokens of prose: one forward and one backward
 MASK_EVERY = 7  # an encoder's copies mask every 7th token (14%, about BERT's 15%), each copy a different seventh
 
 
@@ -97,8 +97,8 @@ def importance_text() -> str:
     for doc in corpus.bundled().train:
         for paragraph in doc:
             out += paragraph + "\n"
-            if len(out) >= IMPORTANCE_CHARS:
-                return out[:IMPORTANCE_CHARS]
+            if len(out) >= HEAD_IMPORTANCE_TEXT_CHARS:
+                return out[:HEAD_IMPORTANCE_TEXT_CHARS]
     return out
 
 

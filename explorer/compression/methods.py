@@ -39,27 +39,21 @@ from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
 from torch.nn.utils import prune
 
 from explorer.compression import heads
+from explorer.compression.families import FAMILIES, valid_names
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import budget, modelcache
 
-__all__ = ["CASTS", "FIXED", "Method", "apply", "available", "canonical", "linear_layers", "masked_scores", "parse",
-           "sparsity", "valid_names"]
+__all__ = ["CASTS", "FIXED", "PATTERNS", "Method", "apply", "available", "canonical", "linear_layers", "masked_scores",
+           "parse", "sparsity", "valid_names"]
 
 CASTS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-# name -> what it is, in words (the page's help and the CLI's error list)
-FIXED = {
-    "fp32": "float32 copy (the reference)",
-    "bf16": "bfloat16 cast",
-    "fp16": "float16 cast (GPU only: the CPU has no fast float16 kernels)",
-    "int8": "dynamic int8 Linear layers (torch quantize_dynamic; CPU only)",
-    "w8": "weight-only int8 (torchao IntxWeightOnlyConfig)",
-    "w4": "weight-only int4, groups of 32 (torchao; stored unpacked in int8 on the CPU)",
-}
-PATTERNS = {"prune": "prune-N: N% of every Linear weight set to zero by magnitude (0-99)",
-            "heads": "heads-N: the N% least important attention heads switched off (0-99)",
-            "mheads": "mheads-N: the same, ranked by Michel et al.'s gradient importance (the model's LM or masked-LM loss)",
-            "exit": "exit-S: FastBERT early exit at speed S (0-1; higher exits sooner), lab models with exits"}
-_NAME = re.compile(r"^(prune|heads|mheads)-(\d{1,3})$")
+# name -> what it is, in words (a copy's description); kind -> "form: what it is" for the forms with a parameter;
+# both from the one list of methods (explorer.compression.families)
+FIXED = {f.form: f.label for f in FAMILIES if not f.parameter}
+PATTERNS = {f.kind: f"{f.form}: {f.label}" for f in FAMILIES if f.parameter}
+_BY_NAME = {f.form: f for f in FAMILIES if not f.parameter}
+_PERCENT_KINDS = "|".join(f.kind for f in FAMILIES if f.form.endswith("-N"))
+_NAME = re.compile(rf"^({_PERCENT_KINDS})-(\d{{1,3}})$")
 _EXIT = re.compile(r"^exit-(\d*\.?\d+)$")
 MAX_PERCENT = 99
 TORCHAO_HINT = "pip install torchao==0.18.0"
@@ -90,12 +84,6 @@ class Method:
         return self.name == "fp16"
 
 
-def valid_names() -> str:
-    """The methods one may ask for, in one line (error messages and help)."""
-    return (", ".join([*FIXED, "prune-N", "heads-N", "mheads-N"]) + " (N a whole percentage from 0 to 99), exit-S (S from 0 to "
-            "1, lab models with FastBERT exits)")
-
-
 def canonical(text: str) -> str | None:
     """The method's own spelling, or None where :func:`parse` refuses it (a shared link's typed methods).
 
@@ -111,12 +99,8 @@ def canonical(text: str) -> str | None:
 def parse(text: str) -> Method:
     """``"prune-50"`` -> Method("prune-50", "prune", 50); an unknown name lists the valid ones."""
     name = str(text or "").strip().lower()
-    if name in CASTS:
-        return Method(name, "cast")
-    if name == "int8":
-        return Method(name, "int8")
-    if name in ("w8", "w4"):
-        return Method(name, "weight-only", 8 if name == "w8" else 4)
+    if name in _BY_NAME:
+        return Method(name, _BY_NAME[name].kind, _BY_NAME[name].amount)
     match = _NAME.match(name)
     if match:
         amount = int(match.group(2))
@@ -133,7 +117,7 @@ def parse(text: str) -> Method:
         return Method(f"exit-{speed:g}", "exit", round(speed * 100))
     if name.startswith("exit-"):
         raise ExplorerError(f"{shorten(name)!r} needs a speed from 0 to 1 after the dash, e.g. exit-0.3.")
-    if re.match(r"^(prune|heads|mheads)-", name):
+    if re.match(rf"^({_PERCENT_KINDS})-", name):
         raise ExplorerError(f"{shorten(name)!r} needs a whole percentage from 0 to {MAX_PERCENT} after the dash, "
                             "e.g. prune-50 or heads-25.")
     raise ExplorerError(f"Unknown compression method {shorten(str(text))!r}: use one of {valid_names()}.")

@@ -2,19 +2,28 @@
 
 Shared by :mod:`explorer.compression.study` (copies: casts, int8, pruning) and
 :mod:`explorer.compression.earlyexit` (FastBERT's exits), so the page, the chart and the CLI's JSON read
-one shape whatever the method.
+one shape whatever the method. A study is measured in two parts: the original once per :class:`Settings`
+(a :class:`Baseline`), then each method against it; :class:`Study` holds both and the :class:`Ratios` of
+every copy to the original, computed here once for the page, the chart and the CLI.
+
+>>> ratio(5.0, 10.0), ratio(5.0, 0.0), ratio(5.0, None), ratio(1.0, float("inf")), ratio(float("nan"), 2.0)
+(0.5, None, None, None, None)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.compression import quality
-from explorer.core.notices import Notice, texts
+import torch
 
-__all__ = ["Progress", "Row", "Study"]
+from explorer.compression import measure, quality
+from explorer.core.notices import Notice, texts
+from explorer.runtime.resolve import ModelRef
+
+__all__ = ["Baseline", "ExitReference", "Progress", "Ratios", "Row", "Settings", "Study", "ratio"]
 
 Progress = Callable[[float, str], None]  # (fraction done, what is happening)
 
@@ -41,9 +50,35 @@ class Row:
                 "sparsity": round(self.sparsity, 4), "answer": self.answer}
 
 
+def ratio(value: float, base: float | None) -> float | None:
+    """``value / base``; None where the original's figure ``base`` is absent, zero or not finite, or ``value`` is
+    not finite: a ratio to nothing would read as "infinitely better" or crash."""
+    if base is None or base == 0 or not math.isfinite(base) or not math.isfinite(value):
+        return None
+    return value / base
+
+
+@dataclass(frozen=True)
+class Ratios:
+    """One copy against the original, each as copy / original (1 = the same): size on disk, latency (against the
+    original timed beside this copy, :attr:`Row.baseline_latency_ms`) and the headline quality metric (its
+    direction is the metric's: higher is better for agreement, lower for perplexity). None: no ratio (see
+    :func:`ratio`)."""
+
+    size: float | None
+    latency: float | None
+    quality: float | None
+
+    @classmethod
+    def of(cls, row: Row, baseline: Row) -> Ratios:
+        return cls(ratio(row.size_bytes, baseline.size_bytes), ratio(row.latency_ms, row.baseline_latency_ms),
+                   ratio(row.quality.value, row.quality.baseline_value))
+
+
 @dataclass(frozen=True)
 class Study:
-    """The original and every compressed copy, measured in the same run on the same device."""
+    """The original and every compressed copy, measured in the same run on the same device; ``ratios`` has one
+    :class:`Ratios` per row, in order, computed when the study is made."""
 
     model: str
     name: str
@@ -56,6 +91,10 @@ class Study:
     baseline: Row
     rows: tuple[Row, ...]
     notices: tuple[Notice, ...] = field(default=())
+    ratios: tuple[Ratios, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ratios", tuple(Ratios.of(r, self.baseline) for r in self.rows))  # frozen: set once
 
     def records(self) -> list[dict[str, Any]]:
         """One flat record per method: the CLI's JSON (``compress KEY --method M --json``)."""
@@ -77,3 +116,39 @@ class Study:
                 "device_name": self.device_name, "dtype": self.dtype, "throughput_unit": self.throughput_unit,
                 "prompt": self.prompt, "baseline": self.baseline.to_dict(),
                 "rows": [r.to_dict() for r in self.rows], "notices": texts(self.notices)}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one original is measured for: the model, where it runs, the prompt and candidates the answers use,
+    the timed repeats, and whether it is a lab model's early exit (``exits``) or compressed copies. Hashable:
+    one baseline per value (the page caches by it)."""
+
+    key: str
+    exits: bool
+    device: str  # resolved (explorer.runtime.placement.resolve_device)
+    models_dir: str | None = None
+    prompt: str | None = None
+    candidates: tuple[str, ...] = ()
+    repeats: int = measure.REPEATS
+
+
+@dataclass(frozen=True)
+class ExitReference:
+    """Early exit's reference: every layer's answer on the held-out examples and what is timed."""
+
+    probs: torch.Tensor  # (L, N, classes) every classifier's distribution
+    labels: torch.Tensor  # (N,)
+    timed: tuple[tuple[torch.Tensor, torch.Tensor], ...]  # (ids, mask), each (1, T): examples timed one by one
+    seq_len: int
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The original measured once for ``settings``: a :class:`Study` without rows (model, device, prompt, the
+    original's row, its notices) and the outputs each method is compared with."""
+
+    settings: Settings
+    study: Study
+    reference: quality.Reference | ExitReference
+    model: ModelRef | None = None  # the original as resolved once: every method's copy loads from it

@@ -6,9 +6,9 @@ with ``st.error`` and the CLI prints it on one line and exits non-zero.
 
 from __future__ import annotations
 
-__all__ = ["ECHO_CHARS", "ExplorerError", "shorten"]
+from explorer.core.limits import ECHO_CHARS
 
-ECHO_CHARS = 80  # user input echoed in a message is cut to this many characters
+__all__ = ["ExplorerError", "shorten"]
 
 
 class ExplorerError(Exception):

@@ -17,13 +17,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from explorer.core import settings
+
 __all__ = ["cache_dir", "fingerprint", "load", "publish_dir", "save"]
 
 _PUBLISH = threading.Lock()  # two publishes to the same folder in one process take turns at the rename
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("EXPLORER_CACHE_DIR") or Path.home() / ".cache" / "transformer-explorer")
+    """``EXPLORER_CACHE_DIR``, else ``~/.cache/transformer-explorer`` (:mod:`explorer.core.settings`)."""
+    return Path(settings.CACHE_DIR.value()).expanduser()
 
 
 def fingerprint(*parts: Any) -> str:

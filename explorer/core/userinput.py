@@ -25,8 +25,9 @@ from __future__ import annotations
 import re
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import POSITIONS_LIST_CHARS
 
-__all__ = ["GENERIC_BLANK", "MARKER", "MAX_POSITIONS", "MAX_POSITIONS_CHARS", "SENTINEL", "SPAN_MARKER",
+__all__ = ["GENERIC_BLANK", "MARKER", "MAX_POSITIONS", "SENTINEL", "SPAN_MARKER",
            "parse_positions", "require_text", "split_blanks"]
 
 # What users type for "a blank here", on every page: BERT's [MASK], RoBERTa/BART's <mask>, or three or
@@ -41,7 +42,6 @@ SENTINEL = r"<extra_id_\d+>"
 SPAN_MARKER = re.compile(rf"{MARKER.pattern}|{SENTINEL}", re.IGNORECASE)
 
 MAX_POSITIONS = 64  # more global tokens than this is no longer "a few": Longformer's cost grows per token
-MAX_POSITIONS_CHARS = 1_000  # 64 positions of up to 5 digits and separators fit easily
 _SHOWN = 20  # characters of a refused piece quoted back (never a pasted novel)
 
 
@@ -78,7 +78,7 @@ def parse_positions(text: object, seq_len: int, *, what: str = "global token pos
         return ()
     if not isinstance(text, str):
         raise ExplorerError(f"The {what} must be text, not {type(text).__name__}: type {allowed}.")
-    if len(text) > MAX_POSITIONS_CHARS:
+    if len(text) > POSITIONS_LIST_CHARS:
         raise ExplorerError(f"The {what} are {len(text):,} characters long: type at most "
                             f"{MAX_POSITIONS} {allowed}.")
     pieces = text.replace(",", " ").replace(";", " ").split()

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from explorer.core.limits import OBJECTIVES_TEXT_CHARS
 from explorer.core.userinput import require_text
 from explorer.objectives.base import Vocab, is_special
 from explorer.objectives.sentence import DISTRACTORS
 
-__all__ = ["EXAMPLE_TEXT", "EXAMPLE_TRANSLATION", "FRAMES", "MAX_CHARS", "MAX_TOKENS", "Prepared",
+__all__ = ["EXAMPLE_TEXT", "EXAMPLE_TRANSLATION", "FRAMES", "MAX_TOKENS", "Prepared",
     "check_text", "pieces", "prepare", "vocab_for"]
 
 MAX_TOKENS = 512
@@ -30,7 +31,6 @@ EXAMPLE_TEXT = (
 EXAMPLE_TRANSLATION = (
     "Le comité a approuvé la nouvelle ligne de chemin de fer après un long débat."
 )
-MAX_CHARS = 200_000  # far beyond 512 tokens; refuses a pasted book before tokenizing it
 # frame -> (tokenizer-independent specials): cls, sep, mask, word scheme
 FRAMES: dict[str, tuple[str, str, str, str]] = {
     "bert": ("[CLS]", "[SEP]", "[MASK]", "wordpiece"),
@@ -72,7 +72,7 @@ def _tokenizer(name: str):
 
 def check_text(text: object, what: str = "text") -> str:
     """The text if it can be used, else an ExplorerError saying what to do."""
-    return require_text(text, what=what, empty_hint="type or paste a few sentences.", max_chars=MAX_CHARS,
+    return require_text(text, what=what, empty_hint="type or paste a few sentences.", max_chars=OBJECTIVES_TEXT_CHARS,
                         limit_note=f"only {MAX_TOKENS} tokens are used anyway")
 
 

@@ -21,7 +21,8 @@ explains much of the gap between their exponents: Pearce & Song 2024). So each c
 its non-embedding count (:func:`non_embedding_params`, counted on the model built from its config: Gemma 3 270M
 has 100M of them beside 170M of embeddings, 2.7x fewer than its total), and on Chinchilla's fit and the (N, D)
 plane by its published total, with the tokens its budget records (:mod:`explorer.papers.budgets`). A predicted
-loss is what the fit says, not a measurement.
+loss is what the fit says, not a measurement. ALBERT's layers share one set of weights: both counts take that set
+once (they count weights), while each token runs it once per layer, so ALBERT's 6·N·D ``compute`` is a lower bound.
 
 >>> round(loss_chinchilla(70e9, 1.4e12), 3)  # Chinchilla itself
 1.937
@@ -36,7 +37,7 @@ from functools import lru_cache
 from explorer.architecture import catalog
 from explorer.papers import budgets
 
-__all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "Placement", "chinchilla_optimal",
+__all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "ScalingPoint", "chinchilla_optimal",
            "geomspace", "loss_chinchilla", "loss_d", "loss_n", "non_embedding_params", "placements"]
 
 N_C = 8.8e13  # Kaplan et al. 2020, Eq. 1.1: non-embedding parameters
@@ -90,7 +91,7 @@ def geomspace(low: float, high: float, count: int = 60) -> list[float]:
 
 
 @dataclass(frozen=True)
-class Placement:
+class ScalingPoint:
     """One catalog model at its (parameters, tokens), with what the fits predict there."""
 
     key: str
@@ -106,7 +107,7 @@ class Placement:
     loss_chinchilla: float = 0.0  # Chinchilla's L(N, D) at (all parameters, tokens)
 
 
-def placements() -> list[Placement]:
+def placements() -> list[ScalingPoint]:
     """Every variant whose budget gives a token count and whose paper gives a parameter count."""
     out = []
     for b in budgets.budgets():
@@ -115,7 +116,7 @@ def placements() -> list[Placement]:
         if b.tokens is None or params is None:
             continue
         inner = non_embedding_params(b.key)
-        out.append(Placement(b.key, variant.name, params, inner, b.tokens, b.tokens_source or "", loss_n(inner),
+        out.append(ScalingPoint(b.key, variant.name, params, inner, b.tokens, b.tokens_source or "", loss_n(inner),
                              loss_d(b.tokens), b.tokens / params, FLOPS_PER_PARAM_TOKEN * params * b.tokens,
                              loss_chinchilla(params, b.tokens)))
     return out

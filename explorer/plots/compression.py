@@ -12,13 +12,15 @@ original timed in the same alternation (1.0 = as fast), so a busy machine does n
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.compression.study import Row, Study
 from explorer.core.labels import safe_label
 
-__all__ = ["frontier", "higher_is_better", "points", "tradeoff_figure"]
+__all__ = ["answer_rows", "frontier", "higher_is_better", "megabytes", "points", "table_rows", "tradeoff_figure"]
 
 BLUE, ORANGE, GREY = "#1f5fa8", "#e8710a", "#9aa0a6"
 
@@ -40,11 +42,12 @@ def frontier(pts: list[tuple[float, float]], higher_better: bool) -> list[int]:
 
 
 def points(study: Study) -> list[tuple[Row, float, float, float]]:
-    """(row, size in MB, latency relative to the original, quality) for the original and every method."""
+    """(row, size in MB, latency relative to the original, quality) for the original and every method (the
+    latency ratios are the study's own, :attr:`explorer.compression.result.Study.ratios`)."""
     out = [(study.baseline, study.baseline.size_bytes / 1e6, 1.0, study.baseline.quality.value)]
-    for r in study.rows:
-        ratio = r.latency_ms / r.baseline_latency_ms if r.baseline_latency_ms > 0 else 1.0
-        out.append((r, r.size_bytes / 1e6, ratio, r.quality.value))
+    for r, ratios in zip(study.rows, study.ratios, strict=True):
+        latency = ratios.latency if ratios.latency is not None else 1.0  # no original timing: drawn as "as fast"
+        out.append((r, r.size_bytes / 1e6, latency, r.quality.value))
     return out
 
 
@@ -81,3 +84,28 @@ def tradeoff_figure(study: Study) -> go.Figure:
                       margin={"l": 10, "r": 10, "t": 70, "b": 40},
                       legend={"orientation": "h", "y": -0.18})
     return fig
+
+
+def megabytes(n: int) -> str:
+    """Bytes as the page's caption says them: ``"90.9 MB"``."""
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _rounded(ratio: float | None) -> float | None:
+    return round(ratio, 3) if ratio is not None else None  # None: the original's figure gives no ratio
+
+
+def table_rows(study: Study) -> list[dict[str, Any]]:
+    """The page's table, one row per method: size and latency with their ratios to the original (the study's
+    own), throughput, the quality metric beside the original's and its other figures, sparsity."""
+    return [{"method": r["method"], "size MB": round(r["size_bytes"] / 1e6, 2), "× size": _rounded(x.size),
+             "latency ms": r["latency_ms"], "× latency": _rounded(x.latency),
+             f"throughput ({r['throughput_unit']})": r["throughput"], r["quality"]["metric"]: r["quality"]["value"],
+             "original": r["quality"]["baseline_value"],
+             **{k: v for k, v in r["quality"].items() if k not in ("metric", "value", "baseline_value")},
+             "sparsity": r["sparsity"]} for r, x in zip(study.records(), study.ratios, strict=True)]
+
+
+def answer_rows(study: Study) -> list[dict[str, str]]:
+    """Each model's answer to the one prompt, the original first."""
+    return [{"model": r.method, "answer": r.answer} for r in (study.baseline, *study.rows)]

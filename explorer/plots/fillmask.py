@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from explorer.core.labels import untrained_suffix
 from explorer.tasks.discriminator import ReplacedTokens
-from explorer.tasks.fillresult import ModelFill
+from explorer.tasks.fillmask.result import ModelFill
 
 __all__ = ["MAX_COLUMNS", "grid", "replaced_strip", "topk_figure"]
 

@@ -12,14 +12,14 @@ from plotly.subplots import make_subplots
 
 from explorer.core.labels import safe_label
 from explorer.papers import scaling
-from explorer.papers.scaling import Placement
+from explorer.papers.scaling import ScalingPoint
 
 __all__ = ["chinchilla_figure", "kaplan_figure"]
 
 ISO_COMPUTE = (1e18, 1e20, 1e22, 1e24)  # FLOPs: one dashed line each on the (N, D) plane
 
 
-def _markers(fig: go.Figure, x: list[float], y: list[float], places: Sequence[Placement], **where: int) -> None:
+def _markers(fig: go.Figure, x: list[float], y: list[float], places: Sequence[ScalingPoint], **where: int) -> None:
     fig.add_scatter(x=x, y=y, mode="markers+text", text=[safe_label(p.key, 24) for p in places],
                     textposition="top center", marker={"size": 10, "color": "#d62728"}, showlegend=False,
                     hovertext=[f"<b>{safe_label(p.name, 50)}</b><br>{p.params:,} parameters ({p.non_embedding:,} "
@@ -28,7 +28,7 @@ def _markers(fig: go.Figure, x: list[float], y: list[float], places: Sequence[Pl
                                f"{p.loss_chinchilla:.2f} nats" for p in places], hoverinfo="text", **where)
 
 
-def kaplan_figure(places: Sequence[Placement]) -> go.Figure:
+def kaplan_figure(places: Sequence[ScalingPoint]) -> go.Figure:
     """L(N) against parameters and L(D) against tokens, each catalog model marked on the curve."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("L(N) = (8.8e13 / N)^0.076", "L(D) = (5.4e13 / D)^0.095"))
     ns = scaling.geomspace(1e6, 1e12)
@@ -45,7 +45,7 @@ def kaplan_figure(places: Sequence[Placement]) -> go.Figure:
     return fig
 
 
-def chinchilla_figure(places: Sequence[Placement]) -> go.Figure:
+def chinchilla_figure(places: Sequence[ScalingPoint]) -> go.Figure:
     """The (parameters, tokens) plane: Chinchilla's D = 20·N, iso-compute lines, the catalog's models."""
     ns = scaling.geomspace(1e6, 1e12)
     fig = go.Figure()

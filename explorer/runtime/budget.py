@@ -5,7 +5,7 @@ in every nested sub-config (encoder/decoder/text configs): each layer count, wid
 vocabulary and position field must be a whole number in its range, and the message names the field
 and the range. Only then is the model built on the meta device (no memory), its parameters counted,
 and the bytes a real allocation would take compared with :func:`memory_budget` (free RAM, or free
-GPU memory, times a safety fraction, capped by ``EXPLORER_MEMORY_CAP_GB``). Over budget: an
+GPU memory, times :data:`MODEL_MEMORY_SHARE`, capped by ``EXPLORER_MEMORY_CAP_GB``). Over budget: an
 ``ExplorerError`` with the estimate and the cap, and nothing is allocated.
 
 >>> check_config({"model_type": "t5", "num_decoder_layers": 1000000})
@@ -24,7 +24,6 @@ explorer.core.errors.ExplorerError: encoder.hidden_size is 'big'; it must be a w
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,8 @@ from typing import Any
 import psutil
 
 from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, HEAD_FIELDS, LAYER_FIELDS
-from explorer.core.errors import ExplorerError, shorten
+from explorer.core import settings
+from explorer.core.errors import ExplorerError
 
 __all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "dtype_label",
            "estimate_bytes", "load_budget", "memory_budget", "nearest_divisor", "require_fits"]
@@ -63,7 +63,7 @@ FIELD_RANGES: dict[str, tuple[int, int]] = {
 }
 BYTES_PER_PARAM = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
 OVERHEAD = 1.1  # buffers, allocator slack and the first forward's activations on top of the weights
-SAFETY = 0.7  # never plan to use more than this share of what is free
+MODEL_MEMORY_SHARE = 0.7  # of the free RAM (or GPU memory), the most one model build or load may plan to take
 _NESTED = ("encoder", "decoder", "text_config", "vision_config", "generator", "discriminator")
 
 
@@ -145,15 +145,10 @@ def _available_gpu(device: str) -> int:
 def memory_budget(device: str = "cpu") -> tuple[int, str]:
     """Bytes a new model may take on ``device``, and a phrase saying where the figure comes from."""
     free = _available_gpu(device) if device.startswith("cuda") else _available_ram()
-    budget, why = int(free * SAFETY), f"{SAFETY:.0%} of the {free / 1e9:.1f} GB free"
-    cap = os.environ.get("EXPLORER_MEMORY_CAP_GB", "").strip()
-    if cap:
-        try:
-            cap_bytes = int(float(cap) * 1e9)
-        except ValueError as err:
-            raise ExplorerError(f"EXPLORER_MEMORY_CAP_GB={shorten(cap)!r} is not a number of gigabytes.") from err
-        if cap_bytes < budget:
-            budget, why = cap_bytes, f"the cap EXPLORER_MEMORY_CAP_GB={cap}"
+    budget, why = int(free * MODEL_MEMORY_SHARE), f"{MODEL_MEMORY_SHARE:.0%} of the {free / 1e9:.1f} GB free"
+    cap = settings.MEMORY_CAP_GB.read()
+    if cap is not None and int(cap * 1e9) < budget:
+        budget, why = int(cap * 1e9), f"the cap EXPLORER_MEMORY_CAP_GB={cap:g}"
     return budget, why
 
 

@@ -13,11 +13,11 @@ user's own machine and has no limit.
 
 The budget is a function of the device (:func:`request_budget`), testable with injected facts:
 
->>> cpu = DeviceFacts(accelerator=None, cores=2, ram_bytes=24 * 2**30, accel_bytes=0)
+>>> cpu = MachineFacts(accelerator=None, cores=2, ram_bytes=24 * 2**30, accel_bytes=0)
 >>> b = request_budget(cpu, env={})
 >>> b.seconds, round(b.memory_bytes / 2**30, 1)
 (60.0, 7.2)
->>> request_budget(DeviceFacts("cuda", 16, 128 * 2**30, 80 * 2**30), env={}).seconds
+>>> request_budget(MachineFacts("cuda", 16, 128 * 2**30, 80 * 2**30), env={}).seconds
 30.0
 >>> t = CancelToken(RequestBudget(5.0, 2**30, "test"), clock=iter([0.0, 6.0]).__next__, memory=lambda: 0)
 >>> t.check()
@@ -37,9 +37,10 @@ from dataclasses import dataclass
 
 import psutil
 
+from explorer.core import settings
 from explorer.core.errors import ExplorerError
 
-__all__ = ["CancelToken", "DeviceFacts", "RequestBudget", "RequestStopped", "check", "current", "device_facts",
+__all__ = ["CancelToken", "MachineFacts", "RequestBudget", "RequestStopped", "check", "current", "machine_facts",
            "memory_left", "process_memory", "request_budget", "scope", "seconds_left"]
 
 CPU_SECONDS = (45.0, 90.0)  # a CPU request may run 120 s / cores, within these bounds (2 cores: 60 s)
@@ -58,8 +59,9 @@ class RequestStopped(ExplorerError):
 
 
 @dataclass(frozen=True)
-class DeviceFacts:
-    """What the budget is derived from: read from the machine, or given by a test."""
+class MachineFacts:
+    """This machine's totals (accelerator, cores, RAM, accelerator memory) a request's budget is derived from; what
+    one device has free now is :class:`explorer.runtime.limits.DeviceFacts`."""
 
     accelerator: str | None  # "cuda", "mps" or None (CPU only)
     cores: int
@@ -74,36 +76,28 @@ class RequestBudget:
     why: str  # where the figures come from, for messages
 
 
-def device_facts() -> DeviceFacts:
+def machine_facts() -> MachineFacts:
     """This machine's facts (torch and psutil are asked once per call; cheap)."""
     import torch
 
     if torch.cuda.is_available():
         total = int(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
-        return DeviceFacts("cuda", os.cpu_count() or 1, int(psutil.virtual_memory().total), total)
-    mps = getattr(torch.backends, "mps", None)
-    accel = "mps" if mps is not None and mps.is_available() else None
-    return DeviceFacts(accel, os.cpu_count() or 1, int(psutil.virtual_memory().total), 0)
+        return MachineFacts("cuda", os.cpu_count() or 1, int(psutil.virtual_memory().total), total)
+    from explorer.runtime.placement import mps_available  # imports torch at its top
+
+    return MachineFacts("mps" if mps_available() else None, os.cpu_count() or 1, int(psutil.virtual_memory().total), 0)
 
 
-def _env_number(env: Mapping[str, str], name: str) -> float | None:
-    raw = env.get(name, "").strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        return None
-    return value if value > 0 else None
-
-
-def request_budget(facts: DeviceFacts | None = None, env: Mapping[str, str] | None = None) -> RequestBudget:
+def request_budget(facts: MachineFacts | None = None, env: Mapping[str, str] | None = None) -> RequestBudget:
     """Time and memory one server request may use on this device.
 
-    ``EXPLORER_REQUEST_SECONDS`` / ``EXPLORER_REQUEST_MB`` override the derived figures. Time: on a CPU
+    ``EXPLORER_REQUEST_SECONDS`` / ``EXPLORER_REQUEST_MB`` override the derived figures (``env``: a test's
+    mapping instead of the process environment; a bad value is an ExplorerError). Time: on a CPU
     ``120 s / cores`` within ``CPU_SECONDS`` (half the 120 s a queued request may wait, so a request
     behind one runaway is still served); on an accelerator ``ACCELERATOR_SECONDS``. Memory: a share of
     the accelerator's memory, else of the RAM (unified memory on "mps" counts as RAM).
     """
-    facts, env = facts or device_facts(), os.environ if env is None else env
+    facts = facts or machine_facts()
     if facts.accelerator == "cuda":
         seconds, memory = ACCELERATOR_SECONDS, int(facts.accel_bytes * ACCELERATOR_MEMORY_SHARE)
         why = f"{ACCELERATOR_MEMORY_SHARE:.0%} of the GPU's {facts.accel_bytes / 2**30:.0f} GB"
@@ -112,10 +106,10 @@ def request_budget(facts: DeviceFacts | None = None, env: Mapping[str, str] | No
         seconds = ACCELERATOR_SECONDS if facts.accelerator else min(hi, max(lo, 120.0 / max(1, facts.cores)))
         memory = int(facts.ram_bytes * CPU_MEMORY_SHARE)
         why = f"{CPU_MEMORY_SHARE:.0%} of the {facts.ram_bytes / 2**30:.0f} GB of RAM"
-    if (s := _env_number(env, "EXPLORER_REQUEST_SECONDS")) is not None:
+    if (s := settings.REQUEST_SECONDS.read(env)) is not None:
         seconds = s
-    if (mb := _env_number(env, "EXPLORER_REQUEST_MB")) is not None:
-        memory, why = int(mb * 2**20), "EXPLORER_REQUEST_MB"
+    if (mb := settings.REQUEST_MB.read(env)) is not None:
+        memory, why = int(mb * 2**20), settings.REQUEST_MB.name
     return RequestBudget(float(seconds), memory, why)
 
 

@@ -92,7 +92,7 @@ def devices() -> tuple[DeviceInfo, ...]:
     """The CPU (RAM), every CUDA GPU (free / total from the driver) and Apple MPS when present."""
     import torch
 
-    from explorer.runtime.placement import device_name  # imports torch at its top
+    from explorer.runtime.placement import device_name, mps_available  # imports torch at its top
 
     ram = psutil.virtual_memory()
     out = [DeviceInfo("cpu", "cpu", int(ram.total), int(ram.available), True)]
@@ -100,8 +100,7 @@ def devices() -> tuple[DeviceInfo, ...]:
         free, total = torch.cuda.mem_get_info(i)
         out.append(DeviceInfo(f"cuda:{i}", device_name(f"cuda:{i}"), int(total), int(free),
                               bool(torch.cuda.is_bf16_supported())))
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
+    if mps_available():
         out.append(DeviceInfo("mps", device_name("mps"), None, None, True))
     return tuple(out)
 

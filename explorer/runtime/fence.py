@@ -8,7 +8,8 @@ server cannot be probed for its files; paths shown back are relative to their ro
 server's absolute locations (the bundled model shows as its package name).
 
 Every typed path passes :func:`check_path_text` first (a path the OS could not even look up is a
-message, not an OSError), :func:`models_dir_env` is the one reading of ``EXPLORER_MODELS_DIR`` and
+message, not an OSError), :func:`models_dir_env` is the one reading of ``EXPLORER_MODELS_DIR`` (declared,
+like every ``EXPLORER_*`` variable, in :mod:`explorer.core.settings`) and
 :func:`models_dir_default` the one reading of "the user's models directory" (argument, else that variable).
 
 >>> import os
@@ -27,21 +28,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from explorer.core import persist
+from explorer.core import persist, settings
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import PATH_CHARS
 
-__all__ = ["ENV", "MODELS_DIR_ENV", "REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir",
+__all__ = ["REFUSED", "allowed_roots", "check", "check_path_text", "hf_cache_dir",
            "models_dir_default", "models_dir_env", "models_dir_problem", "public", "restricted"]
 
-ENV = "EXPLORER_RESTRICT_PATHS"
-MODELS_DIR_ENV = "EXPLORER_MODELS_DIR"  # the user's models folder; read only by models_dir_env
 REFUSED = ("On this server, models load only from its models folder and the Hugging Face cache: type a "
            "catalog key, or a folder name inside the models folder.")
 
 
 def restricted() -> bool:
-    """Whether typed paths are fenced (``EXPLORER_RESTRICT_PATHS`` is 1/true/yes/on)."""
-    return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    """Whether typed paths are fenced (``EXPLORER_RESTRICT_PATHS`` is 1/true/yes/on; a value that is neither on
+    nor off is an ExplorerError, never silently unfenced)."""
+    return settings.RESTRICT_PATHS.value()
 
 
 def models_dir_env() -> str | None:
@@ -50,8 +51,7 @@ def models_dir_env() -> str | None:
     The one place the variable is read: the fence's roots, :func:`models_dir_default` and the app's
     models field all agree on what "set" means (a value of spaces is unset everywhere).
     """
-    raw = os.environ.get(MODELS_DIR_ENV, "").strip()
-    return raw or None
+    return settings.MODELS_DIR.read()
 
 
 def allowed_roots() -> list[tuple[str, Path]]:
@@ -106,7 +106,7 @@ def check_path_text(text: str, what: str = "path") -> str:
     (OSError/ValueError) instead of answering False, so typed paths are checked once here.
     """
     parts = text.replace("\\", "/").split("/")
-    if "\0" in text or len(text) > 4096 or any(len(part.encode()) > 255 for part in parts):
+    if "\0" in text or len(text) > PATH_CHARS or any(len(part.encode()) > 255 for part in parts):
         raise ExplorerError(f"That {what} cannot exist ({shorten(text, 60)!r} is too long or has a NUL byte): "
                             "type the directory that holds config.json.")
     return text

@@ -32,17 +32,18 @@ def _catalog_params(key: str) -> int | None:
     return int(entry["params"]) if isinstance(entry, dict) and "params" in entry else None
 
 
-def estimate(spec: str, models_dir: str | None = None, dtype: Any = "float32") -> int:
+def estimate(spec: str, models_dir: str | None = None, dtype: Any = "float32", path: str | None = None) -> int:
     """Bytes ``spec`` will take once loaded in ``dtype`` (half of float32's in bfloat16/float16; 0 when it
-    cannot be told before loading)."""
+    cannot be told before loading); ``path``: its weights folder when resolved already."""
     params = _catalog_params(spec)
     if params is None:
-        try:
-            found = weights.locate(spec, models_dir)
-        except ExplorerError:  # a bad path: the load itself says what is wrong
-            return 0
-        if found.path and list(Path(found.path).glob("*.safetensors")):
-            params = membudget.checkpoint_parameters(found.path)
+        if path is None:
+            try:
+                path = weights.locate(spec, models_dir).path
+            except ExplorerError:  # a bad path: the load itself says what is wrong
+                return 0
+        if path and list(Path(path).glob("*.safetensors")):
+            params = membudget.checkpoint_parameters(path)
     return membudget.estimate_bytes(params, dtype) if params else 0
 
 
@@ -61,14 +62,16 @@ def fit(sizes: Sequence[tuple[str, int]], budget: int) -> tuple[list[str], list[
 
 
 def fit_request(specs: Sequence[str], task_of: dict[str, str], models_dir: str | None = None,
-                dtype: Any = "float32") -> tuple[list[str], list[tuple[str, int]], int]:
+                dtype: Any = "float32", paths: dict[str, str | None] | None = None,
+                ) -> tuple[list[str], list[tuple[str, int]], int]:
     """The specs this server request may load (all outside a request), those left out, and the budget;
-    each model counts the bytes of the ``dtype`` it loads in."""
+    each model counts the bytes of the ``dtype`` it loads in (``paths``: weights folders resolved already)."""
     left = cancel.memory_left()
     if left is None or len(specs) < 2:
         return list(specs), [], left or 0
     held = {name for name, task in modelcache.held_names() if task == task_of.get(name)}
-    sizes = [(s, 0 if s in held else estimate(s, models_dir, dtype)) for s in specs]
+    found = paths or {}
+    sizes = [(s, 0 if s in held else estimate(s, models_dir, dtype, found.get(s))) for s in specs]
     kept, dropped = fit(sizes, left)
     return kept, dropped, left
 

@@ -1,4 +1,6 @@
-"""Every size cap in one place, computed from the device and its free memory, each with its reason.
+"""Every size cap that depends on the device, computed from it and its free memory, each with its reason.
+
+(Caps on the length of a typed text, the same on every device, are in :mod:`explorer.core.limits`.)
 
 The pure functions take the device facts as an argument (:class:`DeviceFacts`), so the GPU rules are
 tested on a CPU machine; :func:`device_facts` is the one place that asks torch. A :class:`Limit` is
@@ -38,7 +40,8 @@ __all__ = [
 ]
 
 GIB = 1 << 30
-SAFETY = 0.5  # plan on half of what is free: the model, other sessions and the allocator need the rest
+# The device caps below plan on half of what is free: the model, other sessions and the allocator need the rest.
+MEMORY_PLAN_SHARE = 0.5
 
 # ---- CPU: the caps set for a 2-core CPU (unchanged) -------------------------------------------------
 BASE_TOKENS = 512  # every model may show this many: 12 layers x 12 heads x 512^2 float32 is already 150 MB
@@ -87,12 +90,14 @@ class Limit:
 
 
 def device_facts(device: Any = "auto") -> DeviceFacts:
-    """The facts of ``device`` ("auto": CUDA when present, else the CPU; a ``torch.device`` works too)."""
+    """The facts of ``device`` ("auto": :func:`explorer.runtime.placement.best_device`; a ``torch.device`` works too)."""
     import torch
+
+    from explorer.runtime.placement import best_device  # imports torch at its top
 
     name = str(device)
     if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
+        name = best_device()
     cores = os.cpu_count() or 1
     if name.startswith("cuda") and torch.cuda.is_available():
         dev = torch.device(name)
@@ -136,7 +141,7 @@ def attention_tokens(facts: DeviceFacts, layers: int | None, heads: int | None,
     CPU: every map is kept in full (:func:`viewer_limit`). GPU: maps are reduced layer by layer as
     they come (block averages, :mod:`explorer.tasks.attention.blocks`), so what bounds the length is one
     layer's ``ATTENTION_COPIES x H x T x T`` float32 on the device: the longest T within
-    ``SAFETY`` of the free memory, at least 4,096 when that fits, at most 16,384. Encoder-decoders
+    :data:`MEMORY_PLAN_SHARE` of the free memory, at least 4,096 when that fits, at most 16,384. Encoder-decoders
     keep the CPU rule everywhere (their decoder and cross views need the full maps).
     """
     full = viewer_limit(layers * heads * (3 if encoder_decoder else 1) if layers and heads else None)
@@ -147,13 +152,13 @@ def attention_tokens(facts: DeviceFacts, layers: int | None, heads: int | None,
         return Limit(full, f"{facts.kind}: {full:,} tokens (encoder-decoders keep every map in full "
                            "for their decoder and cross-attention views)")
     per_token2 = ATTENTION_COPIES * max(1, heads or 12) * 4  # bytes per T^2 of one layer
-    fits = int(math.sqrt(SAFETY * facts.free_bytes / per_token2))
+    fits = int(math.sqrt(MEMORY_PLAN_SHARE * facts.free_bytes / per_token2))
     value = max(full, min(GPU_MAX_ATTENTION, fits))
     if fits >= GPU_MIN_ATTENTION:
         return Limit(value, f"{facts.describe()} -> {value:,} tokens (one layer's {heads or 12} heads of "
-                            f"T x T float32 at a time, {SAFETY:.0%} of free memory, at most {GPU_MAX_ATTENTION:,})")
+                            f"T x T float32 at a time, {MEMORY_PLAN_SHARE:.0%} of free memory, at most {GPU_MAX_ATTENTION:,})")
     return Limit(value, f"{facts.describe()} -> {value:,} tokens: too little free memory for {GPU_MIN_ATTENTION:,} "
-                        f"(one layer's {heads or 12} heads of T x T float32 must fit in {SAFETY:.0%} of it)")
+                        f"(one layer's {heads or 12} heads of T x T float32 must fit in {MEMORY_PLAN_SHARE:.0%} of it)")
 
 
 def attention_ceiling(facts: DeviceFacts) -> int:
@@ -176,17 +181,17 @@ def kv_bytes_per_token(config: Any, dtype_bytes: int = 4) -> int | None:
 
 def prompt_tokens(facts: DeviceFacts, context: int | None, kv_bytes: int | None) -> Limit:
     """Prompt tokens a decoder reads here. CPU: 1,024. GPU: the model's ``context`` as far as
-    :data:`MAX_BEAMS` KV caches of ``kv_bytes`` per token fit in ``SAFETY`` of the free memory."""
+    :data:`MAX_BEAMS` KV caches of ``kv_bytes`` per token fit in :data:`MEMORY_PLAN_SHARE` of the free memory."""
     if not facts.accelerated:
         value = min(CPU_PROMPT_TOKENS, context) if context else CPU_PROMPT_TOKENS
         return Limit(value, _cpu_reason(facts, CPU_PROMPT_TOKENS, "prompt tokens"))
     ceiling = min(context, GPU_MAX_PROMPT) if context else GPU_MAX_PROMPT
-    fits = int(SAFETY * facts.free_bytes / (MAX_BEAMS * kv_bytes)) if kv_bytes else ceiling
+    fits = int(MEMORY_PLAN_SHARE * facts.free_bytes / (MAX_BEAMS * kv_bytes)) if kv_bytes else ceiling
     value = max(CPU_PROMPT_TOKENS if not context else min(CPU_PROMPT_TOKENS, context), min(ceiling, fits))
     if value >= ceiling:
         return Limit(value, f"{facts.describe()} -> {value:,} prompt tokens (the model's whole context)")
     return Limit(value, f"{facts.describe()} -> {value:,} prompt tokens ({MAX_BEAMS} beams' KV caches of "
-                        f"{(kv_bytes or 0) / 1024:,.0f} KiB a token within {SAFETY:.0%} of free memory)")
+                        f"{(kv_bytes or 0) / 1024:,.0f} KiB a token within {MEMORY_PLAN_SHARE:.0%} of free memory)")
 
 
 def new_tokens(facts: DeviceFacts) -> Limit:
@@ -197,11 +202,11 @@ def new_tokens(facts: DeviceFacts) -> Limit:
 
 
 def page_models(facts: DeviceFacts) -> Limit:
-    """Models one page request may load: 8 on a CPU; on a GPU one per 2 GiB within ``SAFETY`` of
+    """Models one page request may load: 8 on a CPU; on a GPU one per 2 GiB within :data:`MEMORY_PLAN_SHARE` of
     the free memory, at least 8, at most 24."""
     if not facts.accelerated:
         return Limit(CPU_PAGE_MODELS, _cpu_reason(facts, CPU_PAGE_MODELS, "models a page"))
-    fits = int(SAFETY * facts.free_bytes // GPU_MODEL_BYTES)
+    fits = int(MEMORY_PLAN_SHARE * facts.free_bytes // GPU_MODEL_BYTES)
     value = max(CPU_PAGE_MODELS, min(GPU_MAX_PAGE_MODELS, fits))
-    return Limit(value, f"{facts.describe()} -> {value} models a page (2 GiB each within {SAFETY:.0%} of free "
+    return Limit(value, f"{facts.describe()} -> {value} models a page (2 GiB each within {MEMORY_PLAN_SHARE:.0%} of free "
                         f"memory, at most {GPU_MAX_PAGE_MODELS})")

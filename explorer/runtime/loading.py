@@ -44,6 +44,7 @@ from explorer.runtime import (
     tokenizers,
     weights,
 )
+from explorer.runtime.resolve import ModelRef
 
 if TYPE_CHECKING:  # typing only: transformers loads when a model does
     from transformers import PreTrainedModel
@@ -127,6 +128,15 @@ def _resolve(key_or_path: str, models_dir: str | None) -> weights.WeightsStatus:
     if mismatch:
         raise ExplorerError(mismatch)
     return status
+
+
+def _ready(ref: ModelRef, models_dir: str | None) -> weights.WeightsStatus:
+    """The weights a resolved model loads from; the bundled GGUF decoder is converted on its first load."""
+    if ref.status is None or not ref.ready:
+        raise ExplorerError(ref.reason)
+    if ref.status.formats == ("gguf",):
+        return _resolve(ref.spec, models_dir)
+    return ref.status
 
 
 def _first_line(err: BaseException, path: str | None = None) -> str:
@@ -291,11 +301,12 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
                        status.source if status else None, random_weights, time.perf_counter() - start, notices)
 
 
-def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str | None = None,
+def load_model(key_or_path: str | ModelRef, task: str = "base", *, attn_implementation: str | None = None,
                random_weights: bool = False, allow_pickle: bool = False, models_dir: str | None = None,
                device: str | None = None, dtype: str | torch.dtype | None = None,
                purpose: str | None = None) -> LoadedModel:
-    """A shared, eval-mode model + tokenizer for a catalog key or a save_pretrained directory.
+    """A shared, eval-mode model + tokenizer for a catalog key or a save_pretrained directory, or a
+    :class:`~explorer.runtime.resolve.ModelRef` resolved already (nothing about it is asked again).
 
     ``device``: auto (None), cpu, cuda or mps; ``dtype``: auto (None), float32, bfloat16 or float16
     (:mod:`explorer.runtime.placement` checks both and says what to pick when this machine cannot).
@@ -304,16 +315,22 @@ def load_model(key_or_path: str, task: str = "base", *, attn_implementation: str
     :func:`explorer.runtime.modelkind.check` (``purpose`` names the page or command that needs it). Two
     threads asking for the same model wait on one load; different models load in parallel.
     """
-    name = (key_or_path or "").strip()
+    ref = key_or_path if isinstance(key_or_path, ModelRef) else None
+    name = ref.spec if ref is not None else (str(key_or_path or "")).strip()
     if task not in TASKS:
         raise ExplorerError(f"Unknown task {task!r}: use one of {', '.join(TASKS)}.")
     if not name:
         raise ExplorerError("No model given: pick a catalog key or type a directory.")
     device = placement.resolve_device(device)
     torch_dtype = placement.resolve_dtype(dtype, device)  # before any file is read: a bad choice costs nothing
-    modelkind.check(name, task, None, purpose)  # a catalog key's family: before saying how to get its weights
-    status = None if random_weights else _resolve(name, models_dir)
-    modelkind.check(name, task, status.path if status else None, purpose)
+    random_weights = random_weights or (ref is not None and ref.random_weights)
+    if ref is not None:
+        ref.check(task, purpose)
+        status = None if random_weights else _ready(ref, models_dir)
+    else:
+        modelkind.check(name, task, None, purpose)  # a catalog key's family: before saying how to get its weights
+        status = None if random_weights else _resolve(name, models_dir)
+        modelkind.check(name, task, status.path if status else None, purpose)
     ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
             status.path if status else None, weights.weights_stamp(status.path if status else None),
             placement.dtype_name(torch_dtype))

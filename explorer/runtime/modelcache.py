@@ -25,7 +25,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -35,6 +34,7 @@ from typing import Any, Protocol
 import psutil
 import torch
 
+from explorer.core import settings
 from explorer.runtime import workers
 
 __all__ = ["JANITOR_PERIOD_S", "MIN_RESIDENT_MB", "budget_bytes", "cache_info", "cached", "clear_cache",
@@ -44,7 +44,6 @@ _CACHE: OrderedDict[tuple, list[Any]] = OrderedDict()  # key -> [LoadedModel, by
 _CACHE_LOCK = threading.Lock()  # guards _CACHE and _KEY_LOCKS (held briefly, never while loading)
 _KEY_LOCKS: dict[tuple, threading.Lock] = {}  # one per cache key: a model is loaded once
 MIN_RESIDENT_MB = 1_536  # the bundled Gemma 3 270M in float32 (1.07 GB) and a small encoder stay warm
-IDLE_SECONDS = 60.0  # a model unused this long may go once the cache is over its resident bound
 JANITOR_PERIOD_S = 5.0
 QUIET_TRIMS = 6  # janitor periods after the last finished request in which freed memory is handed back
 _JANITOR: list[threading.Thread] = []
@@ -62,28 +61,22 @@ class Resident(Protocol):
 
 def budget_bytes() -> int:
     """Memory the cache may hold: ``EXPLORER_MODEL_CACHE_MB``, else half the available RAM."""
-    raw = os.environ.get("EXPLORER_MODEL_CACHE_MB", "").strip()
-    if raw.isdigit():
-        return int(raw) * 2**20
+    if (mb := settings.MODEL_CACHE_MB.read()) is not None:
+        return mb * 2**20
     return int(psutil.virtual_memory().available * 0.5)
 
 
 def resident_bytes() -> int:
     """Memory the cache keeps once idle: ``EXPLORER_RESIDENT_MB``, else a tenth of the RAM, at least
     ``MIN_RESIDENT_MB`` (never more than :func:`budget_bytes`)."""
-    raw = os.environ.get("EXPLORER_RESIDENT_MB", "").strip()
-    if raw.isdigit():
-        return int(raw) * 2**20
+    if (mb := settings.RESIDENT_MB.read()) is not None:
+        return mb * 2**20
     return min(budget_bytes(), max(MIN_RESIDENT_MB * 2**20, int(psutil.virtual_memory().total * 0.1)))
 
 
 def idle_seconds() -> float:
-    """How long an entry must go unused before :func:`settle` may evict it (``EXPLORER_IDLE_EVICT_S``)."""
-    raw = os.environ.get("EXPLORER_IDLE_EVICT_S", "").strip()
-    try:
-        return max(0.0, float(raw)) if raw else IDLE_SECONDS
-    except ValueError:
-        return IDLE_SECONDS
+    """How long an entry must go unused before :func:`settle` may evict it (``EXPLORER_IDLE_EVICT_S``, default 60)."""
+    return settings.IDLE_EVICT_S.value()
 
 
 def model_bytes(model: torch.nn.Module) -> int:

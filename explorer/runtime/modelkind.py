@@ -26,7 +26,7 @@ from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import fence, weights
 
-__all__ = ["NEEDS", "check", "config_family", "family_of", "is_decoder"]
+__all__ = ["NEEDS", "check", "config_family", "family_of", "is_decoder", "refuse"]
 
 # task -> (what it needs, examples a user can type)
 NEEDS: dict[str, tuple[str, str]] = {
@@ -125,10 +125,14 @@ def check(name: str, task: str, path: str | Path | None = None, purpose: str | N
     ``path`` is its resolved weights directory (its config.json decides), else the catalog family does;
     an unknown kind passes (loading reports whatever is wrong). ``purpose`` names the page or command.
     """
-    if task not in NEEDS:
-        return
-    family, config = family_of(name, Path(path) if path else None)
-    why = _mismatch(task, family, config) if family else None
+    if task in NEEDS:
+        refuse(name, task, *family_of(name, Path(path) if path else None), path, purpose)
+
+
+def refuse(name: str, task: str, family: str | None, config: dict[str, Any], path: str | Path | None = None,
+           purpose: str | None = None) -> None:
+    """:func:`check` for a model whose family and config are known already (:class:`explorer.runtime.resolve.ModelRef`)."""
+    why = _mismatch(task, family, config) if family and task in NEEDS else None
     if why:
         need, examples = NEEDS[task]
         where = f"{purpose} needs" if purpose else "this needs"

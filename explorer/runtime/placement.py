@@ -35,7 +35,7 @@ from explorer.core.errors import ExplorerError
 
 __all__ = [
     "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "Ran", "RanOn", "auto_dtype", "available_devices", "best_device", "caption",
-    "device_name", "dtype_name", "ran_on", "resolve_device", "resolve_dtype", "unavailable_reason",
+    "device_name", "dtype_name", "mps_available", "ran_on", "resolve_device", "resolve_dtype", "unavailable_reason",
 ]
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -129,12 +129,17 @@ class Placement:
 AUTO = Placement()
 
 
+def mps_available() -> bool:
+    """Whether Apple's MPS backend can run here (the one probe of it: every "auto" choice and listing asks this)."""
+    mps = getattr(torch.backends, "mps", None)
+    return mps is not None and bool(mps.is_available())
+
+
 def best_device() -> str:
     """"cuda" if present, else "mps" (Apple), else "cpu"."""
     if torch.cuda.is_available():
         return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    return "mps" if mps is not None and mps.is_available() else "cpu"
+    return "mps" if mps_available() else "cpu"
 
 
 def auto_dtype(device: str) -> torch.dtype:
@@ -155,8 +160,7 @@ def unavailable_reason(device: str) -> str | None:
                     else "this torch was built without CUDA (a CPU-only wheel)")
         return None
     if device == "mps":
-        mps = getattr(torch.backends, "mps", None)
-        return None if mps is not None and mps.is_available() else "Apple MPS exists only on Macs with Apple silicon"
+        return None if mps_available() else "Apple MPS exists only on Macs with Apple silicon"
     return f"{_cut(device)!r} is not a device this app knows"
 
 

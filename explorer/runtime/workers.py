@@ -29,10 +29,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import ParamSpec, TypeVar
 
+from explorer.core import settings
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 
-__all__ = ["DEFAULT_TIMEOUT", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "remote", "set_probe", "stats",
+__all__ = ["DEFAULT_TIMEOUT", "FairSlots", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "remote", "set_probe", "stats",
            "take_wait_notice"]
 
 P = ParamSpec("P")
@@ -44,9 +45,8 @@ NOTICE_AFTER_S = 1.0  # a shorter wait is not worth a sentence on the page
 
 def limit() -> int:
     """How many model jobs may run at once (``EXPLORER_MODEL_WORKERS``, else from the hardware)."""
-    raw = os.environ.get("EXPLORER_MODEL_WORKERS", "").strip()
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
+    if (chosen := settings.MODEL_WORKERS.read()) is not None:
+        return chosen
     import torch
 
     if torch.cuda.is_available():
@@ -54,8 +54,12 @@ def limit() -> int:
     return max(1, (os.cpu_count() or 1) // max(1, torch.get_num_threads()))
 
 
-class _FairSlots:
-    """A FIFO semaphore: waiters are served in arrival order (threading.Semaphore makes no promise)."""
+class FairSlots:
+    """A FIFO semaphore: waiters are served in arrival order (threading.Semaphore makes no promise).
+
+    Model jobs wait with a timeout (:meth:`acquire`); the Lab's trainings wait as long as their visitor wants them
+    (:meth:`wait_turn`: a Stop or a closed tab gives the place up).
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -84,6 +88,29 @@ class _FairSlots:
             self.waits.append(waited)
             return waited, ahead
 
+    def wait_turn(self, size: Callable[[], int], give_up: Callable[[], bool], poll: float = 0.25) -> bool:
+        """Wait in arrival order for one of ``size()`` slots (read again while waiting: a setting may change);
+        False, without a slot, once ``give_up()`` says the waiter is no longer wanted."""
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+            try:
+                while True:  # a waiter given up while queued (or before) never runs
+                    if give_up():
+                        return False
+                    if self._queue[0] is ticket and self.running < size():
+                        break
+                    self._cond.wait(poll)
+            finally:
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+            self.running += 1
+            return True
+
+    def waiting(self) -> int:
+        """Waiters queued now."""
+        return len(self._queue)
+
     def release(self) -> None:
         with self._cond:
             self.running -= 1
@@ -91,7 +118,7 @@ class _FairSlots:
             self._cond.notify_all()
 
 
-_SLOTS = _FairSlots()
+_SLOTS = FairSlots()
 
 
 @contextlib.contextmanager

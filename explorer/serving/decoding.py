@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import SERVED_PROMPT_CHARS
 from explorer.core.notices import Notice
 from explorer.runtime import cancel
 from explorer.serving import client
@@ -42,22 +43,21 @@ from explorer.tasks.generation.run import Generation
 from explorer.tasks.generation.settings import TOP_ALTERNATIVES, DecodingSettings
 from explorer.tasks.generation.steps import Alternative, Step
 
-__all__ = ["END_TEXTS", "MAX_PROMPT_CHARS", "ClientDecoder", "Oracle", "OracleBeamDecoder", "fast", "generate",
+__all__ = ["END_TEXTS", "ClientDecoder", "Oracle", "OracleBeamDecoder", "fast", "generate",
            "next_token", "served_oracle", "start"]
 
 Token = Hashable
 Oracle = Callable[[list[tuple[Token, ...]]], list[list[tuple[Token, float]]]]
 # Texts engines give end-of-sequence tokens (llama-cpp-python renders control tokens as ""): the end of a text.
 END_TEXTS = frozenset({"", "<eos>", "</s>", "<|endoftext|>", "<|im_end|>", "<end_of_turn>", "<|eot_id|>"})
-MAX_PROMPT_CHARS = 20_000  # a served prompt is sent whole; the engine cuts to its context and says so
 
 
 def check_prompt(text: object) -> str:
-    """The prompt, or one ExplorerError before any request (empty, not text, or past :data:`MAX_PROMPT_CHARS`)."""
+    """The prompt, or one ExplorerError before any request (empty, not text, or past :data:`SERVED_PROMPT_CHARS`)."""
     if not isinstance(text, str) or not text.strip():
         raise ExplorerError("Type a prompt: the served model continues it.")
-    if len(text) > MAX_PROMPT_CHARS:
-        raise ExplorerError(f"The prompt has {len(text):,} characters; a served model takes {MAX_PROMPT_CHARS:,} at "
+    if len(text) > SERVED_PROMPT_CHARS:
+        raise ExplorerError(f"The prompt has {len(text):,} characters; a served model takes {SERVED_PROMPT_CHARS:,} at "
                             "most from this explorer (its context is the engine's): shorten it.")
     if "\x00" in text:
         raise ExplorerError("The prompt holds a NUL character, which no engine reads: remove it.")

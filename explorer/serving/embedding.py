@@ -14,7 +14,7 @@ request came back as two unrelated vectors (cosine -0.01, issue 25). :func:`batc
 with the same text twice and falls back to one text per request (several in flight) when the two differ.
 
 Inputs are checked before any request: an empty list, an empty or NUL-holding text, a text past
-:data:`MAX_TEXT_CHARS` (engines cut long inputs to their own limit, llama-cpp-python silently at its ``n_batch``)
+:data:`SERVED_EMBEDDING_TEXT_CHARS` (engines cut long inputs to their own limit, llama-cpp-python silently at its ``n_batch``)
 each get one ExplorerError.
 """
 
@@ -29,19 +29,18 @@ import torch
 import torch.nn.functional as F
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import SERVED_EMBEDDING_TEXT_CHARS, SERVED_EMBEDDING_TOTAL_CHARS
 from explorer.core.notices import Notice
 from explorer.serving import client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.probe import REPROBE_AFTER, Capabilities, require, served_on
 from explorer.tasks import similarity as local
-from explorer.tasks.similarity import MAX_CHARS, MAX_SENTENCES, SearchResult, SimilarityResult
+from explorer.tasks.similarity import MAX_SENTENCES, SearchResult, SimilarityResult
 
-__all__ = ["BATCH", "MAX_TEXT_CHARS", "MAX_TOTAL_CHARS", "batch_size", "check_texts", "embed", "search", "similarity"]
+__all__ = ["BATCH", "batch_size", "check_texts", "embed", "search", "similarity"]
 
 BATCH = 32  # texts per request where the server batches correctly
-MAX_TEXT_CHARS = 8_000  # one text; about 2,000 tokens of English, past most engines' embedding window anyway
-MAX_TOTAL_CHARS = MAX_CHARS + MAX_TEXT_CHARS  # one call: a whole pasted list and its query
 SAME = 0.999  # cosine of one text embedded twice in one request, at least, for a server that batches right
 CHECK_TEXT = "A man is eating food."
 
@@ -51,7 +50,7 @@ _LOCK = threading.Lock()
 
 def check_texts(texts: object) -> list[str]:
     """The texts, or one ExplorerError before any request: not a list of strings, empty, a blank text, a NUL,
-    a text past :data:`MAX_TEXT_CHARS`, more than :data:`MAX_SENTENCES` + 1 texts or :data:`MAX_TOTAL_CHARS` in all."""
+    a text past :data:`SERVED_EMBEDDING_TEXT_CHARS`, more than :data:`MAX_SENTENCES` + 1 texts or :data:`SERVED_EMBEDDING_TOTAL_CHARS` in all."""
     if isinstance(texts, str) or not isinstance(texts, list | tuple):
         raise ExplorerError("Give the texts to embed as a list of strings, one per sentence.")
     if not texts:
@@ -63,11 +62,11 @@ def check_texts(texts: object) -> list[str]:
             raise ExplorerError(f"Text {i + 1} is empty (or not text): every line must hold a sentence.")
         if "\x00" in text:
             raise ExplorerError(f"Text {i + 1} holds a NUL character, which no engine reads: remove it.")
-        if len(text) > MAX_TEXT_CHARS:
-            raise ExplorerError(f"Text {i + 1} has {len(text):,} characters; a served model embeds {MAX_TEXT_CHARS:,} "
+        if len(text) > SERVED_EMBEDDING_TEXT_CHARS:
+            raise ExplorerError(f"Text {i + 1} has {len(text):,} characters; a served model embeds {SERVED_EMBEDDING_TEXT_CHARS:,} "
                                 f"at most per text from this explorer ({shorten(text, 40)!r}): shorten it.")
-    if (total := sum(len(t) for t in texts)) > MAX_TOTAL_CHARS:
-        raise ExplorerError(f"The texts hold {total:,} characters in all; the limit is {MAX_TOTAL_CHARS:,}: embed "
+    if (total := sum(len(t) for t in texts)) > SERVED_EMBEDDING_TOTAL_CHARS:
+        raise ExplorerError(f"The texts hold {total:,} characters in all; the limit is {SERVED_EMBEDDING_TOTAL_CHARS:,}: embed "
                             "fewer or shorter ones.")
     return list(texts)
 
@@ -146,8 +145,8 @@ def search(ep: Endpoint, query: str, lines: list[str] | str, top_k: int | None =
     q = local.tidy(query)
     if not q:
         raise ExplorerError("The query is empty: type a sentence to search for.")
-    if len(q) > MAX_TEXT_CHARS:
-        raise ExplorerError(f"The query is {len(q):,} characters long; a served model embeds {MAX_TEXT_CHARS:,} at "
+    if len(q) > SERVED_EMBEDDING_TEXT_CHARS:
+        raise ExplorerError(f"The query is {len(q):,} characters long; a served model embeds {SERVED_EMBEDDING_TEXT_CHARS:,} at "
                             "most per text from this explorer: shorten it.")
     clean = local.clean_sentences(lines)
     check_texts(clean.sentences)  # numbered as the list's lines (the query goes first in the request)

@@ -32,16 +32,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from explorer.core import settings
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import ENDPOINT_MODEL_CHARS, ENDPOINT_NAME_CHARS, ENDPOINT_URL_CHARS
 from explorer.runtime import fence
 
 __all__ = ["DEFAULT_CONCURRENT", "DEFAULT_TIMEOUT", "Endpoint", "configured", "find", "parse_url", "typed"]
 
-DEFAULT_TIMEOUT = 60.0  # seconds one request may take (a long generation on a busy engine)
+DEFAULT_TIMEOUT = settings.ENDPOINT_TIMEOUT.value({})  # the declared default (60 s), for the TOML file's endpoints too
 DEFAULT_CONCURRENT = 4  # requests in flight to one endpoint from this server (engines batch them)
-MAX_URL = 500
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-MODEL = re.compile(r"[^\s\x00-\x1f<>\"'`]{1,200}")
+NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{ENDPOINT_NAME_CHARS - 1}}}")
+MODEL = re.compile(rf"[^\s\x00-\x1f<>\"'`]{{1,{ENDPOINT_MODEL_CHARS}}}")
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ def parse_url(raw: object) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise ExplorerError("No endpoint URL given: type the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1.")
     text = raw.strip()
-    if len(text) > MAX_URL or any(c.isspace() or ord(c) < 32 for c in text):
-        raise ExplorerError(f"{shorten(text)!r} is not a URL (spaces, control characters or over {MAX_URL} "
+    if len(text) > ENDPOINT_URL_CHARS or any(c.isspace() or ord(c) < 32 for c in text):
+        raise ExplorerError(f"{shorten(text)!r} is not a URL (spaces, control characters or over {ENDPOINT_URL_CHARS} "
                             "characters): type the server's base URL, e.g. http://127.0.0.1:8000/v1.")
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -110,7 +111,7 @@ def parse_url(raw: object) -> str:
 def _name(raw: object, where: str) -> str:
     name = str(raw or "").strip()
     if not NAME.fullmatch(name):
-        raise ExplorerError(f"Endpoint name {shorten(name)!r} in {where} must be 1-64 letters, digits, '.', '_' or "
+        raise ExplorerError(f"Endpoint name {shorten(name)!r} in {where} must be 1-{ENDPOINT_NAME_CHARS} letters, digits, '.', '_' or "
                             "'-' (it becomes the model key served:NAME).")
     return name
 
@@ -168,16 +169,14 @@ def _from_file(path: Path) -> list[Endpoint]:
 
 def configured(env: Mapping[str, str] | None = None) -> tuple[Endpoint, ...]:
     """The operator's endpoints: the environment's one, then the file's, in order; a name used twice is refused."""
-    env = os.environ if env is None else env
     out: list[Endpoint] = []
-    if (env.get("EXPLORER_ENDPOINT_URL") or "").strip():
-        out.append(_endpoint({"name": env.get("EXPLORER_ENDPOINT_NAME") or "served",
-                              "base_url": env.get("EXPLORER_ENDPOINT_URL"), "model": env.get("EXPLORER_ENDPOINT_MODEL"),
-                              "api_key_env": env.get("EXPLORER_ENDPOINT_KEY_ENV"),
-                              "label": env.get("EXPLORER_ENDPOINT_LABEL"),
-                              "timeout": env.get("EXPLORER_ENDPOINT_TIMEOUT")}, "EXPLORER_ENDPOINT_*", "environment"))
-    file = (env.get("EXPLORER_ENDPOINTS_FILE") or "").strip()
-    if file:
+    if url := settings.ENDPOINT_URL.read(env):
+        out.append(_endpoint({"name": settings.ENDPOINT_NAME.read(env), "base_url": url,
+                              "model": settings.ENDPOINT_MODEL.read(env),
+                              "api_key_env": settings.ENDPOINT_KEY_ENV.read(env),
+                              "label": settings.ENDPOINT_LABEL.read(env),
+                              "timeout": settings.ENDPOINT_TIMEOUT.read(env)}, "EXPLORER_ENDPOINT_*", "environment"))
+    if file := settings.ENDPOINTS_FILE.read(env):
         out += _from_file(Path(file).expanduser())
     seen: set[str] = set()
     for ep in out:

@@ -35,15 +35,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import SERVED_SCORED_CHARS
 from explorer.serving import client
 from explorer.serving.client import Completion, ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.probe import Capabilities, neutral, require
 
-__all__ = ["MAX_PAIRS", "MAX_SCORED_CHARS", "Scored", "check_pair", "continuation_logprobs", "score", "score_many",
+__all__ = ["MAX_PAIRS", "Scored", "check_pair", "continuation_logprobs", "score", "score_many",
            "scored", "scored_many"]
 
-MAX_SCORED_CHARS = 4_000  # one scored text (context + continuation): ~1,000 tokens, minutes on a CPU engine
 MAX_PAIRS = 64  # texts scored in one call (each is one request)
 PURPOSE = "whole-text scoring (fill-in and QA rank their candidates with it)"
 
@@ -69,9 +69,9 @@ def check_pair(context: object, continuation: object) -> str:
     text = context + continuation
     if not text.strip():
         raise ExplorerError("The text to score is only whitespace: type some words.")
-    if len(text) > MAX_SCORED_CHARS:
+    if len(text) > SERVED_SCORED_CHARS:
         raise ExplorerError(f"The text to score has {len(text):,} characters; a served model scores at most "
-                            f"{MAX_SCORED_CHARS:,} at once (every token is one scored position): shorten it.")
+                            f"{SERVED_SCORED_CHARS:,} at once (every token is one scored position): shorten it.")
     if "\x00" in text:
         raise ExplorerError("The text to score holds a NUL character, which no engine reads: remove it.")
     return text

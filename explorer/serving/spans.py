@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import SERVED_PROMPT_CHARS, SERVED_SCORED_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import GENERIC_BLANK, require_text, split_blanks
 from explorer.runtime import cancel
@@ -34,7 +35,7 @@ from explorer.tasks.causal.answer import MAX_ANSWER_TOKENS, PROMPT, GenerativeAn
 from explorer.tasks.causal.control import is_blank, looks_like_control
 from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, BlankFill, Candidate, CausalFill, check_count
 from explorer.tasks.causal.fill import MAX_ANSWER_TOKENS as MAX_FILL_TOKENS
-from explorer.tasks.fillresult import FillMaskResult, MaskResult, ModelFill, Prediction
+from explorer.tasks.fillmask.result import FillMaskResult, MaskResult, ModelFill, Prediction
 
 __all__ = ["EXTRACTIVE", "MAX_SERVED_CANDIDATES", "SERVED_CANDIDATES", "SPAN_CANDIDATES", "answer", "ask", "beside",
            "causal_fill", "fill_column", "infill_spans"]
@@ -138,7 +139,7 @@ def _no_nul(pieces: tuple[str, ...]) -> tuple[str, ...]:
 
 def _pieces(text: object, what: str = "text") -> tuple[str, ...]:
     """The text around its blanks, refused before any request when it cannot be sent."""
-    return _no_nul(split_blanks(text, what=what, max_blanks=DECODER_MAX_BLANKS, max_chars=scoring.MAX_SCORED_CHARS,
+    return _no_nul(split_blanks(text, what=what, max_blanks=DECODER_MAX_BLANKS, max_chars=SERVED_SCORED_CHARS,
                                 why_cap="a decoder reads the text once per blank"))
 
 
@@ -197,7 +198,7 @@ def infill_spans(ep: Endpoint, prompt: str, max_new_tokens: int = 24) -> infill.
     """Fill the blanks of ``prompt`` (``___``, ``[MASK]``, ``<mask>``, T5 sentinels) with a served decoder: each
     blank's next tokens and the prefixes of its greedy continuation (up to
     :data:`~explorer.tasks.infill.CAUSAL_SPAN_TOKENS` tokens), ranked by the whole text's likelihood."""
-    pieces = _no_nul(infill.span_pieces(prompt, decoder=True))  # at most infill.MAX_PROMPT_CHARS
+    pieces = _no_nul(infill.span_pieces(prompt, decoder=True))  # at most SPAN_PROMPT_CHARS (explorer.core.limits)
     per_blank = max(1, min(check_count("max new tokens", max_new_tokens, 128), infill.CAUSAL_SPAN_TOKENS))
     begin = time.perf_counter()
     fill, caps, _ = _fill(ep, pieces, (5, SPAN_CANDIDATES, per_blank))
@@ -216,7 +217,7 @@ def answer(ep: Endpoint, question: str, context: str) -> GenerativeAnswer:
     looked up in the context (as :func:`explorer.tasks.causal.answer.answer_question`)."""
     question, context = qa.check_qa_text(question, context)
     context = require_text(context, what="context", empty_hint="paste a paragraph that holds the answer.",
-                           max_chars=decoding.MAX_PROMPT_CHARS - len(PROMPT) - len(question),
+                           max_chars=SERVED_PROMPT_CHARS - len(PROMPT) - len(question),
                            limit_note="a served model is sent the prompt whole")
     if "\x00" in question + context:
         raise ExplorerError("The question or the context holds a NUL character, which no engine reads: remove it.")

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import SPAN_PROMPT_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.core.userinput import GENERIC_BLANK, SENTINEL, SPAN_MARKER, split_blanks
-from explorer.runtime import cancel, loading, modelkind
+from explorer.runtime import cancel, loading, modelkind, resolve
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, causal_fill
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
-    "BART_TYPES", "CAUSAL_SPAN_TOKENS", "INFILLERS", "MAX_PROMPT_CHARS", "SEQ2SEQ_MAX_BLANKS", "T5_TYPES", "Filled",
+    "BART_TYPES", "CAUSAL_SPAN_TOKENS", "INFILLERS", "SEQ2SEQ_MAX_BLANKS", "T5_TYPES", "Filled",
     "InfillResult", "Segment", "align_spans", "family", "infill",
     "parse_sentinels", "ranking_note", "run", "segments", "span_pieces", "task",
 ]
@@ -44,7 +45,6 @@ SENTINEL_RE = re.compile(f"({SENTINEL})")  # in the model's output, exactly as i
 # T5 and BART fill every blank in one generation, so the cap is about a readable answer, not time
 # (a decoder's is lower: explorer.tasks.causal.fill.DECODER_MAX_BLANKS, one pass per blank).
 SEQ2SEQ_MAX_BLANKS = 20
-MAX_PROMPT_CHARS = 4_000
 T5_TYPES = ("t5", "mt5", "umt5", "longt5")
 BART_TYPES = ("bart", "mbart", "plbart")
 CAUSAL_SPAN_TOKENS = 4  # a decoder's answer per blank: up to 4 tokens (each one a beam step over the text)
@@ -91,7 +91,7 @@ def span_pieces(prompt: object, decoder: bool = False) -> tuple[str, ...]:
     included), within the cap of the model that fills them: a decoder's is lower (one pass per blank)."""
     cap, why = ((DECODER_MAX_BLANKS, "a decoder reads the text once per blank") if decoder
                 else (SEQ2SEQ_MAX_BLANKS, "more spans than this no longer read as one answer"))
-    return split_blanks(prompt, what="prompt", marker=SPAN_MARKER, max_blanks=cap, max_chars=MAX_PROMPT_CHARS,
+    return split_blanks(prompt, what="prompt", marker=SPAN_MARKER, max_blanks=cap, max_chars=SPAN_PROMPT_CHARS,
                         why_cap=why)
 
 
@@ -321,9 +321,9 @@ def infill(loaded: LoadedModel, prompt: str, max_new_tokens: int = 24) -> Infill
 
 
 def task(model: str, models_dir: str | None = None) -> str:
-    """How ``model`` is loaded for infilling: "causal-lm" for a decoder
-    (:func:`explorer.runtime.modelkind.is_decoder`), else "seq2seq"."""
-    return "causal-lm" if modelkind.is_decoder(model, models_dir) else "seq2seq"
+    """How ``model`` is loaded for infilling: "causal-lm" for a decoder, else "seq2seq"
+    (:meth:`explorer.runtime.resolve.ModelRef.task`)."""
+    return resolve.resolve(model, models_dir).task("seq2seq")
 
 
 def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,

@@ -24,8 +24,9 @@ import torch
 
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import QA_CONTEXT_CHARS, QA_QUESTION_CHARS
 from explorer.core.notices import Notice, texts
-from explorer.runtime import bundled, cancel, loading, modelkind
+from explorer.runtime import bundled, cancel, loading, resolve
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks.causal.answer import answer_question
@@ -35,12 +36,10 @@ if TYPE_CHECKING:  # typing only: the generative path loads only when a decoder 
     from explorer.tasks.causal.answer import GenerativeAnswer
 
 __all__ = [
-    "MAX_CONTEXT_CHARS", "MAX_QUESTION_CHARS", "QA_CHECKPOINTS", "QAResult", "answer", "ask", "best_span",
+    "QA_CHECKPOINTS", "QAResult", "answer", "ask", "best_span",
     "check_qa_text", "describe", "is_generative", "load", "qa_models", "qa_windows", "span_probabilities", "window_length",
 ]
 
-MAX_QUESTION_CHARS = 1_000
-MAX_CONTEXT_CHARS = 20_000  # about 5,000 tokens, i.e. ~20 windows of 384 tokens
 # SQuAD checkpoints users are likely to have, and the catalog variant whose architecture and
 # tokenizer random-weight mode uses for each (random mode needs a config, which a hub id alone lacks).
 QA_CHECKPOINTS: dict[str, str] = {
@@ -124,12 +123,12 @@ def check_qa_text(question: str, context: str) -> tuple[str, str]:
         raise ExplorerError("The question is empty: type a question about the context.")
     if not str(context or "").strip():
         raise ExplorerError("The context is empty: paste the text that contains the answer.")
-    if len(q) > MAX_QUESTION_CHARS:
-        raise ExplorerError(f"The question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+    if len(q) > QA_QUESTION_CHARS:
+        raise ExplorerError(f"The question is {len(q):,} characters long; the limit is {QA_QUESTION_CHARS:,}. "
                             "Ask it in a sentence or two.")
-    if len(context) > MAX_CONTEXT_CHARS:
+    if len(context) > QA_CONTEXT_CHARS:
         raise ExplorerError(f"The context is {len(context):,} characters long; the limit is "
-                            f"{MAX_CONTEXT_CHARS:,}. Paste the relevant part only.")
+                            f"{QA_CONTEXT_CHARS:,}. Paste the relevant part only.")
     return q, str(context)
 
 
@@ -236,9 +235,9 @@ def qa_models() -> list[str]:
 
 
 def is_generative(model: str, models_dir: str | None = None) -> bool:
-    """Whether ``model`` writes its answer (a decoder: :func:`explorer.runtime.modelkind.is_decoder`)
-    rather than pointing at a span."""
-    return modelkind.is_decoder(model, models_dir)
+    """Whether ``model`` writes its answer (a decoder, :class:`explorer.runtime.resolve.ModelRef`) rather than
+    pointing at a span."""
+    return resolve.resolve(model, models_dir).decoder
 
 
 def describe(model: str) -> str:

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from explorer.compression import quality
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import SBERT_SENTENCE_CHARS
 from explorer.core.locks import lock_of
 from explorer.core.userinput import require_text
 from explorer.runtime import cancel
@@ -48,7 +49,6 @@ __all__ = ["LABELS", "MARGIN", "POOLINGS", "Objectives", "PoolingRow", "objectiv
 POOLINGS = ("cls", "mean", "max")
 LABELS = ("contradiction", "entailment", "neutral")  # the order of SBERT's NLI classifier
 MARGIN = 1.0  # the triplet objective's epsilon (Sec. 3)
-MAX_CHARS = 2_000  # one typed sentence
 
 
 def token_states(loaded: LoadedModel, sentences: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -116,7 +116,7 @@ class Objectives:
 
 
 def _sentence(text: object, what: str) -> str:
-    return require_text(text, what=what, empty_hint="type a sentence.", max_chars=MAX_CHARS,
+    return require_text(text, what=what, empty_hint="type a sentence.", max_chars=SBERT_SENTENCE_CHARS,
                         limit_note="one sentence is enough")
 
 

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 
 from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import SIMILARITY_LIST_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.runtime import activations, cancel
 from explorer.runtime.offload import input_device
@@ -40,14 +41,13 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
-    "BI_ENCODER", "MAX_CHARS", "MAX_SENTENCES", "SearchHit", "SearchResult", "SentenceList", "SimilarityResult",
+    "BI_ENCODER", "MAX_SENTENCES", "SearchHit", "SearchResult", "SentenceList", "SimilarityResult",
     "clean_sentences", "cosine_matrix", "encode", "max_length", "mean_pool", "search", "similarity", "tidy",
     "truncation_notices",
 ]
 
 BI_ENCODER = "sentence-bert"  # catalog key of the bundled all-MiniLM-L6-v2
 MAX_SENTENCES = 200  # the page and the CLI draw an N x N matrix: beyond this it is unreadable and slow
-MAX_CHARS = 20_000  # a whole pasted list; longer input is refused with a message, never silently cut
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,8 @@ def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) 
     every ranking; each drop is reported so the user sees why a line vanished.
     """
     if isinstance(lines, str):
-        if len(lines) > MAX_CHARS:
-            raise ExplorerError(f"The list is {len(lines):,} characters long; the limit is {MAX_CHARS:,}. "
+        if len(lines) > SIMILARITY_LIST_CHARS:
+            raise ExplorerError(f"The list is {len(lines):,} characters long; the limit is {SIMILARITY_LIST_CHARS:,}. "
                                 "Paste fewer or shorter sentences.")
         lines = lines.splitlines()
     kept: list[str] = []
@@ -270,8 +270,8 @@ def search(loaded: LoadedModel, query: str, lines: list[str] | str, top_k: int |
     q = tidy(query)
     if not q:
         raise ExplorerError("The query is empty: type a sentence to search for.")
-    if len(q) > MAX_CHARS:
-        raise ExplorerError(f"The query is {len(q):,} characters long; the limit is {MAX_CHARS:,}.")
+    if len(q) > SIMILARITY_LIST_CHARS:
+        raise ExplorerError(f"The query is {len(q):,} characters long; the limit is {SIMILARITY_LIST_CHARS:,}.")
     clean = clean_sentences(lines)
     started = time.perf_counter()
     emb = encode(loaded, [q, *clean.sentences])  # (1 + N, D)

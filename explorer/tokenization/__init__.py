@@ -40,7 +40,7 @@ from explorer.tokenization.specials import (
     mask_token,
     special_tokens,
 )
-from explorer.tokenization.split import MAX_CHARS, Tokenization, check_text, compare, tokenize
+from explorer.tokenization.split import Tokenization, check_text, compare, tokenize
 from explorer.tokenization.table import (
     DEFAULT_PRESET,
     PRESETS,
@@ -54,7 +54,7 @@ from explorer.tokenization.table import (
 )
 
 __all__ = [
-    "DEFAULT_PRESET", "FAMILIES", "MAX_CHARS", "PRESETS", "ROBERTA_FAMILY", "TOKENIZERS", "TOKENIZER_DIR",
+    "DEFAULT_PRESET", "FAMILIES", "PRESETS", "ROBERTA_FAMILY", "TOKENIZERS", "TOKENIZER_DIR",
     "SpecialTokens", "Tokenization", "TokenizerSpec", "VariantTokenizer", "algorithm_of", "check_text", "compare",
     "family_rows", "family_tokens", "get_spec", "join_pieces", "label_of", "load_tokenizer", "mask_token", "notices",
     "readable_piece", "resolve_names", "spec_rows", "special_tokens", "summary_rows", "token_rows",

@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import TOKENIZATION_TEXT_CHARS
 from explorer.core.userinput import require_text
 from explorer.tokenization.pieces import readable_piece
 from explorer.tokenization.registry import ENCODE_LOCK, get_spec, load_tokenizer, resolve_names
 
-__all__ = ["MAX_CHARS", "Tokenization", "assemble", "check_text", "compare", "tokenize"]
+__all__ = ["Tokenization", "assemble", "check_text", "compare", "tokenize"]
 
-MAX_CHARS = 200_000  # far above any model limit; guards the page against a pasted book
 _WORD = re.compile(r"\S+")
 
 
@@ -84,7 +84,7 @@ class Tokenization:
 def check_text(text: object) -> str:
     """The text itself if it can be tokenized meaningfully, else an ExplorerError saying why."""
     return require_text(text, what="text", empty_hint="type or paste a sentence (or pick an example).",
-                        max_chars=MAX_CHARS, limit_note="far more than any model reads")
+                        max_chars=TOKENIZATION_TEXT_CHARS, limit_note="far more than any model reads")
 
 
 def _word_of_tokens(text: str, offsets: list[tuple[int, int]], special: list[bool]) -> tuple[

@@ -17,24 +17,19 @@ explorer.core.errors.ExplorerError: This server has 2 Lab runs queued or running
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 
+from explorer.core import settings
 from explorer.core.errors import ExplorerError
 
-__all__ = ["DEFAULT_ACTIVE", "GATE", "Gate", "max_active"]
-
-DEFAULT_ACTIVE = 8  # two training on a 2-core CPU and six waiting: a waiting run holds nothing until it starts
+__all__ = ["GATE", "Gate", "max_active"]
 
 
 def max_active() -> int:
-    """Lab runs queued or running on this server at once (``EXPLORER_LAB_ACTIVE``, default :data:`DEFAULT_ACTIVE`)."""
-    try:
-        value = int(os.environ.get("EXPLORER_LAB_ACTIVE", "").strip() or DEFAULT_ACTIVE)
-    except ValueError:
-        return DEFAULT_ACTIVE
-    return value if value > 0 else DEFAULT_ACTIVE
+    """Lab runs queued or running on this server at once (``EXPLORER_LAB_ACTIVE``, default 8: two training on a
+    2-core CPU and six waiting; :mod:`explorer.core.settings`)."""
+    return settings.LAB_ACTIVE.value()
 
 
 class Gate:

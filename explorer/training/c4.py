@@ -31,14 +31,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import C4_PASTE_CHARS
 from explorer.core.userinput import require_text
 from explorer.runtime import cancel
 from explorer.training import corpus
 
-__all__ = ["MAX_CHARS", "RULES", "Removed", "Report", "bad_words", "clean", "clean_bundled", "clean_pages",
+__all__ = ["RULES", "Removed", "Report", "bad_words", "clean", "clean_bundled", "clean_pages",
            "sentences"]
 
-MAX_CHARS = 2_000_000  # a pasted text; the bundled corpus (6 MB) is read by the library, not typed
 MIN_WORDS, MIN_SENTENCES, SPAN = 3, 5, 3
 RULES = ("terminal punctuation", "fewer than 3 words", "Javascript", "fewer than 5 sentences", "bad word",
          "lorem ipsum", "curly bracket", "repeated three-sentence span")
@@ -147,7 +147,7 @@ def _dedupe(pages: list[str], removed: Removed) -> list[str]:
 def clean(text: str) -> Report:
     """A pasted ``text`` (blank-line-separated pages) through C4's rules, every rule's removals counted."""
     text = require_text(text, what="text", empty_hint="paste a web page's text (or use the bundled corpus).",
-                        max_chars=MAX_CHARS, limit_note="far more than a page")
+                        max_chars=C4_PASTE_CHARS, limit_note="far more than a page")
     pages = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     if not pages:
         raise ExplorerError("The text has no pages: paste some text.")

@@ -187,14 +187,14 @@ def _fsync_tree(directory: Path) -> None:
 def _write_into(out: Path, run: Run, target: Path) -> None:
     from transformers.utils import logging as hf_logging
 
-    from explorer.training import trainer  # imports torch: only a save needs it
+    from explorer.training import record  # imports torch: only a save needs it
 
     hf_logging.disable_progress_bar()  # "Writing model shards" bars would clutter the CLI's own progress
     tok = vocab.tokenizer()
     for sub, model in exportable(run.model).items():
         model.save_pretrained(out / sub if sub else out)
         tok.save_pretrained(out / sub if sub else out)
-    summary = trainer.summary(run, str(target))
+    summary = record.of(run.plan, run, out=str(target)).to_dict()
     (out / CARD).write_text(json.dumps(summary, indent=1), encoding="utf-8")
     (out / README).write_text(card_text(summary, run), encoding="utf-8")
     _fsync_tree(out)

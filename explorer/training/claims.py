@@ -23,7 +23,7 @@ from typing import Any
 from explorer import ROOT
 from explorer.core.errors import ExplorerError
 from explorer.papers import results
-from explorer.training.figures import Measurement, Variant
+from explorer.training.figures import Measurement, VariantRun
 
 __all__ = ["LOSS_MARGIN", "RESULTS_JSON", "VERDICTS", "Claim", "Report", "load", "markdown", "measure", "report",
            "stamp", "table", "write"]
@@ -84,7 +84,7 @@ def _missing(m: Measurement, *objectives: str) -> str | None:
     return f"Not in this measurement: {', '.join(absent)}." if absent else None
 
 
-def _beyond_noise(a: Variant, b: Variant) -> float:
+def _beyond_noise(a: VariantRun, b: VariantRun) -> float:
     """Two standard errors of the difference of two probe accuracies."""
     return 2 * math.hypot(a.probe_stderr or 0.0, b.probe_stderr or 0.0)
 
@@ -193,7 +193,7 @@ _NOT_LEARNED = ("The held-out loss has barely moved from its starting value (les
                 "not learned enough yet for their difference to mean anything. Give the benchmark more steps.")
 
 
-def _learned(v: Variant) -> bool:
+def _learned(v: VariantRun) -> bool:
     """Whether a run's held-out loss fell by at least 10%: below that, differences are initialisation noise."""
     return v.heldout_loss <= 0.9 * v.heldout_loss_first
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Measurement", "Variant"]
+__all__ = ["Measurement", "VariantRun"]
 
 
 @dataclass(frozen=True)
-class Variant:
+class VariantRun:
     """One trained run: its budget, held-out losses and probe score (None when not probed)."""
 
     objective: str
@@ -44,7 +44,7 @@ class Measurement:
     device: str
     machine: str
     probe_spec: dict[str, Any]
-    variants: dict[str, Variant] = field(default_factory=dict)
+    variants: dict[str, VariantRun] = field(default_factory=dict)
     floors: dict[str, float] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)  # objective -> the loss family it needs
     speed: dict[str, float] | None = None  # teacher_ms, student_ms, ratio (teacher / student)
@@ -56,5 +56,5 @@ class Measurement:
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> Measurement:
-        variants = {k: Variant(**v) for k, v in data.get("variants", {}).items()}
+        variants = {k: VariantRun(**v) for k, v in data.get("variants", {}).items()}
         return Measurement(**{**data, "variants": variants})

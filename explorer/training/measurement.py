@@ -28,7 +28,7 @@ from explorer.core.errors import ExplorerError
 from explorer.papers import speed
 from explorer.training import batches, families, probe, recipes, trainer, vocab
 from explorer.training.corpus import Corpus
-from explorer.training.figures import Measurement, Variant
+from explorer.training.figures import Measurement, VariantRun
 from explorer.training.probe import ProbeSpec
 
 __all__ = ["NEEDED", "heldout_mlm_loss", "measure", "trainable"]
@@ -49,9 +49,9 @@ def heldout_mlm_loss(run: trainer.Run) -> float:
     return trainer.evaluate(run)["lm_loss"]
 
 
-def _variant(run: trainer.Run, result: probe.ProbeResult | None) -> Variant:
+def _variant(run: trainer.Run, result: probe.ProbeResult | None) -> VariantRun:
     windows = batches.windows(run.corpus, "train", run.plan.seq_len)
-    return Variant(run.recipe.name, run.recipe.label, run.step, sum(p.numel() for p in run.model.parameters()),
+    return VariantRun(run.recipe.name, run.recipe.label, run.step, sum(p.numel() for p in run.model.parameters()),
                    run.tokens_seen, run.flops, round(run.seconds, 2), round(run.position / max(len(windows), 1), 4),
                    run.evals[0]["loss"], run.evals[-1]["loss"], heldout_mlm_loss(run),
                    None if result is None else result.accuracy, None if result is None else result.stderr)

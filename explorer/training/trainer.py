@@ -30,7 +30,7 @@ from explorer.training import batches, corpus, families, memory, models, recipes
 from explorer.training.corpus import Corpus
 from explorer.training.recipes import Recipe
 
-__all__ = ["MAX_STEPS", "Plan", "Progress", "Run", "advance", "evaluate", "start", "summary"]
+__all__ = ["MAX_STEPS", "Plan", "Progress", "Run", "advance", "evaluate", "start"]
 
 MAX_STEPS = 20_000  # ~3 hours of a tiny model on 2 CPU cores; a bigger budget belongs in a real trainer
 EVAL_BATCH = 16  # held-out windows per evaluation pass (fewer when a training pass holds fewer)
@@ -272,13 +272,3 @@ def advance(run: Run, until: int | None = None, on_progress: Callable[[Progress]
         if on_progress:
             on_progress(Progress(run.step, run.plan.steps, run.losses[-1][1], run.tokens_seen, run.flops, run.seconds, latest))
     return run
-
-
-def summary(run: Run, out: str | None = None) -> dict[str, Any]:
-    """The JSON of a run: ``{objective, size, params, steps, tokens_seen, flops, seconds, losses, eval, out}``."""
-    return {"objective": run.recipe.name, "size": run.plan.size, "params": models.parameters(run.model),
-            "steps": run.step, "tokens_seen": run.tokens_seen, "flops": run.flops, "seconds": round(run.seconds, 3),
-            "losses": [[s, round(v, 5)] for s, v in run.losses],
-            "eval": {"first": run.evals[0] if run.evals else None, "last": run.evals[-1] if run.evals else None,
-                     "history": run.evals, "probe": None},
-            "corpus": run.corpus.to_dict(), "seed": run.plan.seed, "device": run.plan.device, "out": out}

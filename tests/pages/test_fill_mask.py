@@ -133,11 +133,11 @@ def test_an_unusable_models_directory_is_a_message_not_a_crash(monkeypatch) -> N
 
 
 def test_second_identical_request_is_served_from_cache(tiny, monkeypatch) -> None:
-    import explorer.tasks.fillmask
+    from explorer.tasks.fillmask import run
 
     calls = []
-    real = explorer.tasks.fillmask.fill_one
-    monkeypatch.setattr(explorer.tasks.fillmask, "fill_one", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = run.fill_clean  # what every masked LM's column runs
+    monkeypatch.setattr(run, "fill_clean", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = _app(SMALL)
     at.run()
     at.text_input(key="fm_paths").set_value(str(tiny["bert"]))
@@ -166,7 +166,7 @@ def test_page_and_cli_share_one_library_call(tiny, monkeypatch) -> None:
     at.text_input(key="fm_paths").set_value(str(tiny["roberta"]))
     at.text_area(key="fm_text").set_value("One path for the [MASK].").run()
     _clean(at)
-    assert calls[-1] == (SMALL, str(tiny["roberta"]))  # every model in one side-by-side call
+    assert tuple(r.spec for r in calls[-1]) == (SMALL, str(tiny["roberta"]))  # every model in one side-by-side call
 
 
 def test_missing_weights_without_random_mode_are_a_warning(monkeypatch, tmp_path) -> None:
@@ -248,7 +248,7 @@ def test_several_prompts_give_one_row_each_and_per_line_messages(tiny) -> None:
 
 
 def test_too_many_prompts_are_cut_with_a_notice(tiny) -> None:
-    from explorer.tasks import fillbatch
+    from explorer.tasks.fillmask import batch as fillbatch
 
     at = _app(SMALL).run()
     at.text_area(key="fm_text").set_value("\n".join(f"Line {i} is a [MASK]." for i in range(fillbatch.MAX_PROMPTS + 6)))
@@ -268,11 +268,11 @@ def test_several_lines_none_with_a_mask_is_no_page_error(default_run) -> None:
 
 
 def test_several_prompts_come_from_the_cache_the_second_time(tiny, monkeypatch) -> None:
-    import explorer.tasks.fillbatch
+    import explorer.tasks.fillmask.batch
 
     calls = []
-    real = explorer.tasks.fillbatch.fill_batch
-    monkeypatch.setattr(explorer.tasks.fillbatch, "fill_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = explorer.tasks.fillmask.batch.fill_batch
+    monkeypatch.setattr(explorer.tasks.fillmask.batch, "fill_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = _app(SMALL).run()
     at.text_input(key="fm_paths").set_value(str(tiny["bert"]))
     at.text_area(key="fm_text").set_value("A unique batch [MASK].\nAnd its second [MASK].").run()
@@ -302,3 +302,27 @@ def test_a_model_trained_in_the_lab_is_offered_labelled_and_answers(tiny, monkey
     assert picker.value == ["lab/mlm-tiny-20steps-seed0"]
     assert "lab/mlm-tiny-20steps-seed0: trained here (20 steps on 950,947 words)" in picker.options
     assert _names(at) == ["mlm-tiny-20steps-seed0"] and not _errors(at)  # its column, named like any folder
+
+
+def test_a_prompt_resolves_each_model_once_through_every_layer(tiny, monkeypatch) -> None:
+    """Page -> cached wrapper -> library -> loader: each model is looked up on disk and its kind read once, and
+    the prompt is checked once (a resolved ModelRef goes down; nothing below asks again)."""
+    from collections import Counter
+
+    from explorer.runtime import modelkind, weights
+    from explorer.tasks import fillmask
+
+    calls: Counter[str] = Counter()
+    for module, name in ((weights, "locate"), (modelkind, "family_of"), (fillmask, "clean_text"),
+                         (fillmask.run, "clean_text")):  # the page's check, and the library's
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: calls.update([_name]) or _real(*a, **k))
+    at = _app().run()
+    calls.clear()
+    at.text_input(key="fm_paths").set_value(f"{tiny['bert']}")
+    at.text_area(key="fm_text").set_value("Counted once, this [MASK] is.").run()  # not in the cache yet
+    _clean(at)
+    assert len(at.subheader) == 2 and not _errors(at)  # both models answered
+    # two models: one look on disk and one config read each; the prompt is checked by the page (one message before
+    # any spinner) and by the library (the CLI's entry too), never again below
+    assert calls == {"locate": 2, "family_of": 2, "clean_text": 2}

@@ -1,5 +1,5 @@
-"""Pretraining lab page (AppTest) and its run registry (app/cache_lab.py): widgets and the URL, bad values and
-uploads, a tiny real training to the end, Stop and Resume, the per-session and per-server caps, a closed tab."""
+"""Pretraining lab page (AppTest) and its glue (app/cache_lab.py): widgets and the URL, bad values and uploads, a
+tiny real training to the end, Stop and Resume, the per-session cap and the server-wide bound seen from the page."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import cache_lab as lab
 from explorer.core.userfiles import MAX_UPLOAD_BYTES
-from explorer.training import checkpoint, recipes
+from explorer.training import checkpoint, recipes, scheduler
 from explorer.training.trainer import Plan
 from tests.pages.conftest import assert_clean, figures, page_app, shown
 
@@ -73,7 +73,7 @@ def test_bad_url_values_fall_back_inside_the_bounds(query: dict) -> None:
 
 
 def test_the_step_controls_reach_what_fits_this_servers_memory(monkeypatch) -> None:
-    """Issue 26: the window and tokens per step are bounded by memory (cache_lab.limits), not by a constant."""
+    """The window and tokens per step are bounded by memory (cache_lab.limits), not by a constant."""
     roomy = page_app("lab.py", objectives="mlm", tokens=str(10**9), window="512").run()
     assert_clean(roomy)
     fits = lab.limits(["mlm"], "tiny", 512, "cpu")
@@ -149,35 +149,12 @@ def test_stop_and_resume_continue_the_same_run() -> None:
 
 def test_a_session_keeps_at_most_max_runs() -> None:
     at = page_app("lab.py", objectives="mlm").run()
-    at.session_state["_lab_jobs"] = [lab.Job(f"#{i} mlm (tiny, seed 0)", Plan("mlm"), None, lambda: True, state="done")
+    at.session_state["_lab_jobs"] = [lab.Job(Plan("mlm"), label=f"#{i} mlm (tiny, seed 0)", state="done")
                                      for i in range(lab.MAX_RUNS)]
     at.button(key="lab_train").click().run()
     assert_clean(at, errors_expected=True)
     assert any(f"at most {lab.MAX_RUNS} runs" in e for e in shown(at.error))
     assert len(_states(at)) == lab.MAX_RUNS and at.dataframe[0].value.shape[0] == lab.MAX_RUNS
-
-
-def test_the_server_caps_trainings_and_a_closed_tab_leaves_the_queue(monkeypatch) -> None:
-    monkeypatch.setenv("EXPLORER_LAB_TRAININGS", "1")
-    slots = lab._Slots()
-    assert slots.acquire(lambda: False)  # the one slot
-    assert not slots.acquire(lambda: True)  # a second waits until it gives up (Stop, tab closed)
-    assert slots.running == 1 and slots.waiting() == 0
-    slots.release()
-    gone = lab.Job("#1 mlm (tiny, seed 0)", Plan("mlm"), None, alive=lambda: False)
-    lab._work(gone)  # the tab is gone before the job starts: it never builds
-    assert gone.state == "stopped" and gone.run is None
-
-
-def test_the_time_budget_stops_a_training_with_a_message(monkeypatch) -> None:
-    from explorer.training import corpus
-
-    monkeypatch.setenv("EXPLORER_LAB_SECONDS", "1e-9")
-    plan = Plan("mlm", steps=50, batch_tokens=256, seq_len=32, eval_windows=4)
-    job = lab.Job("#1 mlm (tiny, seed 0)", plan, corpus.from_bytes(TEXT, "notes.txt"), alive=lambda: True)
-    lab._work(job)
-    assert job.state == "stopped" and job.run is not None and job.run.step < 50
-    assert "python -m explorer" in (job.note or "")  # the CLI has no limit
 
 
 def test_fastbert_exits_train_after_the_run_and_are_saved_with_it(monkeypatch, tmp_path) -> None:
@@ -195,13 +172,13 @@ def test_fastbert_exits_train_after_the_run_and_are_saved_with_it(monkeypatch, t
 
 
 def test_the_server_bounds_the_runs_queued_by_all_sessions_together(monkeypatch) -> None:
-    """Issue 26: every new tab is a new session with MAX_RUNS of its own; only a server-wide count bounds the queue."""
+    """Every new tab is a new session with MAX_RUNS of its own; only a server-wide count bounds the queue."""
     from explorer.training import admission
 
     monkeypatch.setenv("EXPLORER_LAB_ACTIVE", "3")
     monkeypatch.setattr(admission.GATE, "active", 2)  # two runs of other visitors' tabs
     launched: list[str] = []
-    monkeypatch.setattr(lab, "_launch", lambda job: launched.append(job.label))  # queued, not trained
+    monkeypatch.setattr(scheduler, "_start", lambda job: launched.append(job.label))  # queued, not trained
     two = page_app("lab.py", objectives="mlm,roberta").run()
     assert any("at most 3 runs queued or running from all visitors; 2 now" in c for c in shown(two.caption))
     two.button(key="lab_train").click().run()
@@ -213,19 +190,10 @@ def test_the_server_bounds_the_runs_queued_by_all_sessions_together(monkeypatch)
     one.button(key="lab_train").click().run()
     assert_clean(one)
     assert len(launched) == 1 and admission.GATE.active == 3
-    stopped = lab.Job("#9 mlm (tiny, seed 0)", Plan("mlm"), None, lambda: True, state="stopped")
+    stopped = lab.Job(Plan("mlm"), label="#9 mlm (tiny, seed 0)", state="stopped")
     full = page_app("lab.py", objectives="mlm").run()  # a third tab whose stopped run asks to resume
     full.session_state["_lab_jobs"] = [stopped]
     full.run().button(key="lab_resume_#9 mlm (tiny, seed 0)").click().run()
     assert_clean(full, errors_expected=True)
     assert any("This server has 3 Lab runs queued or running" in e for e in shown(full.error))
     assert stopped.state == "stopped" and len(launched) == 1
-
-
-def test_a_finished_worker_leaves_the_server_wide_count(monkeypatch) -> None:
-    from explorer.training import admission
-
-    monkeypatch.setattr(admission.GATE, "active", 1)
-    gone = lab.Job("#1 mlm (tiny, seed 0)", Plan("mlm"), None, alive=lambda: False)
-    lab._work(gone)  # never started (the tab closed while it waited): still leaves
-    assert gone.state == "stopped" and admission.GATE.active == 0

@@ -32,3 +32,11 @@ def test_paths_are_fenced_unless_the_server_listens_on_loopback_only(monkeypatch
     monkeypatch.setenv("EXPLORER_RESTRICT_PATHS", "0")  # an operator's explicit choice wins
     AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
     assert os.environ["EXPLORER_RESTRICT_PATHS"] == "0"
+
+
+def test_a_bad_setting_stops_the_app_with_one_message(monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "many")
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    shown = at.error[0].value.replace("\\", "") if len(at.error) == 1 else ""  # markdown escapes dropped
+    assert "EXPLORER_MODEL_WORKERS='many' is not accepted" in shown

@@ -26,6 +26,7 @@ import torch
 
 from explorer.architecture import build, catalog
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import DEBERTA_SENTENCE_CHARS
 from explorer.core.userinput import require_text
 from explorer.runtime import placement
 
@@ -156,7 +157,7 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
     from explorer.tokenization import load_tokenizer
 
     text = require_text(text, what="The sentence", empty_hint="Type a short sentence.",
-                        max_chars=2_000, limit_note="Type a shorter sentence.")
+                        max_chars=DEBERTA_SENTENCE_CHARS, limit_note="Type a shorter sentence.")
     if key not in SUPPORTED:
         raise ExplorerError(f"{shorten(key)!r} has no DeBERTa disentangled attention here; choose one of {SUPPORTED}.")
     tok = load_tokenizer(STAND_IN[key])  # DeBERTa's own files are not shipped

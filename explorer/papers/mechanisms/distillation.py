@@ -37,6 +37,7 @@ import torch.nn.functional as F
 
 from explorer.architecture import build
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import DISTILLATION_SENTENCE_CHARS
 from explorer.core.userinput import require_text
 from explorer.runtime import placement
 
@@ -88,7 +89,8 @@ def masked_input(text: str, seed: int = 0) -> MaskedInput:
 
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
         raise ExplorerError(f"The seed must be a whole number from 0 to {2**32 - 1:,}, not {shorten(seed)}.")
-    text = require_text(text, what="sentence", empty_hint="type a short sentence.", max_chars=2_000,
+    text = require_text(text, what="sentence", empty_hint="type a short sentence.",
+                        max_chars=DISTILLATION_SENTENCE_CHARS,
                         limit_note=f"the models here read at most {MAX_TOKENS} tokens")
     tok = load_tokenizer("bert-base-uncased")  # the teacher's, DistilBERT's and TinyBERT's vocabulary
     ids = np.asarray(tok(text, truncation=True, max_length=MAX_TOKENS)["input_ids"], dtype=np.int64)

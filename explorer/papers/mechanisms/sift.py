@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import SIFT_PROMPT_CHARS
 from explorer.core.userinput import require_text
 from explorer.tasks.generation.nexttoken import token_text
 
@@ -91,7 +92,7 @@ def _top(tokenizer: object, lp: torch.Tensor, k: int = 5) -> tuple[tuple[str, fl
 
 def perturb(loaded: LoadedModel, text: str, epsilon: float = 0.5, seed: int = 0) -> SiftResult:
     """SiFT's and a uniform perturbation of ``text``'s embeddings along the adversarial direction, compared."""
-    text = require_text(text, what="text", empty_hint="type a prompt.", max_chars=2_000,
+    text = require_text(text, what="text", empty_hint="type a prompt.", max_chars=SIFT_PROMPT_CHARS,
                         limit_note="a sentence shows it")
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not 0 < epsilon <= MAX_EPSILON:
         raise ExplorerError(f"The perturbation size must be above 0 and at most {MAX_EPSILON:g} (got {epsilon!r}).")

@@ -23,13 +23,13 @@ from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CO
 
 from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import TEXT2TEXT_INPUT_CHARS
 from explorer.core.userinput import require_text
 from explorer.tokenization import load_tokenizer
 
 __all__ = ["CTRL_EXAMPLES", "M2M_LANGUAGES", "T5_TASKS", "CtrlFraming", "Layout", "M2MFraming", "T5Framing",
            "T5Task", "ctrl_codes", "ctrl_frame", "m2m_frame", "m2m_language_id", "stsb_label", "t5_frame"]
 
-MAX_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class Layout:
 
 
 def _text(text: object, what: str) -> str:
-    return require_text(text, what=what, empty_hint=f"type the {what}.", max_chars=MAX_CHARS,
+    return require_text(text, what=what, empty_hint=f"type the {what}.", max_chars=TEXT2TEXT_INPUT_CHARS,
                         limit_note="a task example is a sentence or a paragraph").strip()
 
 

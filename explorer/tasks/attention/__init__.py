@@ -39,7 +39,6 @@ from explorer.tasks.attention.blocks import (
 from explorer.tasks.attention.choices import BUNDLED, RANDOM_MAX_PARAMS, model_options
 from explorer.tasks.attention.compact import bin_edges, downsample, npy_bytes, prune_links, quantize_uint8
 from explorer.tasks.attention.extract import (
-    MAX_TEXT_CHARS,
     check_text,
     extract,
     extract_attention,
@@ -69,7 +68,7 @@ from explorer.tasks.attention.views import (
 __all__ = [
     "BLOCK_SIDE", "DISPLAY_TOKENS", "ZOOM_SIDE", "block_edges", "block_for", "block_mass", "block_mean",
     "extract_detail", "load_detail", "query_row", "zoom",
-    "BUNDLED", "HEAD_VIEWS", "MAX_TEXT_CHARS", "MAX_TOKENS", "RANDOM_MAX_PARAMS", "VIEWS", "VIEW_HELP", "VIEW_LABELS",
+    "BUNDLED", "HEAD_VIEWS", "MAX_TOKENS", "RANDOM_MAX_PARAMS", "VIEWS", "VIEW_HELP", "VIEW_LABELS",
     "AttentionMaps", "ViewMatrix", "available_views", "bin_edges", "check_text", "clamp_range",
     "downsample", "extract", "extract_attention", "head_average", "longformer_to_square", "menu_views", "model_options",
     "npy_bytes", "prune_links", "quantize_uint8", "rollout", "select_view", "self_attention_window",

@@ -26,6 +26,7 @@ import numpy as np
 
 from explorer.architecture.modeltypes import is_encoder_decoder, max_input_tokens, num_heads, num_layers
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import ATTENTION_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 from explorer.runtime import limits
@@ -37,16 +38,15 @@ from explorer.tasks.attention.stream import forward_pass, reduce_layers
 if TYPE_CHECKING:  # typing only: the loader (and torch) load with the first model
     from explorer.runtime.loading import LoadedModel
 
-__all__ = ["MAX_TEXT_CHARS", "check_text", "extract", "extract_attention", "extract_detail", "load_detail", "n_maps",
+__all__ = ["check_text", "extract", "extract_attention", "extract_detail", "load_detail", "n_maps",
            "token_limit", "viewer_tokens"]
 
-MAX_TEXT_CHARS = 200_000  # beyond this even tokenizing for the truncation notice is pointless
 
 
 def check_text(text: object, what: str = "text") -> str:
     """Return ``text`` if it has something to attend over, else raise a helpful ExplorerError."""
     return require_text(text, what=what, empty_hint="type a sentence to see its attention.",
-                        max_chars=MAX_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
+                        max_chars=ATTENTION_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
 
 
 def _layers_heads(config: Any) -> tuple[int | None, int | None]:

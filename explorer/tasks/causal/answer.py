@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import DECODER_QA_CONTEXT_CHARS, DECODER_QA_QUESTION_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.core.userinput import require_text
 from explorer.runtime.placement import ran_on
@@ -32,7 +33,6 @@ PROMPT = ("Answer the question with a few words from the context.\n\n"
           "Question: Where was Marie Curie born?\nAnswer: Warsaw\n\n"
           "Context: {context}\nQuestion: {question}\nAnswer:")
 MAX_ANSWER_TOKENS = 24  # a short answer, not an essay
-MAX_CHARS = 200_000
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,9 @@ def answer_question(loaded: LoadedModel, question: str, context: str) -> Generat
     """The decoder's answer to ``question`` from ``context`` (``explorer.runtime.loading.LoadedModel``)."""
     begin = time.perf_counter()
     question = require_text(question, what="question", empty_hint="type a question about the context.",
-                            max_chars=2_000, limit_note="a question is a sentence or two")
+                            max_chars=DECODER_QA_QUESTION_CHARS, limit_note="a question is a sentence or two")
     context = require_text(context, what="context", empty_hint="paste a paragraph that holds the answer.",
-                           max_chars=MAX_CHARS, limit_note="longer contexts are cut to the model's window anyway")
+                           max_chars=DECODER_QA_CONTEXT_CHARS, limit_note="longer contexts are cut to the model's window anyway")
     ids, cut = qa_prompt(loaded.tokenizer, question, context, context_limit(loaded.model))
     answer, token_ids = _generate(loaded, ids)
     span, match = locate(answer, context), "whole"

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from explorer.core.notices import Notice
 from explorer.runtime.loading import LoadedModel
 from explorer.runtime.placement import ran_on
+from explorer.runtime.resolve import ModelRef
 from explorer.tasks.causal.fill import BlankFill, CausalFill, causal_fill
-from explorer.tasks.fillresult import MaskResult, ModelFill, Prediction
+from explorer.tasks.fillmask.result import MaskResult, ModelFill, Prediction
 
 __all__ = ["CANDIDATES", "fill_causal_lm", "to_model_fill"]
 
@@ -41,9 +42,9 @@ def to_model_fill(fill: CausalFill, loaded: LoadedModel) -> ModelFill:
                      ran["device_name"], ran["dtype"])
 
 
-def fill_causal_lm(spec: str, text: str, top_k: int, random_weights: bool, models_dir: str | None,
+def fill_causal_lm(spec: str | ModelRef, text: str, top_k: int, random_weights: bool, models_dir: str | None,
                    loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
-    """The ``explorer.tasks.fillmask.FILLERS`` entry for decoders (same signature as the masked-LM one)."""
+    """A decoder's fill-mask column (``explorer.tasks.fillmask.FILLERS`` calls it with a resolved model)."""
     lm = loader(spec, "causal-lm", random_weights=random_weights, models_dir=models_dir, purpose="Fill-mask")
     fill = causal_fill(lm, text, top_k, candidates=max(CANDIDATES, top_k), answer_tokens=answer_tokens)
     return to_model_fill(fill, lm)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.limits import DECODER_FILL_TEXT_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.core.userinput import split_blanks
 from explorer.runtime import cancel
@@ -31,7 +32,7 @@ from explorer.tasks.generation.prompt import context_limit, decoder_ids
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
-__all__ = ["BEAM_WIDTH", "DECODER_MAX_BLANKS", "MAX_ANSWER_TOKENS", "MAX_CANDIDATES", "MAX_CHARS", "BlankFill",
+__all__ = ["BEAM_WIDTH", "DECODER_MAX_BLANKS", "MAX_ANSWER_TOKENS", "MAX_CANDIDATES", "BlankFill",
            "Candidate", "CausalFill", "causal_fill", "check_count"]
 
 # Each blank is a left-to-right pass over the text (a beam for longer answers): more would keep a page
@@ -40,7 +41,6 @@ DECODER_MAX_BLANKS = 5
 UNFILLED = " ___"  # a blank left open when the request's time ran out
 MAX_CANDIDATES = 200
 MAX_ANSWER_TOKENS = 6
-MAX_CHARS = 200_000  # refused beyond; below, cut to the model's window around the blank
 BEAM_WIDTH = 3
 BEAM_EXPAND = 5  # next tokens tried per partial answer at each beam step
 
@@ -94,7 +94,7 @@ class CausalFill:
 
 def _pieces(text: object) -> tuple[str, ...]:
     """The text around its blanks (:func:`explorer.core.userinput.split_blanks`) within a decoder's cap."""
-    return split_blanks(text, max_blanks=DECODER_MAX_BLANKS, max_chars=MAX_CHARS,
+    return split_blanks(text, max_blanks=DECODER_MAX_BLANKS, max_chars=DECODER_FILL_TEXT_CHARS,
                         why_cap="a decoder reads the text once per blank")
 
 

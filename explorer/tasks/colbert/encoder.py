@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import COLBERT_QUERY_CHARS
 from explorer.core.notices import Notice
 from explorer.runtime import loading
 from explorer.runtime.offload import input_device
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
-    "COLBERT_KEYS", "DOC_MARKER", "DOC_MAXLEN", "MAX_QUERY_CHARS", "PROJECTION_NAMES", "QUERY_MARKER",
+    "COLBERT_KEYS", "DOC_MARKER", "DOC_MAXLEN", "PROJECTION_NAMES", "QUERY_MARKER",
     "QUERY_MAXLEN", "STAND_IN_NOTE", "TokenEmbeddings", "TokenEncoder", "checkpoint_key", "default_encoder",
     "encode_collection", "encode_tokens", "limits", "make_encoder", "read_projection", "truncation_notices",
 ]
@@ -47,7 +48,6 @@ QUERY_MARKER, DOC_MARKER = "[unused0]", "[unused1]"  # ColBERT's [Q] and [D] tok
 # colbert-ir checkpoints call the projection ``linear``; this project's heads.ColBert ``colbert_projection``.
 PROJECTION_NAMES = frozenset({"linear.weight", "colbert_projection.weight", "model.linear.weight"})
 QUERY_MAXLEN, DOC_MAXLEN = 32, 180  # ColBERT defaults: queries are padded to 32 with [MASK]
-MAX_QUERY_CHARS = 2_000
 COLBERT_KEYS = ("colbertv2", "colbert")  # catalog keys a ColBERT checkpoint may be filed under
 STAND_IN_NOTE = ("Stand-in: no ColBERT checkpoint is present, so these are all-MiniLM-L6-v2 token vectors "
                  "(trained for mean pooling, not for MaxSim). The mechanism is real; the scores are not "
@@ -191,8 +191,8 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
 def encode_collection(enc: TokenEncoder, query: str, docs: tuple[str, ...]
                       ) -> tuple[TokenEmbeddings, list[TokenEmbeddings]]:
     """The query and every document as token vectors."""
-    if len(" ".join(str(query).split())) > MAX_QUERY_CHARS:
-        raise ExplorerError(f"The query is longer than {MAX_QUERY_CHARS:,} characters: shorten it.")
+    if len(" ".join(str(query).split())) > COLBERT_QUERY_CHARS:
+        raise ExplorerError(f"The query is longer than {COLBERT_QUERY_CHARS:,} characters: shorten it.")
     return encode_tokens(enc, query, "query"), [encode_tokens(enc, d, "document") for d in docs]
 
 

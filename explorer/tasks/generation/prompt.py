@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import GENERATION_PROMPT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 from explorer.runtime import limits
 from explorer.runtime.limits import Limit
 from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
 
-__all__ = ["MAX_PROMPT_CHARS", "Prompt", "context_limit", "decoder_ids", "encode_prompt", "prompt_limit"]
+__all__ = ["Prompt", "context_limit", "decoder_ids", "encode_prompt", "prompt_limit"]
 
-MAX_PROMPT_CHARS = 200_000  # beyond this the text is refused; below, it is cut to MAX_PROMPT_TOKENS tokens
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def encode_prompt(tokenizer: Any, text: str, limit: int, why: str = "") -> Promp
     """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them;
     ``why``: the reason of that limit, quoted by the notice when the prompt is cut."""
     text = require_text(text, what="prompt", empty_hint="type a few words for the model to continue.",
-                        max_chars=MAX_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
+                        max_chars=GENERATION_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
     ids = decoder_ids(tokenizer, text)
     if not ids:
         raise ExplorerError("The prompt gave no tokens: type some words.")

@@ -1,8 +1,8 @@
 """Fill-mask for many prompts at once: one prompt per line, every model, batched forward passes.
 
 The page (several lines in the prompt box) and ``python -m explorer fill-mask --text-file FILE`` call
-:func:`fill_mask_many`. Each prompt gets the same :class:`~explorer.tasks.fillresult.FillMaskResult` that
-:func:`explorer.tasks.fillmask.fill_mask` gives for it alone; the answers equal the one-prompt path (and
+:func:`fill_mask_many`. Each prompt gets the same :class:`~explorer.tasks.fillmask.result.FillMaskResult` that
+:func:`explorer.tasks.fillmask.run.fill_mask` gives for it alone; the answers equal the one-prompt path (and
 ``transformers.pipeline("fill-mask")``) up to float rounding from padding.
 
 Why it is faster than a loop: a masked LM tokenizes every prompt in one call, sorts the prompts by
@@ -35,9 +35,9 @@ from explorer.core.notices import Notice, texts
 from explorer.runtime import activations, cancel, footprint, placement
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
-from explorer.runtime.weights import plan
-from explorer.tasks import fillmask as fm
-from explorer.tasks.fillresult import FillMaskResult, ModelFill
+from explorer.runtime.resolve import ModelRef
+from explorer.tasks.fillmask import masked, prompt, run
+from explorer.tasks.fillmask.result import FillMaskResult, ModelFill
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
@@ -169,7 +169,7 @@ def batch_logits(model: PreTrainedModel, ids: torch.Tensor, attention: torch.Ten
     only the M mask rows go through the head; otherwise the full (B, T, V) logits are computed and picked.
     """
     with torch.inference_mode():
-        head = fm.mlm_head(model) if mask_only else None
+        head = masked.mlm_head(model) if mask_only else None
         # Indices go where the output is: under accelerate's offloading the last layer may run elsewhere.
         if head is None:
             logits = model(input_ids=ids, attention_mask=attention).logits  # (B, T, V)
@@ -212,12 +212,12 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
     ExplorerError in its place. ``latency_ms`` is the whole call's time shared out per prompt.
     A tokenizer without a mask token raises (the model answers no prompt)."""
     begin, tok = time.perf_counter(), lm.tokenizer
-    bodies = fm.encode_many(tok, [fm.model_prompt(t, tok, lm.name) for t in texts])
-    around = fm.specials_around(tok)
+    bodies = masked.encode_many(tok, [prompt.model_prompt(t, tok, lm.name) for t in texts])
+    around = masked.specials_around(tok)
     framed: list[tuple[list[int], list[int], Notice | None] | ExplorerError] = []
     for body in bodies:
         try:
-            framed.append(fm.frame(lm, body, around))  # (ids, positions, notice)
+            framed.append(masked.frame(lm, body, around))  # (ids, positions, notice)
         except ExplorerError as err:
             framed.append(err)
     ready = {i: f for i, f in enumerate(framed) if not isinstance(f, ExplorerError)}
@@ -232,38 +232,38 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
         members = [ok[j] for j in batch]
         tops.update(zip(members, _batch_topk(lm, [ready[i][:2] for i in members], int(top_k), mask_only),
                         strict=True))
-    words = fm.word_context(tok)
+    words = masked.word_context(tok)
     out: list[ModelFill | ExplorerError] = [  # input order; a refused prompt keeps its error
-        f if isinstance(f, ExplorerError) else fm.to_model_fill(lm, f[0], f[1], *tops[i], f[2], 0.0, words)
+        f if isinstance(f, ExplorerError) else masked.to_model_fill(lm, f[0], f[1], *tops[i], f[2], 0.0, words)
         for i, f in enumerate(framed)]
     share = (time.perf_counter() - begin) * 1000 / max(1, len(ok))
     return [f if isinstance(f, ExplorerError) else dataclasses.replace(f, latency_ms=share) for f in out]
 
 
-def _model_answers(spec: str, texts: list[str], top_k: int, untrained: bool, models_dir: str | None,
+def _model_answers(ref: ModelRef, texts: list[str], top_k: int, models_dir: str | None,
                    loader: Callable[..., LoadedModel], answer_tokens: int) -> list[ModelFill | ExplorerError]:
     """One model's answer (or error) for every prompt: a masked LM in batches, a decoder prompt by prompt."""
-    kind = fm.model_kind(spec, models_dir)
+    kind = ref.task("masked-lm")
     if kind != "masked-lm":  # the decoder's beam is a loop of its own: same result as alone, one prompt at a time
         out: list[ModelFill | ExplorerError] = []
         for text in texts:
             try:
-                out.append(fm.FILLERS[kind](spec, text, top_k, untrained, models_dir, loader, answer_tokens))
+                out.append(run.FILLERS[kind](ref, text, top_k, models_dir, loader, answer_tokens))
             except ExplorerError as err:
                 out.append(err)
         return out
     try:
-        lm = loader(spec, "masked-lm", random_weights=untrained, models_dir=models_dir)
+        lm = loader(ref, "masked-lm", random_weights=ref.random_weights, models_dir=models_dir)
         return fill_batch(lm, texts, top_k)
     except ExplorerError as err:  # not loadable, or no mask token: every prompt gets the one message
         return [err] * len(texts)
 
 
-def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, limit: int = MAX_PROMPTS,
+def fill_mask_many(models: Sequence[str | ModelRef], text: str, top_k: int = 5, *, limit: int = MAX_PROMPTS,
                    **options: Any) -> BatchFill:
     """Every model's top-k for every mask of every line of ``text`` (one prompt per line), in input order.
 
-    Options as :func:`explorer.tasks.fillmask.fill_mask` (``random_weights``, ``allow_random``, ``models_dir``,
+    Options as :func:`explorer.tasks.fillmask.run.fill_mask` (``random_weights``, ``allow_random``, ``models_dir``,
     ``loader``, ``answer_tokens``, ``device``, ``dtype``). Blank lines are skipped; a line without a mask (or
     otherwise refused) gets its own message and the others still run; past ``limit`` prompts the rest
     is cut with a notice. Raises ExplorerError only when nothing can run (no prompts, no models).
@@ -272,42 +272,43 @@ def fill_mask_many(models: Sequence[str], text: str, top_k: int = 5, *, limit: i
     return _fill_lines(models, lines, notices, top_k, **options)
 
 
-def fill_mask_stream(models: Sequence[str], text: str, top_k: int = 5, *, chunk: int = STREAM_CHUNK,
+def fill_mask_stream(models: Sequence[str | ModelRef], text: str, top_k: int = 5, *, chunk: int = STREAM_CHUNK,
                      limit: int = MAX_FILE_PROMPTS, **options: Any) -> Iterator[BatchFill]:
     """:func:`fill_mask_many` in chunks of ``chunk`` prompts, each yielded as soon as it is answered, so a file
     of 10,000 prompts gives its first results in seconds and its memory stays that of one chunk (the models are
     loaded once: the model cache keeps them). Line numbers are the text's; the first chunk carries the notice
     of a cut. Input errors (no prompts, no models, a bad top-k) are raised before any model loads."""
     lines, notices = prompt_lines(text, limit)
-    fm.picked_models(models, top_k)  # a bad model list or top-k: before the first chunk loads anything
+    refs = run.resolved(models, top_k, options.get("models_dir"), random_weights=options.pop("random_weights", False),
+                       allow_random=options.pop("allow_random", False))  # once, before the first chunk loads anything
     for start in range(0, len(lines), max(1, chunk)):
-        yield _fill_lines(models, lines[start:start + chunk], notices if start == 0 else (), top_k, **options)
+        yield _fill_lines(refs, lines[start:start + chunk], notices if start == 0 else (), top_k, **options)
 
 
-def _fill_lines(models: Sequence[str], lines: list[tuple[int, str]], notices: tuple[Notice, ...], top_k: int,
+def _fill_lines(models: Sequence[str | ModelRef], lines: list[tuple[int, str]], notices: tuple[Notice, ...], top_k: int,
                 *, random_weights: bool = False, allow_random: bool = False, models_dir: str | None = None,
                 loader: Callable[..., LoadedModel] = load_model, answer_tokens: int = 1, device: str | None = None,
                 dtype: str | None = None) -> BatchFill:
     """Every model's answers for these (line number, prompt) lines."""
-    specs = fm.picked_models(models, top_k)
+    refs = {r.spec: r for r in run.resolved(models, top_k, models_dir, random_weights=random_weights,
+                                           allow_random=allow_random)}
     chosen = placement.Placement.parse(device, dtype)
     chosen.resolve()  # a device this machine lacks is one message, not one per model
     loader = functools.partial(loader, **chosen.kwargs())  # every model's load honours the choice
     checked: list[tuple[int, str, str | None]] = []  # (line, cleaned or cut text, refusal)
     for n, line in lines:
         try:
-            checked.append((n, fm.clean_text(line), None))
+            checked.append((n, prompt.clean_text(line), None))
         except ExplorerError as err:
             checked.append((n, line if len(line) <= _SHOWN else line[:_SHOWN] + "...", str(err)))
     texts = [t for _, t, error in checked if error is None]
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
-    specs, dropped, left = footprint.fit_request(specs, {s: fm.model_kind(s, models_dir) for s in specs}, models_dir,
-                                                 chosen.resolve()[1])
+    specs, dropped, left = footprint.fit_request(list(refs), {s: r.task("masked-lm") for s, r in refs.items()},
+                                                 models_dir, chosen.resolve()[1], {s: r.path for s, r in refs.items()})
     if dropped:
         notices = (*notices, Notice("dropped", footprint.skipped_message(dropped, left)))
-    answers = {spec: _model_answers(spec, texts, int(top_k), random_weights or (
-        allow_random and plan(spec, models_dir, True).random_weights), models_dir, loader, answer_tokens)
-        for spec in specs} if texts else {}
+    answers = {spec: _model_answers(refs[spec], texts, int(top_k), models_dir, loader, answer_tokens)
+               for spec in specs} if texts else {}
     out, i = [], 0
     for n, t, error in checked:
         if error is not None:
@@ -315,7 +316,7 @@ def _fill_lines(models: Sequence[str], lines: list[tuple[int, str]], notices: tu
             continue
         mine = [(spec, answers[spec][i]) for spec in specs]
         out.append(PromptFill(n, t, FillMaskResult(
-            t, len(fm.MARKER.findall(t)), tuple(a for _, a in mine if not isinstance(a, ExplorerError)),
+            t, len(prompt.MARKER.findall(t)), tuple(a for _, a in mine if not isinstance(a, ExplorerError)),
             tuple((s, str(a)) for s, a in mine if isinstance(a, ExplorerError)))))
         i += 1
     return BatchFill(tuple(out), notices)

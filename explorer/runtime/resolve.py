@@ -1,0 +1,90 @@
+"""A model named once: what the user typed, resolved into every answer the layers below need about it.
+
+A page or command names a model by a catalog key, a hub id, ``lab/NAME`` or a directory. Where are its weights,
+are they the right architecture, is it a decoder, which loading task does a page use for it, what stamp keys its
+cached results, are untrained weights used instead: :func:`resolve` answers each once, from one look on disk, and
+the :class:`ModelRef` goes down to the task and the loader (:func:`explorer.runtime.loading.load_model` takes it in
+place of the name and asks nothing again).
+
+>>> ref = resolve("bert-base", None, allow_random=True)  # no weights on this machine's disk for bert-base
+>>> ref.spec, ref.family, ref.decoder, ref.task("masked-lm")
+('bert-base', 'encoder', False, 'masked-lm')
+>>> resolve("gemma3-270m", None).task("masked-lm")  # a decoder fills masks by scoring, as a causal LM
+'causal-lm'
+>>> bad = resolve("<b>nope</b>", None)
+>>> bad.ready, bad.family, "neither a catalog key" in bad.reason
+(False, None, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.errors import ExplorerError
+from explorer.runtime import modelkind, weights
+from explorer.runtime.weights import WeightsStatus
+
+__all__ = ["ModelRef", "resolve"]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One model as resolved for a request (hashable: pages key their caches on it, the stamp included)."""
+
+    spec: str  # as typed (stripped)
+    status: WeightsStatus | None  # where its weights are; None when the name resolves to nothing
+    ready: bool  # real weights on disk, of the right architecture
+    random_weights: bool  # untrained weights are used (asked for, or allowed and none on disk)
+    stamp: str  # changes when the weights on disk change (part of every result cache key)
+    reason: str  # one line: where the weights are, or what is wrong and how to fix it
+    missing: bool = False  # not ready only because nothing is on disk yet: a download fixes it
+    family: str | None = None  # "encoder", "decoder", "encoder-decoder"; None when unknown
+    model_type: str = ""
+    architectures: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> str | None:
+        return self.status.path if self.status is not None and self.ready else None
+
+    @property
+    def decoder(self) -> bool:
+        return self.family == "decoder"
+
+    def task(self, encoder_task: str) -> str:
+        """The loading task a page uses for this model: a decoder always loads as a causal LM (it answers
+        fill-mask and span prompts by scoring), any other model with ``encoder_task``."""
+        return "causal-lm" if self.decoder else encoder_task
+
+    def check(self, task: str, purpose: str | None = None) -> None:
+        """Refuse, in words, a model whose kind cannot do ``task`` (:func:`explorer.runtime.modelkind.check`)."""
+        modelkind.refuse(self.spec, task, self.family, {"model_type": self.model_type,
+                                                        "architectures": list(self.architectures)},
+                         self.path, purpose)
+
+
+def _kind(spec: str, path: str | None) -> tuple[str | None, str, tuple[str, ...]]:
+    family, config = modelkind.family_of(spec, Path(path) if path else None)
+    return family, str(config.get("model_type") or ""), tuple(str(a) for a in config.get("architectures") or ())
+
+
+def resolve(spec: str, models_dir: str | None, *, allow_random: bool = False, random_weights: bool = False) -> ModelRef:
+    """``spec`` resolved: real weights when present (and of the right architecture), untrained ones when
+    ``random_weights`` or (``allow_random`` and none on disk). Never raises for user input: a name that resolves
+    to nothing is a ref that is not ready, whose ``reason`` says why."""
+    name = (spec or "").strip()
+    try:
+        status = weights.locate(name, models_dir)
+    except ExplorerError as err:
+        return ModelRef(name, None, False, random_weights, "unresolved", str(err))
+    if status.status == "ready" and status.path is not None:
+        wrong = weights.architecture_error(name, Path(status.path))
+        if wrong:
+            return ModelRef(name, status, False, random_weights, "wrong architecture", wrong, False,
+                            *_kind(name, None))
+        stamp = f"{status.path}@{weights.weights_stamp(status.path)}"
+        return ModelRef(name, status, not random_weights, random_weights, "random" if random_weights else stamp,
+                        status.message, False, *_kind(name, status.path))
+    untrained = random_weights or (allow_random and status.status == "not present")
+    return ModelRef(name, status, False, untrained, "random" if untrained else status.status, status.message,
+                    status.status in ("not present", "downloading"), *_kind(name, None))
