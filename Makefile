@@ -72,7 +72,8 @@ test-vllm: install-dev prepare
 	EXPLORER_TEST_ENDPOINT_URL=http://127.0.0.1:$(VLLM_PORT)/v1 $(PY) -m pytest -q -rs \
 	  tests/test_serving_decoding.py tests/test_serving_scoring.py tests/test_backend.py tests/test_serving_tokenizer.py
 
-# mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, Python 3.11); its cache makes reruns quick.
+# mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, app/, pages/, Python 3.11); its cache makes reruns
+# quick.
 lint:
 	$(PY) -m ruff check .
 	$(PY) -m mypy

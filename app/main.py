@@ -15,19 +15,21 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app import liveness, ui  # noqa: E402
+from app import ui  # noqa: E402
 from app.navigation import SECTIONS  # noqa: E402
+from app.state import liveness  # noqa: E402
 from explorer.core import logs, settings  # noqa: E402
 from explorer.core.errors import ExplorerError  # noqa: E402
 
 PAGES = ROOT / "pages"
 
 
-def _navigation() -> st.navigation:
+def _navigation() -> st.Page:
     """The sidebar's pages. The default page is served at "/" and Streamlit ignores its url_path, yet reserves it:
     the declared "/home" (typed, or a shared link) answered "Page not found". So the Overview reserves "overview"
     and a hidden page at "/home" sends the visitor to it."""
-    nav, home = {}, None
+    nav: dict[str, list[st.Page]] = {}
+    home: st.Page | None = None
     for section, pages in SECTIONS.items():
         nav[section] = []
         for f, t, i, u in pages:

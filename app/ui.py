@@ -10,8 +10,10 @@ import logging
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import cast, overload
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitPageNotFoundError
 
 from explorer.core.errors import ExplorerError
@@ -40,10 +42,17 @@ def init_session_state() -> None:
         )
 
 
-@contextlib.contextmanager
-def guard() -> Iterator[None]:
+def guard() -> contextlib.AbstractContextManager[None, bool]:
     """Show an ``ExplorerError`` as a red box instead of a traceback; the page goes on. A request
-    that queued for a model worker says how long it waited (explorer.runtime.workers)."""
+    that queued for a model worker says how long it waited (explorer.runtime.workers).
+
+    Typed as a manager that may swallow the exception (``__exit__`` returns a bool), as it does: code after
+    a ``with ui.guard():`` block runs even when the block raised."""
+    return cast("contextlib.AbstractContextManager[None, bool]", _guarded())
+
+
+@contextlib.contextmanager
+def _guarded() -> Iterator[None]:
     try:
         yield
     except RequestStopped as err:  # its budget ran out: say so, not as a failure of the input
@@ -119,6 +128,16 @@ def markdown_safe(text: str) -> str:
     return escape_markdown(text, keep_code=True)
 
 
+def progress_to(bar: DeltaGenerator) -> Callable[[float, str], None]:
+    """The library's progress callback ``(fraction, text)`` drawn on ``bar`` (an ``st.progress``), the fraction
+    kept within 0..1 as ``st.progress`` requires."""
+
+    def report(fraction: float, text: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=text)
+
+    return report
+
+
 def figure(fig, name: str, *, height: int | None = None, key: str | None = None) -> None:
     """Draw a plotly figure whose camera button exports ``name``.png/.svg (client side)."""
     config = {
@@ -167,6 +186,14 @@ def query_int(param: str, default: int, lo: int, hi: int) -> int:
         return min(max(int(raw), lo), hi)
     except ValueError:
         return default
+
+
+@overload
+def query_choice(param: str, allowed: Sequence[str], default: str) -> str: ...
+
+
+@overload
+def query_choice(param: str, allowed: Sequence[str], default: None = None) -> str | None: ...
 
 
 def query_choice(param: str, allowed: Sequence[str], default: str | None = None) -> str | None:

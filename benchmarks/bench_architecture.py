@@ -3,7 +3,7 @@ and the first page render in a real browser after the server starts.
 
     python benchmarks/bench_architecture.py            # writes benchmarks/results/architecture.json
 
-Targets (issue 2): all variants in < 10 s and < 1.5 GB peak RSS on 2 cores; first render < 5 s.
+Targets: all variants in < 10 s and < 1.5 GB peak RSS on 2 cores; first render < 5 s.
 """
 
 from __future__ import annotations

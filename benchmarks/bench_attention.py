@@ -10,7 +10,7 @@ the CPU, model already loaded. Compared in the same process with what a user wou
   needs torch/transformers/IPython, already here), else that row is skipped;
 - a naive plotly grid: ``make_subplots(layers, heads)`` of full-precision float32 heatmaps.
 
-Also reports the payload of the 12 layers x 12 heads x 512 tokens case (the issue's 5 MB
+Also reports the payload of the 12 layers x 12 heads x 512 tokens case (against a 5 MB
 target) and of one exact head view. Run: ``python benchmarks/bench_attention.py [--install-bertviz]``
 -> table on stdout, benchmarks/results/attention.json.
 """

@@ -13,7 +13,8 @@ FastBERT's early exit runs the same way on a lab model trained with exits (the r
 full model, every layer, timed alternately with adaptive inference one example at a time):
 
     python -m explorer pretrain mlm --steps 300 --exits
-    python benchmarks/bench_compression.py --model lab/mlm-tiny-300steps-seed0 --methods exit-0.2,exit-0.5,exit-0.8,exit-1
+    python benchmarks/bench_compression.py --model lab/mlm-tiny-300steps-seed0 \
+        --methods exit-0.2,exit-0.5,exit-0.8,exit-1
 """
 
 from __future__ import annotations

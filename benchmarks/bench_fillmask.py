@@ -12,7 +12,7 @@ back through explorer.runtime.loading, so both sides run exactly the same weight
   3. the mask-only head vs the full MLM head on every position (same model, our code);
   4. a second identical request through the page's cached wrapper (st.cache_data);
   5. 64 prompts of mixed length on BERT-base (``--device cpu|cuda``): our batched path
-     (explorer.tasks.fillbatch, sorted by length, mask-only head) vs ``pipeline(prompts, batch_size=64)`` vs
+     (explorer.tasks.fillmask.batch, sorted by length, mask-only head) vs ``pipeline(prompts, batch_size=64)`` vs
      our one-prompt path in a loop; top-k checked equal before timing, medians timed alternately.
      On CUDA the model runs in the dtype loading picks there (bf16), the pipeline on the same model.
 """
@@ -129,7 +129,7 @@ def cached_request(path: Path) -> dict:
     import logging
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no ScriptRunContext" in bare mode
-    from app import cache_models
+    from app.caches import models as cache_models
 
     refs = cache_models.resolve([str(path)], None, False)
     t = time.perf_counter()

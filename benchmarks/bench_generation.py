@@ -124,13 +124,15 @@ with torch.inference_mode():
         cache, nxt = out.past_key_values, out.logits[0, -1].argmax().view(1, 1)
         t = time.perf_counter()
         for _ in range(8):
-            o = model(nxt, past_key_values=cache, use_cache=True); cache, nxt = o.past_key_values, o.logits[0, -1].argmax().view(1, 1)
+            o = model(nxt, past_key_values=cache, use_cache=True)
+            cache, nxt = o.past_key_values, o.logits[0, -1].argmax().view(1, 1)
         decode.append((time.perf_counter() - t) / 8)
     long = tok("hello world " * 300, return_tensors="pt").input_ids[:, :400]
     t = time.perf_counter(); model(long); long_s = time.perf_counter() - t
 med = lambda xs: sorted(xs)[len(xs) // 2]
-print(json.dumps({"load_s": load, "rss_mb": psutil.Process().memory_info().rss / 2**20, "prefill_ms": 1000 * med(prefill),
-                  "decode_ms_per_token": 1000 * med(decode), "prefill_400_tokens_s": long_s, "tops": tops}))
+print(json.dumps({"load_s": load, "rss_mb": psutil.Process().memory_info().rss / 2**20,
+                  "prefill_ms": 1000 * med(prefill), "decode_ms_per_token": 1000 * med(decode),
+                  "prefill_400_tokens_s": long_s, "tops": tops}))
 """
 
 
@@ -207,7 +209,8 @@ def gpt2_speed(device: str, new: int, repeats: int, strategies: tuple[str, ...] 
                      "ratio_vs_generate": best["generate"] / best["ours"],
                      "ratio_vs_generate_static": best["generate_static"] / best["ours"],
                      "cpu_ratio_vs_generate": cpu["generate"] / cpu["ours"],
-                     "same_ids": out["ours"] == out["generate"], "same_ids_static": out["ours"] == out["generate_static"]})
+                     "same_ids": out["ours"] == out["generate"],
+                     "same_ids_static": out["ours"] == out["generate_static"]})
     return rows
 
 
@@ -248,7 +251,8 @@ def gpt2_main(device: str, new: int, repeats: int, strategies: tuple[str, ...] =
               f"{r['same_ids']}/{r['same_ids_static']}")
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    (out / f"generation-{shape}-{device}-{dtype}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=1))
+    (out / f"generation-{shape}-{device}-{dtype}.json").write_text(
+        json.dumps({"machine": meta, "rows": rows}, indent=1))
 
 
 def main() -> None:
@@ -259,7 +263,8 @@ def main() -> None:
     parser.add_argument("--gpt2-random", action="store_true", help="GPT-2-size random model, ratios vs generate")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--strategies", default="greedy,beam", help="with --gpt2-random: greedy, beam or both")
-    parser.add_argument("--shape", choices=sorted(SHAPES), default="gpt2", help="with --gpt2-random: which random decoder")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="gpt2",
+                        help="with --gpt2-random: which random decoder")
     parser.add_argument("--dtype", default="float32", help="with --gpt2-random: float32, bfloat16 or float16")
     args = parser.parse_args()
     if args.gpt2_random:

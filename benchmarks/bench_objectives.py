@@ -29,7 +29,8 @@ def bench_strategies() -> list[dict]:
     rows = []
     for name, s in STRATEGIES.items():
         p = prepare(LONG_TEXT, s.tokenizer, s.frame, LONG_TEXT if s.pair else None)
-        prep_ms = median_ms(lambda s=s: prepare(LONG_TEXT, s.tokenizer, s.frame, EXAMPLE_TRANSLATION if s.pair else None), 3)
+        prep_ms = median_ms(
+            lambda s=s: prepare(LONG_TEXT, s.tokenizer, s.frame, EXAMPLE_TRANSLATION if s.pair else None), 3)
         one_ms = median_ms(lambda name=name, p=p: run(name, p.tokens, 0, p.vocab))
         stats_ms = median_ms(lambda name=name, p=p: draw_stats(name, p.tokens, p.vocab, 0, PAGE_DRAWS), 1)
         rows.append({"strategy": name, "tokens": len(p.tokens), "prepare_ms": round(prep_ms, 2),

@@ -297,7 +297,8 @@ def vllm_rows(v: dict, tokens: int) -> list[tuple[str, str, str, str, str]]:
         ("vLLM: next-token request (logprobs=5), client.complete vs bare openai", ms(c["ours"]), ms(c["theirs"]),
          f"{c['ratio']:.3f}x", f"<= 1.10x: {'met' if c['ratio'] <= 1.10 else 'missed'}"),
         (f"vLLM: greedy {tokens} tokens, step by step vs one request", sec(d["ours"]), sec(d["theirs"]),
-         f"{d['ratio']:.3f}x", f"<= 1.5x: {'met' if d['ratio'] <= 1.5 else 'missed'} (same tokens: {d['same_tokens']})"),
+         f"{d['ratio']:.3f}x",
+         f"<= 1.5x: {'met' if d['ratio'] <= 1.5 else 'missed'} (same tokens: {d['same_tokens']})"),
         ("vLLM: 4 sessions at once vs one alone, ONE engine (our client)", ms(one["together"]), ms(one["alone"]),
          f"{one['ratio']:.2f}x", f"well under 4x: {'met' if one['ratio'] < 3 else 'missed'} (in flight at once: "
          f"{one['peak_in_flight']} of 4 in every round)"),
@@ -364,24 +365,25 @@ def why(res: dict) -> list[str]:
         f"{p['n_vocab']:,} (log-probability, id) pairs in Python at every position to pick the top 5; the model's "
         f"own forward passes (`decode`) take {dec['seconds']:.2f} s for {dec['calls']} calls.",
         f"- Hence step by step costs {d['ratio']:.2f}x one request (paired ratios {min(d['ratios']):.2f} to "
-        f"{max(d['ratios']):.2f}: the machine is shared): both pay the sort once per token; a step adds its own request "
-        f"(~{one_bare * 1000:.0f} ms) and llama-cpp-python's log-softmax over every position so far "
+        f"{max(d['ratios']):.2f}: the machine is shared): both pay the sort once per token; a step adds its own "
+        f"request (~{one_bare * 1000:.0f} ms) and llama-cpp-python's log-softmax over every position so far "
         f"(`logits_to_logprobs`: {lsm['seconds']:.3f} s in the profile's {p['tokens']}-token run), small beside "
         "the sort. An engine that computes top-k natively (vLLM, llama.cpp's llama-server) would shift the balance "
         "towards the one-request mode; not measured here.",
         f"- Concurrency: llama-cpp-python's server runs one request at a time (one model behind its "
         f"llama_outer_lock/llama_inner_lock), so 4 sessions on one engine take {res['one_engine']['ratio']:.2f}x one "
         f"alone. On 4 engine processes our client's 4 threads take {res['four_engines']['ratio']:.2f}x one alone "
-        f"(the bare openai client {res['four_engines_bare_openai']['ratio']:.2f}x; serialised would be 4x): what remains "
-        f"above 1x is {res['machine']['cores']} CPU cores shared by 4 engines that each sort on one. With requests the "
-        f"engines answer in milliseconds, 4 at once take {res['four_engines_quick']['ratio']:.2f}x one alone with our "
-        f"client ({res['four_engines_quick_bare_openai']['ratio']:.2f}x with the bare openai client): there the CPU "
+        f"(the bare openai client {res['four_engines_bare_openai']['ratio']:.2f}x; serialised would be 4x): what "
+        f"remains above 1x is {res['machine']['cores']} CPU cores shared by 4 engines that each sort on one. "
+        "With requests the engines answer in milliseconds, 4 at once take "
+        f"{res['four_engines_quick']['ratio']:.2f}x one alone with our client "
+        f"({res['four_engines_quick_bare_openai']['ratio']:.2f}x with the bare openai client): there the CPU "
         f"work of each request (the engine's web server, and the client's JSON under this process's one GIL) meets "
         f"the same {res['machine']['cores']} cores. Our client does not serialise requests (the endpoint's bound, "
         "max_concurrent, is 4 by default). Counted from each thread's "
         f"send and answer times: {res['one_engine']['peak_in_flight']} of 4 requests were in flight at once in every "
-        f"round, even on the one engine (sent within {res['one_engine']['send_spread_ms']:.1f} ms of each other), which "
-        "queues them; the bare openai client's figures are within the run-to-run noise of ours.",
+        f"round, even on the one engine (sent within {res['one_engine']['send_spread_ms']:.1f} ms of each other), "
+        "which queues them; the bare openai client's figures are within the run-to-run noise of ours.",
     ]
 
 
@@ -396,7 +398,8 @@ def markdown(res: dict) -> str:
              "", "| measurement | ours | reference | ratio | target |", "|---|---|---|---|---|"]
     lines += [f"| {' | '.join(r)} |" for r in rows(res)]
     c = res["client"]
-    lines += ["", f"Client CPU per request (this process): ours {c['no_logprobs']['ours_client_cpu']['median'] * 1000:.2f} ms, "
+    lines += ["", "Client CPU per request (this process): "
+              f"ours {c['no_logprobs']['ours_client_cpu']['median'] * 1000:.2f} ms, "
               f"bare openai {c['no_logprobs']['theirs_client_cpu']['median'] * 1000:.2f} ms (the no-logprobs request). "
               f"Same top-5 from both clients: {c['next_token_logprobs5']['same_answer']}.", "", "## Why", ""]
     lines += why(res)
@@ -404,8 +407,8 @@ def markdown(res: dict) -> str:
         v = res["vllm"]
         lines += ["", f"## vLLM {v['version']} (CPU build, float32, the converted bundled Gemma, same machine)", "",
                   "The vLLM rows above: an engine that batches requests from many clients (continuous batching) and "
-                  f"computes the top-k itself. 4 sessions at once take {v['one_engine']['ratio']:.2f}x one alone on ONE "
-                  "engine (llama-cpp-python: 4x, it runs one request at a time); step by step costs "
+                  f"computes the top-k itself. 4 sessions at once take {v['one_engine']['ratio']:.2f}x one alone on "
+                  "ONE engine (llama-cpp-python: 4x, it runs one request at a time); step by step costs "
                   f"{v['decode']['ratio']:.2f}x one request, each step being a round trip of its own. Load average "
                   f"{v['load_average'][0]:.1f} at the start of this part."]
     return "\n".join(lines) + "\n"

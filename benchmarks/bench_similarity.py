@@ -150,7 +150,8 @@ def markdown(res: dict) -> str:
              "|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         lines.append(f"| {r['batch']} | {r['explorer_per_s']} | {r['sentence_transformers_per_s']} | "
-                     f"{r['ratio']:.2f}x | {r['cpu_time_ratio']:.2f}x | {r['paired_ratios']} | {r['max_abs_diff']:.1e} |")
+                     f"{r['ratio']:.2f}x | {r['cpu_time_ratio']:.2f}x | {r['paired_ratios']} | "
+                     f"{r['max_abs_diff']:.1e} |")
     return "\n".join(lines) + "\n"
 
 
@@ -174,8 +175,9 @@ def main() -> None:
     (out.parent / f"similarity{'' if args.device == 'cpu' else '-' + args.device}.md").write_text(markdown(res))
     for r in res["rows"]:
         pad = r["padded_tokens"]
-        print(f"batch {r['batch']}: tokens through the linear layers: explorer {pad['explorer']:,} vs ST {pad['sentence_transformers']:,} "
-              f"(unpadded {pad['unpadded']:,}); paired ratios {r['paired_ratios']}")
+        print(f"batch {r['batch']}: tokens through the linear layers: explorer {pad['explorer']:,} "
+              f"vs ST {pad['sentence_transformers']:,} (unpadded {pad['unpadded']:,}); "
+              f"paired ratios {r['paired_ratios']}")
     print("ratio = median over back-to-back pairs of ST seconds / explorer seconds (>= 1.0: explorer at least "
           f"as fast); cpu ratio = the same with process CPU time. Written to {out}")
 

@@ -9,8 +9,8 @@ CUDA but older transformers and sentence-transformers than our pins, and none of
   model's to about 0.4% per weight (int8's step), so speed figures are the real model's and quality figures are
   close to it; the report says so.
 
-    python benchmarks/gpu_pack.py pack                     # here: writes .gpu/ (then run benchmarks/gpu_session.sh there)
-    python benchmarks/gpu_pack.py unpack .gpu DEST         # there: DEST/sentence-bert, found via EXPLORER_MODELS_DIR
+    python benchmarks/gpu_pack.py pack               # here: writes .gpu/ (then run benchmarks/gpu_session.sh there)
+    python benchmarks/gpu_pack.py unpack .gpu DEST   # there: DEST/sentence-bert, found via EXPLORER_MODELS_DIR
 """
 
 from __future__ import annotations

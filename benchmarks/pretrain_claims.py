@@ -1,4 +1,4 @@
-"""The papers' claims against the pretraining lab's measurements (issue 18, item 5).
+"""The papers' claims against the pretraining lab's measurements (explorer.papers.claims).
 
 Trains every objective a claim needs on the same budget (ELECTRA on BERT MLM's training FLOPs),
 fine-tunes each on the swapped-word probe (explorer.training.probe), times the DistilBERT student
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import explorer  # noqa: E402,F401  (offline defaults before transformers is imported)
-from explorer.training import claims  # noqa: E402
+from explorer.papers import claims  # noqa: E402
 from explorer.training.probe import ProbeSpec  # noqa: E402
 
 
@@ -33,7 +33,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--note", default="", help="the machine's state, e.g. 'shared by 8 agents'")
-    parser.add_argument("--probe-steps", type=int, default=ProbeSpec.steps, help="smoke runs only: the table's probe is fixed")
+    parser.add_argument("--probe-steps", type=int, default=ProbeSpec.steps,
+                        help="smoke runs only: the table's probe is fixed")
     parser.add_argument("--out", type=Path, default=claims.RESULTS_JSON)
     args = parser.parse_args()
     import torch

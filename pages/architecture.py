@@ -6,16 +6,17 @@ import json
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from app import cache_architecture as cache
 from app import ui
+from app.caches import architecture as cache
 from explorer.architecture import knobs
 from explorer.architecture.analysis import Analysis
 from explorer.architecture.treetable import text_tree
 from explorer.plots import architecture as plots
 
 
-def model_choice() -> tuple[str | None, object, int]:
+def model_choice() -> tuple[str | None, UploadedFile | None, int]:
     """A catalog variant (in the URL) or an uploaded config.json, and the sequence length."""
     source = st.radio("Model", ["Catalog variant", "Upload config.json"], horizontal=True, key="arch_source")
     left, right = st.columns([2, 1])

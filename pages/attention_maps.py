@@ -1,6 +1,6 @@
 """Attention maps: real attention weights of a model on your text, 512 tokens or more.
 
-Widgets -> app.cache_attention (cached extraction and views) -> explorer.plots.attention.
+Widgets -> app.caches.attention (cached extraction and views) -> explorer.plots.attention.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import functools
 
 import streamlit as st
 
-from app import attention_view, device_picker, ui
-from app import cache_attention as cache
+from app import ui
+from app.caches import attention as cache
+from app.views import attention as attention_view
+from app.views import device_picker
 from explorer.core import userinput
 from explorer.plots import attention as plots
 from explorer.tasks import attention

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import cache_patterns as cache
-from app import patterns_view as view
 from app import ui
+from app.caches import patterns as cache
+from app.views import patterns as view
 from explorer import patterns
 from explorer.core import limits, userinput
 from explorer.core.errors import ExplorerError
@@ -32,7 +32,8 @@ def settings(picked: list[str]) -> view.Settings:
                                                            "it runs full attention."))
     top = max([cache.layer_count(k) for k in picked] or [1]) - 1
     layer = int(c2.number_input("Layer (alternating / per-layer patterns)", 0, top, ui.query_int("layer", 0, 0, top),
-                                key="patterns_layer", help="GPT-Neo and GPT-3 alternate global (even) and local (odd) layers."))
+                                key="patterns_layer",
+                                help="GPT-Neo and GPT-3 alternate global (even) and local (odd) layers."))
     seed = int(c3.number_input("BigBird seed (random blocks)", 0, 2**31 - 1, ui.query_int("seed", 0, 0, 2**31 - 1),
                                key="patterns_seed"))
     cells = int(c4.select_slider("Diagram resolution (cells per side)", [128, 256, 512], 256, key="patterns_cells",
@@ -46,7 +47,8 @@ def settings(picked: list[str]) -> view.Settings:
     if len(linked) > limits.POSITIONS_LIST_CHARS:  # a hand-made link: say what was cut, never drop it silently
         ui.notice(Notice("truncated", f"The link's global positions were {len(linked):,} characters long; the box "
                                       f"keeps the first {limits.POSITIONS_LIST_CHARS:,}."))
-    dilation = int(g2.number_input("Longformer dilation", 1, 8, ui.query_int("dilation", 1, 1, 8), key="patterns_dilation",
+    dilation = int(g2.number_input("Longformer dilation", 1, 8, ui.query_int("dilation", 1, 1, 8),
+                                   key="patterns_dilation",
                                    help="Dilated windows skip keys to reach further with the same cost (the paper "
                                         "uses them in some heads; the released config has none)."))
     parts = g3.pills("Encoder-decoder parts", patterns.ENCODER_DECODER_PARTS, selection_mode="multi",

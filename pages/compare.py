@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_architecture as cache
 from app import ui
+from app.caches import architecture as cache
 from explorer.architecture.compare import MAX_COMPARE
 from explorer.plots import architecture as plots
 

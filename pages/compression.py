@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_compression as cache
-from app import cache_models, device_picker, ui
+from app import ui
+from app.caches import compression as cache
+from app.caches import models as cache_models
+from app.views import device_picker
 from explorer.compression import families
 from explorer.compression.earlyexit import DEFAULT_PASSAGE
 from explorer.compression.methods import canonical
@@ -47,13 +49,14 @@ default = list(families.EXIT_DEFAULTS if early else families.DEFAULTS)
 linked = [c for v in str(st.query_params.get("methods", ""))[:500].split(",") if (c := canonical(v))]
 offered = offered + [c for c in dict.fromkeys(linked) if c not in offered and c.startswith("exit-") == early]
 methods = st.multiselect(
-    "Methods", offered, default=ui.query_list("methods", default, offered), key="cmp_methods_exit" if early else "cmp_methods",
-    accept_new_options=True,
+    "Methods", offered, default=ui.query_list("methods", default, offered),
+    key="cmp_methods_exit" if early else "cmp_methods", accept_new_options=True,
     help=("Type exit-S for another speed (0-1): higher exits sooner. " if early else
           "Type prune-N or heads-N for another percentage (0-99). ") + families.describe())
 ui.set_query_list("methods", [c for m in methods if (c := canonical(m))])  # typed ones too, if valid
 if early:
-    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}", max_chars=limits.EARLY_EXIT_PASSAGE_CHARS,
+    prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}",
+                          max_chars=limits.EARLY_EXIT_PASSAGE_CHARS,
                           help="Library reference or narrative docs? Each speed answers after the layer it exits at.")
 else:
     prompt = st.text_input("Prompt for the side-by-side answers",
@@ -80,14 +83,15 @@ if st.session_state.get(RAN) != asked:
 result = None
 bar = st.progress(0.0, text="Starting…")
 with ui.guard():  # a bad method or a request out of time: a box (a later method out of time: a note, the rest stay)
-    result = cache.run(model, tuple(methods), prompt, where.device, folder, lambda f, text: bar.progress(f, text=text))
+    result = cache.run(model, tuple(methods), prompt, where.device, folder, ui.progress_to(bar))
 bar.empty()
 if result is None:
     st.stop()
 
 ui.notices(result.notices)
-st.caption(f"{result.name} · {device_picker.ran_caption(result)} · original {plots.megabytes(result.baseline.size_bytes)} "
-           f"on disk · quality: {result.baseline.quality.metric}")
+st.caption(f"{result.name} · {device_picker.ran_caption(result)} · "
+           f"original {plots.megabytes(result.baseline.size_bytes)} on disk · "
+           f"quality: {result.baseline.quality.metric}")
 ui.figure(plots.tradeoff_figure(result), "compression_tradeoff", key="cmp_fig")
 
 table = pd.DataFrame(plots.table_rows(result))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_generation as cache
-from app import cache_objectives, decoding_served, device_picker, served_picker, ui
+from app import ui
+from app.caches import generation as cache
+from app.caches import objectives as cache_objectives
+from app.views import decoding_served, device_picker, served_picker
 from explorer.core.errors import ExplorerError
 from explorer.objectives import decoding as toy
 from explorer.plots import generation as plots
@@ -74,8 +76,8 @@ bar.empty()
 
 served = served_picker.pick("dec", "top_k", "next-token tables and decoding")
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
-                      help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens on a CPU; on a GPU to the model's "
-                           "context where its KV caches fit (the notice says which limit applied).")
+                      help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens on a CPU; on a GPU to "
+                           "the model's context where its KV caches fit (the notice says which limit applied).")
 k = st.slider("Rows in the next-token table", 5, 30, 10, key="dec_k")
 next_area = st.container()  # the next-token table: filled once the buttons wait (below)
 

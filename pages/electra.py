@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_models as cache
-from app import device_picker, ui
+from app import ui
+from app.caches import models as cache
+from app.views import device_picker
 from explorer.core.errors import ExplorerError
 from explorer.plots import fillmask as plots
 from explorer.runtime import weights

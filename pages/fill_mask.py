@@ -6,10 +6,12 @@ import time
 
 import streamlit as st
 
-from app import cache_models as cache
-from app import device_picker, served_picker, ui
-from app import fillmask_view as view
+from app import ui
+from app.caches import models as cache
+from app.views import device_picker, served_picker
+from app.views import fillmask as view
 from explorer.core import limits
+from explorer.runtime.placement import PlacementKwargs
 from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import fillmask
@@ -29,7 +31,8 @@ def prompt_box(device: str) -> str:
                  on_change=_use_preset, placeholder="Pick a preset: trivia, syntax, coreference, bias…",
                  format_func=lambda p: f"{next(g for g, ps in PRESETS.items() if p in ps)}: {p}")
     st.session_state.setdefault("fm_text", presets[0])
-    return st.text_area("Prompt (several: one per line)", key="fm_text", height=90, max_chars=limits.FILL_MASK_PROMPT_CHARS,
+    return st.text_area("Prompt (several: one per line)", key="fm_text", height=90,
+                        max_chars=limits.FILL_MASK_PROMPT_CHARS,
                         help=f"Up to {cache.prompt_limit(device)} prompts, one per line; blank lines are skipped.")
 
 
@@ -60,7 +63,7 @@ def model_inputs(device: str, served: bool) -> tuple[tuple[ModelRef, ...], int, 
     return refs, int(top_k), int(answer_tokens)
 
 
-def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: int, where: dict[str, str],
+def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: int, where: PlacementKwargs,
             served: list[Endpoint]) -> None:
     """One prompt: a column per model, then per served decoder; several: a row per prompt (local models). A bad
     prompt is one message, not one per model."""

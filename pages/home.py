@@ -6,8 +6,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import cache_architecture as cache
-from app import cache_overview, ui
+from app import ui
+from app.caches import architecture as cache
+from app.caches import overview as cache_overview
 from explorer.architecture import catalog
 from explorer.plots import overview as plots
 
@@ -42,7 +43,7 @@ with ui.guard():
                             on_select="rerun", selection_mode="points", width="stretch",
                             config={"displaylogo": False, "toImageButtonOptions": {
                                 "format": st.session_state.get("export_format", "png"), "filename": "lineage"}})
-    picked = [p.get("customdata") for p in event.selection.points if p.get("customdata") in catalog.keys()]
+    picked = [str(p.get("customdata")) for p in event.selection.points if p.get("customdata") in catalog.keys()]
     if picked:
         open_in_architecture(picked[0])
     left, right = st.columns([3, 1], vertical_alignment="bottom")

@@ -6,9 +6,10 @@ import math
 
 import streamlit as st
 
-from app import cache_lab as lab
-from app import device_picker, ui
-from app import lab_view as view
+from app import ui
+from app.state import lab
+from app.views import device_picker
+from app.views import lab as view
 from explorer.core.userfiles import MAX_UPLOAD_MB
 from explorer.runtime import placement
 from explorer.training import recipes, sections
@@ -40,10 +41,12 @@ def budget_input(device: str) -> tuple[str, int, int]:
     """Size, steps and seed (all in the URL), and the time it should take."""
     c1, c2, c3 = st.columns([1, 1, 1])
     sizes = list(recipes.SIZES)
-    size = c1.radio("Size", sizes, index=sizes.index(ui.query_choice("size", sizes, "tiny") or "tiny"), horizontal=True,
-                    key="lab_size", format_func=lambda s: f"{s} ({recipes.SIZES[s]['num_hidden_layers']} layers × "
+    size = c1.radio("Size", sizes, index=sizes.index(ui.query_choice("size", sizes, "tiny") or "tiny"),
+                    horizontal=True, key="lab_size",
+                    format_func=lambda s: f"{s} ({recipes.SIZES[s]['num_hidden_layers']} layers × "
                                                           f"{recipes.SIZES[s]['hidden_size']})")
-    steps = int(c2.number_input("Steps", 1, MAX_PAGE_STEPS, ui.query_int("steps", 300, 1, MAX_PAGE_STEPS), key="lab_steps"))
+    steps = int(c2.number_input("Steps", 1, MAX_PAGE_STEPS, ui.query_int("steps", 300, 1, MAX_PAGE_STEPS),
+                                key="lab_steps"))
     seed = int(c3.number_input("Seed", 0, SEED_MAX, ui.query_int("seed", 0, 0, SEED_MAX), key="lab_seed"))
     st.query_params.update(size=size, steps=str(steps), seed=str(seed))
     per_step, source = lab.pace(size, device)
@@ -74,7 +77,8 @@ def step_input(picked: list[str], size: str, device: str) -> tuple[int, int] | N
         return None
     c1, c2 = st.columns([1, 1])
     wanted = ui.query_int("window", DEFAULT_WINDOW, WINDOWS[0], WINDOWS[-1])
-    seq_len = int(c1.select_slider("Window (tokens)", windows, value=max(w for w in windows if w <= max(wanted, windows[0])),
+    seq_len = int(c1.select_slider("Window (tokens)", windows,
+                                   value=max(w for w in windows if w <= max(wanted, windows[0])),
                                    key="lab_window", help="Tokens per training window; the longest offered is the "
                                                           "longest that fits this server's memory."))
     fits = lab.limits(picked, size, seq_len, device)
@@ -93,10 +97,12 @@ def step_input(picked: list[str], size: str, device: str) -> tuple[int, int] | N
 def text_input() -> tuple[Corpus | None, bool]:
     """The bundled corpus, or the user's file (checked); False when the upload cannot be used."""
     upload = st.file_uploader(f"Your own text (optional: a UTF-8 .txt file of at least a few pages, at most "
-                              f"{MAX_UPLOAD_MB} MB)", type=["txt", "md"], key="lab_upload", max_upload_size=MAX_UPLOAD_MB,
+                              f"{MAX_UPLOAD_MB} MB)", type=["txt", "md"], key="lab_upload",
+                              max_upload_size=MAX_UPLOAD_MB,
                               help=f"At least 2,000 words and at most {MAX_UPLOAD_MB} MB, the server's upload limit.")
     if upload is None:
-        st.caption("Training text: the bundled Python 3.11 documentation (about 950,000 words, every 20th document held out).")
+        st.caption("Training text: the bundled Python 3.11 documentation (about 950,000 words, every 20th document "
+                   "held out).")
         return None, True
     with ui.guard():
         text = lab.uploaded_corpus(upload)

@@ -1,6 +1,6 @@
 """Mechanisms: DeBERTa's disentangled attention, distillation losses and text-to-text framings, computed.
 
-Widgets -> app.cache_mechanisms -> explorer.papers.mechanisms.* -> explorer.plots.mechanisms.
+Widgets -> app.caches.mechanisms -> explorer.papers.mechanisms.* -> explorer.plots.mechanisms.
 """
 
 from __future__ import annotations
@@ -8,9 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_mechanisms as cache
-from app import device_picker, sift_view, ui
-from explorer.papers.mechanisms import deberta, distillation, text2text
+from app import ui
+from app.caches import mechanisms as cache
+from app.views import device_picker
+from app.views import sift as sift_view
+from app.views import text2text as text_view
+from explorer.papers.mechanisms import deberta, distillation
 from explorer.plots import mechanisms as plots
 
 TEXT, TEMPERATURES = "Paris is the capital of France, and Rome is the capital of Italy.", ("1", "2", "4", "8")
@@ -66,15 +69,17 @@ def show_distillation() -> None:
         st.code(" ".join(res.inp.tokens), language=None, wrap_lines=True)
         st.subheader("DistilBERT: triple loss")
         st.caption(f"Ran on {res.device_name} · {res.dtype}. L = 5·L_ce + 2·L_mlm + 1·L_cos, T = 2: the released "
-                   "training command (Sanh et al. 2019; transformers examples/research_projects/distillation). L_ce = T²·KL(teacher_T ‖ student_T) "
-                   "over every position, L_mlm at the masked ones, L_cos = 1 − cos of the last hidden states.")
+                   "training command (Sanh et al. 2019; transformers examples/research_projects/distillation). "
+                   "L_ce = T²·KL(teacher_T ‖ student_T) over every position, L_mlm at the masked ones, "
+                   "L_cos = 1 − cos of the last hidden states.")
         c1, c2 = st.columns(2)
         with c1:
             ui.figure(plots.triple_loss_bars(res), "distilbert_triple_loss", key="mech_triple")
         with c2:
             losses, kl, entropy = cache.temperature_curve(text, int(seed), **where)
             ui.figure(plots.temperature_chart(distillation.CURVE_TEMPERATURES, losses, kl, entropy,
-                                              res.teacher_logits.shape[-1]), "distillation_temperature", key="mech_temp")
+                                              res.teacher_logits.shape[-1]),
+                      "distillation_temperature", key="mech_temp")
         show_tinybert(text, int(seed))
 
 
@@ -89,7 +94,8 @@ def show_tinybert(text: str, seed: int) -> None:
         ui.figure(plots.layer_mapping(res.mapping, res.n_teacher), "tinybert_layer_mapping", key="mech_map")
     with c2:
         ui.figure(plots.layerwise_bars(res), "tinybert_layerwise_losses", key="mech_layerwise")
-    st.caption(f"Check: softmax of the scores compared equals both models' attention (max error {res.score_check:.1e}).")
+    st.caption("Check: softmax of the scores compared equals both models' attention "
+               f"(max error {res.score_check:.1e}).")
     table = pd.DataFrame([{"student layer": m, "teacher layer g(m)": g,
                            "attention MSE": res.attention[m - 1] if m else None,
                            "hidden MSE": res.hidden[m - 1] if m else res.embedding} for m, g in enumerate(res.mapping)])
@@ -97,53 +103,7 @@ def show_tinybert(text: str, seed: int) -> None:
     ui.csv_download(table, "tinybert_layerwise_losses", key="mech_layer_csv")
 
 
-def show_layout(rows: dict, title: str, name: str) -> None:
-    ui.figure(plots.layout_strip(rows, title), name, key=f"mech_{name}")
-    table = pd.concat([pd.DataFrame(layout.rows()).assign(sequence=seq) for seq, layout in rows.items()])
-    with st.expander("Tokens and ids"):
-        st.dataframe(table, hide_index=True)
-        ui.csv_download(table, name, key=f"mech_{name}_csv")
-
-
-def show_text() -> None:
-    st.subheader("T5: every task is text in, text out")
-    ui.seed_from_url("mech_task", "task", list(text2text.T5_TASKS))
-    task = text2text.T5_TASKS[st.selectbox("Task", list(text2text.T5_TASKS), key="mech_task")]
-    st.query_params["task"] = task.name
-    source = st.text_area(f"Input (after the prefix “{task.prefix}”)", task.example_input, key=f"mech_t5_{task.name}")
-    target = st.text_input("Label as text", task.example_target, key=f"mech_t5_label_{task.name}")
-    with ui.guard():
-        f = cache.t5(task.name, source, target)
-        show_layout({"encoder input": f.encoder, "labels": f.labels}, f"T5 ({task.name})", "t5_layout")
-    st.subheader("CTRL: a control code first")
-    codes = text2text.ctrl_codes()
-    ui.seed_from_url("mech_code", "code", codes)
-    code = st.selectbox("Control code", codes, key="mech_code")
-    st.query_params["code"] = code
-    text = st.text_input("Text after the code", text2text.CTRL_EXAMPLES.get(code, "A knife"), key=f"mech_ctrl_{code}")
-    with ui.guard():
-        f = cache.ctrl(code, text)
-        st.caption(f"The code's id {f.code_id:,} is CTRL's own; CTRL's fastBPE vocabulary is not shipped, so "
-                   "GPT-2's byte-level BPE stands in for the pieces after it (their ids are GPT-2's).")
-        show_layout({"CTRL input": f.layout}, f"CTRL: {code}", "ctrl_layout")
-    st.subheader("M2M-100: language tokens")
-    langs = list(text2text.M2M_LANGUAGES)
-    c1, c2 = st.columns(2)
-    src = c1.selectbox("Source language", langs, index=langs.index(ui.query_choice("src", langs, "en")), key="mech_src")
-    tgt = c2.selectbox("Target language", langs, index=langs.index(ui.query_choice("tgt", langs, "fr")), key="mech_tgt")
-    st.query_params.update(src=src, tgt=tgt)
-    source = c1.text_input("Source sentence", "Life is like a box of chocolates.", key="mech_m2m_source")
-    target = c2.text_input("Target sentence", "La vie est comme une boîte de chocolat.", key="mech_m2m_target")
-    with ui.guard():
-        f = cache.m2m(src, tgt, source, target)
-        st.caption("The source starts with its language token; the decoder starts from </s> and generation forces "
-                   "the target language token first (forced_bos_token_id). M2M-100's SentencePiece is not shipped: "
-                   "T5's stands in for the pieces, whose M2M-100 ids are unknown (?).")
-        show_layout({"encoder input": f.encoder, "decoder input": f.decoder, "labels": f.labels},
-                    f"M2M-100 {src} → {tgt}", "m2m_layout")
-
-
-for tab, show in ((tab_deberta, show_deberta), (tab_distil, show_distillation), (tab_text, show_text),
+for tab, show in ((tab_deberta, show_deberta), (tab_distil, show_distillation), (tab_text, text_view.show),
                   (tab_sift, lambda: sift_view.show(where))):
     if tab.open:
         with tab:

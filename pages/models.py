@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_models as cache
-from app import cache_serving, device_picker, ui
+from app import ui
+from app.caches import models as cache
+from app.caches import serving as cache_serving
+from app.views import device_picker
 from explorer.core import limits
 from explorer.core.notices import Notice
 from explorer.runtime import download, fence, modelcache, placement, weights, workers
@@ -48,13 +50,14 @@ if rows:
                "save_pretrained directory into your models directory.")
 
 st.subheader("Download from the Hugging Face hub", divider="gray")
-missing = [r["key"] for r in rows if r["status"] != "ready"]
+missing = [str(r["key"]) for r in rows if r["status"] != "ready"]
 key = st.selectbox("Variant", missing, index=None, key="dl_key", placeholder="Pick a variant without weights")
 target = f"{directory}/{key}" if directory and key else "the Hugging Face cache"
-if st.button("Download", key="dl_button", disabled=key is None, help=f"Saves into {target}; safetensors only."):
+clicked = st.button("Download", key="dl_button", disabled=key is None, help=f"Saves into {target}; safetensors only.")
+if clicked and key is not None:  # the button is disabled until a variant is picked
     bar = st.progress(0.0, text=f"Contacting the hub for {key}…")
     with ui.guard():
-        status = download.download(key, directory, lambda f, what: bar.progress(min(1.0, f), text=what))
+        status = download.download(key, directory, ui.progress_to(bar))
         st.success(status.message, icon=":material/check_circle:")
 
 st.subheader("Check a directory", divider="gray")
@@ -89,7 +92,8 @@ else:
         name = c1.text_input("Name", value="mine", key="served_name", max_chars=limits.ENDPOINT_NAME_CHARS)
         url = c2.text_input("Base URL", key="served_url", placeholder="http://127.0.0.1:8000/v1",
                             max_chars=limits.ENDPOINT_URL_CHARS)
-        model_name = c3.text_input("Model (as the server lists it)", key="served_model", max_chars=limits.ENDPOINT_MODEL_CHARS)
+        model_name = c3.text_input("Model (as the server lists it)", key="served_model",
+                                   max_chars=limits.ENDPOINT_MODEL_CHARS)
         if st.form_submit_button("Add for this session"):
             with ui.guard():
                 ep = endpoints.typed(name, url, model_name)

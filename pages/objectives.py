@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import c4_view, ui
-from app import objectives_view as view
+from app import ui
+from app.views import c4 as c4_view
+from app.views import objectives as view
 from explorer.core import limits
 from explorer.objectives import GROUPS, STRATEGIES, Strategy
 from explorer.objectives.text import EXAMPLE_TEXT, EXAMPLE_TRANSLATION, MAX_TOKENS, check_text

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import cache_results as cache
-from app import results_view, ui
+from app import ui
+from app.caches import results as cache
+from app.views import results as results_view
 from explorer.architecture import catalog
 from explorer.papers import speed
 from explorer.plots import results as plots

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 import pandas as pd
 import streamlit as st
 
-from app import cache_similarity as cache
-from app import device_picker, sbert_view, served_picker, ui
+from app import ui
+from app.caches import similarity as cache
+from app.views import device_picker, served_picker
+from app.views import sbert as sbert_view
 from explorer.core.errors import ExplorerError
 from explorer.core.labels import safe_label
 from explorer.core.notices import Notice
@@ -52,7 +54,8 @@ typed = st.text_input("Bi-encoder model (catalog key or directory)", value=BI_EN
                            "save_pretrained also works.").strip() or BI_ENCODER
 trained = cache.lab_encoders()  # encoders the pretraining lab saved: "lab/NAME: trained here (N steps on M words)"
 model = (st.selectbox("Or a model trained here (pretraining lab)", list(trained), index=None, key="sim_lab",
-                      format_func=lambda k: trained.get(k, k), placeholder="Pick a lab model") if trained else None) or typed
+                      format_func=lambda k: trained.get(k, k), placeholder="Pick a lab model")
+         if trained else None) or typed
 text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="sim_text",
                     help="Empty lines and duplicates are dropped (you are told which).")
 query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
@@ -127,7 +130,8 @@ with t_comp, ui.guard():
     if study.stand_in:
         ui.notice(STAND_IN)
     st.caption(f"{study.n_tokens} document token vectors · {study.dim}-d · {study.k} centroids "
-               f"(table: {study.centroid_table_bytes:,} bytes, paid once per index) · {device_picker.ran_caption(study)}")
+               f"(table: {study.centroid_table_bytes:,} bytes, paid once per index) · "
+               f"{device_picker.ran_caption(study)}")
     ui.figure(plots.compression_figure(study), "compression", key="sim_comp_fig")
     report = pd.DataFrame([{k: v for k, v in r.__dict__.items() if k != "scores"} for r in study.reports])
     st.dataframe(report, hide_index=True, width="stretch")

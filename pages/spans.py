@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import cache_spans as cache
-from app import device_picker, served_picker, ui
-from app import spans_view as view
-from app.cache_models import models_dir
+from app import ui
+from app.caches import spans as cache
+from app.caches.models import models_dir
+from app.views import device_picker, served_picker
+from app.views import spans as view
 from explorer.runtime import weights
 from explorer.tasks import infill, qa
 

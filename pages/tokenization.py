@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_serving, served_picker, ui
-from app import cache_tokenization as cache
+from app import ui
+from app.caches import serving as cache_serving
+from app.caches import tokenization as cache
+from app.views import served_picker
 from explorer import tokenization as tk
 from explorer.core import limits
 from explorer.core.errors import ExplorerError

@@ -1,4 +1,5 @@
-"""explorer.tasks.attention.extract: extraction on the bundled model and tiny random ones (Longformer, BigBird, T5, GPT-2), input checks, limits and notices."""
+"""explorer.tasks.attention.extract: extraction on the bundled model and tiny random ones (Longformer, BigBird, T5,
+GPT-2), input checks, limits and notices."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def test_text_with_only_special_tokens_is_refused(minilm, tok) -> None:
         A.extract_attention(minilm, tok, "\u200b\u200b")  # BERT's normalizer drops zero-width spaces
 
 
-@pytest.mark.parametrize("text", ["Hello 👋🏽 world 🚀", "القطة جلست على السجادة", "<script>alert(1)</script> <b>x</b>"])
+@pytest.mark.parametrize("text", ["Hello 👋🏽 world 🚀", "القطة جلست على السجادة",
+                                  "<script>alert(1)</script> <b>x</b>"])
 def test_unusual_text_still_gives_maps(minilm, tok, text) -> None:
     maps = A.extract_attention(minilm, tok, text)
     assert maps.attentions.shape[-1] == len(maps.tokens) >= 3

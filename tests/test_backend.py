@@ -21,7 +21,7 @@ TEXT = "The capital of France is Paris. Emoji 🤗, naïve café <b>bold</b>"
 
 def tolerance(ep: Endpoint) -> float:
     """Per token: the engine's Q4_K_M kernels against the dequantised float32 weights here (0.18 measured on
-    llama-cpp-python, issue 25); vLLM runs the same float32 weights, so it must agree far more closely."""
+    llama-cpp-python); vLLM runs the same float32 weights, so it must agree far more closely."""
     return 2e-3 if probe.capabilities(ep).engine == "vLLM" else 0.3
 
 

@@ -53,7 +53,7 @@ def test_blank_fields_stay_blank():
 
 
 def test_a_variant_without_a_record_says_so_and_an_unknown_key_is_an_error():
-    t5 = budgets.budget("mobilebert")  # no record (T5 has one since issue 27)
+    t5 = budgets.budget("mobilebert")  # no record (T5 has one)
     assert t5.train_flops is None and t5.source == budgets.NOT_RECORDED and "no source" in t5.note
     with pytest.raises(ExplorerError, match="Unknown variant"):
         budgets.budget("no-such-model")
@@ -87,8 +87,8 @@ def _derivable(record: dict) -> bool:
 
 @pytest.mark.parametrize("key", list(RAW))
 def test_every_record_with_steps_and_a_batch_size_has_tokens_and_flops_marked_derived(key: str) -> None:
-    """Issue 27: only some budgets carried tokens because their records lacked a field, not because the
-    derivation skipped them. Every record that can be multiplied out is, every derived number says so, and
+    """A budget without tokens lacks them because its record lacks a field, never because the derivation
+    skips it. Every record that can be multiplied out is, every derived number says so, and
     every record that cannot names the fields it lacks, each of them blank in the file."""
     raw, b = RAW[key], budgets.budget(key)
     params = catalog.get_variant(key).published_params
@@ -152,7 +152,7 @@ def test_bert_tokens_are_derived_from_its_tokens_per_batch():
 
 
 def test_t5_and_ctrl_rows_say_where_they_were_read():
-    """Issue 27 transcribed both rows; they are now read in sources, and each checked line says which."""
+    """The T5 and CTRL rows are read in sources, and each checked line names its source."""
     for key in ("t5-small", "t5-base", "t5-11b"):
         t5 = budgets.budget(key)  # Sec. 3.7: 1M steps x 2^11 sequences x 512 tokens, 'about 1 trillion'
         assert (t5.steps, t5.batch, t5.seq_len, t5.corpus_gb) == (1_000_000, 2 ** 11, 512, 750)

@@ -167,7 +167,8 @@ def test_catalog_config_builds_the_loaded_models_parameter_count(real_dir) -> No
 
 
 def test_weights_manager_reports_the_bundled_model_and_loading_converts_it(root, monkeypatch) -> None:
-    """The hooks in explorer.runtime.weights / explorer.runtime.loading: present before conversion, converted on load."""
+    """The hooks in explorer.runtime.weights / explorer.runtime.loading: present before conversion, converted on
+    load."""
     from explorer.runtime import loading, weights
 
     calls: list[int] = []

@@ -42,7 +42,8 @@ def test_long_context_is_cut_to_the_window(tiny):
     assert note is not None and note.kind == "truncated" and len(ids) <= 256
 
 
-@pytest.mark.parametrize(("question", "context", "says"), [("", "c", "question is empty"), ("q", " ", "context is empty")])
+@pytest.mark.parametrize(("question", "context", "says"),
+                         [("", "c", "question is empty"), ("q", " ", "context is empty")])
 def test_bad_input_says_what_to_do(tiny, question, context, says):
     with pytest.raises(ExplorerError, match=says):
         answer_question(tiny, question, context)

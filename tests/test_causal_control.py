@@ -2,8 +2,8 @@
 
 A tiny random Gemma-3 whose output layer is rigged so that control tokens (added <start_of_image>,
 <h1>, [multimodal], special <start_of_turn>, <unused0>, the end-of-text token) and a whitespace
-token get by far the highest logits: without the filter they would be every answer. Then the three
-repros of issue 16 on the real bundled Gemma 3 270M (one module-scoped load).
+token get by far the highest logits: without the filter they would be every answer. Then three
+reported prompts on the real bundled Gemma 3 270M (one module-scoped load).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_not_control_looking(text: str) -> None:
     assert not looks_like_control(text)
 
 
-# ---- the real bundled decoder: issue 16's repros ------------------------------------------------------
+# ---- the real bundled decoder: the reported prompts ---------------------------------------------------
 @pytest.fixture(scope="module")
 def gemma():
     from explorer.runtime import bundled, loading

@@ -104,7 +104,7 @@ def test_a_bert_style_tokenizer_starts_with_cls_and_has_no_closing_sep() -> None
 
 
 def test_no_answer_is_invisible_on_the_reported_prompt(bundled_decoder) -> None:
-    """Issue 26 saw "etc", "…" and "" offered for this blank: every answer must put something visible in it."""
+    """Every answer puts something visible in this blank: "etc", "…" or "" offered for it fails."""
     from explorer.tasks.causal.fill import causal_fill
     from explorer.tasks.generation import load_decoder
 
@@ -124,8 +124,8 @@ def _counting_token(seconds: float):
 
 
 def test_a_budget_that_runs_out_shows_what_was_filled_and_says_what_is_missing(tiny_cpu):
-    """Issue 26: a stopped request kept nothing. Every budget from nothing to enough: either the whole answer, or
-    the blanks filled so far (the candidates scored so far ranked) with the rest left as ___ and a notice, or,
+    """A stopped request keeps what it filled. Every budget from nothing to enough: either the whole answer,
+    or the blanks filled so far (the candidates scored so far ranked) with the rest left as ___ and a notice, or,
     when not one candidate was scored, the stop itself."""
     from explorer.runtime import cancel
 

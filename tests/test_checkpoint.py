@@ -51,8 +51,8 @@ def test_a_checkpoint_holds_weights_tokenizer_card_and_summary(run, models) -> N
     assert card == json.loads(json.dumps(record.of(run.plan, run, out=str(folder)).to_dict()))  # lab.json: the record
     readme = (folder / "README.md").read_text(encoding="utf-8")
     for words in ("mlm", "tiny", f"{card['params']:,}", "20 steps",
-                  "tokens seen", f"{corpus.bundled().words:,} words", "Python Software Foundation License", "Seed: 0", "device: cpu",
-                  "Held-out loss", "Date:"):
+                  "tokens seen", f"{corpus.bundled().words:,} words", "Python Software Foundation License", "Seed: 0",
+                  "device: cpu", "Held-out loss", "Date:"):
         assert words in readme, words
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no temporary folder left
 
@@ -129,7 +129,8 @@ def test_a_folder_that_is_not_a_lab_checkpoint_is_refused(run, tmp_path) -> None
 def test_cards_are_checked(tmp_path) -> None:
     with pytest.raises(ExplorerError, match="has no lab.json"):
         checkpoint.load_card(tmp_path)
-    for text, match in (("[1, 2]", "not a lab card"), ("{" * 100, "nested"), ('{"objective": "mlm"}', "not a lab card")):
+    for text, match in (("[1, 2]", "not a lab card"), ("{" * 100, "nested"),
+                        ('{"objective": "mlm"}', "not a lab card")):
         (tmp_path / "lab.json").write_text(text)
         with pytest.raises(ExplorerError, match=match):
             checkpoint.load_card(tmp_path)

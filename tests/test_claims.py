@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.training import claims, families, measurement, probe
+from explorer.papers import claims
+from explorer.training import families, measurement, probe
 from explorer.training.figures import Measurement, VariantRun
 from explorer.training.probe import ProbeSpec
 
@@ -108,8 +109,10 @@ def test_the_committed_results_have_every_claim_row():
 def test_measure_reports_a_family_that_has_not_landed(monkeypatch):
     from explorer.training import corpus
 
-    nouns, verbs = ["list", "value", "module", "function", "string", "file", "class", "method", "object", "number"], ["reads", "writes", "sorts", "copies", "opens", "closes", "raises", "holds", "prints"]
-    text = corpus.from_text("\n".join(f"### d{d}\n" + "\n".join(f"the {n} {v} the {m} in part {d} now ." for n in nouns[:6]
+    nouns = ["list", "value", "module", "function", "string", "file", "class", "method", "object", "number"]
+    verbs = ["reads", "writes", "sorts", "copies", "opens", "closes", "raises", "holds", "prints"]
+    text = corpus.from_text("\n".join(f"### d{d}\n" + "\n".join(f"the {n} {v} the {m} in part {d} now ."
+                                                                  for n in nouns[:6]
                                                                   for v in verbs[d % 5:d % 5 + 4] for m in nouns[6:10])
                                       for d in range(40)), "tiny")
     monkeypatch.setattr(families, "FAMILIES", {"mlm": families.FAMILIES["mlm"]})

@@ -27,8 +27,10 @@ CASES = [
     ("pattern-bigbird.json", 'pattern bigbird --seq-len 4096 --json'),
     ("pattern-gpt3.json", 'pattern gpt3 --seq-len 2048 --json'),
     # live commands pin the CPU in float32: the golden bytes (device, dtype, scores) are the same on a GPU machine
-    ("similarity.json", 'similarity --model sentence-bert --device cpu --dtype float32 --json "A cat sits on the mat." "A kitten rests on a rug." "Stock markets fell today."'),
-    ("attention.json", 'attention --model sentence-bert --text "The cat sat on the mat." --device cpu --dtype float32 --json'),
+    ("similarity.json", 'similarity --model sentence-bert --device cpu --dtype float32 --json "A cat sits on the mat." '
+                        '"A kitten rests on a rug." "Stock markets fell today."'),
+    ("attention.json",
+     'attention --model sentence-bert --text "The cat sat on the mat." --device cpu --dtype float32 --json'),
     ("inspect-bert-base.txt", "inspect bert-base"),
     ("compare.csv", "compare bert-base albert-base t5-small --csv"),
     ("budget.json", "budget --json"),
@@ -67,4 +69,4 @@ def test_endless_text_file_and_stdin_stop_at_the_limit(monkeypatch, capsys) -> N
     assert main(["tokenize", "--stdin", "--json"]) == 2
     assert "larger than 2,000,000 bytes" in capsys.readouterr().err
     assert main(["attention", "--model", "sentence-bert", "--text-file", "/dev/zero", "--json"]) == 2
-    assert "a character device, not a regular file" in capsys.readouterr().err  # refused unread (issue 26)
+    assert "a character device, not a regular file" in capsys.readouterr().err  # refused unread

@@ -24,7 +24,7 @@ def test_text_or_file(tmp_path):
 
 
 def test_neither_given_is_a_message_not_none():
-    """An optional source left out used to come back as None, which the library then tripped over."""
+    """An optional source left out is a message naming both ways to give it, not a None for the library."""
     args = _parser(required=False).parse_args([])
     with pytest.raises(ExplorerError, match="--context TEXT or --context-file PATH"):
         read_source(args, "context")

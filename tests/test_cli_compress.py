@@ -30,7 +30,8 @@ def int8_json() -> dict:
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["compress", "sentence-bert", "--method", "int8", "--device", "cpu", "--repeats", "2", "--json"]) == 0
+        assert main(["compress", "sentence-bert", "--method", "int8", "--device", "cpu", "--repeats", "2",
+                     "--json"]) == 0
     return json.loads(out.getvalue())
 
 

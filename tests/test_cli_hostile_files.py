@@ -1,10 +1,11 @@
-"""Hostile files and folders, checked before any work (issue 26; tests/test_cli_hostile.py covers hostile values).
+"""Hostile files and folders, checked before any work (tests/test_cli_hostile.py covers hostile values).
 
-Input files must be regular files: a FIFO as ``--text-file`` blocked forever, ``/dev/zero`` was read up to the size
-cap; a socket or a directory is refused too, each by name and at once. Text becomes training windows by its words,
-not its lines: a 4.7 MB text on one line built the model and then said "The text gives no training windows" (its only
-paragraph went to the held-out part). Every output folder is probed (a file created and removed) before a model is
-built: ``--out /proc/self/x`` was refused only after training.
+Input files must be regular files: a FIFO as ``--text-file`` would block forever, ``/dev/zero`` would be
+read up to the size cap; a socket or a directory is refused too, each by name and at once. Text becomes
+training windows by its words, not its lines: split by lines, a 4.7 MB text on one line builds the model
+and then says "The text gives no training windows" (its only paragraph goes to the held-out part). Every
+output folder is probed (a file created and removed) before a model is built, so ``--out /proc/self/x``
+is refused before training, not after it.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def test_a_fifo_elsewhere_is_refused_too(special_files) -> None:
 
 
 def test_a_text_on_one_line_is_split_by_its_words(tmp_path, capsys) -> None:
-    """~100,000 distinct words on one line (0.7 MB; the issue's was 4.7 MB): about 95% trains, 5% is held out."""
+    """~100,000 distinct words on one line (0.7 MB; the reported text: 4.7 MB): 95% trains, 5% is held out."""
     line = " ".join(f"word{i} sits near item{i % 97} today." for i in range(25_000))
     text = corpus.from_text(line, "one line")
     assert text.train and text.heldout and 0.9 < text.train_words / text.words < 0.99

@@ -154,7 +154,8 @@ def test_text_file_equals_the_pipeline_prompt_by_prompt(cpu, peaked, tmp_path, c
     for entry, expected in zip(entries, ref, strict=True):
         expected = [expected] if isinstance(expected[0], dict) else expected
         masks = entry["models"][0]["masks"]
-        assert [[p["token"] for p in m["predictions"]] for m in masks] == [[e["token_str"] for e in x] for x in expected]
+        assert ([[p["token"] for p in m["predictions"]] for m in masks]
+                == [[e["token_str"] for e in x] for x in expected])
         for m, x in zip(masks, expected, strict=True):
             assert [p["score"] for p in m["predictions"]] == pytest.approx([e["score"] for e in x], abs=1e-5)
 

@@ -1,8 +1,8 @@
-"""Long CLI work shows progress (issue 26): ``compress`` and ``pretrain`` print a line on stderr at least every
+"""Long CLI work shows progress: ``compress`` and ``pretrain`` print a line on stderr at least every
 few seconds (explorer.cli.progress.REPORT_SECONDS) with counts and time left, also while one method or one pass
 runs for long; Ctrl-C exits 130 and keeps what was already done (``pretrain-compare`` prints its finished runs).
 
-``compress gemma3-270m`` with 10 methods once printed nothing for 8 minutes."""
+Without these lines, ``compress gemma3-270m`` with 10 methods prints nothing for 8 minutes."""
 
 from __future__ import annotations
 

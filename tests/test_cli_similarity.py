@@ -57,7 +57,8 @@ def test_cli_errors_are_one_line_exit_2(capsys, monkeypatch, tmp_path, argv, nee
 def test_cli_text_table_notes_dropped_lines(capsys) -> None:
     from explorer.cli import main
 
-    assert main(["similarity", "A cat sits.", "A dog runs.", "A cat sits.", "--device", "cpu", "--dtype", "float32"]) == 0
+    assert main(["similarity", "A cat sits.", "A dog runs.", "A cat sits.", "--device", "cpu",
+                 "--dtype", "float32"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "note: Dropped a duplicate of line 1: 'A cat sits.'."
     assert out[1] == ("Sentence-BERT (all-MiniLM-L6-v2): cosine similarity of 2 sentences (384-d embeddings) "

@@ -1,4 +1,5 @@
-"""explorer.tasks.colbert.encoder: which checkpoint serves ColBERT, its input format, the labelled stand-in, cut texts."""
+"""explorer.tasks.colbert.encoder: which checkpoint serves ColBERT, its input format, the labelled stand-in, cut
+texts."""
 
 from __future__ import annotations
 

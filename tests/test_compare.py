@@ -51,11 +51,12 @@ def _arrow_table(rows):
     import pandas as pd
     import pyarrow as pa
 
-    return pa.Table.from_pandas(pd.DataFrame(list(rows))), pa.Table.from_pandas(pd.DataFrame(list(rows)).convert_dtypes())
+    return (pa.Table.from_pandas(pd.DataFrame(list(rows))),
+            pa.Table.from_pandas(pd.DataFrame(list(rows)).convert_dtypes()))
 
 
 def test_every_catalog_variant_summary_has_one_type_per_column() -> None:
-    """Layers were 12 for BERT but "6+6" for T5 in the same column: every /compare load logged ArrowInvalid."""
+    """One type per column: Layers as 12 for BERT but "6+6" for T5 make each /compare load log ArrowInvalid."""
     from explorer.architecture import build, catalog
 
     summaries = [compare.config_summary(build.make_config(key)) for key in catalog.keys()]

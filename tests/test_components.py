@@ -28,7 +28,8 @@ def test_named_categories() -> None:
     assert components.categorize("bert.encoder.layer.0.attention.self.query.weight", "Linear") == "attention Q/K/V/O"
     assert components.categorize("bert.encoder.layer.0.intermediate.dense.weight", "Linear") == "feed-forward"
     assert components.categorize("bert.encoder.layer.0.output.LayerNorm.weight", "LayerNorm") == "layer norms"
-    assert components.categorize("decoder.block.0.layer.1.EncDecAttention.q.weight", "Linear", True) == "cross-attention"
+    cross = components.categorize("decoder.block.0.layer.1.EncDecAttention.q.weight", "Linear", True)
+    assert cross == "cross-attention"
     assert set(components.ORDER) >= {"token embeddings", "attention Q/K/V/O", "feed-forward", "layer norms"}
 
 

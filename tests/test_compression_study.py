@@ -75,7 +75,7 @@ def test_the_original_is_measured_once_for_every_method(monkeypatch) -> None:
 
 
 def test_the_pages_caches_measure_the_original_once_across_runs(monkeypatch) -> None:
-    """The page hands its caches to run (app/cache_compression.py): asking again with one more method measures
+    """The page hands its caches to run (app/caches/compression.py): asking again with one more method measures
     only that method, against the original measured the first time, and the model is resolved (found on disk, its
     kind read) once: every method's copy loads from the baseline's ref."""
     from explorer.runtime import modelkind, weights

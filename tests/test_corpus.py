@@ -48,7 +48,8 @@ def test_the_build_script_keeps_prose_and_drops_code() -> None:
 
 def test_a_plain_text_file_becomes_documents_with_a_heldout_part(tmp_path) -> None:
     path = tmp_path / "notes.txt"
-    path.write_text("\n\n".join(f"Paragraph {i} says something about cats and dogs." for i in range(400)), encoding="utf-8")
+    path.write_text("\n\n".join(f"Paragraph {i} says something about cats and dogs." for i in range(400)),
+                    encoding="utf-8")
     c = corpus.from_file(path)
     assert c.words == 400 * 8 and c.heldout and c.train
     assert not {p for d in c.train for p in d} & {p for d in c.heldout for p in d}

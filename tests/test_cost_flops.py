@@ -2,11 +2,11 @@
 
 Every catalog family whose attention is dense is run forward under ``torch.utils.flop_counter.FlopCounterMode``:
 on the meta device at its published size (no memory, no time), or, where a model's forward reads a value (DeBERTa's
-relative positions, BART's masks), on the CPU with two layers, a small vocabulary and eager attention (the CPU's fused attention
-kernel is not counted by FlopCounterMode). The estimate must be within 3% in total and for attention alone, at 512
-tokens and at 2,048 (where attention dominates; a model whose positions stop at 512 gets room for 2,048, which does
-not change its cost per token). Sparse families (Longformer,
-BigBird, GPT-Neo's and GPT-3's local layers) are held to their own kernels' non-zero counts in test_patterns."""
+relative positions, BART's masks), on the CPU with two layers, a small vocabulary and eager attention (the CPU's fused
+attention kernel is not counted by FlopCounterMode). The estimate must be within 3% in total and for attention alone,
+at 512 tokens and at 2,048 (where attention dominates; a model whose positions stop at 512 gets room for 2,048, which
+does not change its cost per token). Sparse families (Longformer, BigBird, GPT-Neo's and GPT-3's local layers) are
+held to their own kernels' non-zero counts in test_patterns."""
 
 from __future__ import annotations
 

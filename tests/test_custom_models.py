@@ -1,4 +1,5 @@
-"""explorer.architecture.custom_models: Sentence-BERT, ColBERT, FastBERT, SpanBERT, StructBERT, ELECTRA pair, BERT2BERT run."""
+"""explorer.architecture.custom_models: Sentence-BERT, ColBERT, FastBERT, SpanBERT, StructBERT, ELECTRA pair,
+BERT2BERT run."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ from tests.tiny_models import save_tiny
 
 
 def test_the_fill_mask_page_offers_the_bundled_decoder_first() -> None:
-    keys = [k for k in defaults.fill_keys() if not k.startswith("lab/")]  # models trained here: tests/test_checkpoint.py
+    # lab/ models are trained here: tests/test_checkpoint.py
+    keys = [k for k in defaults.fill_keys() if not k.startswith("lab/")]
     assert keys[0] == "gemma3-270m" and fm.model_kind(keys[0]) == "causal-lm"
     assert set(keys[1:]) == set(defaults.mlm_keys()) and all(fm.model_kind(k) == "masked-lm" for k in keys[1:])
 
@@ -44,8 +45,8 @@ def test_spans_start_with_the_ready_ones(monkeypatch, tmp_path) -> None:
 
 
 def test_an_unusable_models_directory_still_gives_the_pages_their_defaults(monkeypatch) -> None:
-    """A 5,000-character models folder typed on the Models page: Fill-mask and Spans crashed before their
-    first widget (the defaults looked in it); now nothing there is ready and loading says why."""
+    """A 5,000-character models folder typed on the Models page: Fill-mask and Spans still draw their first
+    widget (their defaults look in that folder); nothing there is ready, and loading says why."""
     monkeypatch.delenv("EXPLORER_RESTRICT_PATHS", raising=False)
     bad = "y" * 5000
     assert defaults.fill_mask_defaults(bad) == ["gemma3-270m", "bert-base"]

@@ -1,4 +1,5 @@
-"""explorer.tasks.fillbatch: many prompts at once equal the one-prompt path and transformers' pipeline; order, lines, limits."""
+"""explorer.tasks.fillbatch: many prompts at once equal the one-prompt path and transformers' pipeline; order, lines,
+limits."""
 
 from __future__ import annotations
 

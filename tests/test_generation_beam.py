@@ -49,10 +49,12 @@ def test_one_beam_is_greedy(tiny) -> None:
 
 def test_prompt_runs_once_then_one_token_per_beam(tiny) -> None:
     seen: list[tuple[int, ...]] = []
-    hook = tiny.model.get_input_embeddings().register_forward_hook(lambda m, args, out: seen.append(tuple(args[0].shape)))
+    hook = tiny.model.get_input_embeddings().register_forward_hook(
+        lambda m, args, out: seen.append(tuple(args[0].shape)))
     try:
         prompt = encode_prompt(tiny.tokenizer, PROMPTS[0], 256)
-        decoder = BeamDecoder(tiny.model, tiny.tokenizer, prompt.ids, DecodingSettings("beam", beams=3, max_new_tokens=4))
+        decoder = BeamDecoder(tiny.model, tiny.tokenizer, prompt.ids,
+                              DecodingSettings("beam", beams=3, max_new_tokens=4))
         decoder.run()
     finally:
         hook.remove()

@@ -73,7 +73,8 @@ def test_temperature_zero_gives_the_greedy_tokens(tiny) -> None:
 
 def test_prefix_is_run_once_then_one_token_per_step(tiny) -> None:
     seen: list[tuple[int, ...]] = []
-    hook = tiny.model.get_input_embeddings().register_forward_hook(lambda m, args, out: seen.append(tuple(args[0].shape)))
+    hook = tiny.model.get_input_embeddings().register_forward_hook(
+        lambda m, args, out: seen.append(tuple(args[0].shape)))
     try:
         prompt = encode_prompt(tiny.tokenizer, PROMPT, 256)
         decoder = TokenDecoder(tiny.model, tiny.tokenizer, prompt.ids, DecodingSettings("greedy", max_new_tokens=4))

@@ -87,8 +87,9 @@ def test_special_tokens_typed_as_text_are_named() -> None:
 
 @pytest.mark.parametrize("typed", [1, 500])
 def test_special_tokens_typed_after_the_tokenizers_own_are_all_counted_and_kept(bundled_decoder, typed: int) -> None:
-    """500 typed <bos> after Gemma's own were reported as 499 (and the last one dropped): a text of special
-    tokens alone matched the tokenizer's template at two places, and the first was taken."""
+    """500 typed <bos> after Gemma's own are all counted and kept, not reported as 499 with the last one
+    dropped: a text of special tokens alone matches the tokenizer's template at two places, and the first
+    match is the wrong one."""
     from transformers import AutoTokenizer
 
     from explorer.tasks.generation.prompt import decoder_ids, encode_prompt

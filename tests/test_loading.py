@@ -140,7 +140,8 @@ def test_random_weights_are_labelled_and_reproducible(monkeypatch) -> None:
     assert a.model.config.vocab_size == len(a.tokenizer)  # grown to the shipped tokenizer
     modelcache.clear_cache()
     b = loading.load_model("tiny-bert", "masked-lm", random_weights=True)
-    assert b is not a and all(torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters(), strict=True))
+    assert b is not a
+    assert all(torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters(), strict=True))
 
 
 def test_concurrent_sessions_load_once(models, monkeypatch) -> None:

@@ -11,7 +11,8 @@ from explorer.training import batches, corpus, examples, losses, models, recipes
 def _batch(name: str) -> dict[str, torch.Tensor]:
     ws = batches.windows(corpus.bundled(), "heldout", 48)
     v = vocab.objective_vocab(tuple(w[1:12] for w in ws[:30]))
-    return batches.collate([examples.features(recipes.get(name), ws[i], 0, i, 0, vocab.tokenizer(), v) for i in range(6)])
+    return batches.collate([examples.features(recipes.get(name), ws[i], 0, i, 0, vocab.tokenizer(), v)
+                            for i in range(6)])
 
 
 @pytest.mark.parametrize(("name", "sentence_kw"), [("mlm", None), ("roberta", None), ("bert", "next_sentence_label"),

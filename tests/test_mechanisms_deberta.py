@@ -85,4 +85,4 @@ def test_stand_in_tokenizers_are_the_catalogs():
     from explorer.architecture import catalog
 
     assert {k: catalog.get_variant(k).tokenizer for k in deberta.SUPPORTED} == deberta.STAND_IN
-    assert deberta.STAND_IN["deberta-v3-base"] == "t5"  # one stand-in app-wide (was bert-base-uncased here)
+    assert deberta.STAND_IN["deberta-v3-base"] == "t5"  # one stand-in app-wide

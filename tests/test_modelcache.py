@@ -106,8 +106,8 @@ def test_resident_bound_defaults_to_a_share_of_ram(monkeypatch) -> None:
 @pytest.fixture
 def own_janitor_only():
     """The server's own janitor, started by any earlier test that stored a model, reads the module globals
-    these tests patch (period, resident bound, _trim_malloc) and evicted the test's entry while the test's
-    janitor was told a request ran (seen in a full-suite run). A held model slot is a running request to
+    these tests patch (period, resident bound, _trim_malloc) and can evict the test's entry while the test's
+    janitor is told a request runs (seen in a full-suite run). A held model slot is a running request to
     it, so it waits, and only the test's janitor acts."""
     from explorer.runtime import workers
 

@@ -74,7 +74,8 @@ def test_spans_with_an_encoder_says_what_it_needs(fenced) -> None:
 
 def test_qa_with_a_masked_lm_or_a_seq2seq_directory(fenced) -> None:
     root, d = fenced
-    for kind, why in (("bert", "an encoder without a question-answering head"), ("t5", "an encoder-decoder without a question-answering head")):
+    for kind, why in (("bert", "an encoder without a question-answering head"),
+                      ("t5", "an encoder-decoder without a question-answering head")):
         with pytest.raises(ExplorerError) as err:
             qa.ask(str(d[kind]), "Where?", "In Paris.")
         assert f"is {why}: Question answering needs" in str(err.value)

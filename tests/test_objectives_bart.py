@@ -49,7 +49,8 @@ def test_infilling_one_mask_per_span_and_insertions() -> None:
         assert n_masks == len(r.spans)
         assert sum(e - s for s, e in r.spans) == math.ceil(0.3 * (len(p.tokens) - 2))
         assert r.target_tokens == r.original_tokens
-        assert "<mask>" not in [r.input_tokens[i] for i in range(1, len(r.input_tokens)) if r.input_tokens[i - 1] == "<mask>"]
+        after_masks = [r.input_tokens[i] for i in range(1, len(r.input_tokens)) if r.input_tokens[i - 1] == "<mask>"]
+        assert "<mask>" not in after_masks
         # dropping the masks from the input and the span tokens from the original agree
         kept = [t for i, t in enumerate(r.original_tokens) if r.kinds[i] != "masked"]
         assert kept == [t for t in r.input_tokens if t != "<mask>"]

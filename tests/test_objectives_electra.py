@@ -21,7 +21,8 @@ def test_labels_agree_with_tokens_over_many_draws() -> None:
     for d in range(800):
         r = run("electra", p.tokens, 0, p.vocab, epoch=d)
         assert r.labels == tuple(int(a != b) for a, b in zip(r.input_tokens, r.original_tokens, strict=True))
-        assert all(r.labels[i] == 0 and r.input_tokens[i] == t for i, t in enumerate(r.original_tokens) if is_special(t))
+        assert all(r.labels[i] == 0 and r.input_tokens[i] == t
+                   for i, t in enumerate(r.original_tokens) if is_special(t))
         assert sum(t is not None for t in r.targets) == budget(sum(not is_special(t) for t in p.tokens))
         # the generator input masks exactly the predicted positions
         assert [g == "[MASK]" for g in r.generator_input] == [t is not None for t in r.targets]

@@ -18,7 +18,8 @@ def prep(name: str, text: str = EXAMPLE_TEXT):
 
 def balanced(counts: dict[str, int], classes: tuple[str, ...]) -> bool:
     n, p = sum(counts.values()), 1 / len(classes)
-    return set(counts) == set(classes) and all(abs(counts[c] / n - p) < 4.5 * math.sqrt(p * (1 - p) / n) for c in classes)
+    return set(counts) == set(classes) and all(abs(counts[c] / n - p) < 4.5 * math.sqrt(p * (1 - p) / n)
+                                               for c in classes)
 
 
 def test_class_balance() -> None:

@@ -71,7 +71,7 @@ def test_model_grid_of_12_layers_12_heads_512_tokens_stays_small() -> None:
     att = np.random.default_rng(2).random((12, 12, 512, 512)).astype(np.float32)
     fig = P.model_grid(att, cell=64)
     size = P.payload_bytes(fig)
-    assert size < 1_500_000  # the budget is 5 MB; a float32 grid would be ~200 MB
+    assert size < 1_500_000  # the payload budget is 5 MB; a float32 grid would be ~200 MB
     assert fig.data[0].y[0] == "layer 0 · queries 0–7"  # 512 tokens in 64 bins of 8
     assert fig.data[0].z.shape == (12 * (64 + 6), 12 * (64 + 6))
 

@@ -90,7 +90,8 @@ def test_the_language_model_part_is_plotted_where_an_objective_adds_other_terms(
     'original'): the figures and the table show its generator's cross-entropy and accuracy instead."""
     electra = {"objective": "electra", "eval": {"history": [
         {"step": 0, "loss": 43.0, "lm_loss": 9.0, "accuracy": 0.82, "lm_accuracy": 0.0, "flops": 0.0, "seconds": 0.0},
-        {"step": 5, "loss": 27.0, "lm_loss": 6.5, "accuracy": 0.85, "lm_accuracy": 0.05, "flops": 1e9, "seconds": 1.0}]}}
+        {"step": 5, "loss": 27.0, "lm_loss": 6.5, "accuracy": 0.85, "lm_accuracy": 0.05, "flops": 1e9,
+         "seconds": 1.0}]}}
     assert list(plots.heldout_figure({"e": electra}).data[0].y) == [9.0, 6.5]
     assert list(plots.accuracy_figure({"e": electra}).data[0].y) == [0.0, 0.05]
     row = plots.table_rows({"e": electra})[0]

@@ -1,4 +1,5 @@
-"""The downstream probe: balanced seeded examples, one adjacent swap, disjoint splits, a copy fine-tuned, encoders found.
+"""The downstream probe: balanced seeded examples, one adjacent swap, disjoint splits, a copy fine-tuned, encoders
+found.
 
 Invariants only: a tiny budget decides nothing about what pre-training teaches, so no test asserts
 that a trained model beats the floor.
@@ -17,8 +18,10 @@ from explorer.training import batches, corpus, probe, trainer, vocab
 from explorer.training.probe import ProbeSpec
 
 TINY = ProbeSpec(steps=3, batch=4, lr=5e-4, seq_len=32, test_examples=16, seed=0)
-NOUNS = ["list", "value", "module", "function", "string", "file", "class", "method", "object", "number", "error", "thread", "socket", "buffer"]
-VERBS = ["returns", "reads", "writes", "sorts", "copies", "opens", "closes", "raises", "holds", "prints", "calls", "checks"]
+NOUNS = ["list", "value", "module", "function", "string", "file", "class", "method", "object", "number", "error",
+         "thread", "socket", "buffer"]
+VERBS = ["returns", "reads", "writes", "sorts", "copies", "opens", "closes", "raises", "holds", "prints", "calls",
+         "checks"]
 ADJS = ["new", "empty", "first", "last", "small", "large", "open", "closed", "given", "default"]
 
 
@@ -81,7 +84,8 @@ def test_train_and_test_come_from_disjoint_documents(text):
 
 
 def test_probe_leaves_the_run_model_unchanged_and_is_repeatable(text):
-    run = trainer.advance(trainer.start(trainer.Plan("mlm", steps=3, batch_tokens=256, seq_len=32, eval_windows=4), text))
+    plan = trainer.Plan("mlm", steps=3, batch_tokens=256, seq_len=32, eval_windows=4)
+    run = trainer.advance(trainer.start(plan, text))
     before = {k: v.clone() for k, v in run.model.state_dict().items()}
     mode = run.model.training
     first = probe.probe(run.model, text, TINY)

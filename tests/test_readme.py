@@ -80,7 +80,8 @@ def test_block_commands_parse_comments_and_quotes():
 
 
 def test_the_readmes_counts_and_lists_are_those_of_the_data() -> None:
-    """Issue 27: the README said 20 budgets (23 are recorded) and its variant list left out Gemma 3 270M."""
+    """The README's counts (budgets, variants) and its variant list are those of the data: a stale count (20
+    budgets where 23 are recorded) or a variant left out (Gemma 3 270M) fails."""
     import re
 
     from explorer.architecture import catalog

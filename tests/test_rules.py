@@ -1,10 +1,12 @@
-"""One home per rule: each rule that used to live in several places (and disagree) is defined once.
+"""One home per rule: each rule that several places need (and copies of which could disagree) is defined once.
 
 A second copy, even a correct one, fails here with the file that holds it, so the next change to the
 rule cannot miss it. The homes:
 
 - what users type for a blank, and the splitting of a text at its blanks: :mod:`explorer.core.userinput`;
-- "does this load as a decoder?": :func:`explorer.runtime.modelkind.is_decoder`;
+- "does this load as a decoder?": :func:`explorer.runtime.modelkind.is_decoder`, and the loading task a page uses
+  for a model: :meth:`explorer.runtime.resolve.ModelRef.task`; the probe of Apple's MPS:
+  :func:`explorer.runtime.placement.mps_available`;
 - "is this config an encoder-decoder?" and the field names of layer and head counts:
   :mod:`explorer.architecture.modeltypes`;
 - token axis labels: :func:`explorer.core.labels.token_labels`;
@@ -16,6 +18,9 @@ rule cannot miss it. The homes:
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,3 +245,89 @@ def test_text_length_caps_are_numbers_only_in_core_limits() -> None:
             if isinstance(node, ast.keyword) and node.arg == "max_chars" and _numbers_in(node.value):
                 found.append(f"{path}:{node.value.lineno} max_chars=")
     assert found == []
+
+
+# Comments and docstrings say what the code does and why: a tracker's issue number or private notes mean
+# nothing to a reader of the code. Only prose is read, so a string the code uses as data may name anything.
+PROSE = LIBRARY + APP + ("tests", "benchmarks")
+HISTORY = re.compile(r"\bissues?\s*#?\s*\d+|\bcheat[\s-]?sheets?\b", re.IGNORECASE)
+
+
+def _prose(source: str) -> Iterator[tuple[int, str]]:
+    """(first line, text) of every comment and every string statement (module, class, function or attribute
+    docstring)."""
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok.string
+    for node in ast.walk(ast.parse(source)):
+        value = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            yield node.lineno, value.value
+
+
+def _history(source: str) -> list[str]:
+    """``line: match`` for each issue number or private notes named in the prose of ``source``."""
+    return sorted(f"{line + text[:m.start()].count(chr(10))}: {m.group()}"
+                  for line, text in _prose(source) for m in HISTORY.finditer(text))
+
+
+def test_comments_and_docstrings_name_no_issue_and_no_private_notes() -> None:
+    found = {path.relative_to(ROOT).as_posix(): lines
+             for top in PROSE for path in sorted((ROOT / top).rglob("*.py"))
+             if (lines := _history(path.read_text(encoding="utf-8")))}
+    assert found == {}, "say what the code does and why, not which issue or notes it came from"
+
+
+def test_the_prose_rule_reads_comments_and_docstrings_but_not_data() -> None:
+    source = ('"""Module."""\n'
+              "X = 'issue 27'  # measured (Issue #25)\n"
+              '"""X: from the cheat-sheet."""\n'
+              "def f():\n"
+              '    """Guards a loop.\n\n    Seen in issue 16."""\n'
+              "    return 'cheat sheet', f'issue {X}'\n")
+    assert _history(source) == ["2: Issue #25", "3: cheat-sheet", "7: issue 16"]
+
+
+def _choices_of_a_loading_task(tree: ast.Module) -> list[int]:
+    """Lines of a conditional expression that picks "causal-lm" or another loading task (``"causal-lm" if x else
+    "masked-lm"``, either way round): choosing how a model loads from what kind it is."""
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.IfExp)
+            and "causal-lm" in {getattr(side, "value", None) for side in (node.body, node.orelse)}]
+
+
+def test_the_loading_task_is_chosen_in_one_place() -> None:
+    """Whatever a function is called, choosing "causal-lm" for a decoder and another task for the rest happens in
+    explorer.runtime.resolve.ModelRef.task alone; every page, cache and task asks it."""
+    found = {path: lines for path, tree in _files(LIBRARY + APP) if (lines := _choices_of_a_loading_task(tree))}
+    assert set(found) == {"explorer/runtime/resolve.py"}, found
+    sample = ast.parse('t = "masked-lm" if enc else "causal-lm"\nu = "causal-lm" if dec else other\nv = a if b else c')
+    assert _choices_of_a_loading_task(sample) == [1, 2]  # the rule sees both orders, and nothing else
+
+
+def _mps_probes(tree: ast.Module) -> list[int]:
+    """Lines that reach Apple's MPS backend (``torch.backends.mps`` by attribute, or by getattr with "mps")."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr == "mps"
+            or isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr"
+            and any(isinstance(a, ast.Constant) and a.value == "mps" for a in node.args)]
+
+
+def test_mps_is_probed_in_one_place() -> None:
+    """Every "auto" device choice and every device listing asks explorer.runtime.placement.mps_available, so no
+    module can choose CUDA-or-CPU and forget Apple's GPU."""
+    found = {path for path, tree in _files(LIBRARY + APP) if _mps_probes(tree)}
+    assert found == {"explorer/runtime/placement.py"}
+    assert _mps_probes(ast.parse('m = getattr(torch.backends, "mps", None)\nok = torch.backends.mps.is_available()'))
+
+
+MAX_ANY_LINES = 232  # typed handles (explorer.core.handles) and JSON as dict[str, object] took it from 570
+
+
+def test_any_does_not_grow_back_in_the_library() -> None:
+    """Lines of ``explorer/`` naming ``Any`` (imports included) stay at most ``MAX_ANY_LINES``: a tokenizer is a
+    ``explorer.core.handles.Tokenizer``, a model a ``torch.nn.Module`` or ``PreTrainedModel``, a JSON object whose
+    values are not used typed a ``dict[str, object]``. Lower the number when it drops; never raise it."""
+    pattern = re.compile(r"\bAny\b")
+    lines = [f"{path.relative_to(ROOT).as_posix()}:{n}" for path in sorted((ROOT / "explorer").rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
+    assert len(lines) <= MAX_ANY_LINES, f"{len(lines)} lines name Any (at most {MAX_ANY_LINES}): {lines[-20:]}"

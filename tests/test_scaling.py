@@ -32,8 +32,9 @@ def test_placements_use_published_params_and_recorded_tokens():
 
 
 def test_every_budget_with_tokens_and_a_parameter_count_is_placed():
-    """Issue 27: ALBERT (sequence length read in Sec. 4.1) and ELECTRA-Base (Table 6's 766K steps) now have
-    token counts, so they sit on the plots; what is left out lacks tokens or a published count."""
+    """Every budget with tokens and a published count sits on the plots, ALBERT (sequence length read in
+    Sec. 4.1) and ELECTRA-Base (Table 6's 766K steps) included; what is left out lacks tokens or a published
+    count."""
     places = {p.key: p for p in scaling.placements()}
     expected = {b.key for b in budgets.budgets()
                 if b.tokens is not None and catalog.get_variant(b.key).published_params is not None}
@@ -59,8 +60,9 @@ def test_figures_draw_every_placement():
 
 
 def test_kaplans_n_leaves_out_the_embeddings_and_chinchillas_counts_everything():
-    """Issue 27: Gemma 3 270M sat 2.7x too far right on L(N). Its model card: about 100M transformer parameters
-    beside 170M of embeddings; BERT-base's encoder has 85M outside its 23.8M of embedding tables."""
+    """Counting embeddings in Kaplan's N puts Gemma 3 270M 2.7x too far right on L(N). Its model card: about
+    100M transformer parameters beside 170M of embeddings; BERT-base's encoder has 85M outside its 23.8M of
+    embedding tables."""
     places = {p.key: p for p in scaling.placements()}
     gemma, bert = places["gemma3-270m"], places["bert-base"]
     assert gemma.non_embedding == pytest.approx(100e6, rel=0.02) and gemma.params / gemma.non_embedding > 2.6

@@ -46,6 +46,7 @@ def test_a_class_smaller_than_asked_repeats_its_windows(text) -> None:
 
 
 def test_a_text_without_document_names_is_a_message() -> None:
-    plain = corpus.from_text("\n\n".join(f"Paragraph {i} says a few words about lists." for i in range(400)), "notes.txt")
+    plain = corpus.from_text("\n\n".join(f"Paragraph {i} says a few words about lists." for i in range(400)),
+                             "notes.txt")
     with pytest.raises(ExplorerError, match="bundled corpus"):
         sections.examples(plain, "train", 10, 0, 32)

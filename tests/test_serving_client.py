@@ -113,7 +113,7 @@ def test_the_endpoints_bound_and_the_request_budget_hold(served_engine) -> None:
 
 
 def test_an_engine_stops_when_the_process_that_started_it_is_killed() -> None:
-    """A killed test run or app left its engines serving (seen 2026-11): the kernel now stops them (Linux)."""
+    """A killed test run or app must not leave its engines serving: the kernel stops them (Linux)."""
     import os
     import subprocess
     import sys

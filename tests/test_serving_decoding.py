@@ -17,7 +17,7 @@ from explorer.tasks.generation.steps import eos_ids
 
 PROMPT = "The capital of France is"
 # Q4_K_M kernels (the engine) against the dequantised float32 weights (in-process): measured 0.18 at most
-# on this prompt (issue 25); the bound leaves room for another CPU's kernels.
+# on this prompt; the bound leaves room for another CPU's kernels.
 LOGPROB_TOLERANCE = 0.3
 
 

@@ -30,7 +30,8 @@ def test_a_base_url_is_normalised(url: str, base: str) -> None:
 
 def test_the_environment_and_a_toml_file_give_the_operators_list(tmp_path) -> None:
     file = tmp_path / "endpoints.toml"
-    file.write_text('[[endpoint]]\nname = "big"\nbase_url = "http://10.0.0.5:8000/v1"\nmodel = "meta-llama/Llama-3.1-70B"\n'
+    file.write_text('[[endpoint]]\nname = "big"\nbase_url = "http://10.0.0.5:8000/v1"\n'
+                    'model = "meta-llama/Llama-3.1-70B"\n'
                     'api_key_env = "BIG_KEY"\nlabel = "Llama 70B on vLLM"\ntimeout = 120\nmax_concurrent = 16\n')
     env = {"EXPLORER_ENDPOINT_URL": "http://127.0.0.1:8080", "EXPLORER_ENDPOINT_NAME": "gemma",
            "EXPLORER_ENDPOINTS_FILE": str(file), "BIG_KEY": "sk-secret"}

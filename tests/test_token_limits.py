@@ -1,7 +1,7 @@
 """Every token limit counts every token: a prompt made only of special tokens is capped like any other.
 
-Issue 16: ``"<pad>" x 2,000`` got past the decoding lab's 1,024-token window ("only its last -977 are
-used") and cost minutes. For each limit in the project (decoding prompt, next-token, generation,
+Counting only ordinary tokens, ``"<pad>" x 2,000`` gets past the decoding lab's 1,024-token window ("only its
+last -977 are used") and costs minutes. For each limit in the project (decoding prompt, next-token, generation,
 fill-mask, the decoder's fill-in, span infilling, generative and extractive QA, attention, similarity,
 ColBERT) these tests feed text made only of special tokens and check, through a forward hook, that the
 model reads no more tokens than its limit (so such a request costs what a normal one of the same

@@ -1,6 +1,6 @@
 """Shared tokenizers under threads: Streamlit sessions call the same cached tokenizer from several threads with
 their own truncation settings (QA, similarity, attention, fill-mask). The Rust backend keeps those settings on the
-shared object, and two threads changing them at once raised "Already borrowed" (issue 26)."""
+shared object, and two threads changing them at once, unlocked, raise "Already borrowed"."""
 
 from __future__ import annotations
 

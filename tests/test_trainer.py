@@ -32,7 +32,8 @@ def test_progress_reports_every_step_and_the_summary_has_the_cli_keys() -> None:
     run = trainer.advance(trainer.start(trainer.Plan("mlm", **{**TINY, "steps": 4})), on_progress=seen.append)
     assert [p.step for p in seen] == [1, 2, 3, 4] and seen[-1].eval is not None
     out = record.of(run.plan, run).to_dict()
-    assert {"objective", "size", "params", "steps", "tokens_seen", "flops", "seconds", "losses", "eval", "out"} <= set(out)
+    keys = {"objective", "size", "params", "steps", "tokens_seen", "flops", "seconds", "losses", "eval", "out"}
+    assert keys <= set(out)
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -42,7 +42,8 @@ def no_build(monkeypatch):
 
 
 def test_a_million_token_step_is_accumulated_or_refused_before_anything_is_built(no_build, monkeypatch) -> None:
-    """Issue 26: `pretrain mlm --steps 1 --batch-tokens 1000000 --seq-len 512` grew to 17 GB and was OOM-killed."""
+    """`pretrain mlm --steps 1 --batch-tokens 1000000 --seq-len 512` in one step grows to 17 GB and is
+    OOM-killed: it is planned as accumulated smaller steps, or refused, before anything is built."""
     memory.shape("mlm", "tiny", 512)  # imports and the meta count once; the plan itself must then be instant
     for cap in ("4", "0.5", "0.3"):
         monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", cap)

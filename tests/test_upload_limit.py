@@ -1,8 +1,8 @@
-"""One upload limit (issue 26): Streamlit's server.maxUploadSize in .streamlit/config.toml (which cannot import
+"""One upload limit: Streamlit's server.maxUploadSize in .streamlit/config.toml (which cannot import
 Python: this test is the link), the Lab's uploader and its text, the corpus's cap and the README all equal
-explorer.core.userfiles.MAX_UPLOAD_MB. A 2 MB text once met a server limit of 1 MB under an uploader promising 19 MB,
-and the visitor saw "AxiosError: Request failed with status code 413". tests/browser/test_upload_limit.py uploads
-files just under and just over it in a real browser."""
+explorer.core.userfiles.MAX_UPLOAD_MB. Where they differ, a 2 MB text can meet a server limit of 1 MB under
+an uploader promising 19 MB, and the visitor sees "AxiosError: Request failed with status code 413".
+tests/browser/test_upload_limit.py uploads files just under and just over it in a real browser."""
 
 from __future__ import annotations
 

@@ -85,7 +85,8 @@ def test_brackets_inside_strings_do_not_count() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers(-10**29, 10**29) | st.floats(allow_nan=False, allow_infinity=False)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-10**29, 10**29)
+                    | st.floats(allow_nan=False, allow_infinity=False)
                     | st.text(), lambda kids: st.lists(kids) | st.dictionaries(st.text(), kids), max_leaves=30))
 def test_ordinary_json_round_trips(value) -> None:
     text = json.dumps(value)

@@ -76,7 +76,8 @@ def _check(text: object) -> str:
     return require_text(text, what="text", empty_hint="type a sentence.", max_chars=1_000, limit_note="demo")
 
 
-@pytest.mark.parametrize("text", ["Hello 👋🏽 world", "القطة جلست", "<script>alert(1)</script>", "  padded  ", "x" * 1_000])
+@pytest.mark.parametrize("text", ["Hello 👋🏽 world", "القطة جلست", "<script>alert(1)</script>", "  padded  ",
+                                  "x" * 1_000])
 def test_require_text_keeps_good_text_unchanged(text: str) -> None:
     assert _check(text) == text
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.architecture import build, catalog, cost, layertree
 from explorer.architecture.components import breakdown
@@ -41,10 +41,10 @@ class Analysis:
     seq_len: int
     tied: tuple[str, ...]
     shared_blocks: tuple[str, ...]
-    config: dict[str, Any]
+    config: dict[str, object]
     notes: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "key": self.key, "name": self.name, "model_class": self.model_class, "head": self.head,
             "params": self.params, "base_params": self.base_params, "components": self.components,
@@ -65,8 +65,8 @@ def base_params(config: PretrainedConfig, head: str, model: nn.Module) -> int:
     return layertree.unique_params(build.instantiate(config, "base"))
 
 
-def analyse_model(model: nn.Module, config: PretrainedConfig, *, key: str | None, name: str, head: str, seq_len: int = 128,
-                  attention: str = "full", shapes: bool = True) -> Analysis:
+def analyse_model(model: nn.Module, config: PretrainedConfig, *, key: str | None, name: str, head: str,
+                  seq_len: int = 128, attention: str = "full", shapes: bool = True) -> Analysis:
     """Analyse an already built (meta) model."""
     traced, note = trace_shapes(model, config, seq_len) if shapes else ({}, "")
     tree = layertree.layer_tree(model, config, traced)
@@ -89,7 +89,7 @@ def _outermost(shared: tuple[str, ...]) -> tuple[str, ...]:
                  if not any(n != m and n.startswith(m + ".") for m in names))
 
 
-def _plain(config: PretrainedConfig) -> dict[str, Any]:
+def _plain(config: PretrainedConfig) -> dict[str, object]:
     data = config.to_diff_dict() if hasattr(config, "to_diff_dict") else dict(config)
     data["model_type"] = config.model_type
     return data

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -21,7 +21,7 @@ from explorer.architecture import catalog, custom_models
 from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import budget
+from explorer.runtime import membudget
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -46,7 +46,7 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "num_hidden_groups": ("num_hidden_groups",),
 }
 STANDARD_HEADS = ("base", "pretraining", "mlm", "causal-lm", "seq2seq")
-MAX_LAYERS = budget.MAX_LAYERS  # one limit, in explorer.runtime.budget
+MAX_LAYERS = membudget.MAX_LAYERS  # one limit, in explorer.runtime.membudget
 
 # transformers 5.23 builds models by patching process-wide state (torch's default dtype in
 # from_config; PreTrainedModel.tie_weights and torch.nn.init swapped for no-ops in
@@ -68,10 +68,10 @@ def _auto(head: str):
     }[head]
 
 
-def config_from_dict(data: Mapping[str, Any]) -> PretrainedConfig:
+def config_from_dict(data: Mapping[str, object]) -> PretrainedConfig:
     """A transformers config from a config.json dict (``model_type`` required).
 
-    Every size field of every nested sub-config is checked (``explorer.runtime.budget``) before
+    Every size field of every nested sub-config is checked (``explorer.runtime.membudget``) before
     transformers sees the dict; mistakes are ``ExplorerError`` messages.
 
     >>> config = config_from_dict({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2,
@@ -89,7 +89,7 @@ def config_from_dict(data: Mapping[str, Any]) -> PretrainedConfig:
     )
     from transformers import AutoConfig, EncoderDecoderConfig
 
-    budget.check_config(data)  # every size field of every nested config in range, before transformers sees it
+    membudget.check_config(data)  # every size field of every nested config in range, before transformers sees it
     data = dict(data)
     model_type = data.pop("model_type", None)
     if not model_type:
@@ -148,7 +148,7 @@ def validate(config: PretrainedConfig) -> None:
     """Catch the invalid combinations transformers would only report deep inside a build."""
     hidden = getattr(config, "hidden_size", None)
     heads = num_heads(config)
-    budget.check_config(config.to_dict())  # also after overrides: every layer field of every stack
+    membudget.check_config(config.to_dict())  # also after overrides: every layer field of every stack
     layers = num_layers(config)
     if isinstance(hidden, int) and isinstance(heads, int):
         if heads < 1:
@@ -157,7 +157,7 @@ def validate(config: PretrainedConfig) -> None:
             raise ExplorerError(
                 f"Hidden size {hidden} is not divisible by {heads} heads: each head gets hidden/heads "
                 f"dimensions. Try a hidden size of {heads * max(1, round(hidden / heads))}, or "
-                f"{budget.nearest_divisor(hidden, heads)} heads."
+                f"{membudget.nearest_divisor(hidden, heads)} heads."
             )
     groups = getattr(config, "num_hidden_groups", None)
     if isinstance(groups, int) and isinstance(layers, int) and (groups < 1 or layers % groups):
@@ -182,25 +182,27 @@ def default_head(config: PretrainedConfig) -> str:
     return "base"
 
 
-def _resolve_extra(extra: Mapping[str, Any] | None) -> dict[str, Any]:
+def _resolve_extra(extra: Mapping[str, object] | None) -> dict[str, object]:
     """Catalog keys named in ``extra`` (ELECTRA's generator and discriminator) -> their configs.
 
     Resolving them here keeps :mod:`explorer.architecture.custom_models` free of any import of this module.
     """
     out = dict(extra or {})
     for part in ("generator", "discriminator"):
-        if isinstance(out.get(part), str):
-            out[f"{part}_config"] = make_config(out[part])
+        key = out.get(part)
+        if isinstance(key, str):
+            out[f"{part}_config"] = make_config(key)
     return out
 
 
-def instantiate(config: PretrainedConfig, head: str, device: str = "meta", extra: Mapping[str, Any] | None = None) -> nn.Module:
+def instantiate(config: PretrainedConfig, head: str, device: str = "meta",
+                extra: Mapping[str, object] | None = None) -> nn.Module:
     """Build ``config`` with a standard or custom head on ``device`` (meta: no memory)."""
     validate(config)
     extra = _resolve_extra(extra)
     if device != "meta":  # count on meta first: a model over the memory budget is never allocated
         meta = instantiate(config, head, "meta", extra)
-        budget.require_fits(sum(p.numel() for p in meta.parameters()), f"This {config.model_type} model",
+        membudget.require_fits(sum(p.numel() for p in meta.parameters()), f"This {config.model_type} model",
                             device=str(device))
     try:
         with BUILD_LOCK, torch.device(device), warnings.catch_warnings():
@@ -208,12 +210,14 @@ def instantiate(config: PretrainedConfig, head: str, device: str = "meta", extra
             if head in custom_models.CUSTOM:
                 return custom_models.CUSTOM[head](config, extra)
             if head not in STANDARD_HEADS:
-                raise ExplorerError(f"Unknown head {shorten(head)!r}; choose from {STANDARD_HEADS + tuple(custom_models.CUSTOM)}.")
+                raise ExplorerError(f"Unknown head {shorten(head)!r}; choose from "
+                                    f"{STANDARD_HEADS + tuple(custom_models.CUSTOM)}.")
             return _auto(head).from_config(config)
     except ExplorerError:
         raise
     except (ValueError, TypeError) as err:  # a size transformers/torch refuse; other errors are bugs
-        raise ExplorerError(f"This configuration does not build: {_one_line(err)}. Check the sizes you changed.") from err
+        raise ExplorerError(f"This configuration does not build: {_one_line(err)}. "
+                            "Check the sizes you changed.") from err
 
 
 def build(key: str, head: str | None = None, overrides: Mapping[str, int] | None = None,

@@ -54,9 +54,9 @@ class Variant:
     tokenizer_note: str | None
     month: int  # publication month (arXiv first submission unless the catalog text says otherwise)
     derived_from: tuple[dict[str, str], ...]  # [{"key": parent, "relation": how}], see explorer.architecture.lineage
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["objectives"], d["headline"] = list(self.objectives), list(self.headline)
         return d

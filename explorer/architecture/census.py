@@ -26,7 +26,8 @@ def _params_fingerprint(key: str) -> str:
     """Everything a count depends on: the config, the head, our head code, library versions."""
     variant = catalog.get_variant(key)
     return persist.fingerprint(catalog.config_text(key), variant.head, variant.extra,
-                               code_source(("explorer.architecture.custom_models", "explorer.architecture.build", "explorer.architecture.analysis")),
+                               code_source(("explorer.architecture.custom_models", "explorer.architecture.build",
+                                            "explorer.architecture.analysis")),
                                versions())
 
 

@@ -32,7 +32,7 @@ def _first(config: PretrainedConfig, *names: str) -> int | None:
     return None
 
 
-def config_summary(config: PretrainedConfig) -> dict[str, Any]:
+def config_summary(config: PretrainedConfig) -> dict[str, object]:
     """Layers, hidden size, heads, FFN size, vocabulary, positions of any config.
 
     One type per column (a table of several variants must convert to Arrow: "6+6" beside 12 did not):
@@ -64,13 +64,13 @@ class Comparison:
     flops: dict[str, tuple[int, ...]]  # model name -> per-token FLOPs at each length
     attention_memory: dict[str, tuple[int, ...]]  # model name -> fp32 score bytes per sequence
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"rows": list(self.rows), "components": self.components, "lengths": list(self.lengths),
                 "flops": {k: list(v) for k, v in self.flops.items()},
                 "attention_memory": {k: list(v) for k, v in self.attention_memory.items()}}
 
 
-def row(result: analysis.Analysis, variant: catalog.Variant, config: PretrainedConfig) -> dict[str, Any]:
+def row(result: analysis.Analysis, variant: catalog.Variant, config: PretrainedConfig) -> dict[str, object]:
     """One comparator row."""
     return {
         "key": variant.key, "name": variant.name, "family": variant.family, "year": variant.year,
@@ -84,9 +84,9 @@ def row(result: analysis.Analysis, variant: catalog.Variant, config: PretrainedC
 
 
 # Code an entry depends on: a change to any of these modules recomputes the stored entries.
-CODE = ("explorer.architecture.compare", "explorer.architecture.analysis", "explorer.architecture.layertree", "explorer.architecture.components",
-        "explorer.architecture.memory", "explorer.architecture.shapes", "explorer.architecture.cost",
-        "explorer.architecture.build", "explorer.architecture.custom_models")
+CODE = ("explorer.architecture.compare", "explorer.architecture.analysis", "explorer.architecture.layertree",
+        "explorer.architecture.components", "explorer.architecture.memory", "explorer.architecture.shapes",
+        "explorer.architecture.cost", "explorer.architecture.build", "explorer.architecture.custom_models")
 MAX_STORED = 2000  # stored (variant, length) entries; beyond this the store starts afresh
 
 

@@ -19,7 +19,7 @@ relative embeddings (He et al. 2021, eq. 2-4; :func:`disentangled_flops`). Check
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from torch import nn
 
@@ -46,7 +46,7 @@ class Cost:
     def total(self) -> int:
         return self.matmul_flops + self.attention_flops
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"seq_len": self.seq_len, "matmul_flops": self.matmul_flops,
                 "attention_flops": self.attention_flops, "context": self.context, "total": self.total}
 
@@ -182,7 +182,8 @@ def per_token(model: nn.Module, config: PretrainedConfig, seq_len: int, attentio
     Cost(seq_len=128, matmul_flops=131136, attention_flops=65536, context=128.0)
     """
     ctx = context(attention, seq_len, config, average_causal=False)
-    return Cost(seq_len, matmul_flops(model, config, seq_len), model_attention_flops(model, config, seq_len, attention), ctx)
+    return Cost(seq_len, matmul_flops(model, config, seq_len),
+                model_attention_flops(model, config, seq_len, attention), ctx)
 
 
 def attention_memory(config: PretrainedConfig, seq_len: int, attention: str = "full", bytes_per: int = 4) -> int:

@@ -32,7 +32,8 @@ KNOB_FIELDS: tuple[tuple[str, str, str | None], ...] = (
 
 @dataclass(frozen=True)
 class Knob:
-    """One number a user may change: ``name`` (a ``build.KNOBS`` setting), ``label``, ``start`` (0: keep the config's)."""
+    """One number a user may change: ``name`` (a ``build.KNOBS`` setting), ``label``, ``start`` (0: keep the
+    config's)."""
 
     name: str
     label: str

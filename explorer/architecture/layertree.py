@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from torch import nn
 
@@ -45,7 +45,7 @@ class TreeNode:
     shape: tuple[int, ...] | None = None  # output shape for the analysed sequence length
     children: tuple[TreeNode, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name, "label": self.label, "type": self.type, "params": self.params,
             "repeat": self.repeat, "uses": self.uses, "shared": self.shared, "tied": list(self.tied),
@@ -215,7 +215,8 @@ def module_uses(model: nn.Module, config: PretrainedConfig | None) -> dict[int, 
     return uses
 
 
-def layer_tree(model: nn.Module, config: PretrainedConfig | None = None, shapes: dict[str, tuple[int, ...]] | None = None) -> TreeNode:
+def layer_tree(model: nn.Module, config: PretrainedConfig | None = None,
+               shapes: dict[str, tuple[int, ...]] | None = None) -> TreeNode:
     """The collapsed layer tree of ``model``; the root's params equal the unique total.
 
     >>> from explorer.architecture import build

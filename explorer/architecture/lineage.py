@@ -9,21 +9,21 @@ time line from left to right.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import networkx as nx
 
 from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
 
-__all__ = ["RELATIONS", "Lineage", "dates", "graph", "lineage", "publication_date"]
+__all__ = ["RELATIONS", "Lineage", "Node", "dates", "graph", "lineage", "publication_date"]
 
 # Every relation a catalog entry may use: a closed list keeps the legend and the tests honest.
 RELATIONS = (
-    "distilled from", "distilled from an inverted-bottleneck version of", "same architecture, more data", "new objective", "objective taken from",
-    "sparse attention of", "retrieval built on", "multilingual version of", "scaled up from",
-    "smaller version of", "parameter sharing of", "new attention of", "component of", "early exits on",
-    "sentence embeddings from", "successor of", "open replication of", "control codes on",
+    "distilled from", "distilled from an inverted-bottleneck version of", "same architecture, more data",
+    "new objective", "objective taken from", "sparse attention of", "retrieval built on", "multilingual version of",
+    "scaled up from", "smaller version of", "parameter sharing of", "new attention of", "component of",
+    "early exits on", "sentence embeddings from", "successor of", "open replication of", "control codes on",
     "encoder-decoder version of", "warm-started from", "interleaves local and global attention layers like",
 )
 
@@ -48,23 +48,36 @@ def graph(variants: dict[str, catalog.Variant] | None = None) -> nx.DiGraph:
         for parent in v.derived_from:
             key, relation = parent.get("key"), parent.get("relation")
             if key not in variants:
-                raise ExplorerError(f"{shorten(v.key)!r} derives from unknown variant {shorten(key)!r}: fix assets/catalog.json.")
+                raise ExplorerError(f"{shorten(v.key)!r} derives from unknown variant {shorten(key)!r}: fix "
+                                    "assets/catalog.json.")
             if relation not in RELATIONS:
-                raise ExplorerError(f"{shorten(v.key)!r} uses unknown relation {shorten(relation)!r}: use one of {RELATIONS}.")
+                raise ExplorerError(f"{shorten(v.key)!r} uses unknown relation {shorten(relation)!r}: use one of "
+                                    f"{RELATIONS}.")
             g.add_edge(key, v.key, relation=relation)
     if not nx.is_directed_acyclic_graph(g):
         raise ExplorerError(f"The lineage has a cycle {nx.find_cycle(g)}: fix derived_from in assets/catalog.json.")
     return g
 
 
+class Node(TypedDict):
+    """One variant on the family tree."""
+
+    key: str
+    name: str
+    family: str
+    x: float  # publication date
+    y: float  # lane
+    parents: list[str]
+
+
 @dataclass(frozen=True)
 class Lineage:
     """Nodes with positions and edges with relations, ready to draw or print."""
 
-    nodes: tuple[dict[str, Any], ...]  # key, name, family, x (date), y (lane), parents
+    nodes: tuple[Node, ...]
     edges: tuple[dict[str, str], ...]  # parent, child, relation
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"nodes": list(self.nodes), "edges": list(self.edges)}
 
 
@@ -87,8 +100,8 @@ def lineage(variants: dict[str, catalog.Variant] | None = None) -> Lineage:
     g = graph(variants)
     lanes = _lanes(g)
     nodes = tuple(
-        {"key": n, "name": g.nodes[n]["name"], "family": g.nodes[n]["family"], "x": g.nodes[n]["date"],
-         "y": lanes[n], "parents": sorted(g.predecessors(n))}
+        Node(key=n, name=g.nodes[n]["name"], family=g.nodes[n]["family"], x=g.nodes[n]["date"],
+             y=lanes[n], parents=sorted(g.predecessors(n)))
         for n in g
     )
     edges = tuple({"parent": a, "child": b, "relation": d["relation"]} for a, b, d in g.edges(data=True))

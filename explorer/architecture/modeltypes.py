@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = [
     "DECODER_LAYER_FIELDS", "HEAD_FIELDS", "LAYER_FIELDS", "POSITION_OFFSET_TYPES", "RELATIVE_POSITION_TYPES",
@@ -58,11 +57,11 @@ def position_offset(model_type: str, pad_token_id: int | None = 1) -> int:
     return int(pad_token_id if pad_token_id is not None else 1) + 1
 
 
-def _get(cfg: Mapping[str, Any] | Any, name: str) -> Any:
+def _get(cfg: object, name: str) -> object:
     return cfg.get(name) if isinstance(cfg, Mapping) else getattr(cfg, name, None)
 
 
-def config_int(cfg: Mapping[str, Any] | Any, *names: str) -> int | None:
+def config_int(cfg: object, *names: str) -> int | None:
     """The first of ``names`` that holds a whole number (not a bool) in a config dict or object."""
     for name in names:
         value = _get(cfg, name)
@@ -71,14 +70,14 @@ def config_int(cfg: Mapping[str, Any] | Any, *names: str) -> int | None:
     return None
 
 
-def is_encoder_decoder(cfg: Mapping[str, Any] | Any) -> bool:
+def is_encoder_decoder(cfg: object) -> bool:
     """Whether a config (dict or object) has an encoder and a decoder: T5/BART say so with
     ``is_encoder_decoder``; a composite ``EncoderDecoderConfig`` (BERT2BERT) by its model_type, which
     a catalog dict carries before the composite config is built."""
     return _get(cfg, "model_type") == "encoder-decoder" or bool(_get(cfg, "is_encoder_decoder"))
 
 
-def _stack(cfg: Mapping[str, Any] | Any, part: str) -> Mapping[str, Any] | Any:
+def _stack(cfg: object, part: str) -> object:
     """The config that holds one stack's fields: a composite EncoderDecoderConfig keeps them in its
     ``encoder`` / ``decoder`` sub-configs; every other config (and a flat catalog dict) is its own."""
     if _get(cfg, "model_type") != "encoder-decoder":
@@ -87,7 +86,7 @@ def _stack(cfg: Mapping[str, Any] | Any, part: str) -> Mapping[str, Any] | Any:
     return sub if isinstance(sub, Mapping) or hasattr(sub, "model_type") else cfg
 
 
-def num_layers(cfg: Mapping[str, Any] | Any, part: str = "encoder") -> int | None:
+def num_layers(cfg: object, part: str = "encoder") -> int | None:
     """Layers of the encoder (or the only stack) or, with ``part`` "decoder"/"cross", of the decoder;
     None when the config names no count."""
     if part in ("decoder", "cross"):
@@ -95,12 +94,12 @@ def num_layers(cfg: Mapping[str, Any] | Any, part: str = "encoder") -> int | Non
     return config_int(_stack(cfg, part), *LAYER_FIELDS)
 
 
-def num_heads(cfg: Mapping[str, Any] | Any) -> int | None:
+def num_heads(cfg: object) -> int | None:
     """Attention heads per layer of the encoder (or the only stack); None when the config names none."""
     return config_int(_stack(cfg, "encoder"), *HEAD_FIELDS)
 
 
-def head_width(cfg: Mapping[str, Any] | Any) -> int | None:
+def head_width(cfg: object) -> int | None:
     """Width of one attention head of the encoder (or the only stack): the stated width, else MobileBERT's
     bottleneck (``true_hidden_size``) or the hidden size, divided by the heads; None when neither is known.
 
@@ -121,7 +120,7 @@ def head_width(cfg: Mapping[str, Any] | Any) -> int | None:
     return hidden // heads if hidden and heads else None
 
 
-def max_input_tokens(cfg: Mapping[str, Any] | Any) -> int | None:
+def max_input_tokens(cfg: object) -> int | None:
     """Longest input (special tokens included) a config's absolute positions allow; None when unbounded.
 
     ``cfg`` is a config dict or a ``PretrainedConfig``.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -33,7 +33,7 @@ __all__ = ["META_FAILURES", "dummy_inputs", "trace_shapes"]
 META_FAILURES = (RuntimeError, ValueError, NotImplementedError, KeyError, TypeError)
 
 
-def _first_tensor(out: Any):
+def _first_tensor(out: object) -> torch.Tensor | None:
     """The first tensor in a module output (tensor, tuple or ModelOutput)."""
     if isinstance(out, torch.Tensor):
         return out
@@ -45,10 +45,10 @@ def _first_tensor(out: Any):
     return None
 
 
-def dummy_inputs(model: nn.Module, config: PretrainedConfig, seq_len: int) -> dict[str, Any]:
+def dummy_inputs(model: nn.Module, config: PretrainedConfig, seq_len: int) -> dict[str, torch.Tensor]:
     """Meta-device inputs for one sequence of ``seq_len`` tokens (decoder inputs when needed)."""
     ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
-    inputs: dict[str, Any] = {"input_ids": ids}
+    inputs: dict[str, torch.Tensor] = {"input_ids": ids}
     config = getattr(model, "config", config)  # BERT2BERT is built from a BERT config
     if config is not None and is_encoder_decoder(config):
         inputs["decoder_input_ids"] = ids
@@ -105,7 +105,7 @@ def trace_shapes(model: nn.Module, config: PretrainedConfig, seq_len: int) -> tu
     shapes: dict[str, tuple[int, ...]] = {}
     own_errors: list[Exception] = []  # raised inside our hooks: bugs, never a note
 
-    def record(name: str, out: Any) -> None:
+    def record(name: str, out: object) -> None:
         try:
             t = _first_tensor(out)
             if t is not None and name not in shapes:

@@ -13,7 +13,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from explorer.core import logs, settings, userfiles
 from explorer.core.errors import ExplorerError, shorten
@@ -91,7 +91,7 @@ def placement_of(args: argparse.Namespace) -> Placement:
     return chosen
 
 
-def print_json(obj: Any) -> None:
+def print_json(obj: object) -> None:
     """Print a JSON document (the CLI's machine-readable output)."""
     json.dump(obj, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")

@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--block", action="store_true", help="print --layer/--head as a block-averaged map (<= 256 a side)")
     p.add_argument("--zoom", type=_zoom, default=None, metavar="Q0:Q1[,K0:K1]",
                    help="print --layer/--head at full resolution for these queries (and keys; default the same)")
-    p.add_argument("--query", type=number(int, 0, 1_000_000), default=None, help="print query Q's full-resolution row of --layer/--head")
+    p.add_argument("--query", type=number(int, 0, 1_000_000), default=None,
+                   help="print query Q's full-resolution row of --layer/--head")
     p.add_argument("--random-weights", action="store_true", help="untrained model from the variant's config")
     p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
     p.add_argument("--npy", type=Path, default=None,

@@ -56,13 +56,14 @@ def _lines(d: dict[str, Any]) -> list[str]:
 def _doctor(args: argparse.Namespace) -> int:
     report = diagnose(args.models_dir, sizes=not args.no_sizes).to_dict()
     try:
-        report["endpoints"] = endpoints.report(probe=not args.no_probe)
+        served = endpoints.report(probe=not args.no_probe)
+        report["endpoints"] = served
+        tail = endpoints.lines(served)
     except ExplorerError as err:  # a broken endpoints file is one line of the report, not the end of it
         report["endpoints"] = {"error": str(err)}
+        tail = [f"served endpoints: {err}"]
     if args.json:
         print_json(report)
     else:
-        served = report["endpoints"]
-        print("\n".join(_lines(report) + (endpoints.lines(served) if isinstance(served, list)
-                                           else [f"served endpoints: {served['error']}"])))
+        print("\n".join(_lines(report) + tail))
     return 0

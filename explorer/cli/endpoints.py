@@ -30,7 +30,7 @@ def report(probe: bool = True) -> list[dict[str, Any]]:
     """Every configured endpoint (no key, ever), with its probed capabilities where ``probe``."""
     rows = []
     for ep in endpoints.configured():
-        row: dict[str, Any] = {"key": ep.key, **ep.to_dict()}
+        row: dict[str, object] = {"key": ep.key, **ep.to_dict()}
         if probe:
             row["capabilities"] = capabilities(ep, fresh=True).to_dict()
         rows.append(row)
@@ -69,7 +69,7 @@ def _endpoints(args: argparse.Namespace) -> int:
     return 0
 
 
-def toml_of(started: list[Any]) -> str:
+def toml_of(started: list[Endpoint]) -> str:
     """A TOML endpoints file for started engines (``EXPLORER_ENDPOINTS_FILE``)."""
     out = ["# Written by `python -m explorer serve`: the engines it started on this machine."]
     for ep in started:

@@ -6,7 +6,6 @@ The same library calls as the Mechanisms page; models are built from the catalog
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, seed
@@ -45,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         parser.set_defaults(func=cmd_mechanism)
 
 
-def _result(args: argparse.Namespace) -> dict[str, Any]:
+def _result(args: argparse.Namespace) -> dict[str, object]:
     # torch (deberta, distillation), transformers (text2text) at their tops: only this command pays for them
     from explorer.papers.mechanisms import deberta, distillation, text2text
 
@@ -65,7 +64,7 @@ def _result(args: argparse.Namespace) -> dict[str, Any]:
     return text2text.m2m_frame(args.src, args.tgt, args.text, args.target).to_dict()
 
 
-def _lines(out: dict[str, Any], prefix: str = "") -> list[str]:
+def _lines(out: dict[str, object], prefix: str = "") -> list[str]:
     """Nested numbers and short lists as ``path: value`` lines (the text output)."""
     lines = []
     for name, value in out.items():

@@ -44,7 +44,8 @@ def cmd_mask(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
     if not args.strategy:
-        raise ExplorerError("Name a strategy (python -m explorer mask --list shows them), e.g. mask bert --text 'Hello world.'")
+        raise ExplorerError("Name a strategy (python -m explorer mask --list shows them), e.g. mask bert --text 'Hello "
+                            "world.'")
     from explorer.objectives import get_strategy, run
     from explorer.objectives.text import prepare
 

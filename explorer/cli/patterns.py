@@ -50,11 +50,13 @@ def cmd_pattern(args: argparse.Namespace) -> int:
     out = vp.to_dict()
     if args.verify:
         out["nnz_from_mask"] = patterns.nnz_from_mask(vp.spec)
+    curve = None
     if args.curve:
-        out["cost_curve"] = patterns.variant_cost_curve(
+        curve = patterns.variant_cost_curve(
             args.key, layer=None, part=args.part, global_positions=glob,
             seed=args.seed, dilation=args.dilation,
-        ).to_dict()
+        )
+        out["cost_curve"] = curve.to_dict()
     if args.json:
         print_json(out)
         return 0
@@ -64,10 +66,9 @@ def cmd_pattern(args: argparse.Namespace) -> int:
                   "dense_score_memory_bytes", "flops", "nnz_from_mask"):
         if field in out:
             print(f"  {field:<26} {_fmt(out[field])}")
-    if args.curve:  # per head and layer, averaged over the model's layers
-        curve = out["cost_curve"]
+    if curve is not None:  # per head and layer, averaged over the model's layers
         print("  tokens      non-zeros (mean over layers)   score memory (MiB)")
-        for t, n, m in zip(curve["lengths"], curve["nnz"], curve["score_memory_bytes"], strict=True):
+        for t, n, m in zip(curve.lengths, curve.nnz, curve.score_memory_bytes, strict=True):
             print(f"  {t:>6}  {n:>28,.0f}  {m / 2**20:>19,.2f}")
     return 0
 

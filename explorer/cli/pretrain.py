@@ -3,7 +3,8 @@
     python -m explorer pretrain mlm --steps 300 --json          # saved in <models folder>/lab/mlm-tiny-300steps-seed0
     python -m explorer fill-mask --models lab/mlm-tiny-300steps-seed0 --text "Lists are [MASK] sequences."
     python -m explorer pretrain-compare mlm roberta albert --steps 100 --json
-    python -m explorer pretrain mlm --steps 300 --exits         # + FastBERT exits, for `compress lab/NAME --method exit-0.3`
+    python -m explorer pretrain mlm --steps 300 --exits         # + FastBERT exits, for
+                                                                # `compress lab/NAME --method exit-0.3`
 
 Progress goes to stderr (a line every ~5% of the steps, and at least every few seconds, inside a long
 accumulated step too, with counts, elapsed time and time left); stdout gets the summary (``--json``:
@@ -222,7 +223,8 @@ def _pretrain(args: argparse.Namespace) -> int:
             return _interrupted_at(session)
         ticker.status = None
     if session.exits_error:  # e.g. a one-layer DistilBERT student: nothing to exit from
-        raise ExplorerError(f"{session.exits_error} The checkpoint itself is saved in {session.saved}; its exits are not.")
+        raise ExplorerError(f"{session.exits_error} The checkpoint itself is saved in {session.saved}; its exits are "
+                            "not.")
     summary = session.record().to_dict()
     if args.json:
         print_json(summary)
@@ -253,7 +255,7 @@ def _compare(args: argparse.Namespace) -> int:
         if out is not None:
             checkpoint.target_of(out)
     text = _corpus(args)
-    done: list[dict[str, Any]] = []
+    done: list[dict[str, object]] = []
     with Ticker() as ticker:
         try:
             for plan, out in zip(plans, outs, strict=True):
@@ -268,7 +270,7 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_runs(done: list[dict[str, Any]], as_json: bool) -> None:
+def _print_runs(done: list[dict[str, object]], as_json: bool) -> None:
     if as_json:
         print_json(done)
     elif done:

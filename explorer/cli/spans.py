@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.core.notices import texts
 
 if TYPE_CHECKING:  # typing only: the answer types import torch
     from explorer.tasks.causal.answer import GenerativeAnswer
@@ -76,7 +77,7 @@ def cmd_infill(args: argparse.Namespace) -> int:
     print(result.filled)
     for i, span in enumerate(result.spans, start=1):
         print(f"   blank {i}: {span!r}")
-    for note in result.to_dict()["notices"]:
+    for note in texts(result.notices):
         print(f"   note: {note}")
     return 0
 
@@ -103,6 +104,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
     print(f"== {args.model or result.model}{label}  [{result.kind}{ran}]")
     print(f"answer: {result.answer}")
     notes = out.get("notices") or ([out["notice"]] if out.get("notice") else [])
+    assert isinstance(notes, list)  # QAResult's notice texts, or a generative answer's one joined line
     for note in notes:
         print(f"   note: {note}")
     return 0

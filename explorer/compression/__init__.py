@@ -1,4 +1,4 @@
-"""The compression lab (issue 20): what quantization and pruning buy and cost, measured on real models.
+"""The compression lab: what quantization and pruning buy and cost, measured on real models.
 
 - :mod:`explorer.compression.families`: the one list of methods as offered (the CLI's help, the page, the errors);
 - :mod:`explorer.compression.methods`: the methods (casts, int8, weight-only, magnitude and head pruning),

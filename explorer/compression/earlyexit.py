@@ -71,7 +71,8 @@ def _answer(model: exits.Exits, passage: str, speed: float, seq_len: int, device
 
 
 def _loaded(settings: Settings) -> tuple[exits.Exits, dict[str, Any], exits.ExitSpec]:
-    """The lab model with its exits on the settings' device, its saved card, and the spec the exits were trained with."""
+    """The lab model with its exits on the settings' device, its saved card, and the spec the exits were trained
+    with."""
     model, meta = exits.load(_folder(settings.key, settings.models_dir), settings.device)
     fields = exits.ExitSpec.__dataclass_fields__
     return model, meta, exits.ExitSpec(**{k: v for k, v in (meta.get("spec") or {}).items() if k in fields})
@@ -96,7 +97,8 @@ def baseline(settings: Settings, progress: Progress | None = None) -> Baseline:
     row = Row("original", f"every layer, the teacher answers ({model.layers} layers)", teacher_only,
               measure.memory_bytes(model.encoder) + measure.memory_bytes(model.classifiers[-1]),
               timing.latency_ms, timing.throughput, timing.latency_ms,
-              quality.Quality(_metric(), accuracy, accuracy, {"mean_layers": float(model.layers), "layer_speedup": 1.0}),
+              quality.Quality(_metric(), accuracy, accuracy,
+                              {"mean_layers": float(model.layers), "layer_speedup": 1.0}),
               0.0, _answer(model, passage, 0.0, spec.seq_len, device))
     task = Notice("info", f"The exits were trained on \"{sections.TASK}\" ({meta.get('n_train', '?')} windows of the "
                           f"bundled corpus's training documents) and are scored on {len(test)} windows of its held-out "

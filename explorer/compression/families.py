@@ -57,7 +57,8 @@ FAMILIES = (
            offered=("exit-0.2", "exit-0.5", "exit-0.7", "exit-0.8", "exit-0.9", "exit-0.95", "exit-1")),
 )
 DEFAULTS = ("int8", "bf16", "prune-50")  # what the page starts with
-EXIT_DEFAULTS = ("exit-0.5", "exit-0.8", "exit-0.95", "exit-1")  # the lab's students are unsure: most exits are past 0.8
+# the lab's students are unsure: most exits are past 0.8
+EXIT_DEFAULTS = ("exit-0.5", "exit-0.8", "exit-0.95", "exit-1")
 
 def _listing(hints: bool) -> str:
     """The forms in order, each parameter's range said once after the last form that takes it."""

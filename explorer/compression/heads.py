@@ -20,7 +20,7 @@ test.
 
 Pruning ``heads-N`` ranks every head of every layer together and zeroes the slices of the N% lowest
 (rounded down), which removes exactly their contribution. The matrices keep their shape (transformers 5
-no longer has ``prune_heads``; Gemma's grouped key/value heads make physical removal model-specific), so
+has no ``prune_heads``; Gemma's grouped key/value heads make physical removal model-specific), so
 the dense size on disk does not change: only the work a sparse kernel could skip does.
 
 >>> import torch
@@ -123,7 +123,8 @@ def masked_copies(input_ids: torch.Tensor, mask_id: int, special: torch.Tensor) 
     """
     t = input_ids.shape[1]
     pos = torch.arange(t, device=input_ids.device)
-    chosen = (pos[None, :] % MASK_EVERY == torch.arange(MASK_EVERY, device=input_ids.device)[:, None]) & ~special  # (K, T)
+    # (K, T)
+    chosen = (pos[None, :] % MASK_EVERY == torch.arange(MASK_EVERY, device=input_ids.device)[:, None]) & ~special
     chosen = chosen[chosen.any(dim=1)]  # a text shorter than K tokens: no empty copy (its loss would be NaN)
     ids = input_ids.expand(len(chosen), t).masked_fill(chosen, mask_id)
     labels = input_ids.expand(len(chosen), t).masked_fill(~chosen, -100)

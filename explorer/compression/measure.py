@@ -24,7 +24,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
@@ -43,7 +42,7 @@ class Timing:
     repeats: int
 
 
-def _tensors(value: Any) -> Iterable[torch.Tensor]:
+def _tensors(value: object) -> Iterable[torch.Tensor]:
     """Every plain tensor in a state_dict value (tuples of packed params, tensor subclasses unpacked)."""
     if isinstance(value, tuple | list):
         for item in value:
@@ -86,7 +85,7 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_call(fn: Callable[[], Any], items: int, device: str = "cpu", warmup: int = WARMUP,
+def time_call(fn: Callable[[], object], items: int, device: str = "cpu", warmup: int = WARMUP,
               repeats: int = REPEATS) -> Timing:
     """Median wall time of ``fn()`` over ``repeats`` runs after ``warmup``; ``items`` it handles per call."""
     repeats = max(1, int(repeats))
@@ -104,7 +103,7 @@ def time_call(fn: Callable[[], Any], items: int, device: str = "cpu", warmup: in
     return Timing(median * 1000, items / median if median > 0 else float("inf"), repeats)
 
 
-def time_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], items: int, device: str = "cpu",
+def time_pair(fn_a: Callable[[], object], fn_b: Callable[[], object], items: int, device: str = "cpu",
               warmup: int = WARMUP, repeats: int = REPEATS) -> tuple[Timing, Timing]:
     """Timings of ``fn_a`` and ``fn_b`` measured alternately (a, b, a, b, ...): the same machine load for both."""
     repeats = max(1, int(repeats))

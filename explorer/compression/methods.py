@@ -2,8 +2,8 @@
 
 A method is named the way the CLI and the page take it: ``fp32``, ``bf16``, ``fp16`` (casts), ``int8``
 (dynamic int8 Linear layers, torch's own ``quantize_dynamic``), ``w8``/``w4`` (weight-only 8/4-bit from
-torchao; an environment without it is told the pip line), ``prune-N`` (unstructured L1 magnitude pruning of N% of every Linear
-weight, ``torch.nn.utils.prune``), ``heads-N`` (structured: the N% least important attention heads
+torchao; an environment without it is told the pip line), ``prune-N`` (unstructured L1 magnitude pruning of N% of every
+Linear weight, ``torch.nn.utils.prune``), ``heads-N`` (structured: the N% least important attention heads
 switched off, see :mod:`explorer.compression.heads`; ``mheads-N`` ranks them by Michel et al.'s gradient
 importance instead) and ``exit-S`` (FastBERT's early exit at speed S,
 0 to 1, on a lab model with trained exits: :mod:`explorer.compression.earlyexit`; not a copy of the model).
@@ -19,10 +19,10 @@ table) are left as they are by int8 and pruning: replacing them would untie them
 
 >>> parse("prune-50").amount, parse("heads-25").kind, parse(" INT8 ").name, parse("exit-0.30").name
 (50, 'heads', 'int8', 'exit-0.3')
->>> parse("prune-100")
+>>> parse("prune-100")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-explorer.core.errors.ExplorerError: Sparsity 100% is outside 0 to 99: prune-N and heads-N take a whole percentage from 0 to 99 (e.g. prune-50).
+explorer.core.errors.ExplorerError: Sparsity 100% is outside 0 to 99: prune-N and heads-N take a whole percentage ...
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import importlib.util
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
@@ -41,7 +40,8 @@ from torch.nn.utils import prune
 from explorer.compression import heads
 from explorer.compression.families import FAMILIES, valid_names
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import budget, modelcache
+from explorer.core.handles import Tokenizer
+from explorer.runtime import membudget, modelcache
 
 __all__ = ["CASTS", "FIXED", "PATTERNS", "Method", "apply", "available", "canonical", "linear_layers", "masked_scores",
            "parse", "sparsity", "valid_names"]
@@ -112,8 +112,8 @@ def parse(text: str) -> Method:
     if exit_match:
         speed = float(exit_match.group(1))
         if speed > 1 or abs(speed * 100 - round(speed * 100)) > 1e-6:
-            raise ExplorerError(f"Speed {shorten(exit_match.group(1))} is outside 0 to 1 in steps of 0.01: exit-S takes "
-                                "FastBERT's speed, e.g. exit-0.3.")
+            raise ExplorerError(f"Speed {shorten(exit_match.group(1))} is outside 0 to 1 in steps of 0.01: exit-S "
+                                "takes FastBERT's speed, e.g. exit-0.3.")
         return Method(f"exit-{speed:g}", "exit", round(speed * 100))
     if name.startswith("exit-"):
         raise ExplorerError(f"{shorten(name)!r} needs a speed from 0 to 1 after the dash, e.g. exit-0.3.")
@@ -132,7 +132,8 @@ def available(method: Method, device: str) -> str | None:
         return (f"{method.name} (dynamic int8) runs on the CPU only: torch's quantized kernels have no {device} "
                 "version. Pick the CPU device for it, or bf16/fp16 on the GPU.")
     if method.kind == "weight-only" and importlib.util.find_spec("torchao") is None:
-        return f"{method.name} needs the package torchao (in requirements.txt), which is not installed here: {TORCHAO_HINT}."
+        return (f"{method.name} needs the package torchao (in requirements.txt), which is not installed here: "
+                f"{TORCHAO_HINT}.")
     return None
 
 
@@ -157,7 +158,7 @@ def _require_linear(model: torch.nn.Module, method: Method) -> dict[str, torch.n
 def _copy(model: torch.nn.Module, what: str, device: str) -> torch.nn.Module:
     """A deep copy, refused first when it would not fit (the copy costs as much as the model)."""
     n_params = modelcache.model_bytes(model) // 4  # as float32 parameters: the copy is made before any cast
-    budget.require_fits(n_params, f"A copy of {what} for compression", "float32", device)
+    membudget.require_fits(n_params, f"A copy of {what} for compression", "float32", device)
     return copy.deepcopy(model).eval()
 
 
@@ -197,7 +198,7 @@ def sparsity(model: torch.nn.Module) -> float:
 
 
 def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the model",
-          tokenizer: Any = None, ranked: list[heads.HeadScore] | None = None) -> torch.nn.Module:
+          tokenizer: Tokenizer | None = None, ranked: list[heads.HeadScore] | None = None) -> torch.nn.Module:
     """A compressed copy of ``model`` (on ``device``); ``model`` itself is left exactly as it was.
 
     ``mheads-N`` measures its importance on a text with ``tokenizer`` and ``model``'s own language-model loss,
@@ -231,26 +232,28 @@ def apply(model: torch.nn.Module, method: Method, device: str, what: str = "the 
     elif ranked is not None:
         ranked = heads.onto(ranked, out)  # measured on the checkpoint's masked-LM model
     else:
+        assert tokenizer is not None  # mheads without a ranking was refused above without one
         ranked = heads.gradient_scores(out, _importance_ids(tokenizer, device, out))
     heads.prune(out, method.amount, ranked)
     return out
 
 
-def _importance_ids(tokenizer: Any, device: str, model: torch.nn.Module) -> torch.Tensor:
+def _importance_ids(tokenizer: Tokenizer, device: str, model: torch.nn.Module) -> torch.Tensor:
     """The importance text's ids (1, T), at most ``MAX_IMPORTANCE_TOKENS`` and the model's positions."""
     limit = getattr(getattr(model, "config", None), "max_position_embeddings", None) or MAX_IMPORTANCE_TOKENS
     ids = tokenizer(heads.importance_text(), return_tensors="pt")["input_ids"]
     return ids[:, :min(MAX_IMPORTANCE_TOKENS, int(limit))].to(device)
 
 
-def masked_scores(model: torch.nn.Module, tokenizer: Any, device: str) -> list[heads.HeadScore]:
+def masked_scores(model: torch.nn.Module, tokenizer: Tokenizer, device: str) -> list[heads.HeadScore]:
     """Michel et al.'s head importance for an encoder's masked-LM ``model`` (with its MLM head) on the
     importance text, every token predicted once (:func:`explorer.compression.heads.masked_copies`)."""
-    if getattr(tokenizer, "mask_token_id", None) is None:
+    mask_id = getattr(tokenizer, "mask_token_id", None)
+    if mask_id is None:
         raise ExplorerError("mheads-N masks tokens to measure an encoder's loss, and this tokenizer has no mask "
                             "token. Pick heads-N instead.")
     ids = _importance_ids(tokenizer, device, model)  # (1, T)
     special = torch.tensor(tokenizer.get_special_tokens_mask(ids[0].tolist(), already_has_special_tokens=True),
                            dtype=torch.bool, device=ids.device)[None]  # (1, T): [CLS] and [SEP] are never targets
-    masked, labels = heads.masked_copies(ids, tokenizer.mask_token_id, special)  # (K, T) each
+    masked, labels = heads.masked_copies(ids, mask_id, special)  # (K, T) each
     return heads.gradient_scores(model, masked, labels)

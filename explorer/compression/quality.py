@@ -32,10 +32,11 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from explorer.core.handles import Tokenizer
 from explorer.core.notices import Notice
 
-__all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "pair_grades", "probes", "prompt_used",
-           "reference", "sentence_pairs", "spearman"]
+__all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "pair_grades", "probes",
+           "prompt_used", "reference", "sentence_pairs", "spearman"]
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "compression"
 MAX_TOKENS = 256  # held-out tokens scored per forward: enough for a stable perplexity, one forward on 2 cores
@@ -128,15 +129,15 @@ def _round(x: float) -> float | None:
     return round(float(x), 6) if math.isfinite(x) else None
 
 
-def _embed(model: torch.nn.Module, tokenizer: Any, texts: list[str], device: str) -> torch.Tensor:
+def _embed(model: torch.nn.Module, tokenizer: Tokenizer, texts: list[str], device: str) -> torch.Tensor:
     """(N, D) mean-pooled, L2-normalised embeddings in float32."""
     out = []
     for i in range(0, len(texts), BATCH):
         enc = tokenizer(texts[i:i + BATCH], return_tensors="pt", padding=True, truncation=True, max_length=256)
-        enc = {k: v.to(device) for k, v in enc.items()}
+        inputs = {k: v.to(device) for k, v in enc.items()}
         with torch.inference_mode():
-            h = model(**enc).last_hidden_state.float()  # (B, T, D)
-        mask = enc["attention_mask"].unsqueeze(-1).float()  # (B, T, 1)
+            h = model(**inputs).last_hidden_state.float()  # (B, T, D)
+        mask = inputs["attention_mask"].unsqueeze(-1).float()  # (B, T, 1)
         out.append(F.normalize((h * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=1).cpu())
     return torch.cat(out)
 
@@ -149,13 +150,13 @@ def _pair_scores(emb: torch.Tensor) -> list[float]:
     return (emb[0::2] * emb[1::2]).sum(-1).tolist()  # (pairs,) cosine of normalised vectors
 
 
-def _ranking(model: torch.nn.Module, tokenizer: Any, query: str, candidates: list[str], device: str) -> list[int]:
+def _ranking(model: torch.nn.Module, tokenizer: Tokenizer, query: str, candidates: list[str], device: str) -> list[int]:
     """Candidate indices, most similar to ``query`` first."""
     emb = _embed(model, tokenizer, [query, *candidates], device)
     return (emb[1:] @ emb[0]).argsort(descending=True).tolist()
 
 
-def _ids(tokenizer: Any, text: str, device: str, cap: int = MAX_TOKENS) -> torch.Tensor:
+def _ids(tokenizer: Tokenizer, text: str, device: str, cap: int = MAX_TOKENS) -> torch.Tensor:
     return tokenizer(text, return_tensors="pt")["input_ids"][:, :cap].to(device)  # (1, T)
 
 
@@ -164,7 +165,7 @@ def _logits(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
         return model(input_ids=ids).logits[0].float()  # (T, vocab)
 
 
-def _greedy(model: torch.nn.Module, tokenizer: Any, prompt: str, n: int, device: str) -> str:
+def _greedy(model: torch.nn.Module, tokenizer: Tokenizer, prompt: str, n: int, device: str) -> str:
     ids = _ids(tokenizer, prompt, device)
     for _ in range(n):
         nxt = _logits(model, ids)[-1].argmax().view(1, 1)
@@ -172,14 +173,14 @@ def _greedy(model: torch.nn.Module, tokenizer: Any, prompt: str, n: int, device:
     return tokenizer.decode(ids[0, -n:].tolist(), skip_special_tokens=True)
 
 
-def _probe_answers(model: torch.nn.Module, tokenizer: Any, decoder: bool, device: str) -> tuple[str, ...]:
+def _probe_answers(model: torch.nn.Module, tokenizer: Tokenizer, decoder: bool, device: str) -> tuple[str, ...]:
     if decoder:
         return tuple(_greedy(model, tokenizer, p, PROBE_TOKENS, device) for p in probes()["decoder"])
     return tuple(item["candidates"][_ranking(model, tokenizer, item["query"], item["candidates"], device)[0]]
                  for item in probes()["encoder"])
 
 
-def reference(model: torch.nn.Module, tokenizer: Any, decoder: bool, device: str) -> Reference:
+def reference(model: torch.nn.Module, tokenizer: Tokenizer, decoder: bool, device: str) -> Reference:
     """The unmodified model's outputs on the bundled texts."""
     answers = _probe_answers(model, tokenizer, decoder, device)
     if decoder:
@@ -197,7 +198,7 @@ def _perplexity(logits: torch.Tensor, ids: torch.Tensor) -> float:
     return float(torch.exp(loss))
 
 
-def measure(model: torch.nn.Module, tokenizer: Any, ref: Reference, device: str) -> Quality:
+def measure(model: torch.nn.Module, tokenizer: Tokenizer, ref: Reference, device: str) -> Quality:
     """The quality of ``model`` against ``ref`` (the original's outputs)."""
     answers = _probe_answers(model, tokenizer, ref.decoder, device)
     kept = sum(a == b for a, b in zip(answers, ref.probe_answers, strict=True))
@@ -215,7 +216,7 @@ def measure(model: torch.nn.Module, tokenizer: Any, ref: Reference, device: str)
     return Quality("cosine agreement", cosine, 1.0, {"spearman_vs_original": rho}, kept, len(answers))
 
 
-def answer(model: torch.nn.Module, tokenizer: Any, decoder: bool, prompt: str, candidates: list[str],
+def answer(model: torch.nn.Module, tokenizer: Tokenizer, decoder: bool, prompt: str, candidates: list[str],
            device: str) -> str:
     """The model's answer to one prompt: a decoder's greedy continuation, or an encoder's candidates
     ranked by similarity to the prompt (best first, joined by " > ")."""

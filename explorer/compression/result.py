@@ -43,11 +43,11 @@ class Row:
     sparsity: float
     answer: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"method": self.method, "description": self.description, "size_bytes": self.size_bytes,
                 "memory_bytes": self.memory_bytes, "latency_ms": round(self.latency_ms, 3),
-                "throughput": round(self.throughput, 3), "baseline_latency_ms": round(self.baseline_latency_ms, 3), "quality": self.quality.to_dict(),
-                "sparsity": round(self.sparsity, 4), "answer": self.answer}
+                "throughput": round(self.throughput, 3), "baseline_latency_ms": round(self.baseline_latency_ms, 3),
+                "quality": self.quality.to_dict(), "sparsity": round(self.sparsity, 4), "answer": self.answer}
 
 
 def ratio(value: float, base: float | None) -> float | None:
@@ -111,7 +111,7 @@ class Study:
                  "sparsity": round(r.sparsity, 4), "device": self.device, "notes": texts(self.notices)}
                 for r in self.rows]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"model": self.model, "name": self.name, "decoder": self.decoder, "device": self.device,
                 "device_name": self.device_name, "dtype": self.dtype, "throughput_unit": self.throughput_unit,
                 "prompt": self.prompt, "baseline": self.baseline.to_dict(),

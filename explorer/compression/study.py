@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import torch
 
@@ -40,8 +39,8 @@ from explorer.runtime import bundled, cancel, placement, resolve
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.resolve import ModelRef
 
-__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Baseline", "OneMethod", "Original", "Row", "Settings",
-           "Study", "baseline", "encoder_ranking", "method_row", "run"]
+__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_PROMPTS", "MAX_METHODS", "Baseline", "OneMethod", "Original", "Row",
+           "Settings", "Study", "baseline", "encoder_ranking", "method_row", "run"]
 
 MAX_METHODS = 12  # each method is a full copy and a full measurement: a long list would hold a worker for minutes
 DEFAULT_PROMPTS = {"encoder": "A man is playing a guitar.", "decoder": "The capital of France is"}
@@ -49,9 +48,9 @@ DEFAULT_CANDIDATES = ("A musician plays music.", "A man eats a sandwich.", "A wo
                       "The stock market fell.")
 Q4_NOTE = Notice("info", "The original here is Gemma 3 270M as bundled: the 4-bit Q4_K_M GGUF dequantised to float32. "
                          "Every figure compares with that already-quantised model, not with Google's bf16 weights.")
-DENSE_NOTE = Notice("info", "prune-N, heads-N and mheads-N write zeros into dense matrices: the size on disk and the latency "
-                            "stay those of the dense model; only a sparse format or kernel would turn the zeros "
-                            "into savings.")
+DENSE_NOTE = Notice("info", "prune-N, heads-N and mheads-N write zeros into dense matrices: the size on disk and the "
+                            "latency stay those of the dense model; only a sparse format or kernel would turn the "
+                            "zeros into savings.")
 STEPS = {False: (0.1, "compressing a copy and measuring it…"),  # (progress when the methods start, what each does)
          True: (0.2, "adaptive inference, timed beside the full model…")}  # early exit
 
@@ -80,7 +79,7 @@ def _load(model: ModelRef, models_dir: str | None, device: str) -> LoadedModel:
                       purpose="the Compression lab")
 
 
-def _workload(loaded: LoadedModel, decoder: bool, device: str) -> tuple[Callable[[torch.nn.Module], Any], int]:
+def _workload(loaded: LoadedModel, decoder: bool, device: str) -> tuple[Callable[[torch.nn.Module], object], int]:
     """(one timed call on a model, the items it handles): a batch of sentences, or the held-out tokens."""
     tok = loaded.tokenizer
     if decoder:
@@ -116,7 +115,8 @@ def _original(wanted: Settings, report: Progress) -> tuple[Baseline, LoadedModel
     report(0.0, f"Loading {wanted.key}…")
     loaded = _load(model, wanted.models_dir, wanted.device)
     where = loaded.device  # what actually ran (an out-of-memory fallback moves it to the CPU)
-    shown, said = quality.prompt_used(wanted.prompt, DEFAULT_PROMPTS["decoder" if decoder else "encoder"], COMPRESSION_PROMPT_CHARS)
+    shown, said = quality.prompt_used(wanted.prompt, DEFAULT_PROMPTS["decoder" if decoder else "encoder"],
+                                      COMPRESSION_PROMPT_CHARS)
     report(0.05, "Measuring the original…")
     ref = quality.reference(loaded.model, loaded.tokenizer, decoder, where)
     row = _measure(loaded.model, loaded, ref, wanted, shown, "original", "the model as loaded (float32)")

@@ -21,7 +21,8 @@ __all__ = ["KINDS", "Notice", "NoticeKind", "texts"]
 NoticeKind = Literal["truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info",
                      "stopped"]
 KINDS: tuple[str, ...] = ("truncated", "untrained", "dropped", "fallback", "missing", "stand-in", "offload", "info",
-                          "stopped")  # stopped: a server request's budget ran out (explorer.runtime.cancel): a partial result
+                          # stopped: a server request's budget ran out (explorer.runtime.cancel): a partial result
+                          "stopped")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ def cache_dir() -> Path:
     return Path(settings.CACHE_DIR.value()).expanduser()
 
 
-def fingerprint(*parts: Any) -> str:
+def fingerprint(*parts: object) -> str:
     """A stable hash of JSON-able parts (config text, head, versions...)."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
@@ -44,7 +44,7 @@ def load(name: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def save(name: str, data: dict[str, Any]) -> None:
+def save(name: str, data: dict[str, object]) -> None:
     """Write atomically: a temporary sibling, flushed to disk, then renamed over the old file.
 
     A reader (or a process killed mid-write) sees the previous file or the new one, never half of

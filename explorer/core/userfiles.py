@@ -23,7 +23,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from explorer.core.errors import ExplorerError, shorten
 
@@ -134,7 +134,7 @@ def _finite_float(literal: str) -> float:
     return value
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ExplorerError(f"The JSON holds {name}, which is not valid JSON: use ordinary numbers.")
 
 

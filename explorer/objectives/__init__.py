@@ -55,8 +55,9 @@ class Strategy:
     rate_help: str = ""  # why the realised selection rate may differ from the budget
     shows_epochs: bool = False  # static vs dynamic masking over epochs is its defining contrast
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("name", "label", "group", "kind", "tokenizer", "description", "tokenizer_note", "pair")}
+    def to_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in ("name", "label", "group", "kind", "tokenizer", "description",
+                                              "tokenizer_note", "pair")}
 
 
 def _s(name, label, group, kind, tokenizer, frame, fn, description, note="", pair=False, **page: Any) -> Strategy:
@@ -65,12 +66,14 @@ def _s(name, label, group, kind, tokenizer, frame, fn, description, note="", pai
 
 
 _ELECTRA_OPTION = Option("p_original", "Generator proposes the original token", "slider", electra.P_ORIGINAL,
-                         (0.0, 1.0, 0.05), "A trained generator is often right; a correct guess is labelled original (0).")
+                         (0.0, 1.0, 0.05),
+                         "A trained generator is often right; a correct guess is labelled original (0).")
 _COMPOSE_OPTION = Option("noises", "Noisings, in order", "multiselect", ("permute", "infill"), tuple(bart.NOISES))
 _SUBST_XLM = "XLM's own 95k BPE is not shipped; BERT's uncased WordPiece stands in."
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
     _s("bert", "BERT MLM (static)", "token masking", "token", "bert-base-uncased", "bert", mlm.bert_mlm,
-       "15% of tokens selected (exact count); of those 80% [MASK], 10% random token, 10% unchanged. Masks are fixed when the data is written.", shows_epochs=True),
+       "15% of tokens selected (exact count); of those 80% [MASK], 10% random token, 10% unchanged. Masks are fixed "
+       "when the data is written.", shows_epochs=True),
     _s("wwm", "Whole-word masking", "token masking", "token", "bert-base-uncased", "bert", mlm.whole_word_mlm,
        "Same 15% budget, but every piece of a chosen word is selected together (no '##ing' alone).",
        rate_help="wwm: the budget; a word that would overshoot it is skipped, so the rate can fall short."),
@@ -78,22 +81,30 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
        "A fresh 15% mask (80/10/10) every time a sequence is fed: seed derived from (seed, epoch).",
        "RoBERTa uses GPT-2's byte-level BPE pieces with <s> … </s> and <mask>.", shows_epochs=True),
     _s("spanbert", "SpanBERT spans + SBO", "spans", "token", "bert-base-cased", "bert", spans.spanbert,
-       "Whole-word spans, lengths ~ Geometric(0.2) clipped at 10 words (mean 3.8), until 15% of tokens; 80/10/10 per span; the span boundary objective predicts each target from the two tokens just outside its span plus its position inside it.",
+       "Whole-word spans, lengths ~ Geometric(0.2) clipped at 10 words (mean 3.8), until 15% of tokens; 80/10/10 per "
+       "span; the span boundary objective predicts each target from the two tokens just outside its span plus its "
+       "position inside it.",
        rate_help="SpanBERT: the token budget; completing the last word of a span can overshoot it."),
     _s("t5", "T5 span corruption", "spans", "seq2seq", "t5", "t5", spans.t5_span_corruption,
-       "15% of tokens in spans of mean length 3; each span becomes one sentinel <extra_id_N>; the target lists the sentinels with the dropped spans and ends with a final sentinel."),
-    _s("electra", "ELECTRA replaced-token detection", "replaced-token detection", "token", "bert-base-uncased", "bert", electra.electra,
-       "15% masked; a generator (here: a vocabulary sampler that proposes the original 25% of the time) fills them; the discriminator labels every token original (0) or replaced (1); a correct guess counts as original.",
+       "15% of tokens in spans of mean length 3; each span becomes one sentinel <extra_id_N>; the target lists the "
+       "sentinels with the dropped spans and ends with a final sentinel."),
+    _s("electra", "ELECTRA replaced-token detection", "replaced-token detection", "token", "bert-base-uncased", "bert",
+       electra.electra,
+       "15% masked; a generator (here: a vocabulary sampler that proposes the original 25% of the time) fills them; "
+       "the discriminator labels every token original (0) or replaced (1); a correct guess counts as original.",
        options=(_ELECTRA_OPTION,)),
     _s("bart-mask", "BART token masking", "seq2seq denoising", "seq2seq", "gpt2", "roberta", bart.token_masking,
        "30% of tokens become <mask>; the decoder rewrites the whole document."),
     _s("bart-delete", "BART token deletion", "seq2seq denoising", "seq2seq", "gpt2", "roberta", bart.token_deletion,
        "30% of tokens are deleted: the model must also find where something is missing."),
     _s("bart-infill", "BART text infilling", "seq2seq denoising", "seq2seq", "gpt2", "roberta", bart.text_infilling,
-       "Spans with Poisson(3) lengths cover 30% of tokens; each span becomes ONE <mask>; zero-length spans insert a <mask>."),
-    _s("bart-permute", "BART sentence permutation", "seq2seq denoising", "seq2seq", "gpt2", "roberta", bart.sentence_permutation,
+       "Spans with Poisson(3) lengths cover 30% of tokens; each span becomes ONE <mask>; zero-length spans insert a "
+       "<mask>."),
+    _s("bart-permute", "BART sentence permutation", "seq2seq denoising", "seq2seq", "gpt2", "roberta",
+       bart.sentence_permutation,
        "Sentences (split at . ! ?) are shuffled."),
-    _s("bart-rotate", "BART document rotation", "seq2seq denoising", "seq2seq", "gpt2", "roberta", bart.document_rotation,
+    _s("bart-rotate", "BART document rotation", "seq2seq denoising", "seq2seq", "gpt2", "roberta",
+       bart.document_rotation,
        "The document is rotated to start at a random token; the model must find the real start."),
     _s("bart-compose", "BART permutation + infilling", "seq2seq denoising", "seq2seq", "gpt2", "roberta", bart.compose,
        "BART's final recipe: sentence permutation, then text infilling.", options=(_COMPOSE_OPTION,)),
@@ -102,18 +113,23 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
     _s("xlm-mlm", "XLM masked LM (MLM)", "cross-lingual", "token", "bert-base-uncased", "bert", xlm.xlm_mlm,
        "Each token masked independently with probability 15% (80/10/10) on streams of text.", _SUBST_XLM),
     _s("xlm-tlm", "XLM translation LM (TLM)", "cross-lingual", "token", "bert-base-uncased", "bert", xlm.xlm_tlm,
-       "A sentence and its translation concatenated, masked in both; language ids 0/1 and positions restart at 0 for the translation, so a masked word can be read off the other language.",
+       "A sentence and its translation concatenated, masked in both; language ids 0/1 and positions restart at 0 for "
+       "the translation, so a masked word can be read off the other language.",
        _SUBST_XLM, pair=True),
     _s("nsp", "BERT next-sentence prediction", "sentence-level", "sentence", "bert-base-uncased", "bert", sentence.nsp,
        "[CLS] A [SEP] B [SEP]: B is the true next sentence (50%) or a sentence from another document (50%)."),
     # The catalog's stand-in for ALBERT (assets/catalog.json "tokenizer"): one choice everywhere in the app.
-    _s("sop", "ALBERT sentence-order prediction", "sentence-level", "sentence", "bert-base-uncased", "bert", sentence.sop,
+    _s("sop", "ALBERT sentence-order prediction", "sentence-level", "sentence", "bert-base-uncased", "bert",
+       sentence.sop,
        "Two consecutive segments of the same document, swapped 50% of the time: topic cannot give the answer away.",
        "ALBERT's own 30k SentencePiece model is not shipped; BERT's uncased WordPiece stands in, as everywhere in "
        "the app (ALBERT frames its input with the same [CLS]/[SEP])."),
-    _s("structbert-word", "StructBERT word structural", "sentence-level", "token", "bert-base-uncased", "bert", sentence.structbert_word,
-       "5% of trigrams are shuffled; the model restores the original order (predicts the original token at each shuffled position)."),
-    _s("structbert-sentence", "StructBERT sentence structural", "sentence-level", "sentence", "bert-base-uncased", "bert", sentence.structbert_sentence,
+    _s("structbert-word", "StructBERT word structural", "sentence-level", "token", "bert-base-uncased", "bert",
+       sentence.structbert_word,
+       "5% of trigrams are shuffled; the model restores the original order (predicts the original token at each "
+       "shuffled position)."),
+    _s("structbert-sentence", "StructBERT sentence structural", "sentence-level", "sentence", "bert-base-uncased",
+       "bert", sentence.structbert_sentence,
        "B is the next sentence, the previous one or a random one (1/3 each): a 3-way classification."),
     _s("gpt-clm", "GPT causal LM", "causal & decoding", "token", "gpt2", "gpt2", decoding.causal_lm,
        "No corruption: every position predicts the next token, the causal mask hides the future."),
@@ -123,7 +139,8 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
 def get_strategy(name: str) -> Strategy:
     """The strategy called ``name``; an unknown name lists the valid ones."""
     if name not in STRATEGIES:
-        raise ExplorerError(f"Unknown strategy {shorten(name)!r}. Choose one of: {', '.join(STRATEGIES)} (python -m explorer mask --list).")
+        raise ExplorerError(f"Unknown strategy {shorten(name)!r}. Choose one of: {', '.join(STRATEGIES)} (python -m "
+                            "explorer mask --list).")
     return STRATEGIES[name]
 
 

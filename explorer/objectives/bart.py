@@ -43,7 +43,8 @@ def _choose(tokens: Sequence[str], rng: np.random.Generator, ratio: float) -> np
     return hit
 
 
-def token_masking(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, ratio: float = BART_RATIO) -> Seq2SeqResult:
+def token_masking(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
+                  ratio: float = BART_RATIO) -> Seq2SeqResult:
     """Token masking: random tokens become <mask> (BERT-style, but the decoder rewrites all)."""
     hit = _choose(tokens, rng, ratio)
     inp = tuple(vocab.mask if hit[i] else t for i, t in enumerate(tokens))
@@ -52,7 +53,8 @@ def token_masking(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
     return Seq2SeqResult("bart-mask", tuple(tokens), inp, tuple(tokens), kinds, input_kinds)
 
 
-def token_deletion(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, ratio: float = BART_RATIO) -> Seq2SeqResult:
+def token_deletion(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
+                   ratio: float = BART_RATIO) -> Seq2SeqResult:
     """Token deletion: random tokens vanish, so the model must also decide *where* input is missing."""
     hit = _choose(tokens, rng, ratio)
     inp = tuple(t for i, t in enumerate(tokens) if not hit[i])
@@ -165,7 +167,8 @@ def document_rotation(tokens: Sequence[str], rng: np.random.Generator, vocab: Vo
     head, body, tail = frame(tokens)
     r = int(rng.integers(1, len(body))) if len(body) > 1 else 0
     rotated = body[r:] + body[:r]
-    inp_kinds = [SPECIAL] * len(head) + ["new start" if k == 0 and r else "unchanged" for k in range(len(body))] + [SPECIAL] * len(tail)
+    inp_kinds = ([SPECIAL] * len(head) + ["new start" if k == 0 and r else "unchanged" for k in range(len(body))]
+                 + [SPECIAL] * len(tail))
     kinds = tuple(SPECIAL if is_special(t) else NOT_SELECTED for t in tokens)
     return Seq2SeqResult("bart-rotate", tuple(tokens), tuple(head + rotated + tail), tuple(tokens), kinds,
                          tuple(inp_kinds), detail=f"rotated by {r} tokens")

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SENTENCE_END", "SPECIAL_TOKENS", "MaskedLMResult", "ObjectiveResult", "Option",
-    "SentencePairResult", "Seq2SeqResult", "Vocab", "bare", "eighty_ten_ten", "eligible", "frame", "is_special", "random_segmentation",
-    "sentences", "sentinel", "token_result", "word_starts", "words"]
+    "SentencePairResult", "Seq2SeqResult", "Vocab", "bare", "eighty_ten_ten", "eligible", "frame", "is_special",
+    "random_segmentation", "sentences", "sentinel", "token_result", "word_starts", "words"]
 
 SPECIAL_TOKENS = frozenset({
     "[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<mask>", "<|endoftext|>",
@@ -67,9 +67,9 @@ class Vocab:
             raise ValueError("Vocab.replacements must not be empty")
 
 
-def _lists(d: dict[str, Any]) -> dict[str, Any]:
+def _lists(d: dict[str, object]) -> dict[str, object]:
     """Tuples -> lists recursively, so that to_dict() output is plain JSON."""
-    def conv(v: Any) -> Any:
+    def conv(v: object) -> object:
         if isinstance(v, (tuple, list)):
             return [conv(x) for x in v]
         if isinstance(v, dict):
@@ -104,7 +104,7 @@ class MaskedLMResult:
         """What besides its target defines position ``i`` (hover text; subclasses add to it)."""
         return []
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _lists(asdict(self))
 
 
@@ -133,7 +133,7 @@ class Seq2SeqResult:
     def span_lengths(self) -> tuple[int, ...]:
         return tuple(e - s for s, e in self.spans)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _lists(asdict(self))
 
 
@@ -154,7 +154,7 @@ class SentencePairResult:
     sentence_a: tuple[str, ...]
     sentence_b: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _lists(asdict(self))
 
 
@@ -299,5 +299,6 @@ def random_segmentation(n_items: int, n_segments: int, rng: np.random.Generator)
     """
     if n_segments <= 0:
         return np.zeros(0, dtype=int)
-    cuts = np.sort(rng.choice(n_items - 1, size=n_segments - 1, replace=False)) + 1 if n_segments > 1 else np.zeros(0, int)
+    cuts = (np.sort(rng.choice(n_items - 1, size=n_segments - 1, replace=False)) + 1 if n_segments > 1
+            else np.zeros(0, int))
     return np.diff(np.concatenate([[0], cuts, [n_items]])).astype(int)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -67,7 +66,8 @@ def adjust(probs: np.ndarray, method: str, temperature: float = 1.0, top_k: int 
     """
     p = np.asarray(probs, dtype=float)
     if p.ndim != 1 or len(p) == 0 or (p < 0).any() or not np.isfinite(p).all() or p.sum() <= 0:
-        raise ExplorerError("The probability table needs at least one row of non-negative numbers with a positive sum: fix the values.")
+        raise ExplorerError("The probability table needs at least one row of non-negative numbers with a positive sum: "
+                            "fix the values.")
     p = p / p.sum()
     if method == "greedy":
         return np.eye(len(p))[int(np.argmax(p))]
@@ -98,7 +98,7 @@ class DecodingResult:
     choice: str  # greedy's pick, or the first sample
     counts: tuple[int, ...]  # (V,) how often each token was drawn in n draws
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _lists(asdict(self))
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -51,13 +50,14 @@ class DistillResult:
     kl_scaled: float  # T^2 * kl
     loss: float  # alpha * ce + (1 - alpha) * kl_scaled
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return _lists(asdict(self))
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, object]]:
         """One row per candidate token: softened teacher and student, and the student at T=1."""
         return [{"token": t, "teacher (T)": a, "student (T)": b, "student (T=1)": c}
-                for t, a, b, c in zip(self.tokens, self.teacher_soft, self.student_soft, self.student_hard, strict=True)]
+                for t, a, b, c in zip(self.tokens, self.teacher_soft, self.student_soft, self.student_hard,
+                                      strict=True)]
 
 
 def distill_loss(tokens: tuple[str, ...], teacher_logits: tuple[float, ...], student_logits: tuple[float, ...],

@@ -39,7 +39,8 @@ def bert_mlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate
     return token_result("bert", tokens, inp, kinds, selected)
 
 
-def whole_word_mlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate: float = MASK_RATE) -> MaskedLMResult:
+def whole_word_mlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
+                   rate: float = MASK_RATE) -> MaskedLMResult:
     """Whole-word masking: the same 15% budget, but all pieces of a word are selected together.
 
     Words are visited in random order; a word that would overshoot the budget is skipped (as
@@ -58,7 +59,8 @@ def whole_word_mlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab
     return token_result("wwm", tokens, inp, kinds, selected)
 
 
-def roberta_mlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate: float = MASK_RATE) -> MaskedLMResult:
+def roberta_mlm(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab,
+                rate: float = MASK_RATE) -> MaskedLMResult:
     """One epoch of RoBERTa's dynamic masking (fairseq): ``int(rate * n + U)`` tokens, 80/10/10.
 
     Adding U(0, 1) before truncating makes the *expected* count exactly rate * n even for

@@ -132,7 +132,8 @@ def spanbert(tokens: Sequence[str], rng: np.random.Generator, vocab: Vocab, rate
     )
 
 
-def t5_noise_mask(n: int, rng: np.random.Generator, noise: float = T5_NOISE, mean_span: float = T5_MEAN_SPAN) -> np.ndarray:
+def t5_noise_mask(n: int, rng: np.random.Generator, noise: float = T5_NOISE,
+                  mean_span: float = T5_MEAN_SPAN) -> np.ndarray:
     """(n,) bool noise mask, T5's ``random_spans_noise_mask``.
 
     round(noise * n) noise tokens in round(noise_count / mean_span) spans; noise and non-noise

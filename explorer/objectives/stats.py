@@ -55,10 +55,11 @@ class DrawStats:
     labels: dict[str, int] = field(default_factory=dict)  # classes (sentence tasks) or arrangements
     span_unit: str = "tokens"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = _lists(asdict(self))
-        for key in ("span_lengths", "sampled_lengths", "theory"):
-            d[key] = {str(k): v for k, v in sorted(d[key].items())}
+        for key, counts in (("span_lengths", self.span_lengths), ("sampled_lengths", self.sampled_lengths),
+                            ("theory", self.theory)):
+            d[key] = {str(k): v for k, v in sorted(counts.items())}
         return d
 
 
@@ -86,7 +87,8 @@ def expected_rate(name: str, n: int) -> float | None:
     fixed = {
         "bert": mlm.budget(n) / n, "electra": mlm.budget(n) / n, "wwm": mlm.budget(n) / n,
         "roberta": 0.15, "xlm-mlm": 0.15, "xlm-tlm": 0.15, "spanbert": math.ceil(0.15 * n) / n,
-        "bart-mask": math.ceil(0.3 * n) / n, "bart-delete": math.ceil(0.3 * n) / n, "bart-infill": math.ceil(0.3 * n) / n,
+        "bart-mask": math.ceil(0.3 * n) / n, "bart-delete": math.ceil(0.3 * n) / n,
+        "bart-infill": math.ceil(0.3 * n) / n,
     }
     if name == "structbert-word" and n >= 3:  # 5% of the n - 2 trigrams of one contiguous text
         return 3 * max(1, round(0.05 * (n - 2))) / n

@@ -18,7 +18,6 @@ epochs view are declared by each :class:`~explorer.objectives.Strategy`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from explorer.core.notices import Notice
 from explorer.objectives.base import MaskedLMResult, ObjectiveResult, SentencePairResult, is_special
@@ -61,7 +60,7 @@ def generator_kinds(result: ObjectiveResult) -> tuple[str, ...] | None:
     return result.generator_kinds() if isinstance(result, ElectraResult) else None
 
 
-def token_rows(result: ObjectiveResult, tokenizer: str) -> list[dict[str, Any]]:
+def token_rows(result: ObjectiveResult, tokenizer: str) -> list[dict[str, object]]:
     """The per-token table of a token-level result (empty for seq2seq and sentence results)."""
     if not isinstance(result, MaskedLMResult):
         return []
@@ -73,7 +72,7 @@ def token_rows(result: ObjectiveResult, tokenizer: str) -> list[dict[str, Any]]:
              **{name: values[i] for name, values in extra.items()}} for i, t in enumerate(result.targets)]
 
 
-def span_rows(result: ObjectiveResult, tokenizer: str) -> list[dict[str, Any]]:
+def span_rows(result: ObjectiveResult, tokenizer: str) -> list[dict[str, object]]:
     """SpanBERT: every span with the two boundary tokens SBO predicts it from (empty otherwise)."""
     if not isinstance(result, SpanMaskResult) or not result.boundaries:
         return []

@@ -64,7 +64,7 @@ class Budget:
     note: str
     missing: tuple[str, ...] = ()  # fields a token count or a FLOPs estimate lacks ("record": no record at all)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "missing": list(self.missing)}
 
 
@@ -78,7 +78,7 @@ def _derived_tokens(record: dict[str, Any]) -> tuple[float | None, str | None]:
     return None, None
 
 
-def _missing(key: str, record: dict[str, Any], tokens: float | None, flops: float | None) -> tuple[str, ...]:
+def _missing(key: str, record: dict[str, object], tokens: float | None, flops: float | None) -> tuple[str, ...]:
     """Fields whose absence blocks the tokens (of the route closest to complete; on a tie, steps x batch x
     seq_len, the one most sources give) and, with no reported FLOPs, the 6·N·D estimate's published N."""
     gaps: tuple[str, ...] = ()
@@ -161,7 +161,7 @@ def train_flops(key: str) -> float | None:
     return budget(key).train_flops
 
 
-def compare_columns(key: str) -> dict[str, Any]:
+def compare_columns(key: str) -> dict[str, object]:
     """The two Compare-table columns: training FLOPs (a number or None) and where it comes from (text)."""
     b = budget(key)
     return {"train_flops": b.train_flops, "train_flops_source": b.train_flops_source or NOT_RECORDED}

@@ -66,13 +66,13 @@ def _setting(model: str) -> str:
     return "ensemble" if "ensemble" in lowered else "human" if "human" in lowered else "single model"
 
 
-def _record(model: str, variant: str | None, split: str, source: str) -> dict[str, Any]:
+def _record(model: str, variant: str | None, split: str, source: str) -> dict[str, object]:
     paper = source.split(",", 1)[0]  # "Devlin et al. 2019 (BERT), Table 1" -> the paper
     return {"model": model, "paper": paper, "catalog": variant or "", "split": split, "setting": _setting(model),
             **dict.fromkeys(TASKS), "metrics": "", "tasks_reported": 0, "source": source}
 
 
-def _fill(record: dict[str, Any], chosen: dict[str, tuple[str, float]]) -> dict[str, Any]:
+def _fill(record: dict[str, object], chosen: dict[str, tuple[str, float]]) -> dict[str, object]:
     notes = []
     for task, (note, value) in chosen.items():
         record[task] = value

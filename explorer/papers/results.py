@@ -19,7 +19,6 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Any
 
 from explorer import ASSETS
 from explorer.core.errors import ExplorerError, shorten
@@ -31,7 +30,8 @@ __all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "h
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
 COST_SEQ_LEN = 128  # sequence length at which FLOPs per token are counted for the chart
-LOWER_IS_BETTER = {"inference_seconds", "params_millions", "flops", "train_flops", "infer_flops"}  # costs; the rest score
+# costs; the rest score
+LOWER_IS_BETTER = {"inference_seconds", "params_millions", "flops", "train_flops", "infer_flops"}
 # Metric-name endings that are lower-is-better: perplexity, bits per byte / character (GPT-2's Table 3), latency.
 LOWER_IS_BETTER_SUFFIXES = ("_ppl", "_bpb", "_bpc", "_ms", "_seconds")
 # Columns that describe a model's size or cost rather than score it (ALBERT's Table 2, FastBERT's FLOPs, ELECTRA's
@@ -51,7 +51,7 @@ class Row:
     source: str
     texts: tuple[tuple[str, str], ...] = ()  # (column, words) of the line's ``# text:`` cells, e.g. a claim
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The six fields `python -m explorer results --json` documents, and ``texts`` ({column: words}) on a row
         that carries words, such as a claim the paper states without a table."""
         out = {k: v for k, v in asdict(self).items() if k != "texts"}
@@ -95,7 +95,8 @@ def _cells(column: str, cell: str, pairs: dict[str, tuple[str, str]]) -> list[tu
     names = pairs[column]
     parts = cell.split("/") if cell.strip() != "-" else ["-", "-"]
     if len(parts) != 2:
-        raise ExplorerError(f"Results cell {shorten(cell)!r} of {shorten(column)!r} should hold two values a/b: fix assets/results.")
+        raise ExplorerError(f"Results cell {shorten(cell)!r} of {shorten(column)!r} should hold two values a/b: fix "
+                            "assets/results.")
     return [(f"{column}_{name}", parse_value(part)) for name, part in zip(names, parts, strict=True)]
 
 
@@ -153,7 +154,8 @@ def _listed(names: list[str], room: int = 300) -> str:
     shown: list[str] = []
     for name in names:
         if shown and len(", ".join([*shown, name])) > room:
-            return f"{', '.join(shown)} … and {len(names) - len(shown)} more (`python -m explorer results` prints every table)"
+            return (f"{', '.join(shown)} … and {len(names) - len(shown)} more "
+                    "(`python -m explorer results` prints every table)")
         shown.append(name)
     return ", ".join(shown)
 
@@ -187,14 +189,14 @@ def metrics(benchmark: str) -> list[str]:
     return sorted(names, key=lambda m: m in SIZE_METRICS)
 
 
-def table(selected: Sequence[Row]) -> list[dict[str, Any]]:
+def table(selected: Sequence[Row]) -> list[dict[str, object]]:
     """One record per (model, source) with a column per metric; missing values read "not reported".
 
     Text cells (a claim in words) follow the metrics, one column each; "" where a line has none.
     """
     names = list(dict.fromkeys(r.metric for r in selected))
     words = list(dict.fromkeys(column for r in selected for column, _ in r.texts))
-    records: dict[tuple[str, str], dict[str, Any]] = {}
+    records: dict[tuple[str, str], dict[str, object]] = {}
     for r in selected:
         record = records.setdefault((r.model, r.source), {"model": r.model, "catalog": r.variant or "",
                                                           **dict.fromkeys(names, NOT_REPORTED),

@@ -37,8 +37,9 @@ from functools import lru_cache
 from explorer.architecture import catalog
 from explorer.papers import budgets
 
-__all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "ScalingPoint", "chinchilla_optimal",
-           "geomspace", "loss_chinchilla", "loss_d", "loss_n", "non_embedding_params", "placements"]
+__all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "ScalingPoint",
+           "chinchilla_optimal", "geomspace", "loss_chinchilla", "loss_d", "loss_n", "non_embedding_params",
+           "placements"]
 
 N_C = 8.8e13  # Kaplan et al. 2020, Eq. 1.1: non-embedding parameters
 ALPHA_N = 0.076  # Eq. 1.1

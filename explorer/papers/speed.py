@@ -20,11 +20,14 @@ import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from explorer.architecture import catalog, modeltypes
 from explorer.core.errors import ExplorerError
-from explorer.runtime import budget
+from explorer.runtime import membudget
+
+if TYPE_CHECKING:  # typing only: torch loads when a model is built
+    import torch
 
 __all__ = ["PAPER", "Speed", "interleaved", "measure", "schedule"]
 
@@ -52,7 +55,7 @@ class Speed:
     def ratio(self) -> float:
         return self.ms_per_example[0] / self.ms_per_example[1]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"models": [{"key": k, "ms_per_example": round(ms, 3)} for k, ms in zip(self.keys, self.ms_per_example,
                                                                                       strict=True)],
                 "ratio": round(self.ratio, 3), "device": self.device, "device_name": self.device_name,
@@ -64,7 +67,7 @@ def schedule(n_models: int, runs: int) -> list[int]:
     return [m for _ in range(runs) for m in range(n_models)]
 
 
-def interleaved(calls: Sequence[Callable[[], Any]], runs: int,
+def interleaved(calls: Sequence[Callable[[], object]], runs: int,
                 clock: Callable[[], float] = time.perf_counter) -> list[list[float]]:
     """Seconds per call of each callable, timed in interleaved rounds after one untimed warm-up each."""
     for call in calls:  # first calls allocate buffers and pick kernels: not part of the timing
@@ -109,18 +112,18 @@ def _build(key: str, seq_len: int):
     if limit is not None and seq_len > limit:
         raise ExplorerError(f"{variant.name} takes at most {limit} tokens: use --seq-len {limit} or less.")
     meta = build.instantiate(config, "base", "meta", variant.extra)
-    budget.require_fits(layertree.unique_params(meta), variant.name)
+    membudget.require_fits(layertree.unique_params(meta), variant.name)
     return build.instantiate(config, "base", "cpu", variant.extra).eval(), config
 
 
-def _synced(call: Callable[[], Any], device: str) -> Callable[[], Any]:
+def _synced(call: Callable[[], object], device: str) -> Callable[[], object]:
     """``call`` that waits for the GPU to finish: CUDA kernels run asynchronously, so without the wait
     the clock would only time the launch."""
     if not device.startswith("cuda"):
         return call
     import torch
 
-    def run() -> Any:
+    def run() -> object:
         out = call()
         torch.cuda.synchronize()
         return out
@@ -128,7 +131,7 @@ def _synced(call: Callable[[], Any], device: str) -> Callable[[], Any]:
     return run
 
 
-def _inputs(model, config, seq_len: int, vocab: int) -> dict[str, Any]:
+def _inputs(model, config, seq_len: int, vocab: int) -> dict[str, torch.Tensor]:
     """The same seeded token ids for every model (ids below every model's vocabulary size)."""
     import torch
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.architecture import modeltypes
+from explorer.architecture.catalog import Variant
 from explorer.architecture.modeltypes import RELATIVE_POSITION_TYPES, position_offset
 from explorer.core.errors import ExplorerError, shorten
 from explorer.patterns.kinds import (
@@ -42,12 +43,12 @@ _LOCAL_NAMES = {"local", "sparse", "banded", "local-banded"}
 _LAYER_TYPE_NAMES = {"sliding_attention": "local", "full_attention": "global", "chunked_attention": "local"}
 
 
-def _first(cfg: dict[str, Any], *names: str) -> Any:
+def _first(cfg: dict[str, object], *names: str) -> Any:
     """The first of ``names`` present (and not None) in a config dict."""
     return next((cfg[n] for n in names if cfg.get(n) is not None), None)
 
 
-def head_dim(cfg: dict[str, Any]) -> int:
+def head_dim(cfg: dict[str, object]) -> int:
     """Per-head width d_head (:func:`modeltypes.head_width`; 64 when the config says nothing)."""
     return modeltypes.head_width(cfg) or 64
 
@@ -69,7 +70,7 @@ def alternating_layers(cfg: dict[str, Any]) -> list[str]:
     return kinds
 
 
-def max_positions(variant: Any, cfg: dict[str, Any], part: str = "encoder") -> int | None:
+def max_positions(variant: Variant, cfg: dict[str, object], part: str = "encoder") -> int | None:
     """Longest input the published model takes (None: relative positions, no hard limit).
 
     RoBERTa-style models keep rows of ``max_position_embeddings`` for their padding offset
@@ -114,4 +115,5 @@ def self_attention_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len
             w = int(_first(cfg, "window_size", "local_window", "sliding_window", "attention_window") or 256)
             return f"{kind} (window {w})", local_causal(seq_len, w, d)
         return f"{kind} (causal)", causal(seq_len, d)
-    raise ExplorerError(f"No pattern is known for attention {shorten(attention)!r}: update explorer/patterns/config.py.")
+    raise ExplorerError(f"No pattern is known for attention {shorten(attention)!r}: "
+                        "update explorer/patterns/config.py.")

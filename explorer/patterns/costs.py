@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 
@@ -46,7 +45,7 @@ class PatternStats:
     flops: int
     note: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -63,7 +62,8 @@ def describe(spec: PatternSpec) -> str:
         limit = (5 + 2 * spec.num_random_blocks) * spec.block_size
         base = f"block_size {spec.block_size}, {spec.num_random_blocks} random blocks, seed {spec.seed}"
         if effective_kind(spec) == "full":
-            return f"{base}; {spec.q_len} <= (5 + 2*{spec.num_random_blocks})*{spec.block_size} = {limit}: falls back to full"
+            return (f"{base}; {spec.q_len} <= (5 + 2*{spec.num_random_blocks})*{spec.block_size} = {limit}: "
+                    "falls back to full")
         return f"{base}; 3 window + 2 global blocks"
     return {"full": "every token sees every token", "causal": "token i sees tokens 0..i",
             "cross": f"{spec.q_len} decoder tokens x {spec.k_len} encoder tokens"}[kind]
@@ -98,7 +98,7 @@ class CostCurve:
     flops: tuple[float, ...]
     max_positions: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 

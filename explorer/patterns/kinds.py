@@ -28,7 +28,6 @@ Every constructor validates its parameters and raises :class:`ExplorerError` wit
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -65,7 +64,7 @@ class PatternSpec:
     seed: int = 0
     d_head: int = 64
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["global_positions"] = list(self.global_positions)
         return d

@@ -8,14 +8,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from explorer.patterns.variants import VariantPattern
 
 __all__ = ["table_row"]
 
 
-def table_row(vp: VariantPattern, nnz_counted: int | None = None) -> dict[str, Any]:
+def table_row(vp: VariantPattern, nnz_counted: int | None = None) -> dict[str, object]:
     """One row of the comparison table (plain types, readable column names).
 
     ``nnz_counted``: the count taken on the mask itself, shown next to the closed form.

@@ -15,7 +15,6 @@ A variant's config comes from the catalog; ``part`` picks the attention of an en
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from explorer.architecture import catalog
 from explorer.architecture.modeltypes import num_layers
@@ -37,7 +36,7 @@ PARTS = ("auto", "encoder", "decoder", "cross")
 ENCODER_DECODER_PARTS = ("encoder", "decoder", "cross")
 
 
-def _resolve_part(variant: Any, part: str) -> str:
+def _resolve_part(variant: catalog.Variant, part: str) -> str:
     """``self`` for single-stack models; encoder/decoder/cross for encoder-decoders."""
     if part not in PARTS:
         raise ExplorerError(f"Unknown part {shorten(part)!r}; choose one of {', '.join(PARTS)}.")
@@ -48,15 +47,16 @@ def _resolve_part(variant: Any, part: str) -> str:
     raise ExplorerError(f"{variant.name} is a {variant.family} model: it has no {part} attention.")
 
 
-def layer_count(variant: Any, cfg: dict[str, Any], part: str) -> int:
+def layer_count(variant: catalog.Variant, cfg: dict[str, object], part: str) -> int:
     """Number of layers whose pattern can be picked for this part (at least 1: a config that names no
     count still has one layer to draw)."""
     if part in ("decoder", "cross"):
         return num_layers(cfg, "decoder") or 1
     if variant.attention == "local-global-alternating":
         return len(alternating_layers(cfg))
-    if variant.attention == "sliding-window+global" and isinstance(cfg.get("attention_window"), list):
-        return len(cfg["attention_window"])
+    window = cfg.get("attention_window")
+    if variant.attention == "sliding-window+global" and isinstance(window, list):
+        return len(window)
     return num_layers(cfg, "encoder") or 1
 
 
@@ -76,18 +76,18 @@ class VariantPattern:
     spec: PatternSpec
     stats: PatternStats
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Flat JSON: the stats at top level (kind, nnz, density, score_memory_bytes ...)."""
         head = {k: getattr(self, k) for k in ("key", "name", "attention", "part", "layer", "n_layers",
                                                 "layer_kind", "max_positions", "beyond_max_positions")}
         return {**head, **self.stats.to_dict(), "spec": self.spec.to_dict()}
 
 
-def _variant_and_config(key: str) -> tuple[Any, dict[str, Any]]:
+def _variant_and_config(key: str) -> tuple[catalog.Variant, dict[str, object]]:
     return catalog.get_variant(key), catalog.variant_config(key)
 
 
-def _check_limit(variant: Any, limit: int | None, length: int, allow_beyond: bool) -> bool:
+def _check_limit(variant: catalog.Variant, limit: int | None, length: int, allow_beyond: bool) -> bool:
     beyond = limit is not None and length > limit
     if beyond and not allow_beyond:
         raise ExplorerError(f"{variant.name} takes at most {limit:,} tokens (max position embeddings); "
@@ -120,7 +120,8 @@ def pattern_for_variant(
     elif part == "cross":
         label, spec = "cross", cross(dec_len, seq_len, head_dim(cfg))
     else:
-        label, spec = self_attention_spec(variant.attention, cfg, layer, seq_len, tuple(global_positions), seed, dilation)
+        label, spec = self_attention_spec(variant.attention, cfg, layer, seq_len, tuple(global_positions), seed,
+                                          dilation)
     return VariantPattern(key, variant.name, variant.attention, part, layer, n, label, limit, beyond,
                           spec, pattern_stats(spec))
 
@@ -141,7 +142,7 @@ def variant_cost_curve(
     return cost_curve(specs, tuple(lengths), label, max_positions(variant, cfg, part_))
 
 
-def supported_variants() -> dict[str, Any]:
+def supported_variants() -> dict[str, catalog.Variant]:
     """Catalogued variants whose attention pattern this package can draw, by key."""
     return {k: v for k, v in catalog.load_catalog().items() if v.attention in KNOWN_ATTENTION}
 

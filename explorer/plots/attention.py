@@ -78,7 +78,8 @@ def _link_traces(links: np.ndarray, levels: int = 5) -> list[go.Scatter]:
         ys = np.column_stack([-sel[:, 0], -sel[:, 1], np.full(len(sel), np.nan)]).ravel()
         traces.append(go.Scatter(
             x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-            line={"width": 1 + 2.5 * level / levels, "color": f"rgba(31, 119, 180, {0.15 + 0.85 * (level + 1) / levels:.2f})"},
+            line={"width": 1 + 2.5 * level / levels, "color": "rgba(31, 119, 180, "
+                                                              f"{0.15 + 0.85 * (level + 1) / levels:.2f})"},
         ))
     return traces
 

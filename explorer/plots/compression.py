@@ -12,8 +12,6 @@ original timed in the same alternation (1.0 = as fast), so a busy machine does n
 
 from __future__ import annotations
 
-from typing import Any
-
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -95,7 +93,7 @@ def _rounded(ratio: float | None) -> float | None:
     return round(ratio, 3) if ratio is not None else None  # None: the original's figure gives no ratio
 
 
-def table_rows(study: Study) -> list[dict[str, Any]]:
+def table_rows(study: Study) -> list[dict[str, object]]:
     """The page's table, one row per method: size and latency with their ratios to the original (the study's
     own), throughput, the quality metric beside the original's and its other figures, sparsity."""
     return [{"method": r["method"], "size MB": round(r["size_bytes"] / 1e6, 2), "× size": _rounded(x.size),

@@ -63,7 +63,8 @@ def chips_html(tokens: Sequence[str], kinds: Sequence[str], notes: Sequence[str]
     parts = []
     for i, (tok, kind) in enumerate(zip(tokens[:max_tokens], kinds[:max_tokens], strict=False)):
         tip = f"{i}: {kind}" + (f" | {notes[i]}" if notes and notes[i] else "")
-        parts.append(f'<span title="{html.escape(tip)}" style="{_CHIP.format(bg=_color(kind))}">{html.escape(tok)}</span>')
+        parts.append(f'<span title="{html.escape(tip)}" '
+                     f'style="{_CHIP.format(bg=_color(kind))}">{html.escape(tok)}</span>')
     more = f" … {len(tokens) - max_tokens} more" if len(tokens) > max_tokens else ""
     return f'<div style="line-height:2">{"".join(parts)}{html.escape(more)}</div>'
 
@@ -118,7 +119,8 @@ def position_figure(stats: DrawStats, tokens: Sequence[str]) -> go.Figure:
     if stats.expected_rate is not None:
         fig.add_hline(y=stats.expected_rate, line_dash="dash", annotation_text=f"expected {stats.expected_rate:.3f}")
     fig.update_xaxes(showticklabels=len(tokens) <= 80)
-    return _layout(fig, f"Selection frequency per position (realised rate {stats.rate:.4f})", "position", "fraction of draws")
+    return _layout(fig, f"Selection frequency per position (realised rate {stats.rate:.4f})", "position",
+                   "fraction of draws")
 
 
 def labels_figure(stats: DrawStats, classes: Sequence[str] | None = None) -> go.Figure:
@@ -132,7 +134,8 @@ def labels_figure(stats: DrawStats, classes: Sequence[str] | None = None) -> go.
     return _layout(fig, f"Outcomes over {stats.n_draws:,} draws", "", "fraction")
 
 
-def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]], static: Sequence[Sequence[str]]) -> go.Figure:
+def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]],
+                  static: Sequence[Sequence[str]]) -> go.Figure:
     """Two heatmaps side by side: epochs x positions, coloured by what the mask did there."""
     code = {"not selected": 0, "special": 0, "kept": 1, "random": 2, "masked": 3}
     fig = make_subplots(rows=1, cols=2, subplot_titles=("RoBERTa: dynamic (new mask each epoch)",
@@ -146,7 +149,8 @@ def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]], stati
                                  hovertemplate="%{y}, %{x}<extra></extra>"), row=1, col=col)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(autorange="reversed")  # epoch 1 on top, time runs down
-    return _layout(fig, "Red = [MASK], orange = random, teal = kept (selected), grey = not selected", "position", "", 300)
+    return _layout(fig, "Red = [MASK], orange = random, teal = kept (selected), grey = not selected", "position", "",
+                   300)
 
 
 def decoding_figure(result: DecodingResult) -> go.Figure:
@@ -159,7 +163,8 @@ def decoding_figure(result: DecodingResult) -> go.Figure:
         go.Bar(x=toks, y=[c / n for c in result.counts], name=f"observed in {n:,} draws", marker_color="#29a3a3"),
     ])
     fig.update_layout(barmode="group")
-    return _layout(fig, f"{result.method} (T = {result.temperature:g}, k = {result.top_k})", "next token", "probability")
+    return _layout(fig, f"{result.method} (T = {result.temperature:g}, k = {result.top_k})", "next token",
+                   "probability")
 
 
 def distill_figure(result: DistillResult) -> go.Figure:
@@ -171,8 +176,8 @@ def distill_figure(result: DistillResult) -> go.Figure:
         go.Bar(x=toks, y=result.student_hard, name="student, T = 1 (for CE)", marker_color="#bbbbbb"),
     ])
     fig.update_layout(barmode="group")
-    return _layout(fig, f"loss = {result.alpha:.2f}·CE {result.ce:.3f} + {1 - result.alpha:.2f}·T²·KL {result.kl_scaled:.3f}"
-                   f" = {result.loss:.3f}", "candidate token", "probability")
+    return _layout(fig, f"loss = {result.alpha:.2f}·CE {result.ce:.3f} + {1 - result.alpha:.2f}·T²·KL "
+                        f"{result.kl_scaled:.3f} = {result.loss:.3f}", "candidate token", "probability")
 
 
 def target_kinds(tokens: Sequence[str]) -> list[str]:

@@ -74,7 +74,8 @@ def glue_figure(records: Sequence[dict[str, Any]], task: str) -> go.Figure:
                         mode="markers", name=f"{split} set", marker={"size": 10, "color": colour,
                         "symbol": [SETTING_SYMBOLS.get(r["setting"], "circle") for r in part]},
                         hovertext=[f"{safe_label(r['model'], 60)}<br>{r['setting']}, {split}<br>"
-                                   f"{safe_label(r['metrics'] or 'default metrics', 80)}<br>{safe_label(r['source'], 80)}"
+                                   f"{safe_label(r['metrics'] or 'default metrics', 80)}<br>"
+                                   f"{safe_label(r['source'], 80)}"
                                    for r in part], hoverinfo="text+x")
     fig.update_layout(title=f"{safe_label(task)} as each paper reports it (diamonds: ensembles)", xaxis_title=task,
                       height=max(360, 22 * len(shown) + 120), legend={"orientation": "h", "y": -0.1},

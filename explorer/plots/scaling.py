@@ -62,6 +62,7 @@ def chinchilla_figure(places: Sequence[ScalingPoint]) -> go.Figure:
                         line={"dash": "dot", "color": "#aaa", "width": 1}, name=f"C = 6ND = {compute:.0e} FLOPs")
     _markers(fig, [p.params for p in places], [p.tokens for p in places], places)
     fig.update_layout(title="Tokens against parameters: above the green line a model saw more data than "
-                            "compute-optimal, below it less", xaxis_title="parameters N (all, Chinchilla's count)", yaxis_title="training tokens D",
+                            "compute-optimal, below it less", xaxis_title="parameters N (all, Chinchilla's count)",
+                            yaxis_title="training tokens D",
                       xaxis_type="log", yaxis_type="log", yaxis_range=[7, 14], legend={"orientation": "h", "y": -0.25})
     return fig

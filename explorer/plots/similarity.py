@@ -113,5 +113,6 @@ def compression_figure(s: CompressionStudy) -> go.Figure:
     fig.update_yaxes(title_text="bytes", row=1, col=1)
     fig.update_yaxes(title_text="compressed score", row=1, col=2)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 60, "b": 40},
-                      title=f"ColBERTv2 compression, {s.k} centroids, {s.n_tokens} tokens{untrained_suffix(s.untrained)}")
+                      title=f"ColBERTv2 compression, {s.k} centroids, {s.n_tokens} "
+                            f"tokens{untrained_suffix(s.untrained)}")
     return fig

@@ -94,7 +94,7 @@ def heldout_figure(runs: Runs) -> go.Figure:
     return fig if runs else _empty(fig, "No runs yet.")
 
 
-def _accuracies(run: Mapping[str, Any]) -> list[tuple[float, float]]:
+def _accuracies(run: Mapping[str, object]) -> list[tuple[float, float]]:
     return [(e.get("flops", math.nan), _lm(e, "accuracy")) for e in history(run) if e.get("accuracy") is not None]
 
 
@@ -120,14 +120,14 @@ def _first_last(values: Sequence[float | None], fmt: str) -> str:
     return format(kept[0], fmt) if len(kept) == 1 else f"{kept[0]:{fmt}} → {kept[-1]:{fmt}}"
 
 
-def _probe(result: dict[str, Any] | None) -> str:
+def _probe(result: dict[str, object] | None) -> str:
     """The downstream probe's accuracy with its noise ("" before the run has been probed)."""
     if not result:
         return ""
     return f"{result['accuracy']:.1%} ± {result['stderr']:.1%}"
 
 
-def table_rows(runs: Runs) -> list[dict[str, Any]]:
+def table_rows(runs: Runs) -> list[dict[str, object]]:
     """One row per run: objective, parameters, steps, tokens seen, FLOPs, seconds, held-out loss, accuracy, probe,
     and its FastBERT exits' accuracy by layer when it has them."""
     rows = []
@@ -135,7 +135,8 @@ def table_rows(runs: Runs) -> list[dict[str, Any]]:
         evals = history(run)
         rows.append({"run": label, "objective": run.get("objective", ""), "size": run.get("size", ""),
                      "parameters": run.get("params"), "steps": run.get("steps"), "tokens seen": run.get("tokens_seen"),
-                     "FLOPs": f"{float(run.get('flops') or 0.0):.3g}", "seconds": round(float(run.get("seconds") or 0), 1),
+                     "FLOPs": f"{float(run.get('flops') or 0.0):.3g}",
+                     "seconds": round(float(run.get("seconds") or 0), 1),
                      "held-out loss": _first_last([_lm(e, "loss") for e in evals], ".4g"),
                      "accuracy": _first_last([_lm(e, "accuracy") for e in evals], ".1%"),
                      "probe": _probe(run.get("eval", {}).get("probe")),

@@ -23,7 +23,6 @@ would have asked for 48 GB in one forward. Batches are therefore cut by padded t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from explorer.architecture.modeltypes import HEAD_FIELDS, config_int
 
@@ -33,7 +32,7 @@ FORWARD_BYTES = 512 * 2**20  # one inference forward's activations at most (besi
 _RESIDUAL, _FEED_FORWARD, _SCORES = 6, 2, 2  # values per token: see the module docstring
 
 
-def _get(config: Mapping[str, Any] | Any, *names: str, default: int) -> int:
+def _get(config: object, *names: str, default: int) -> int:
     for name in names:
         value = config.get(name) if isinstance(config, Mapping) else getattr(config, name, None)
         if isinstance(value, int) and value > 0:
@@ -41,7 +40,7 @@ def _get(config: Mapping[str, Any] | Any, *names: str, default: int) -> int:
     return default
 
 
-def per_token_bytes(config: Mapping[str, Any] | Any, length: int, dtype_bytes: int = 4) -> int:
+def per_token_bytes(config: object, length: int, dtype_bytes: int = 4) -> int:
     """Peak activation bytes per padded token of a forward over sequences of ``length`` tokens (a config dict or
     a transformers config)."""
     hidden = _get(config, "hidden_size", "d_model", "n_embd", "dim", default=768)
@@ -50,7 +49,7 @@ def per_token_bytes(config: Mapping[str, Any] | Any, length: int, dtype_bytes: i
     return dtype_bytes * (_RESIDUAL * hidden + _FEED_FORWARD * inter + _SCORES * heads * max(1, length))
 
 
-def tokens_per_forward(config: Mapping[str, Any] | Any, length: int, budget: int | None = None,
+def tokens_per_forward(config: object, length: int, budget: int | None = None,
                        dtype_bytes: int = 4) -> int:
     """Padded tokens one forward may hold when its longest sequence has ``length`` tokens, within ``budget``
     bytes (default :data:`FORWARD_BYTES`); at least one sequence: a single long text is never refused here, its

@@ -19,7 +19,6 @@ import platform
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -59,12 +58,12 @@ class CacheInfo:
 class Diagnosis:
     devices: tuple[DeviceInfo, ...]
     versions: dict[str, str | None]
-    auto: dict[str, Any]  # what device=auto, dtype=auto pick here, and the devices one may choose
-    bundled: dict[str, dict[str, Any]]
+    auto: dict[str, object]  # what device=auto, dtype=auto pick here, and the devices one may choose
+    bundled: dict[str, dict[str, object]]
     caches: tuple[CacheInfo, ...]
-    workers: dict[str, Any]
+    workers: dict[str, object]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"devices": [asdict(d) for d in self.devices], "versions": dict(self.versions), "auto": dict(self.auto),
                 "bundled": {k: dict(v) for k, v in self.bundled.items()},
                 "caches": [asdict(c) for c in self.caches], "workers": dict(self.workers)}
@@ -105,7 +104,7 @@ def devices() -> tuple[DeviceInfo, ...]:
     return tuple(out)
 
 
-def _auto() -> dict[str, Any]:
+def _auto() -> dict[str, object]:
     from explorer.runtime import placement  # imports torch at its top
 
     device, dtype = placement.AUTO.resolve()
@@ -115,7 +114,7 @@ def _auto() -> dict[str, Any]:
                             if placement.unavailable_reason(d)}}
 
 
-def _bundled(models_dir: str | None) -> dict[str, dict[str, Any]]:
+def _bundled(models_dir: str | None) -> dict[str, dict[str, object]]:
     """The two models that ship offline: MiniLM (a package with the weights) and Gemma 3 270M (a GGUF
     package, converted once to safetensors)."""
     minilm = weights.bundled_path()
@@ -171,7 +170,7 @@ def _caches(models_dir: str | None, sizes: bool) -> tuple[CacheInfo, ...]:
             _cache("hugging face hub cache", Path(fence.hf_cache_dir() or constants.HF_HUB_CACHE), sizes))
 
 
-def _workers() -> dict[str, Any]:
+def _workers() -> dict[str, object]:
     from explorer.runtime import modelcache  # imports torch at its top
 
     stats = workers.stats()  # named keys only: the report's shape stays fixed when stats() grows

@@ -5,10 +5,10 @@
 the byte fraction done, and turns network, HTTP and disk failures into one line. While it runs,
 ``explorer.runtime.weights.locate`` reports the variant as "downloading".
 
->>> download("no such model")
+>>> download("no such model")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-explorer.core.errors.ExplorerError: 'no such model' has no published checkpoint to download: use random-weight mode, or a catalog key from `python -m explorer models`.
+explorer.core.errors.ExplorerError: 'no such model' has no published checkpoint to download: use random-weight mode, ...
 """
 
 from __future__ import annotations

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
-from explorer.runtime import budget as membudget
-from explorer.runtime import cancel, modelcache, weights
+from explorer.runtime import cancel, membudget, modelcache, weights
+
+if TYPE_CHECKING:  # typing only: torch loads with the first model
+    import torch
 
 __all__ = ["estimate", "fit", "fit_request", "skipped_message"]
 
@@ -32,7 +34,8 @@ def _catalog_params(key: str) -> int | None:
     return int(entry["params"]) if isinstance(entry, dict) and "params" in entry else None
 
 
-def estimate(spec: str, models_dir: str | None = None, dtype: Any = "float32", path: str | None = None) -> int:
+def estimate(spec: str, models_dir: str | None = None, dtype: str | torch.dtype = "float32",
+             path: str | None = None) -> int:
     """Bytes ``spec`` will take once loaded in ``dtype`` (half of float32's in bfloat16/float16; 0 when it
     cannot be told before loading); ``path``: its weights folder when resolved already."""
     params = _catalog_params(spec)
@@ -62,7 +65,7 @@ def fit(sizes: Sequence[tuple[str, int]], budget: int) -> tuple[list[str], list[
 
 
 def fit_request(specs: Sequence[str], task_of: dict[str, str], models_dir: str | None = None,
-                dtype: Any = "float32", paths: dict[str, str | None] | None = None,
+                dtype: str | torch.dtype = "float32", paths: dict[str, str | None] | None = None,
                 ) -> tuple[list[str], list[tuple[str, int]], int]:
     """The specs this server request may load (all outside a request), those left out, and the budget;
     each model counts the bytes of the ``dtype`` it loads in (``paths``: weights folders resolved already)."""

@@ -7,7 +7,7 @@ tested on a CPU machine; :func:`device_facts` is the one place that asks torch. 
 the value and a sentence saying why ("cuda: 61.0 GiB free -> 4,096 tokens"); notices that cut
 something quote that reason.
 
-CPU limits are the ones set for a 2-core CPU and stay exactly as they were: 512 attention tokens
+CPU limits are the ones set for a 2-core CPU: 512 attention tokens
 (up to 1,024 for models with few heads), 1,024 prompt tokens and 200 new tokens for decoding, 8 models
 a page. On a GPU: attention up to at least 4,096 tokens (Longformer and BigBird then run their real
 sparse kernels; Gemma 3's 512-token local window shows), prompts up to the model's context where the
@@ -28,10 +28,13 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from explorer.architecture.modeltypes import num_heads, num_layers
-from explorer.runtime.budget import memory_budget
+from explorer.runtime.membudget import memory_budget
+
+if TYPE_CHECKING:  # typing only: torch loads when a device is read
+    import torch
 
 __all__ = [
     "BASE_TOKENS", "CPU_NEW_TOKENS", "CPU_PAGE_MODELS", "CPU_PROMPT_TOKENS", "GIB", "MAP_BYTES", "MAX_TOKENS",
@@ -65,7 +68,7 @@ MAX_BEAMS = 8  # the decoding lab's widest beam: each beam keeps its own KV cach
 @dataclass(frozen=True)
 class DeviceFacts:
     """What the caps depend on: the device kind ("cpu", "cuda", "mps"), its name, the bytes free
-    where the tensors live (GPU: ``torch.cuda.mem_get_info``; CPU: :func:`explorer.runtime.budget.memory_budget`)
+    where the tensors live (GPU: ``torch.cuda.mem_get_info``; CPU: :func:`explorer.runtime.membudget.memory_budget`)
     and the CPU cores."""
 
     kind: str
@@ -89,8 +92,9 @@ class Limit:
     reason: str
 
 
-def device_facts(device: Any = "auto") -> DeviceFacts:
-    """The facts of ``device`` ("auto": :func:`explorer.runtime.placement.best_device`; a ``torch.device`` works too)."""
+def device_facts(device: str | torch.device = "auto") -> DeviceFacts:
+    """The facts of ``device`` ("auto": :func:`explorer.runtime.placement.best_device`; a ``torch.device`` works
+    too)."""
     import torch
 
     from explorer.runtime.placement import best_device  # imports torch at its top
@@ -110,7 +114,7 @@ def device_facts(device: Any = "auto") -> DeviceFacts:
     return DeviceFacts(name.split(":")[0], name, int(free), cores)
 
 
-def model_facts(model: Any) -> DeviceFacts:
+def model_facts(model: torch.nn.Module) -> DeviceFacts:
     """The facts of the device a loaded model computes on (its inputs' device: the CPU for a model that
     accelerate streams from disk)."""
     from explorer.runtime.offload import input_device
@@ -156,7 +160,8 @@ def attention_tokens(facts: DeviceFacts, layers: int | None, heads: int | None,
     value = max(full, min(GPU_MAX_ATTENTION, fits))
     if fits >= GPU_MIN_ATTENTION:
         return Limit(value, f"{facts.describe()} -> {value:,} tokens (one layer's {heads or 12} heads of "
-                            f"T x T float32 at a time, {MEMORY_PLAN_SHARE:.0%} of free memory, at most {GPU_MAX_ATTENTION:,})")
+                            f"T x T float32 at a time, {MEMORY_PLAN_SHARE:.0%} of free memory, at most "
+                            f"{GPU_MAX_ATTENTION:,})")
     return Limit(value, f"{facts.describe()} -> {value:,} tokens: too little free memory for {GPU_MIN_ATTENTION:,} "
                         f"(one layer's {heads or 12} heads of T x T float32 must fit in {MEMORY_PLAN_SHARE:.0%} of it)")
 
@@ -166,7 +171,7 @@ def attention_ceiling(facts: DeviceFacts) -> int:
     return attention_tokens(facts, 1, 1).value if facts.accelerated else MAX_TOKENS
 
 
-def kv_bytes_per_token(config: Any, dtype_bytes: int = 4) -> int | None:
+def kv_bytes_per_token(config: object, dtype_bytes: int = 4) -> int | None:
     """Bytes of KV cache one token takes: 2 (keys, values) x layers x KV heads x head width x dtype."""
     cfg = getattr(config, "text_config", None) or config
     layers, heads = num_layers(cfg), num_heads(cfg)
@@ -208,5 +213,5 @@ def page_models(facts: DeviceFacts) -> Limit:
         return Limit(CPU_PAGE_MODELS, _cpu_reason(facts, CPU_PAGE_MODELS, "models a page"))
     fits = int(MEMORY_PLAN_SHARE * facts.free_bytes // GPU_MODEL_BYTES)
     value = max(CPU_PAGE_MODELS, min(GPU_MAX_PAGE_MODELS, fits))
-    return Limit(value, f"{facts.describe()} -> {value} models a page (2 GiB each within {MEMORY_PLAN_SHARE:.0%} of free "
-                        f"memory, at most {GPU_MAX_PAGE_MODELS})")
+    return Limit(value, f"{facts.describe()} -> {value} models a page (2 GiB each within {MEMORY_PLAN_SHARE:.0%} of "
+                        f"free memory, at most {GPU_MAX_PAGE_MODELS})")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,12 +32,13 @@ import torch
 from explorer.architecture import build, catalog
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.handles import Tokenizer
 from explorer.core.notices import Notice, texts
 from explorer.runtime import (
-    budget,
     bundled,
     cancel,
     fence,
+    membudget,
     modelcache,
     modelkind,
     offload,
@@ -68,7 +70,7 @@ class LoadedModel:
     key: str
     name: str
     model: PreTrainedModel
-    tokenizer: Any  # PreTrainedTokenizerBase, but its decode() is typed str | list[str] even for one id
+    tokenizer: Tokenizer
     device: str
     dtype: str
     path: str | None
@@ -82,7 +84,7 @@ class LoadedModel:
         """The device as people know it, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)" or "cpu"."""
         return placement.device_name(self.device)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Everything but the model and tokenizer objects (JSON-able)."""
         return {"key": self.key, "name": self.name, "device": self.device, "device_name": self.device_name,
                 "dtype": self.dtype,
@@ -145,7 +147,7 @@ def _first_line(err: BaseException, path: str | None = None) -> str:
     return line.replace(path, fence.public(path)) if path else line
 
 
-def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
+def _check_missing(path: str, task: str, info: Mapping[str, Iterable[str]]) -> None:
     """Refuse a checkpoint whose task head would be silently random (e.g. MiniLM as masked-lm)."""
     missing = [k for k in info.get("missing_keys", ())
                if not k.endswith(HARMLESS_MISSING) and not any(p in k for p in HARMLESS_PARTS)]
@@ -156,18 +158,19 @@ def _check_missing(path: str, task: str, info: dict[str, Any]) -> None:
 
 
 def _pretrained_kwargs(status: weights.WeightsStatus, attn: str | None, allow_pickle: bool,
-                       dtype: torch.dtype = torch.float32) -> dict[str, Any]:
+                       dtype: torch.dtype = torch.float32) -> dict[str, object]:
     """from_pretrained's arguments for a ready directory: safetensors, or pickles only when opted in."""
     use_safetensors = "safetensors" in status.formats
     if not use_safetensors and not allow_pickle:
-        raise ExplorerError(f"{fence.public(status.path)} only has pickled .bin weights, which can run code when loaded: "
-                            "convert them to safetensors, or opt in with allow_pickle (only for files you trust).")
+        raise ExplorerError(f"{fence.public(status.path)} only has pickled .bin weights, which can run code when "
+                            "loaded: convert them to safetensors, or opt in with allow_pickle (only for files you "
+                            "trust).")
     if not use_safetensors:  # stacklevel 4: reported in load_model, past _from_pretrained and _load_uncached
         warnings.warn(f"Loading pickled weights from {status.path}: only do this for files you trust.",
                       UserWarning, stacklevel=4)
     # Read straight into the chosen dtype (transformers 5 would otherwise keep the checkpoint's, and a
     # bf16 load never holds a float32 copy); float16 never reaches the CPU (explorer.runtime.placement refuses it).
-    kwargs: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False, "dtype": dtype,
+    kwargs: dict[str, object] = {"local_files_only": True, "trust_remote_code": False, "dtype": dtype,
                               "use_safetensors": use_safetensors, "output_loading_info": True}
     if attn:
         kwargs["attn_implementation"] = attn
@@ -187,7 +190,7 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     # assuming half precision on disk; the budget counts the bytes of the chosen dtype (2 a parameter in
     # bfloat16/float16: a bf16 GPU load is admitted where it fits).
     try:  # a corrupt header fails here already: the same message as a corrupt file below
-        stored = budget.checkpoint_parameters(status.path) or status.disk_bytes // 2
+        stored = membudget.checkpoint_parameters(status.path) or status.disk_bytes // 2
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             # Over the budget: spread over GPU, CPU and disk in the chosen dtype, or refused.
@@ -210,13 +213,14 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     except RuntimeError as err:  # only weights whose shapes contradict config.json are the user's problem
         if not any(m in str(err) for m in SHAPE_MISMATCH):
             raise
-        raise ExplorerError(f"The weights in {fence.public(status.path)} do not have the shapes its config.json describes: "
-                            "the config was edited or belongs to another checkpoint. Save the model again.") from err
+        raise ExplorerError(f"The weights in {fence.public(status.path)} do not have the shapes its config.json "
+                            "describes: the config was edited or belongs to another checkpoint. "
+                            "Save the model again.") from err
     _check_missing(status.path, task, info)
     return model.eval(), spread
 
 
-def _require_random_fits(key: str, build: Any, config: Any, kwargs: dict[str, Any]) -> None:
+def _require_random_fits(key: str, build: Any, config: Any, kwargs: Mapping[str, object]) -> None:
     """Count the random model on the meta device first: t5-11b in float32 (~48 GB) is refused with a
     message instead of growing the server until the kernel kills it."""
     try:
@@ -225,7 +229,7 @@ def _require_random_fits(key: str, build: Any, config: Any, kwargs: dict[str, An
             n_params = sum(p.numel() for p in build(config, **kwargs).parameters())
     except (ValueError, TypeError):
         return  # the real build below reports what is wrong with this task
-    budget.require_fits(n_params, f"{key} with random weights")
+    membudget.require_fits(n_params, f"{key} with random weights")
 
 
 def _random_model(key: str, task: str, attn: str | None):

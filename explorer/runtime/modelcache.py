@@ -56,7 +56,7 @@ class Resident(Protocol):
     @property
     def model(self) -> torch.nn.Module: ...
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self) -> dict[str, object]: ...
 
 
 def budget_bytes() -> int:
@@ -124,7 +124,7 @@ def key_lock(key: tuple) -> threading.Lock:
         return _KEY_LOCKS.setdefault(key, threading.Lock())
 
 
-def cache_info() -> list[dict[str, Any]]:
+def cache_info() -> list[dict[str, object]]:
     """The models in memory, least recently used first (for the Models page).
 
     The cache key's second item is the task (see ``explorer.runtime.loading.load_model``).

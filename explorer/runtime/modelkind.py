@@ -1,14 +1,14 @@
 """The kind of a model (encoder, decoder, encoder-decoder, which head) and the message when it is the wrong one.
 
-Loading ``sentence-bert`` as a causal LM used to fail deep in transformers with the package's absolute
-path and missing parameter names. :func:`check` answers before any weight is read, from the catalog
+Loading ``sentence-bert`` as a causal LM fails deep in transformers, with the package's absolute path and
+missing parameter names. :func:`check` answers before any weight is read, from the catalog
 family or the directory's config.json, in words a user can act on. :func:`is_decoder` is the one answer
 to "does this load as a decoder?" that every task asks before choosing how to load a model:
 
->>> check("sentence-bert", "causal-lm", purpose="the Decoding lab")
+>>> check("sentence-bert", "causal-lm", purpose="the Decoding lab")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-explorer.core.errors.ExplorerError: sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, gpt2, …).
+explorer.core.errors.ExplorerError: sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, ...
 >>> check("gpt2", "causal-lm") is None
 True
 >>> is_decoder("gemma3-270m"), is_decoder("bert-base"), is_decoder("t5-small")
@@ -46,7 +46,7 @@ def _mapping(name: str) -> Any:
     return getattr(modeling_auto, name)
 
 
-def config_family(config: dict[str, Any]) -> str:
+def config_family(config: dict[str, object]) -> str:
     """"encoder", "decoder" or "encoder-decoder" from a config.json's contents."""
     model_type = str(config.get("model_type") or "")
     if is_encoder_decoder(config) or model_type in _mapping("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES"):
@@ -129,9 +129,10 @@ def check(name: str, task: str, path: str | Path | None = None, purpose: str | N
         refuse(name, task, *family_of(name, Path(path) if path else None), path, purpose)
 
 
-def refuse(name: str, task: str, family: str | None, config: dict[str, Any], path: str | Path | None = None,
+def refuse(name: str, task: str, family: str | None, config: dict[str, object], path: str | Path | None = None,
            purpose: str | None = None) -> None:
-    """:func:`check` for a model whose family and config are known already (:class:`explorer.runtime.resolve.ModelRef`)."""
+    """:func:`check` for a model whose family and config are known already
+    (:class:`explorer.runtime.resolve.ModelRef`)."""
     why = _mismatch(task, family, config) if family and task in NEEDS else None
     if why:
         need, examples = NEEDS[task]

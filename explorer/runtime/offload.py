@@ -7,7 +7,7 @@ first (each up to its budget), then the CPU, then *disk*: layers that fit nowher
 The result says where every module went, so the page can tell the user what it will cost.
 
 :func:`explorer.runtime.loading.load_model` comes here by itself when a real checkpoint is over the
-single-device memory budget (:mod:`explorer.runtime.budget`): :func:`load_if_over_budget` loads it within
+single-device memory budget (:mod:`explorer.runtime.membudget`): :func:`load_if_over_budget` loads it within
 that same budget, into a per-model folder under the explorer cache (:func:`offload_dir_for`), or
 refuses it with the budget's message and why offloading cannot help (:func:`over_budget_refusal`).
 This module never imports ``explorer.runtime.loading`` (no import cycle).
@@ -25,17 +25,17 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
-from explorer.runtime import budget as membudget
+from explorer.runtime import membudget
 
-__all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "auto_class", "budget", "input_device", "load_if_over_budget", "load_offloaded",
-           "load_over_budget", "max_memory_for", "offload_dir_for", "over_budget_refusal"]
+__all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "auto_class", "budget", "input_device",
+           "load_if_over_budget", "load_offloaded", "load_over_budget", "max_memory_for", "offload_dir_for",
+           "over_budget_refusal"]
 
 AUTO_CLASSES = {"base": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "causal-lm": "AutoModelForCausalLM",
                 "seq2seq": "AutoModelForSeq2SeqLM", "question-answering": "AutoModelForQuestionAnswering",
@@ -74,7 +74,7 @@ class Offloaded:
             return f"all of it {_where(counts[0][0])}"
         return ", ".join(f"{n} part{'s' if n != 1 else ''} {_where(place)}" for place, n in counts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"device_map": dict(self.device_map), "placement": self.placement(), "offload_dir": self.offload_dir}
 
 
@@ -137,8 +137,8 @@ def load_offloaded(path: str | Path, task: str, offload_dir: str | Path, *,
 
 def _one_place(model: torch.nn.Module) -> dict[str, str]:
     """The device map of a model that landed whole on one device: transformers 5.23 dispatches (and sets
-    ``hf_device_map``) only when a map names two places or disk, so a model that fit one GPU has none and
-    was reported "on the CPU" (seen on an H200). Read where its weights are instead."""
+    ``hf_device_map``) only when a map names two places or disk, so a model that fits one GPU has none and
+    would be reported "on the CPU" (seen on an H200). Read where its weights are instead."""
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     return {"": "disk" if device.type == "meta" else "cpu" if device.type == "cpu" else str(device.index or 0)}
 
@@ -201,7 +201,7 @@ def load_over_budget(path: str | Path, task: str, *, device: str, dtype: torch.d
 def load_if_over_budget(path: str, formats: tuple[str, ...], task: str, n_params: int, *, what: str, device: str,
                         dtype: torch.dtype, attn: str | None = None) -> Offloaded | None:
     """None when ``n_params`` in ``dtype`` (2 bytes each in bfloat16/float16, 4 in float32) fit the budget
-    of a load for ``device`` (:func:`explorer.runtime.budget.load_budget`): the caller loads normally.
+    of a load for ``device`` (:func:`explorer.runtime.membudget.load_budget`): the caller loads normally.
 
     Over it, a downloaded GPT-J 6B or T5-11B loads spread over GPU, CPU and disk rather than failing;
     when even that is impossible, the budget's usual message about ``what``, plus why, is raised.

@@ -1,8 +1,8 @@
 """Where a model runs and in what precision: the user's choice, and the one rule for ``auto``.
 
 A :class:`Placement` is what the sidebar, the CLI's ``--device``/``--dtype`` and the library's
-``device=``/``dtype=`` keywords all carry: two names, checked once here. ``auto`` keeps the rule the
-app always had: CUDA, else Apple MPS, else the CPU; bfloat16 on CUDA (float16 on GPUs without
+``device=``/``dtype=`` keywords all carry: two names, checked once here. ``auto`` is one rule for the
+whole app: CUDA, else Apple MPS, else the CPU; bfloat16 on CUDA (float16 on GPUs without
 bfloat16), float16 on MPS, float32 on the CPU.
 
 Refused with a message saying what to pick instead:
@@ -34,8 +34,9 @@ import torch
 from explorer.core.errors import ExplorerError
 
 __all__ = [
-    "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "Ran", "RanOn", "auto_dtype", "available_devices", "best_device", "caption",
-    "device_name", "dtype_name", "mps_available", "ran_on", "resolve_device", "resolve_dtype", "unavailable_reason",
+    "AUTO", "DEVICES", "DTYPES", "Placement", "PlacementKwargs", "Ran", "RanOn", "auto_dtype", "available_devices",
+    "best_device", "caption", "device_name", "dtype_name", "mps_available", "ran_on", "resolve_device",
+    "resolve_dtype", "unavailable_reason",
 ]
 
 DEVICES = ("auto", "cpu", "cuda", "mps")

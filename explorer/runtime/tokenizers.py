@@ -16,11 +16,11 @@ import copy
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from explorer.architecture.catalog import Variant
 from explorer.architecture.modeltypes import ROBERTA_STYLE_TOKENIZER_TYPES
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer, as_tokenizer
 from explorer.core.locks import is_locked, lock_of, shared
 
 __all__ = ["checkpoint_tokenizer", "is_locked", "lock_of", "roberta_tokenizer", "shared", "shipped_tokenizer",
@@ -29,7 +29,7 @@ __all__ = ["checkpoint_tokenizer", "is_locked", "lock_of", "roberta_tokenizer", 
 TINY_VOCAB = 5  # what AutoTokenizer silently returns for a directory without tokenizer files
 
 @lru_cache(maxsize=1)
-def roberta_tokenizer() -> Any:
+def roberta_tokenizer() -> Tokenizer:
     """A RoBERTa-style tokenizer (<s>=0, <pad>=1, </s>=2, <unk>=3, <mask> last) from GPT-2's files.
 
     RoBERTa reuses GPT-2's byte-level BPE with fairseq's special tokens in front; the ids of
@@ -51,13 +51,14 @@ def roberta_tokenizer() -> Any:
     vocab["<mask>"] = len(vocab)
     lines = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()
     merges = [tuple(line.split()) for line in lines if line and not line.startswith("#version")]
-    # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (cheat sheet §4).
+    # lstrip: " <mask>" must not leave a stray "Ġ" piece before the mask (as RoBERTa's own mask token).
     # transformers types merges and mask_token as str only; it takes tuples and an AddedToken.
-    return shared(RobertaTokenizer(vocab=vocab, merges=merges, mask_token=AddedToken("<mask>", lstrip=True),  # type: ignore[arg-type]
-                                   model_max_length=512))
+    mask = AddedToken("<mask>", lstrip=True)
+    return as_tokenizer(shared(RobertaTokenizer(vocab=vocab, merges=merges, mask_token=mask,  # type: ignore[arg-type]
+                                                model_max_length=512)))
 
 
-def shipped_tokenizer(name: str, model_type: str | None = None) -> Any:
+def shipped_tokenizer(name: str, model_type: str | None = None) -> Tokenizer:
     """The tokenizer shipped in assets for a catalog tokenizer name (shared: never mutate).
 
     GPT-2's files serve RoBERTa-family models too, with RoBERTa's special tokens added.
@@ -66,11 +67,11 @@ def shipped_tokenizer(name: str, model_type: str | None = None) -> Any:
 
     if name == "gpt2" and model_type in ROBERTA_STYLE_TOKENIZER_TYPES:
         return roberta_tokenizer()
-    return tokenization.load_tokenizer(name)
+    return as_tokenizer(tokenization.load_tokenizer(name))
 
 
 @lru_cache(maxsize=8)
-def tokenizer_with_mask(name: str, model_type: str | None = None) -> Any:
+def tokenizer_with_mask(name: str, model_type: str | None = None) -> Tokenizer:
     """The shipped tokenizer, plus a ``[MASK]`` token when its files have none (a private copy).
 
     DeBERTa-v3, XLM and XLM-R are catalogued with a stand-in tokenizer (T5's or GPT-2's files)
@@ -84,7 +85,7 @@ def tokenizer_with_mask(name: str, model_type: str | None = None) -> Any:
     return shared(tok)
 
 
-def checkpoint_tokenizer(path: Path, variant: Variant | None) -> Any:
+def checkpoint_tokenizer(path: Path, variant: Variant | None) -> Tokenizer:
     """The directory's own tokenizer, else the variant's shipped one (same vocabulary)."""
     from transformers import AutoTokenizer
 
@@ -93,7 +94,7 @@ def checkpoint_tokenizer(path: Path, variant: Variant | None) -> Any:
     except (OSError, ValueError):  # no / unreadable tokenizer files (JSON, encoding): fall back below
         tok = None
     if tok is not None and len(tok) > TINY_VOCAB:  # config-only dirs silently give a 5-token tokenizer
-        return shared(tok)  # held by the model cache, used by every session
+        return as_tokenizer(shared(tok))  # held by the model cache, used by every session
     if variant is not None:
         return shipped_tokenizer(variant.tokenizer, variant.model_type)
     raise ExplorerError(f"{path} has no tokenizer files (tokenizer.json or vocab): save the tokenizer "

@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from explorer.architecture import catalog, census, compare
 from explorer.core.errors import ExplorerError
@@ -39,7 +38,7 @@ class Prepared:
     variants_compared: int
     seconds: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -31,7 +31,6 @@ import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
@@ -39,8 +38,9 @@ from explorer.runtime import bundled, fence
 from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
-    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LAB_PREFIX", "LoadPlan", "WeightsStatus", "architecture_error", "bundled_decoder_status", "bundled_path",
-    "config_model_type", "disk_size", "how_to_get", "lab_root", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
+    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LAB_PREFIX", "LoadPlan", "WeightsStatus",
+    "architecture_error", "bundled_decoder_status", "bundled_path", "config_model_type", "disk_size", "how_to_get",
+    "lab_root", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
     "weights_stamp",
 ]
 
@@ -66,7 +66,7 @@ class WeightsStatus:
     formats: tuple[str, ...]  # e.g. ("safetensors",) or ("bin",)
     message: str  # one line for the user
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["formats"] = list(self.formats)
         return d
@@ -271,7 +271,7 @@ def status_all(models_dir: str | None = None) -> list[WeightsStatus]:
     return [locate(key, models_dir) for key in catalog.load_catalog()]
 
 
-def status_table(models_dir: str | None = None) -> list[dict[str, Any]]:
+def status_table(models_dir: str | None = None) -> list[dict[str, object]]:
     """One row per catalog variant (the Models page's table and CSV): status, size, source, the
     published checkpoint, and the path when ready or the message when broken."""
     variants = catalog.load_catalog()

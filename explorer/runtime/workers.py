@@ -33,8 +33,8 @@ from explorer.core import settings
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 
-__all__ = ["DEFAULT_TIMEOUT", "FairSlots", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "remote", "set_probe", "stats",
-           "take_wait_notice"]
+__all__ = ["DEFAULT_TIMEOUT", "FairSlots", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "remote",
+           "set_probe", "stats", "take_wait_notice"]
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -9,7 +9,7 @@ llama.cpp, llama-cpp-python, Ollama), used beside the in-process ones.
 - :mod:`~explorer.serving.embedding`: sentence embeddings from ``/v1/embeddings``
 
 A served model's results are named ``served:NAME`` (:attr:`~explorer.serving.endpoints.Endpoint.key`); pages pick
-endpoints with ``app/served_picker.py``, the CLI with ``--endpoint`` / ``--base-url``. What an engine cannot give
+endpoints with ``app/views/served_picker.py``, the CLI with ``--endpoint`` / ``--base-url``. What an engine cannot give
 (attention maps, hidden states, layer trees) stays local and says why.
 """
 

@@ -1,7 +1,7 @@
 """The HTTP calls to an OpenAI-compatible engine: one pooled connection per endpoint, a bound on the requests
 in flight, the request budget as the timeout, and one clear ExplorerError per way a call can fail.
 
-Engines differ in small ways that bite (seen against real servers, issue 25): vLLM and llama-cpp-python answer
+Engines differ in small ways that bite (seen against real servers): vLLM and llama-cpp-python answer
 ``/v1/completions`` log-probabilities in the legacy shape (``tokens``, ``token_logprobs``, ``top_logprobs``,
 ``text_offset``); llama.cpp's own ``llama-server`` answers ``logprobs.content[]``; the first token's
 log-probability is null on some and missing on others; a 200 answer does not mean a field was honoured. So
@@ -147,7 +147,7 @@ def _status_error(ep: Endpoint, response: httpx.Response) -> ServedError:
                        "persists, look at the server's own log.", "status", code)
 
 
-def call(ep: Endpoint, method: str, path: str, body: Mapping[str, Any] | None = None, *, root: bool = False,
+def call(ep: Endpoint, method: str, path: str, body: Mapping[str, object] | None = None, *, root: bool = False,
          timeout: float | None = None) -> Any:
     """One request, its JSON answer, or a :class:`ServedError` that says what happened and what to do."""
     cancel.check()
@@ -173,7 +173,8 @@ def call(ep: Endpoint, method: str, path: str, body: Mapping[str, Any] | None = 
             raise ServedError(f"{ep.shown} closed the connection in the middle of the request (it may have stopped "
                               "or restarted): try again once it is back.", "dropped") from err
         except httpx.HTTPError as err:
-            raise ServedError(f"The request to {ep.shown} failed ({type(err).__name__}): try again.", "dropped") from err
+            raise ServedError(f"The request to {ep.shown} failed ({type(err).__name__}): try again.",
+                              "dropped") from err
     cancel.check()
     if response.status_code >= 400:
         raise _status_error(ep, response)
@@ -272,11 +273,11 @@ def parse_completion(ep: Endpoint, data: Any) -> Completion:
 
 
 def complete(ep: Endpoint, prompt: str, *, max_tokens: int, logprobs: int | None = None, echo: bool = False,
-             temperature: float = 0.0, seed: int | None = None, extra: Mapping[str, Any] | None = None,
+             temperature: float = 0.0, seed: int | None = None, extra: Mapping[str, object] | None = None,
              timeout: float | None = None) -> Completion:
     """``POST /v1/completions`` for one prompt. ``extra``: engine-specific fields (vLLM's ``prompt_logprobs``,
     llama.cpp's ``top_k``...), sent as they are."""
-    body: dict[str, Any] = {"prompt": prompt, "max_tokens": max_tokens, "temperature": temperature, "stream": False}
+    body: dict[str, object] = {"prompt": prompt, "max_tokens": max_tokens, "temperature": temperature, "stream": False}
     if ep.model:
         body["model"] = ep.model
     if logprobs is not None:
@@ -299,7 +300,7 @@ def models(ep: Endpoint, timeout: float | None = None) -> list[dict[str, Any]]:
 
 def embeddings(ep: Endpoint, texts: list[str], timeout: float | None = None) -> list[list[float]]:
     """``POST /v1/embeddings``: one vector per text, in the texts' order."""
-    body: dict[str, Any] = {"input": texts}
+    body: dict[str, object] = {"input": texts}
     if ep.model:
         body["model"] = ep.model
     rows = _field(ep, call(ep, "POST", "/embeddings", body, timeout=timeout), "data")

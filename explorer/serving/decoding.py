@@ -25,7 +25,6 @@ import math
 import random
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
 
 import torch
 
@@ -95,7 +94,7 @@ def next_token(ep: Endpoint, text: str, top_k: int = 10, key: str | None = None)
     return NextToken(key or ep.key, 0, False, out.prompt_tokens or 0, candidates, notices, **served_on(ep, caps))
 
 
-def served_oracle(ep: Endpoint, prompt: str, k: int, extra: dict[str, Any] | None = None) -> Oracle:
+def served_oracle(ep: Endpoint, prompt: str, k: int, extra: dict[str, object] | None = None) -> Oracle:
     """An oracle asking ``ep`` for each prefix's top-``k`` next tokens (prefixes sent as prompt + text), the
     prefixes of one step in parallel (bounded by the endpoint's own limit). ``extra``: the engine's fields
     (:func:`~explorer.serving.probe.neutral`)."""

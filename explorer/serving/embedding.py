@@ -10,12 +10,12 @@ The engine pools the tokens as it is configured to (a pooling model's own rule; 
 :data:`BATCH` per request, except where the server is seen to get batches wrong: llama-cpp-python 0.3.36 serving
 a model with pooling ``none`` (the bundled Gemma) reads every input after the first at the wrong offset in its
 ``Llama.embed`` (it advances by tokens where it should advance by tokens x width), so the same text twice in one
-request came back as two unrelated vectors (cosine -0.01, issue 25). :func:`batch_size` asks each endpoint once
-with the same text twice and falls back to one text per request (several in flight) when the two differ.
+request comes back as two unrelated vectors (measured cosine -0.01). :func:`batch_size` asks each endpoint
+once with the same text twice and falls back to one text per request (several in flight) when the two differ.
 
 Inputs are checked before any request: an empty list, an empty or NUL-holding text, a text past
-:data:`SERVED_EMBEDDING_TEXT_CHARS` (engines cut long inputs to their own limit, llama-cpp-python silently at its ``n_batch``)
-each get one ExplorerError.
+:data:`SERVED_EMBEDDING_TEXT_CHARS` (engines cut long inputs to their own limit, llama-cpp-python silently at its
+``n_batch``) each get one ExplorerError.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ _LOCK = threading.Lock()
 
 def check_texts(texts: object) -> list[str]:
     """The texts, or one ExplorerError before any request: not a list of strings, empty, a blank text, a NUL,
-    a text past :data:`SERVED_EMBEDDING_TEXT_CHARS`, more than :data:`MAX_SENTENCES` + 1 texts or :data:`SERVED_EMBEDDING_TOTAL_CHARS` in all."""
+    a text past :data:`SERVED_EMBEDDING_TEXT_CHARS`, more than :data:`MAX_SENTENCES` + 1 texts or
+    :data:`SERVED_EMBEDDING_TOTAL_CHARS` in all."""
     if isinstance(texts, str) or not isinstance(texts, list | tuple):
         raise ExplorerError("Give the texts to embed as a list of strings, one per sentence.")
     if not texts:
@@ -63,10 +64,12 @@ def check_texts(texts: object) -> list[str]:
         if "\x00" in text:
             raise ExplorerError(f"Text {i + 1} holds a NUL character, which no engine reads: remove it.")
         if len(text) > SERVED_EMBEDDING_TEXT_CHARS:
-            raise ExplorerError(f"Text {i + 1} has {len(text):,} characters; a served model embeds {SERVED_EMBEDDING_TEXT_CHARS:,} "
-                                f"at most per text from this explorer ({shorten(text, 40)!r}): shorten it.")
+            raise ExplorerError(f"Text {i + 1} has {len(text):,} characters; a served model embeds "
+                                f"{SERVED_EMBEDDING_TEXT_CHARS:,} at most per text from this explorer "
+                                f"({shorten(text, 40)!r}): shorten it.")
     if (total := sum(len(t) for t in texts)) > SERVED_EMBEDDING_TOTAL_CHARS:
-        raise ExplorerError(f"The texts hold {total:,} characters in all; the limit is {SERVED_EMBEDDING_TOTAL_CHARS:,}: embed "
+        raise ExplorerError(f"The texts hold {total:,} characters in all; the limit is "
+                            f"{SERVED_EMBEDDING_TOTAL_CHARS:,}: embed "
                             "fewer or shorter ones.")
     return list(texts)
 
@@ -146,7 +149,8 @@ def search(ep: Endpoint, query: str, lines: list[str] | str, top_k: int | None =
     if not q:
         raise ExplorerError("The query is empty: type a sentence to search for.")
     if len(q) > SERVED_EMBEDDING_TEXT_CHARS:
-        raise ExplorerError(f"The query is {len(q):,} characters long; a served model embeds {SERVED_EMBEDDING_TEXT_CHARS:,} at "
+        raise ExplorerError(f"The query is {len(q):,} characters long; a served model embeds "
+                            f"{SERVED_EMBEDDING_TEXT_CHARS:,} at "
                             "most per text from this explorer: shorten it.")
     clean = local.clean_sentences(lines)
     check_texts(clean.sentences)  # numbered as the list's lines (the query goes first in the request)

@@ -15,10 +15,10 @@ refused unless it is one of the operator's, so no visitor can make the server fe
 
 >>> parse_url("http://127.0.0.1:8080")
 'http://127.0.0.1:8080/v1'
->>> parse_url("https://user:secret@example.org/v1")
+>>> parse_url("https://user:secret@example.org/v1")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-explorer.core.errors.ExplorerError: An endpoint URL may not carry a user name or password (...): put the key in an environment variable and name it as api_key_env.
+explorer.core.errors.ExplorerError: An endpoint URL may not carry a user name or password (...): put the key in an ...
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from explorer.core import settings
@@ -76,7 +75,7 @@ class Endpoint:
         """The key from its variable, at request time (None: no key configured or the variable is empty)."""
         return (os.environ.get(self.api_key_env) or "").strip() or None if self.api_key_env else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Everything but secrets (a key's variable name is not a secret)."""
         return asdict(self)
 
@@ -111,8 +110,8 @@ def parse_url(raw: object) -> str:
 def _name(raw: object, where: str) -> str:
     name = str(raw or "").strip()
     if not NAME.fullmatch(name):
-        raise ExplorerError(f"Endpoint name {shorten(name)!r} in {where} must be 1-{ENDPOINT_NAME_CHARS} letters, digits, '.', '_' or "
-                            "'-' (it becomes the model key served:NAME).")
+        raise ExplorerError(f"Endpoint name {shorten(name)!r} in {where} must be 1-{ENDPOINT_NAME_CHARS} letters, "
+                            "digits, '.', '_' or '-' (it becomes the model key served:NAME).")
     return name
 
 
@@ -136,7 +135,7 @@ def _number(raw: object, default: float, lo: float, hi: float, what: str, where:
     return value
 
 
-def _endpoint(raw: Mapping[str, Any], where: str, source: str) -> Endpoint:
+def _endpoint(raw: Mapping[str, object], where: str, source: str) -> Endpoint:
     key_env = str(raw.get("api_key_env") or "").strip()
     if key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
         raise ExplorerError(f"api_key_env in {where} must be the name of an environment variable (letters, digits, "

@@ -29,7 +29,8 @@ from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.tokenizer import find_style
 
-__all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "forget", "neutral", "probe", "require", "served_on", "summary"]
+__all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "forget", "neutral", "probe", "require", "served_on",
+           "summary"]
 
 PROBE_TEXT = "The capital of France is"
 WANTED_K = 20  # the most alternatives a page asks for per step (the table's 30 rows are cut to it where refused)
@@ -63,13 +64,13 @@ class Capabilities:
             return self.error
         return dict(self.missing).get(capability)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         out["missing"] = dict(self.missing)
         return out
 
 
-def _engine(ep: Endpoint, listed: list[dict[str, Any]]) -> tuple[str, str]:
+def _engine(ep: Endpoint, listed: list[dict[str, object]]) -> tuple[str, str]:
     """(engine, version) from what the server says about itself; never fails."""
     owners = {str(m.get("owned_by", "")).lower() for m in listed}
     if "vllm" in owners:
@@ -187,7 +188,7 @@ def forget(ep: Endpoint | None = None) -> None:
 # applies repeat_penalty 1.1, top_k 40, top_p 0.95 and min_p 0.05 unless told otherwise, so its "greedy" picked
 # " France" where its own log-probabilities put " the" first (seen against the bundled Gemma). Log-probabilities
 # are reported before these, so only what the server *chooses* changes.
-NEUTRAL: dict[str, dict[str, Any]] = {
+NEUTRAL: dict[str, dict[str, object]] = {
     "llama-cpp-python": {"repeat_penalty": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0},
     "llama.cpp": {"repeat_penalty": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0},
     "vLLM": {"repetition_penalty": 1.0, "top_k": -1, "top_p": 1.0, "min_p": 0.0},
@@ -195,7 +196,7 @@ NEUTRAL: dict[str, dict[str, Any]] = {
 }
 
 
-def neutral(caps: Capabilities, **overrides: Any) -> dict[str, Any]:
+def neutral(caps: Capabilities, **overrides: Any) -> dict[str, object]:
     """Engine-specific request fields that turn its own sampling defaults off (``overrides`` win: top_k, top_p)."""
     return {**NEUTRAL.get(caps.engine, {}), **overrides}
 
@@ -220,7 +221,7 @@ def require(ep: Endpoint, capability: str, purpose: str) -> Capabilities:
     return caps
 
 
-def summary(ep: Endpoint, caps: Capabilities) -> dict[str, Any]:
+def summary(ep: Endpoint, caps: Capabilities) -> dict[str, object]:
     """One table row about an endpoint and what it can do (the Models page; never a key)."""
     def can(name: str) -> str:
         return "yes" if getattr(caps, name) else "no"

@@ -23,10 +23,10 @@ token on 2 cores (an 8-token sentence: 5-6 s); a GPU engine (vLLM) answers in mi
 >>> # after "The capital is " (15 characters): " Paris" straddles the boundary, so it is the continuation's
 >>> continuation_logprobs((0, 3, 11, 14, 20, 21), (None, -9.9, -1.2, -2.4, -0.9, -1.5), 15, 21)
 [-2.4, -0.9]
->>> check_pair("The capital of France is", "")
+>>> check_pair("The capital of France is", "")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-explorer.core.errors.ExplorerError: Nothing to score: the continuation is empty (give the words whose likelihood you want).
+explorer.core.errors.ExplorerError: Nothing to score: the continuation is empty (give the words whose likelihood you ...
 """
 
 from __future__ import annotations

@@ -148,7 +148,8 @@ def causal_fill(ep: Endpoint, text: str, top_k: int = 5, *, candidates: int = SE
     """Fill every blank of ``text`` with a served decoder (the local :func:`~explorer.tasks.causal.fill.causal_fill`'s
     result)."""
     pieces = _pieces(text)
-    settings = (check_count("top-k", top_k, fillmask.MAX_TOP_K), check_count("candidates", candidates, MAX_SERVED_CANDIDATES),
+    settings = (check_count("top-k", top_k, fillmask.MAX_TOP_K),
+                check_count("candidates", candidates, MAX_SERVED_CANDIDATES),
                 check_count("answer tokens", answer_tokens, MAX_FILL_TOKENS))
     return _fill(ep, pieces, settings)[0]
 

@@ -44,10 +44,10 @@ class Style:
 
     name: str
     path: str  # tokenize, at the server's root (not under /v1)
-    body: Callable[[str, str], dict[str, Any]]  # (model, text) -> request
+    body: Callable[[str, str], dict[str, object]]  # (model, text) -> request
     read: Callable[[Any], tuple[list[int], list[str] | None]]  # answer -> (ids, each token's text or None)
     back: str = ""  # detokenize path ("" when tokenize returns each token's text)
-    back_body: Callable[[str, list[int]], dict[str, Any]] | None = None
+    back_body: Callable[[str, list[int]], dict[str, object]] | None = None
     back_read: Callable[[Any], str] | None = None
 
 
@@ -61,7 +61,7 @@ def _ids(raw: Any) -> list[int]:
     return out
 
 
-def _with_model(model: str, body: dict[str, Any]) -> dict[str, Any]:
+def _with_model(model: str, body: dict[str, object]) -> dict[str, object]:
     return {"model": model, **body} if model else body
 
 
@@ -194,8 +194,8 @@ def tokenize(ep: Endpoint, text: str, style: str) -> ServedTokens:
     pieces = [p or f"<special {i}>" for p, i in zip(pieces, shown, strict=True)]  # said, not an empty chip
     notices: tuple[Notice, ...] = ()
     if total > MAX_PIECES:
-        notices = (Notice("truncated", f"The server split this text into {total:,} tokens; the first {MAX_PIECES:,} are "
-                                 "shown (each one's text is a request of its own)."),)
+        notices = (Notice("truncated", f"The server split this text into {total:,} tokens; the first {MAX_PIECES:,} "
+                                       "are shown (each one's text is a request of its own)."),)
         text = text[:max((e for _, e in spans), default=0)]
     name = f"served:{ep.name}"
     result = assemble(name, text, shown, pieces, spans, special, context, pieces=pieces)

@@ -16,7 +16,8 @@ __all__ = ["BUNDLED_DECODERS", "DEFAULT_MLMS", "MAX_PAGE_MODELS", "SPANS_MODELS"
            "infill_keys", "lab_models", "mlm_keys", "spans_defaults"]
 
 BUNDLED_DECODERS = (bundled.KEY,)  # real decoders that ship offline (explorer.runtime.bundled): a causal column
-DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")  # the Fill-mask page's masked LMs once their weights are there
+# the Fill-mask page's masked LMs once their weights are there
+DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")
 MAX_PAGE_MODELS = limits.CPU_PAGE_MODELS  # the CPU cap; explorer.runtime.limits.page_models gives the device's
 SPANS_MODELS = (bundled.KEY, "t5-small", "bart-base")  # the Spans page's models once their weights are there
 

@@ -116,6 +116,7 @@ def electra_replaced(gen: LoadedModel, disc: LoadedModel, text: str, mask_fracti
     notices = () if len(body) <= budget else (
         Notice("truncated", f"Only the first {budget} of {len(body)} tokens were used."),)
     body = body[:budget]
+    assert tok.mask_token_id is not None  # an ELECTRA generator is a masked LM: its tokenizer has [MASK]
     positions = _pick_positions(body, tok.mask_token_id, mask_fraction, seed)
     corrupted = _corrupt(gen, frame, body, positions, seed)
     probs = _discriminate(disc, frame, corrupted)
@@ -143,7 +144,7 @@ def detect(generator: str, discriminator: str, text: str, mask_fraction: float =
 
 def electra_pairs() -> dict[str, tuple[str, str]]:
     """ELECTRA pair keys -> (generator key, discriminator key), from the catalog's ``extra``."""
-    return {v.key: (v.extra["generator"], v.extra["discriminator"]) for v in catalog.load_catalog().values()
+    return {v.key: (str(v.extra["generator"]), str(v.extra["discriminator"])) for v in catalog.load_catalog().values()
             if v.model_type == "electra" and {"generator", "discriminator"} <= set(v.extra)}
 
 

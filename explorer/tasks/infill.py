@@ -30,7 +30,7 @@ from explorer.core.userinput import GENERIC_BLANK, SENTINEL, SPAN_MARKER, split_
 from explorer.runtime import cancel, loading, modelkind, resolve
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
-from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, causal_fill
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, CausalFill, causal_fill
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
@@ -79,7 +79,7 @@ class InfillResult:
     def filled(self) -> str:
         return "".join(s.text for s in self.segments)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["spans"], d["notices"] = list(self.spans), texts(self.notices)
         d["segments"], d["filled"] = [asdict(s) for s in self.segments], self.filled
@@ -108,7 +108,8 @@ def family(loaded: LoadedModel) -> str:
                         "a T5 (sentinels), BART (<mask>) or decoder (causal LM) checkpoint.")
 
 
-def parse_sentinels(text: str, n_blanks: int, specials: tuple[str, ...] = ("</s>", "<pad>")) -> tuple[list[str], list[str]]:
+def parse_sentinels(text: str, n_blanks: int,
+                    specials: tuple[str, ...] = ("</s>", "<pad>")) -> tuple[list[str], list[str]]:
     """T5 output "<extra_id_0> a <extra_id_1> b </s>" -> (["a", "b"], notices).
 
     Spans come back in sentinel order; a sentinel the model never produced leaves its blank
@@ -202,14 +203,14 @@ def _encode_prompt(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
     return {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
 
 
-def _checked(input_ids: torch.Tensor, scores: torch.Tensor, **_: Any) -> torch.Tensor:
+def _checked(input_ids: torch.Tensor, scores: torch.Tensor, **_: object) -> torch.Tensor:
     """A stopping criterion that never stops but lets a server request's token stop ``generate``
     at its next step (explorer.runtime.cancel raises there)."""
     cancel.check()
     return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) go on
 
 
-def _generate(loaded: LoadedModel, enc: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
+def _generate(loaded: LoadedModel, enc: dict[str, torch.Tensor], **kwargs: object) -> torch.Tensor:
     """Greedy/beam generation without gradients -> (1, T_out) token ids."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -246,7 +247,7 @@ def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int
     """T5: blanks become <extra_id_i>; the output lists the spans after their sentinels."""
     tok, n = loaded.tokenizer, len(pieces) - 1
     text = "".join(p + (f"<extra_id_{i}>" if i < n else "") for i, p in enumerate(pieces))
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     notices: list[Notice] = []
     if getattr(loaded, "untrained", False):  # a random T5 repeats <pad> forever: forbid it so output shows
         extra["suppress_tokens"] = [tok.pad_token_id]
@@ -258,7 +259,8 @@ def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int
     out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
                     max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
     raw = tok.decode(out[0], skip_special_tokens=False)
-    ends = tuple(t for t in (tok.eos_token, tok.pad_token, getattr(tok, "sep_token", None), getattr(tok, "cls_token", None))
+    ends = tuple(t for t in (tok.eos_token, tok.pad_token, getattr(tok, "sep_token", None),
+                             getattr(tok, "cls_token", None))
                  if isinstance(t, str) and t)
     spans, missing = parse_sentinels(raw, n, ends)
     return Filled(text, raw, tuple(spans), segments(pieces, spans), True,
@@ -268,6 +270,7 @@ def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int
 def _infill_bart(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int) -> Filled:
     """BART: blanks become <mask>; the model writes the whole text, the spans are aligned back."""
     tok = loaded.tokenizer
+    assert tok.mask_token is not None  # BART's tokenizer has <mask>
     text = tok.mask_token.join(pieces)
     enc = _encode_prompt(loaded, text)
     n_in = int(enc["input_ids"].shape[1])
@@ -282,7 +285,7 @@ def _infill_bart(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: i
     return Filled(text, raw, tuple(found), segments(pieces, found), True, ())
 
 
-def ranking_note(index: int, fill: Any) -> Notice:
+def ranking_note(index: int, fill: CausalFill) -> Notice:
     shown = ", ".join(f"“{c.text.strip()}” {c.share:.0%}" for c in fill.blanks[index].by_whole)
     return Notice("info", f"Blank {index + 1}, by the likelihood of the whole text: {shown}.")
 
@@ -299,7 +302,7 @@ def _infill_causal(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens:
     return Filled(text, fill.filled, tuple(spans), segments(pieces, spans), True, notes)
 
 
-Infiller = Callable[[Any, tuple[str, ...], int], Filled]
+Infiller = Callable[["LoadedModel", tuple[str, ...], int], Filled]
 # How each family fills blanks (one function per kind of model, keyed like ``family``); the int is
 # the number of new tokens allowed per blank.
 INFILLERS: dict[str, Infiller] = {"t5": _infill_t5, "bart": _infill_bart, "causal": _infill_causal}

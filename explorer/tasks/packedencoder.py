@@ -55,7 +55,8 @@ def supports(model: torch.nn.Module) -> bool:
         return False
     if getattr(model, "hf_device_map", None) or any(p.device.type == "meta" for p in model.parameters()):
         return False  # accelerate places (or streams) the layers: only its hooked forward knows where
-    if getattr(cfg, "position_embedding_type", "absolute") != "absolute" or getattr(cfg, "hidden_act", None) not in _ACTS:
+    if (getattr(cfg, "position_embedding_type", "absolute") != "absolute"
+            or getattr(cfg, "hidden_act", None) not in _ACTS):
         return False
     emb, enc = getattr(model, "embeddings", None), getattr(model, "encoder", None)
     parts = ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm")
@@ -73,9 +74,11 @@ def pack(ids: list[list[int]], device: torch.device | str) -> Packed:
     positions = torch.cat([torch.arange(n) for n in lengths.tolist()])  # (N,)
     segment = torch.repeat_interleave(torch.arange(len(ids)), lengths)  # (N,)
     rows = real.reshape(-1).nonzero().squeeze(1)  # (N,)
-    move: dict[str, Any] = {"device": device, "non_blocking": True}
-    return Packed(flat.to(**move), positions.to(**move), rows.to(**move), segment.to(**move),
-                  lengths.to(**move), real[:, None, None, :].to(**move), width)
+    def move(t: torch.Tensor) -> torch.Tensor:
+        return t.to(device=device, non_blocking=True)
+
+    return Packed(move(flat), move(positions), move(rows), move(segment), move(lengths), move(real[:, None, None, :]),
+                  width)
 
 
 class _Linear:
@@ -88,7 +91,8 @@ class _Linear:
     def __call__(self, x: torch.Tensor, act: str = "none") -> torch.Tensor:
         """(N, in) -> (N, out), with the activation ``act`` applied ("none", "gelu", "relu")."""
         if self.onednn:
-            return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, act, [], "none" if act == "gelu" else "")
+            return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, act, [],
+                                                      "none" if act == "gelu" else "")
         y = F.linear(x, self.weight, self.bias)
         return y if act == "none" else (F.gelu(y) if act == "gelu" else F.relu(y))
 

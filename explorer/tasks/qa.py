@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from explorer.architecture.modeltypes import max_input_tokens
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import QA_CONTEXT_CHARS, QA_QUESTION_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.runtime import bundled, cancel, loading, resolve
@@ -32,12 +33,15 @@ from explorer.runtime.placement import ran_on
 from explorer.tasks.causal.answer import answer_question
 
 if TYPE_CHECKING:  # typing only: the generative path loads only when a decoder is asked
+    from transformers import BatchEncoding
+
     from explorer.runtime.loading import LoadedModel
     from explorer.tasks.causal.answer import GenerativeAnswer
 
 __all__ = [
     "QA_CHECKPOINTS", "QAResult", "answer", "ask", "best_span",
-    "check_qa_text", "describe", "is_generative", "load", "qa_models", "qa_windows", "span_probabilities", "window_length",
+    "check_qa_text", "describe", "is_generative", "load", "qa_models", "qa_windows", "span_probabilities",
+    "window_length",
 ]
 
 # SQuAD checkpoints users are likely to have, and the catalog variant whose architecture and
@@ -76,7 +80,7 @@ class QAResult:
     device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         for k in ("tokens", "start_probs", "end_probs", "span"):
             d[k] = list(d[k])
@@ -132,7 +136,7 @@ def check_qa_text(question: str, context: str) -> tuple[str, str]:
     return q, str(context)
 
 
-def qa_windows(tok: Any, question: str, context: str, max_length: int = 384, stride: int = 128) -> Any:
+def qa_windows(tok: Tokenizer, question: str, context: str, max_length: int = 384, stride: int = 128) -> BatchEncoding:
     """Tokenize question + context into overlapping windows (only the context is split).
 
     Returns the BatchEncoding: input_ids (W, L) padded, offset_mapping, and sequence_ids(w) telling
@@ -149,7 +153,7 @@ def qa_windows(tok: Any, question: str, context: str, max_length: int = 384, str
                return_offsets_mapping=True, padding="longest", return_tensors="pt")
 
 
-def _qa_logits(loaded: LoadedModel, enc: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def _qa_logits(loaded: LoadedModel, enc: BatchEncoding) -> tuple[torch.Tensor, torch.Tensor]:
     """Start and end logits (W, L) for every window, 8 windows per forward pass."""
     names = [n for n in loaded.tokenizer.model_input_names if n in enc]  # DistilBERT takes no token_type_ids
     device = input_device(loaded.model)  # where the model is, whatever ``loaded`` claims
@@ -169,7 +173,7 @@ def window_length(loaded: LoadedModel) -> int:
     return min(384, positions, int(loaded.tokenizer.model_max_length))
 
 
-def _context_mask(enc: Any, w: int) -> torch.Tensor:
+def _context_mask(enc: BatchEncoding, w: int) -> torch.Tensor:
     """(L,) bool: True where window w holds a context token (not question, special or padding)."""
     seq = enc.sequence_ids(w)
     return torch.tensor([s == 1 for s in seq]) & enc["attention_mask"][w].bool()
@@ -198,7 +202,8 @@ def answer(loaded: LoadedModel, question: str, context: str, max_answer_len: int
     return _qa_result(loaded, q, ctx, enc, best, start_logits.shape[0], time.perf_counter() - started)
 
 
-def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: Any, best: tuple, n_windows: int, seconds: float) -> QAResult:
+def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: BatchEncoding, best: tuple, n_windows: int,
+               seconds: float) -> QAResult:
     """Map the winning (window, i, j) to characters, and collect that window's probability strip."""
     score, w, i, j, sp, ep, null = best
     idx = _context_mask(enc, w).nonzero().flatten().tolist()  # token positions of the context
@@ -219,7 +224,7 @@ def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: Any, best: tuple, n_w
 
 
 def load(model: str, random_weights: bool = False, models_dir: str | None = None, *,
-         device: str | None = None, dtype: str | None = None) -> Any:
+         device: str | None = None, dtype: str | None = None) -> LoadedModel:
     """The QA model for a hub id, key or directory; random mode builds the matching catalog architecture."""
     if random_weights:
         return loading.load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,

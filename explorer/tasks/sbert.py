@@ -58,10 +58,10 @@ def token_states(loaded: LoadedModel, sentences: list[str]) -> tuple[torch.Tenso
         batch = tok(sentences, padding=True, truncation=True, max_length=similarity.max_length(loaded),
                     return_tensors="pt")
     device = input_device(loaded.model)
-    batch = {k: v.to(device) for k, v in batch.items()}
+    inputs = {k: v.to(device) for k, v in batch.items()}
     with torch.inference_mode():
-        hidden = loaded.model(**batch).last_hidden_state
-    return hidden.float().cpu(), batch["attention_mask"].cpu()
+        hidden = loaded.model(**inputs).last_hidden_state
+    return hidden.float().cpu(), inputs["attention_mask"].cpu()
 
 
 def pool(hidden: torch.Tensor, mask: torch.Tensor, how: str, normalize: bool = True) -> torch.Tensor:
@@ -139,4 +139,5 @@ def objectives(loaded: LoadedModel, anchor: str, positive: str, negative: str, l
     dp, dn = float((u - v).norm()), float((u - n).norm())
     return Objectives(round(cosine, 4), tuple(round(float(p), 4) for p in probs),
                       round(float(-torch.log(probs[LABELS.index(label)])), 4), label, float(gold),
-                      round((cosine - gold / 5) ** 2, 4), round(dp, 4), round(dn, 4), round(max(dp - dn + MARGIN, 0.0), 4))
+                      round((cosine - gold / 5) ** 2, 4), round(dp, 4), round(dn, 4),
+                      round(max(dp - dn + MARGIN, 0.0), 4))

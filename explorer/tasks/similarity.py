@@ -23,7 +23,7 @@ import time
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -57,7 +57,7 @@ class SentenceList:
     sentences: tuple[str, ...]
     notices: tuple[Notice, ...]  # "dropped": empty lines and duplicates (they quote user text)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"sentences": list(self.sentences), "notices": texts(self.notices)}
 
 
@@ -76,7 +76,7 @@ class SimilarityResult:
     device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "sentences": list(self.sentences), "matrix": [list(r) for r in self.matrix],
                 "notices": texts(self.notices)}
 
@@ -102,7 +102,7 @@ class SearchResult:
     device_name: str = "cpu"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"model": self.model, "query": self.query, "untrained": self.untrained,
                 "seconds": self.seconds, "device": self.device, "device_name": self.device_name,
                 "dtype": self.dtype, "hits": [asdict(h) for h in self.hits]}
@@ -193,9 +193,9 @@ def encode(loaded: LoadedModel, sentences: list[str] | tuple[str, ...], batch_si
     Tokenizes everything once, then runs batches of at most ``batch_size`` sentences of similar token count
     (longest first, like sentence-transformers, but by tokens rather than characters so each batch
     pads even less), each within the padded tokens whose activations fit one forward
-    (:mod:`explorer.runtime.activations`: BERT-base's 512-token texts in batches of 11, not 1,024). Plain BERT encoders (MiniLM) run packed, without padding
-    (:mod:`explorer.tasks.packedencoder`); others run ``model(**padded_batch)``. Embeddings stay on the
-    model's device until the end: one transfer, not one per batch.
+    (:mod:`explorer.runtime.activations`: BERT-base's 512-token texts in batches of 11, not 1,024). Plain BERT encoders
+    (MiniLM) run packed, without padding (:mod:`explorer.tasks.packedencoder`); others run ``model(**padded_batch)``.
+    Embeddings stay on the model's device until the end: one transfer, not one per batch.
     """
     if not sentences:
         raise ExplorerError("No sentences to embed.")

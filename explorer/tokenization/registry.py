@@ -7,7 +7,7 @@ Five tokenizers cover the three algorithms the catalog's variants use:
   special tokens and the id order differ), so their *pieces* are GPT-2's.
 - SentencePiece unigram: ``t5`` (with its 100 ``<extra_id_N>`` sentinels) and ``bigbird``.
 
-transformers 5 traps handled here (see the shared transformers 5 cheat sheet): ``BertTokenizer(vocab_file=...)``
+transformers 5 traps handled here: ``BertTokenizer(vocab_file=...)``
 is silently ignored (we pass ``vocab=``), ``model_max_length`` defaults to ~1e30 (we set the
 published limit), and the cased vocabulary needs ``do_lower_case=False`` at construction.
 
@@ -23,7 +23,6 @@ import threading
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any
 
 from transformers import (
     BertTokenizer,
@@ -64,7 +63,7 @@ class TokenizerSpec:
     continuation: str  # how a piece says "I continue the previous word" or "I start a word"
     shared_by: tuple[str, ...]  # model families whose pieces are exactly these
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -177,7 +176,7 @@ class VariantTokenizer:
     own: bool  # True when it is the variant's own tokenizer (the catalog has no note)
     note: str  # the catalog's "tokenizer_note": what differs, which file stands in
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -189,7 +188,7 @@ def variant_tokenizers() -> list[VariantTokenizer]:
     rows = []
     for v in catalog.load_catalog().values():
         if v.tokenizer not in TOKENIZERS:
-            raise ExplorerError(f"Catalog entry {shorten(v.key)!r} names tokenizer {shorten(v.tokenizer)!r}, which is not "
-                                f"shipped ({', '.join(TOKENIZERS)}): fix assets/catalog.json.")
+            raise ExplorerError(f"Catalog entry {shorten(v.key)!r} names tokenizer {shorten(v.tokenizer)!r}, which is "
+                                f"not shipped ({', '.join(TOKENIZERS)}): fix assets/catalog.json.")
         rows.append(VariantTokenizer(v.key, v.name, v.tokenizer, not v.tokenizer_note, v.tokenizer_note or ""))
     return rows

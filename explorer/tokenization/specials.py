@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tokenizers.processors import RobertaProcessing
 
@@ -45,7 +45,7 @@ class SpecialTokens:
     template: tuple[str, ...]  # e.g. ("[CLS]", "$A", "[SEP]"); "$A" is the text
     ids: dict[str, int]  # every special token string -> id
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import TOKENIZATION_TEXT_CHARS
@@ -72,7 +71,7 @@ class Tokenization:
                 out[w].append(piece)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["offsets"] = [list(o) for o in self.offsets]
         d.update(n_special=self.n_special, fertility=round(self.fertility, 4))

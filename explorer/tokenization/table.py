@@ -14,7 +14,6 @@ in them is cut short where one huge "word" would otherwise repeat on thousands o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from explorer.core.notices import Notice
 from explorer.tokenization.registry import TOKENIZERS, algorithm_of, label_of
@@ -39,7 +38,7 @@ PRESETS: dict[str, str] = {
 DEFAULT_PRESET = "Rare words & misspellings"
 
 
-def summary_rows(results: Sequence[Tokenization]) -> list[dict[str, Any]]:
+def summary_rows(results: Sequence[Tokenization]) -> list[dict[str, object]]:
     """One row per tokenizer: counts, fertility, unknown pieces and where truncation cuts."""
     rows = []
     for t in results:
@@ -65,7 +64,7 @@ def join_pieces(pieces: Sequence[str], limit: int = 30, sep: str = " ") -> str:
     return shown if len(pieces) <= limit else f"{shown}{sep}… ({len(pieces):,} pieces)"
 
 
-def token_rows(results: Sequence[Tokenization], max_tokens: int | None = None) -> list[dict[str, Any]]:
+def token_rows(results: Sequence[Tokenization], max_tokens: int | None = None) -> list[dict[str, object]]:
     """One row per token per tokenizer (the CSV export), at most ``max_tokens`` per tokenizer."""
     rows = []
     for t in results:
@@ -83,7 +82,7 @@ def token_rows(results: Sequence[Tokenization], max_tokens: int | None = None) -
     return rows
 
 
-def word_split_rows(results: Sequence[Tokenization], max_words: int = 40) -> list[dict[str, Any]]:
+def word_split_rows(results: Sequence[Tokenization], max_words: int = 40) -> list[dict[str, object]]:
     """The first ``max_words`` words with their pieces under each tokenizer (the fertility view)."""
     if not results:
         return []
@@ -93,7 +92,7 @@ def word_split_rows(results: Sequence[Tokenization], max_words: int = 40) -> lis
              **{f"{n} pieces": len(p[w]) for n, p in pieces.items()}} for w in range(min(len(words), max_words))]
 
 
-def spec_rows() -> list[dict[str, Any]]:
+def spec_rows() -> list[dict[str, object]]:
     """One row per shipped tokenizer: algorithm, position limit, families with the same pieces."""
     return [{"tokenizer": s.label, "algorithm": s.algorithm, "limit": s.model_max_length,
              "same pieces as": ", ".join(s.shared_by)} for s in TOKENIZERS.values()]
@@ -106,7 +105,7 @@ def _elide(tokens: Sequence[str], head: int = 8, tail: int = 3) -> str:
 
 
 def family_rows(text_tokens: Mapping[str, Sequence[str]], pair_tokens: Mapping[str, Sequence[str]]
-                ) -> list[dict[str, Any]]:
+                ) -> list[dict[str, object]]:
     """One row per model family: whose pieces it uses, its tokens for a text and for a pair."""
     return [{"family": f, "pieces from": TOKENIZERS[FAMILIES[f]].label, "your text": _elide(toks),
              "sentence pair": " ".join(pair_tokens[f])} for f, toks in text_tokens.items()]

@@ -7,10 +7,10 @@ it (Train, Resume) and lets it go when its worker ends, however it ends.
 
 >>> gate = Gate(lambda: 2)
 >>> gate.admit(2)
->>> gate.admit(1, detail="2 training, 0 waiting")
+>>> gate.admit(1, detail="2 training, 0 waiting")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-explorer.core.errors.ExplorerError: This server has 2 Lab runs queued or running (2 training, 0 waiting), and takes at most 2 at once from all its visitors together: wait for one to finish, or train from the command line (python -m explorer pretrain ...), which has no such limit.
+explorer.core.errors.ExplorerError: This server has 2 Lab runs queued or running (2 training, 0 waiting), and takes ...
 >>> gate.leave(); gate.active
 1
 """

@@ -6,7 +6,8 @@ with examples until their tokens reach ``batch_tokens``: an objective that short
 (NSP and SOP keep two sentences) gets more examples per step, so every variant trains on the
 same number of tokens per step.
 
->>> collate([{"input_ids": [2, 7, 3], "labels": [-100, 7, -100]}, {"input_ids": [2, 3], "labels": [-100, -100]}])["input_ids"]
+>>> collate([{"input_ids": [2, 7, 3], "labels": [-100, 7, -100]},
+...          {"input_ids": [2, 3], "labels": [-100, -100]}])["input_ids"]
 tensor([[2, 7, 3],
         [2, 3, 0]])
 """

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from explorer.core.handles import Tokenizer
 from explorer.objectives.base import MaskedLMResult, Vocab
 from explorer.training import examples
 from explorer.training.examples import IGNORE
@@ -39,7 +40,7 @@ def frame(window: Sequence[str]) -> list[str]:
     return tokens[:-1] if len(tokens) > 2 and tokens[-1] == "[SEP]" else tokens
 
 
-def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Any,
+def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Tokenizer,
              vocab: Vocab) -> dict[str, Any]:
     """``input_ids`` (the window) and ``labels`` (the next token at each position; IGNORE at the last)."""
     result = examples.draw(recipe, recipe.strategy, frame(window), seed, index, epoch, vocab)
@@ -52,7 +53,8 @@ def loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> Loss:
     labels = batch["labels"]  # (B, T): labels[:, t] = input_ids[:, t + 1], IGNORE at the end and on padding
     where = labels != IGNORE  # (B, T)
     lm: Any = model  # GPT2LMHeadModel: the transformer, then the LM head only where there is a target
-    hidden = lm.base_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state  # (B, T, H)
+    # (B, T, H)
+    hidden = lm.base_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
     head = lm.get_output_embeddings()
     logits = head(hidden[where])  # (N, V)
     target = labels[where]  # (N,)

@@ -32,6 +32,7 @@ from torch import nn
 
 from explorer.architecture import build as arch
 from explorer.architecture import cost
+from explorer.core.handles import Tokenizer
 from explorer.objectives.base import Vocab
 from explorer.objectives.electra import ElectraResult
 from explorer.training import examples, models
@@ -73,7 +74,7 @@ def build(recipe: Recipe, size: str, seed: int, device: str = "cpu") -> nn.Modul
     return pair.to(device).train()
 
 
-def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Any,
+def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Tokenizer,
              vocab: Vocab) -> dict[str, Any]:
     """The generator's input (``[MASK]`` where the strategy selected) and its MLM labels.
 

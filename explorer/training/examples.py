@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from explorer import objectives
+from explorer.core.handles import Tokenizer
 from explorer.objectives.base import MaskedLMResult, SentencePairResult, Vocab
 from explorer.training.recipes import Recipe
 
@@ -32,7 +33,7 @@ def seed_for(seed: int, index: int) -> int:
     return (seed * 1_000_003 + index) % (2**32)
 
 
-def ids(tok: Any, tokens: Sequence[str | None]) -> list[int]:
+def ids(tok: Tokenizer, tokens: Sequence[str | None]) -> list[int]:
     """Token strings -> ids; None (no target) -> IGNORE."""
     out = tok.convert_tokens_to_ids([t if t is not None else "[PAD]" for t in tokens])
     return [IGNORE if t is None else i for t, i in zip(tokens, out, strict=True)]
@@ -44,11 +45,11 @@ def draw(recipe: Recipe, strategy: str, window: Sequence[str], seed: int, index:
     return objectives.run(strategy, window, seed_for(seed, index), vocab, epoch=epoch if recipe.dynamic else 0)
 
 
-def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Any,
+def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Tokenizer,
              vocab: Vocab) -> dict[str, Any]:
     """Id lists for the masked-LM family (with NSP/SOP when the recipe has a sentence objective)."""
     tokens, segments = list(window), [0] * len(window)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if recipe.sentence:
         pair = draw(recipe, recipe.sentence, window, seed, index, epoch, vocab)
         assert isinstance(pair, SentencePairResult)

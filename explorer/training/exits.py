@@ -49,8 +49,8 @@ from explorer.training import checkpoint, corpus, memory, probe, sections, vocab
 from explorer.training.corpus import Corpus
 from explorer.training.probe import Encoder, Example
 
-__all__ = ["DEFAULT_SPEC", "FOLDER", "HIDDEN", "Decision", "ExitSpec", "Exits", "Report", "adaptive", "decide", "encode",
-           "load", "probabilities", "save", "test_examples", "train", "uncertainty", "wrap"]
+__all__ = ["DEFAULT_SPEC", "FOLDER", "HIDDEN", "Decision", "ExitSpec", "Exits", "Report", "adaptive", "decide",
+           "encode", "load", "probabilities", "save", "test_examples", "train", "uncertainty", "wrap"]
 
 HIDDEN = 128  # FastBERT's classifiers work at 128 dimensions
 FOLDER = checkpoint.EXITS  # inside a lab checkpoint: exits.pt (encoder + classifiers) and exits.json (the report)
@@ -97,7 +97,8 @@ class Exits(nn.Module):
     def __init__(self, encoder: Encoder, layers: int, layer_path: str, labels: int = 2) -> None:
         super().__init__()
         self.encoder = encoder.module
-        self.pool, self.hidden_size, self.layers, self.layer_path = encoder.pool, encoder.hidden_size, layers, layer_path
+        self.pool, self.hidden_size, self.layers, self.layer_path = (encoder.pool, encoder.hidden_size, layers,
+                                                                     layer_path)
         self.classifiers = nn.ModuleList([_head(encoder.hidden_size, labels) for _ in range(layers)])
 
     def teacher_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -167,7 +168,7 @@ class Report:
     seconds: float
     spec: ExitSpec
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"task": self.task, "labels": list(sections.LABELS),
                 "layer_accuracy": [round(a, 4) for a in self.layer_accuracy], "teacher_accuracy":
                 round(self.layer_accuracy[-1], 4), "n_train": self.n_train, "n_test": self.n_test,
@@ -193,7 +194,8 @@ def _fit(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Progres
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
         schedule.step()
-        report(0.6 * (step + 1) / spec.steps, f"fine-tuning the encoder and its teacher: step {step + 1} of {spec.steps}")
+        report(0.6 * (step + 1) / spec.steps,
+               f"fine-tuning the encoder and its teacher: step {step + 1} of {spec.steps}")
 
 
 def _distil(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Progress) -> None:
@@ -255,7 +257,8 @@ def decide(probs: torch.Tensor, speed: float) -> Decision:
     return Decision(speed, picked.argmax(-1), first + 1)
 
 
-def adaptive(exits: Exits, input_ids: torch.Tensor, attention_mask: torch.Tensor, speed: float) -> tuple[int, int, float]:
+def adaptive(exits: Exits, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+             speed: float) -> tuple[int, int, float]:
     """One example (batch 1) through the layers until a classifier is sure: (label, layer, uncertainty).
 
     The later layers do not run: the hook of the layer that exits raises, unwinding the forward."""
@@ -339,7 +342,8 @@ def save(exits: Exits, report: Report, checkpoint_dir: str | Path) -> Path:
         (work / "exits.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
         persist.publish_dir(work, target)
     except OSError as err:
-        raise ExplorerError(f"Saving the exits failed ({err.strerror or err}); free some space and save again.") from err
+        raise ExplorerError(f"Saving the exits failed ({err.strerror or err}); "
+                            "free some space and save again.") from err
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target

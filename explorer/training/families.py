@@ -1,4 +1,5 @@
-"""The loss families a recipe names (``Recipe.loss``): how each turns a window into features, builds its model and scores it.
+"""The loss families a recipe names (``Recipe.loss``): how each turns a window into features, builds its model and
+scores it.
 
 One :class:`Family` per way of training: the masked-LM family (BERT, RoBERTa, ALBERT and their
 sentence heads) is here from the start; ELECTRA, SpanBERT, DistilBERT, the seq2seq denoisers and
@@ -11,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import nn
 
 from explorer.architecture import cost
 from explorer.core.errors import ExplorerError
-from explorer.training import causal, distill, electra, examples, losses, models, seq2seq, spanbert
+from explorer.training import causal, distilbert, electra, examples, losses, models, seq2seq, spanbert
 
 __all__ = ["FAMILIES", "Family", "forward_flops", "get"]
 
@@ -33,7 +35,7 @@ class Family:
     ``forward_flops(model, seq_len) -> float`` per token; ``teacher``: see :func:`explorer.training.trainer.start`."""
 
     features: Callable[..., dict[str, Any]]
-    loss: Callable[[nn.Module, dict[str, Any]], losses.Loss]
+    loss: Callable[[nn.Module, dict[str, torch.Tensor]], losses.Loss]
     build: Callable[..., nn.Module] = models.build
     forward_flops: Callable[[nn.Module, int], float] = forward_flops
     teacher: str | None = None  # the objective of the teacher this family distils from (build gets ``teacher=``)
@@ -43,7 +45,7 @@ FAMILIES: dict[str, Family] = {
     "mlm": Family(examples.features, losses.mlm),
     "electra": Family(electra.features, electra.loss, electra.build, electra.forward_flops),
     "spanbert": Family(spanbert.features, spanbert.loss, forward_flops=spanbert.forward_flops),
-    "distill": Family(examples.features, distill.loss, distill.build, distill.forward_flops, teacher="mlm"),
+    "distill": Family(examples.features, distilbert.loss, distilbert.build, distilbert.forward_flops, teacher="mlm"),
     "seq2seq": Family(seq2seq.features, seq2seq.loss, seq2seq.build, seq2seq.forward_flops),
     "causal": Family(causal.features, causal.loss),
 }

@@ -1,7 +1,7 @@
 """What one claims benchmark measured, as plain numbers: the light half of :mod:`explorer.training.measurement`.
 
 No torch here: the Published results page reads a committed measurement back
-(:func:`explorer.training.claims.load`) without loading a training stack.
+(:func:`explorer.papers.claims.load`) without loading a training stack.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Measurement:
     seq_len: int
     device: str
     machine: str
-    probe_spec: dict[str, Any]
+    probe_spec: dict[str, object]
     variants: dict[str, VariantRun] = field(default_factory=dict)
     floors: dict[str, float] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)  # objective -> the loss family it needs
@@ -51,7 +51,7 @@ class Measurement:
     teacher_probe: float | None = None  # the DistilBERT student's teacher on the same probe
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @staticmethod

@@ -8,7 +8,7 @@ against its teacher in the same run. An objective whose loss family has not land
 integrator's rerun fills it in once the family is merged.
 
 The result is plain numbers (:class:`~explorer.training.figures.Measurement`, JSON round-trip), so the table
-(:mod:`explorer.training.claims`) is a pure function of it and is tested on a fake one.
+(:mod:`explorer.papers.claims`) is a pure function of it and is tested on a fake one.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import torch
 
@@ -60,7 +59,8 @@ def _variant(run: trainer.Run, result: probe.ProbeResult | None) -> VariantRun:
 def _train(plan: trainer.Plan, text: Corpus | None, say: Callable[[str], None]) -> trainer.Run:
     say(f"training {plan.objective} for {plan.steps} steps")
     run = trainer.advance(trainer.start(plan, text))
-    say(f"{plan.objective}: held-out loss {run.evals[0]['loss']:.2f} -> {run.evals[-1]['loss']:.2f} in {run.seconds:.0f} s")
+    say(f"{plan.objective}: held-out loss {run.evals[0]['loss']:.2f} -> {run.evals[-1]['loss']:.2f} in "
+        f"{run.seconds:.0f} s")
     return run
 
 
@@ -88,7 +88,7 @@ def _speed(teacher: torch.nn.Module, student: torch.nn.Module, seq_len: int) -> 
     device = next(encoders[0].parameters()).device
     ids, mask = ids.to(device), mask.to(device)
 
-    def call(encoder: torch.nn.Module) -> Callable[[], Any]:
+    def call(encoder: torch.nn.Module) -> Callable[[], object]:
         return lambda: encoder(input_ids=ids, attention_mask=mask)
 
     with torch.no_grad():

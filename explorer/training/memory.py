@@ -45,8 +45,7 @@ from typing import Any
 
 from explorer.architecture import modeltypes
 from explorer.core.errors import ExplorerError
-from explorer.runtime import budget as runtime_budget
-from explorer.runtime import cancel
+from explorer.runtime import cancel, membudget
 from explorer.training import recipes
 
 __all__ = ["MAX_ACCUMULATION", "Estimate", "Shape", "Stack", "StepPlan", "activation_bytes", "budget", "estimate",
@@ -272,14 +271,15 @@ def shape(objective: str, size: str, seq_len: int = 128) -> Shape:
 
 
 def budget(device: str = "cpu", request: tuple[int, str] | None = None, share: int = 1) -> tuple[int, str]:
-    """The bytes one training may take on ``device``: :func:`explorer.runtime.budget.memory_budget` (a share of
+    """The bytes one training may take on ``device``: :func:`explorer.runtime.membudget.memory_budget` (a share of
     what is free, or EXPLORER_MEMORY_CAP_GB), and no more than ``request`` (bytes, where the figure comes from: a
     server request's memory budget; inside a request by default what it may still add,
     :func:`explorer.runtime.cancel.memory_left`), split ``share`` ways when that many trainings may run at once."""
-    allowed, why = runtime_budget.memory_budget(device)
+    allowed, why = membudget.memory_budget(device)
     token = cancel.current()
     if request is None and token is not None:
-        request = (max(0, token.budget.memory_bytes - token.grown()), f"what this request may still add: {token.budget.why}")
+        request = (max(0, token.budget.memory_bytes - token.grown()),
+                   f"what this request may still add: {token.budget.why}")
     if request is not None:
         per = request[0] // max(1, share)
         if per < allowed:

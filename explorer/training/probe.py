@@ -47,8 +47,8 @@ from explorer.core.errors import ExplorerError
 from explorer.training import batches, corpus, families, memory, recipes, vocab
 from explorer.training.corpus import Corpus
 
-__all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor", "pool", "probe",
-           "chunks", "swap", "swap_positions", "tensors"]
+__all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor",
+           "pool", "probe", "chunks", "swap", "swap_positions", "tensors"]
 
 TASK = "swapped adjacent words"
 MAJORITY = 0.5  # the sets are exactly balanced
@@ -72,7 +72,7 @@ class ProbeSpec:
                                 "seq_len 16-512, test_examples 2-100,000.")
         return self
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -106,7 +106,7 @@ class ProbeResult:
         """Binomial standard error of the accuracy (the test set's sampling noise)."""
         return math.sqrt(max(self.accuracy * (1 - self.accuracy), 1e-4) / max(self.n_test, 1))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"task": self.task, "accuracy": round(self.accuracy, 4), "stderr": round(self.stderr, 4),
                 "majority": self.majority, "n_train": self.n_train, "n_test": self.n_test,
                 "seconds": round(self.seconds, 2), "spec": self.spec.to_dict()}

@@ -41,7 +41,8 @@ class Recipe:
     claim: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {k: getattr(self, k) for k in ("name", "label", "variant", "head", "strategy", "loss", "sentence", "dynamic")}
+        return {k: getattr(self, k) for k in ("name", "label", "variant", "head", "strategy", "loss", "sentence",
+                                              "dynamic")}
 
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (
@@ -53,8 +54,8 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            claim="RoBERTa: dynamic masking and dropping NSP help."),
     Recipe("albert", "ALBERT (factorized embeddings, shared layers, SOP)", "albert-base", "pretraining", "bert", "mlm",
            sentence="sop", claim="ALBERT: far fewer parameters for a small cost in quality."),
-    Recipe("electra", "ELECTRA (generator + discriminator, RTD x 50)", "electra-small", "electra-pair", "electra", "electra",
-           claim="ELECTRA: replaced-token detection learns more per unit of compute than MLM."),
+    Recipe("electra", "ELECTRA (generator + discriminator, RTD x 50)", "electra-small", "electra-pair", "electra",
+           "electra", claim="ELECTRA: replaced-token detection learns more per unit of compute than MLM."),
     Recipe("spanbert", "SpanBERT (span masking + SBO)", "spanbert", "spanbert", "spanbert", "spanbert",
            claim="SpanBERT: span masking and the boundary objective help span tasks."),
     Recipe("t5", "T5 span corruption", "t5-small", "seq2seq", "t5", "seq2seq",
@@ -63,8 +64,8 @@ RECIPES: dict[str, Recipe] = {r.name: r for r in (
            claim="BART: infilling teaches the decoder to rewrite the whole text."),
     Recipe("gpt", "GPT causal LM", "gpt2", "causal-lm", "gpt-clm", "causal",
            claim="GPT: every token is a training signal, but only left context."),
-    Recipe("distilbert", "DistilBERT (student of a trained teacher, triple loss)", "distilbert", "mlm", "bert", "distill",
-           claim="DistilBERT keeps most of its teacher with 40% fewer parameters."),
+    Recipe("distilbert", "DistilBERT (student of a trained teacher, triple loss)", "distilbert", "mlm", "bert",
+           "distill", claim="DistilBERT keeps most of its teacher with 40% fewer parameters."),
 )}
 ALIASES = {"bert-mlm": "mlm", "gpt2": "gpt", "clm": "gpt", "sbo": "spanbert", "distil": "distilbert"}
 

@@ -36,8 +36,8 @@ class Record:
     seconds: float = 0.0
     losses: tuple[tuple[int, float], ...] = ()
     evals: tuple[dict[str, float], ...] = ()
-    probe: dict[str, Any] | None = None  # explorer.training.probe.ProbeResult.to_dict()
-    exits: dict[str, Any] | None = None  # explorer.training.exits.Report.to_dict(), when exits were trained
+    probe: dict[str, object] | None = None  # explorer.training.probe.ProbeResult.to_dict()
+    exits: dict[str, object] | None = None  # explorer.training.exits.Report.to_dict(), when exits were trained
     corpus: dict[str, object] | None = None
     seed: int | None = None
     device: str | None = None
@@ -47,7 +47,7 @@ class Record:
         """The JSON: ``{objective, size, params, steps, tokens_seen, flops, seconds, losses, eval, corpus, seed,
         device, out}`` (+ ``exits`` when trained); ``eval`` holds the first, last and every held-out evaluation."""
         evals = list(self.evals)
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "objective": self.objective, "size": self.size, "params": self.params, "steps": self.steps,
             "tokens_seen": self.tokens_seen, "flops": self.flops, "seconds": self.seconds,
             "losses": [[s, v] for s, v in self.losses],
@@ -59,8 +59,8 @@ class Record:
         return out
 
 
-def of(plan: Plan, run: Run | None = None, *, out: str | None = None, probe: dict[str, Any] | None = None,
-       exits: dict[str, Any] | None = None, corpus: bool = True) -> Record:
+def of(plan: Plan, run: Run | None = None, *, out: str | None = None, probe: dict[str, object] | None = None,
+       exits: dict[str, object] | None = None, corpus: bool = True) -> Record:
     """The record of ``plan``'s ``run`` (None: not built yet), with its probe and exits reports and where it was
     saved; ``corpus=False`` leaves out the corpus counts (the Lab's redraws)."""
     if run is None:

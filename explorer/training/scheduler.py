@@ -27,6 +27,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypedDict
 
 from explorer.core import settings
 from explorer.core.errors import ExplorerError
@@ -37,7 +38,7 @@ from explorer.training import admission, exits, memory, probe, recipes
 from explorer.training.session import Hooks, Session
 from explorer.training.trainer import Plan, Progress
 
-__all__ = ["QUICK", "Job", "budget", "launch", "limits", "max_trainings",
+__all__ = ["QUICK", "Fits", "Job", "budget", "launch", "limits", "max_trainings",
            "pace", "plans", "quick", "resume", "slots", "specs", "stop", "work"]
 
 _LOG = logging.getLogger("transformer_explorer")
@@ -101,14 +102,24 @@ def budget(device: str) -> tuple[int, str]:
     return memory.budget(device, (request.memory_bytes, request.why), share=max_trainings())
 
 
-def limits(objectives: list[str], size: str, seq_len: int, device: str) -> dict[str, int | str]:
+class Fits(TypedDict):
+    """What :func:`limits` returns: the largest settings (tokens) and the memory budget (bytes) they come from."""
+
+    seq_len: int
+    one_pass: int
+    batch_tokens: int
+    budget: int
+    why: str
+
+
+def limits(objectives: list[str], size: str, seq_len: int, device: str) -> Fits:
     """The largest window, tokens per step in one pass, and tokens per step with accumulation that every one of
     ``objectives`` fits at ``size`` (the page's controls), with the budget they come from."""
     allowed = budget(device)
     names = [recipes.get(o).name for o in objectives] or ["mlm"]
     each = [memory.limits(memory.shape(o, size, seq_len), seq_len, allowed) for o in names]
-    return {**{k: min(e[k] for e in each) for k in ("seq_len", "one_pass", "batch_tokens")},
-            "budget": allowed[0], "why": allowed[1]}
+    return Fits(seq_len=min(e["seq_len"] for e in each), one_pass=min(e["one_pass"] for e in each),
+                batch_tokens=min(e["batch_tokens"] for e in each), budget=allowed[0], why=allowed[1])
 
 
 def plans(objectives: list[str], size: str, steps: int, seed: int, device: str, batch_tokens: int,
@@ -183,7 +194,8 @@ def work(job: Job) -> None:
         except Exception:  # a bug: the details go to the server log, the page gets a reference
             ref = uuid.uuid4().hex[:8]
             _LOG.exception("lab training failed (reference %s)", ref)
-            job.state, job.note = "failed", f"This training failed (reference `{ref}`); the details are in the server's log."
+            job.state, job.note = "failed", (f"This training failed (reference `{ref}`); "
+                                             "the details are in the server's log.")
         finally:
             _SLOTS.release()
     finally:

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from explorer.architecture import cost
+from explorer.core.handles import Tokenizer
 from explorer.objectives.base import Seq2SeqResult, Vocab
 from explorer.training import examples, models, recipes, vocab
 from explorer.training.examples import IGNORE
@@ -57,7 +58,7 @@ def frame(recipe: Recipe, window: Sequence[str]) -> list[str]:
     return tokens
 
 
-def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Any,
+def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Tokenizer,
              vocab: Vocab) -> dict[str, Any]:
     """``input_ids`` (the corrupted input, ``[CLS]``-framed) and ``labels`` (the target's ids)."""
     result = examples.draw(recipe, recipe.strategy, frame(recipe, window), seed, index, epoch, vocab)

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.cancel import RequestStopped
@@ -61,7 +60,7 @@ class Session:
     state: str = "waiting"
     run: Run | None = None
     params: int | None = None
-    probe: dict[str, Any] | None = None  # explorer.training.probe.ProbeResult.to_dict()
+    probe: dict[str, object] | None = None  # explorer.training.probe.ProbeResult.to_dict()
     exits: tuple[Exits, Report] | None = None
     exits_error: str | None = None  # why this model cannot have exits (a one-layer student); the run stays done
     saved: Path | None = None

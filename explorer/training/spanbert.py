@@ -32,6 +32,7 @@ from torch import nn
 
 from explorer.architecture import cost
 from explorer.architecture.custom_models import MAX_SPAN
+from explorer.core.handles import Tokenizer
 from explorer.objectives.base import Vocab
 from explorer.objectives.spans import SpanMaskResult
 from explorer.training import examples, losses
@@ -57,7 +58,7 @@ def span_features(drawn: SpanMaskResult) -> dict[str, list[int]]:
     return {"sbo_left": left, "sbo_right": right, "sbo_position": position}
 
 
-def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Any,
+def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch: int, tok: Tokenizer,
              vocab: Vocab) -> dict[str, Any]:
     """Id lists: the span-masked input, the MLM labels and the SBO boundaries/positions."""
     drawn = examples.draw(recipe, recipe.strategy, window, seed, index, epoch, vocab)
@@ -66,7 +67,8 @@ def features(recipe: Recipe, window: Sequence[str], seed: int, index: int, epoch
             **span_features(drawn)}
 
 
-def sbo_logits(model: nn.Module, hidden: torch.Tensor, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def sbo_logits(model: nn.Module, hidden: torch.Tensor,
+               batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """(S, V) SBO logits and (S,) targets for every span token of the batch.
 
     ``hidden`` (B, T, H) is the encoder's last layer. A span token's place beyond ``MAX_SPAN``
@@ -88,7 +90,8 @@ def loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> Loss:
     ``parts``: ``mlm``, ``sbo``, ``sbo_accuracy``, ``span_tokens`` (S, equal to the MLM's count).
     """
     net: Any = model
-    hidden = net.mlm.bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state  # (B, T, H)
+    # (B, T, H)
+    hidden = net.mlm.bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
     mlm, n, correct = losses.gathered_mlm(net.mlm.cls.predictions, hidden, batch["labels"])
     logits, target = sbo_logits(model, hidden, batch)  # (S, V), (S,)
     if target.numel():

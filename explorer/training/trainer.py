@@ -197,7 +197,8 @@ def evaluate(run: Run) -> dict[str, float]:
     total = lm = predicted = correct = lm_correct = lm_predicted = 0.0
     with torch.no_grad():
         for lo in range(0, n, per):
-            batch = {k: v.to(run.plan.device) for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + per))]).items()}
+            batch = {k: v.to(run.plan.device)
+                     for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + per))]).items()}
             out = families.get(run.recipe.loss).loss(run.model, batch)
             weight = max(out.predicted, 1)
             total += float(out.total) * weight
@@ -270,5 +271,6 @@ def advance(run: Run, until: int | None = None, on_progress: Callable[[Progress]
             latest = evaluate(run)
             run.evals.append(latest)
         if on_progress:
-            on_progress(Progress(run.step, run.plan.steps, run.losses[-1][1], run.tokens_seen, run.flops, run.seconds, latest))
+            on_progress(Progress(run.step, run.plan.steps, run.losses[-1][1], run.tokens_seen, run.flops, run.seconds,
+                                 latest))
     return run

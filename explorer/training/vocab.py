@@ -18,13 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer, as_tokenizer
 from explorer.objectives.base import Vocab
-
-if TYPE_CHECKING:  # transformers is imported where a tokenizer is made
-    from transformers import PreTrainedTokenizerBase
 
 __all__ = ["SENTINELS", "SIZE", "SPECIALS", "VOCAB_FILE", "learn", "objective_vocab", "tokenizer"]
 
@@ -48,7 +45,7 @@ def learn(paragraphs: Iterable[str], size: int = SIZE) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def tokenizer() -> PreTrainedTokenizerBase:
+def tokenizer() -> Tokenizer:
     """The lab tokenizer (a BERT WordPiece tokenizer over ``vocab.txt``)."""
     if not VOCAB_FILE.is_file():
         raise ExplorerError("The lab vocabulary assets/corpus/vocab.txt is missing. Restore it with git "
@@ -58,8 +55,8 @@ def tokenizer() -> PreTrainedTokenizerBase:
     with BUILD_LOCK:  # transformers' lazy class import is not thread-safe (two Lab trainings start at once)
         from transformers import BertTokenizer
 
-        return BertTokenizer(vocab=str(VOCAB_FILE), do_lower_case=True, model_max_length=MAX_LENGTH,
-                             additional_special_tokens=list(SENTINELS))
+        return as_tokenizer(BertTokenizer(vocab=str(VOCAB_FILE), do_lower_case=True, model_max_length=MAX_LENGTH,
+                                          additional_special_tokens=list(SENTINELS)))
 
 
 def objective_vocab(corpus_sentences: Sequence[tuple[str, ...]] = ()) -> Vocab:

@@ -51,7 +51,8 @@ def test_comparator_from_a_shared_link(open_page) -> None:
 
 
 def test_comparator_link_with_too_many_models_still_renders(open_page) -> None:
-    # 13 keys, then one key 13 times: both crashed the multiselect (StreamlitSelectionCountExceedsMaxError)
+    # 13 keys, then one key 13 times: either, passed on whole, crashes the multiselect
+    # (StreamlitSelectionCountExceedsMaxError)
     from explorer.architecture import catalog
 
     for models in (",".join(catalog.keys()[:13]), ",".join(["gpt2"] * 13)):

@@ -46,7 +46,8 @@ def test_attention_page_head_view_sliders_grid_and_long_text(open_page) -> None:
 
     page.get_by_text("Model view (all layers x heads)").click()
     wait_idle(page)
-    page.wait_for_function("() => [...document.querySelectorAll('.gtitle')].some(t => t.textContent.includes('Model view'))",
+    page.wait_for_function("() => [...document.querySelectorAll('.gtitle')]"
+                           ".some(t => t.textContent.includes('Model view'))",
                            timeout=60_000)
     assert page.get_by_text("sent to the browser").count() == 1
     assert _download_npy(page, "Download all layers x heads (.npy)").shape == (6, 12, n, n)

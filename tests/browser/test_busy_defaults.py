@@ -1,5 +1,5 @@
-"""A page's own defaults answer on a machine whose cores are busy (issue 26: Spans & QA opened with no input showed
-"This request was stopped after 63 s" and nothing else, 3 visits of 3, while another heavy job shared the cores).
+"""A page's own defaults answer on a machine whose cores are busy: Spans & QA opened with no input while
+another heavy job shares the cores must not show "This request was stopped after 63 s" and nothing else.
 
 Two processes spin on the CPU for the whole test (as many as this machine has cores, at most two), and the live
 pages are opened with their defaults: each must show its answer; where the budget runs out, what was computed so

@@ -44,8 +44,8 @@ CLICKS = 8
 
 
 def test_step_clicks_each_give_one_token(open_page) -> None:
-    """Each click of Step gives one token (a click used to set the count the button was drawn with, so 30
-    clicks in 2 s gave 4 tokens). While a step runs the button is a disabled "Still running…" look-alike.
+    """Each click of Step gives one token (a click that set the count the button was drawn with would make 30
+    clicks in 2 s give 4 tokens). While a step runs the button is a disabled "Still running…" look-alike.
     Streamlit merges two rerun requests that reach the server before the script starts, so a second click
     sent within that instant is absorbed; the test clicks as soon as the page takes the next click."""
     page = open_page("decoding?strategies=greedy&n=4")

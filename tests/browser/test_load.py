@@ -227,7 +227,8 @@ def test_six_sessions_get_their_own_results_and_memory_comes_back(server) -> Non
     assert out, "the load scenario failed: see the exception printed above"
     r = out
     alone, loaded = r["alone"], r["loaded"]
-    FIGURES.append(f"load: {SESSIONS} sessions x {ROUNDS} rounds on /similarity: p50 {statistics.median(loaded):.2f} s, "
+    FIGURES.append(f"load: {SESSIONS} sessions x {ROUNDS} rounds on /similarity: "
+                   f"p50 {statistics.median(loaded):.2f} s, "
                    f"p95 {_p(loaded, 0.95):.2f} s under load; alone p50 {statistics.median(alone):.2f} s, "
                    f"p95 {_p(alone, 0.95):.2f} s")
     FIGURES.append(f"server RSS: idle {r['idle'] / 1e6:.0f} MB, peak {r['peak'] / 1e6:.0f} MB (with one heavy "

@@ -36,8 +36,8 @@ def test_cuda_split_agrees_with_the_cpu(device: str) -> None:
 def distill_cpu():
     from explorer.papers.mechanisms import distillation
 
-    return distillation.triple_loss(TEXT, device="cpu", dtype="float32"), distillation.layerwise_loss(TEXT, device="cpu",
-                                                                                                   dtype="float32")
+    return (distillation.triple_loss(TEXT, device="cpu", dtype="float32"),
+            distillation.layerwise_loss(TEXT, device="cpu", dtype="float32"))
 
 
 @pytest.mark.parametrize("where", PLACES)

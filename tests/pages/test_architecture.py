@@ -111,8 +111,8 @@ def _upload_script(data: bytes) -> None:
     import sys
 
     sys.path.insert(0, ".")
-    from app import cache_architecture as cache
     from app import ui
+    from app.caches import architecture as cache
 
     with ui.guard():
         cache.analyse_upload(data, "config.json", 128)

@@ -129,7 +129,8 @@ def test_random_weight_encoder_decoder_has_cross_attention() -> None:
     _clean(at)
     heat = _figures(at)[0]
     z = _z(heat["data"][0])
-    assert heat["layout"]["title"]["text"].startswith("Cross-attention") and "untrained" in heat["layout"]["title"]["text"]
+    title = heat["layout"]["title"]["text"]
+    assert title.startswith("Cross-attention") and "untrained" in title
     assert z.shape[0] < z.shape[1] and np.allclose(z.sum(1), 1.0, atol=1e-4)  # decoder rows x text columns
     at.toggle(key="att_random").set_value(False).run()  # back to trained models: t5-small is not on disk
     _clean(at)

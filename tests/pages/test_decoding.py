@@ -43,7 +43,7 @@ def test_step_and_run_to_n_continue_the_decoders(tiny_dir) -> None:
 
 def test_step_counts_from_the_tokens_asked_so_far_not_from_when_it_was_drawn(tiny_dir) -> None:
     """Clicks whose runs were cut short by the next click still count: the callback adds 1 to the count
-    now (the bug: it set the count the button was drawn with + 1, so 30 fast clicks gave 4 tokens)."""
+    as it stands, not to the count the button was drawn with (with which 30 fast clicks give 4 tokens)."""
     at = page_app("decoding.py", model=tiny_dir, strategies="greedy").run()
     at.session_state["dec_steps"] = 3  # two clicks already counted by runs that never redrew the button
     at.button(key="dec_step").click().run()
@@ -115,8 +115,8 @@ def test_without_the_package_the_page_says_how_and_shows_the_toy_table(tmp_path,
 
 
 def test_an_encoder_is_named_as_such_without_a_server_path(monkeypatch) -> None:
-    """Issue 16: sentence-bert showed the package's site-packages path and offered a random-weight mode
-    this page does not have."""
+    """sentence-bert is named an encoder, without the package's site-packages path and without offering a
+    random-weight mode this page does not have."""
     monkeypatch.setenv("EXPLORER_RESTRICT_PATHS", "1")
     at = page_app("decoding.py", model="sentence-bert").run()
     shown = " ".join(e.value for e in at.warning).replace("\\", "")  # markdown escapes taken off

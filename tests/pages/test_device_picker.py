@@ -1,4 +1,4 @@
-"""The sidebar's Device / Precision pickers (app/device_picker.py): URL-bound, on every live page, and the
+"""The sidebar's Device / Precision pickers (app/views/device_picker.py): URL-bound, on every live page, and the
 choice reaches the results (AppTest on the Similarity and Models pages)."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def test_default_answers_with_untrained_label(default_run) -> None:
     assert any(w.value.startswith("Untrained weights") and w.icon == ":material/casino:" for w in at.warning)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert len(spec["data"]) == 1 and spec["data"][0]["orientation"] == "h"
-    assert len(at.get("plotly_chart")) == 1  # the top-k bars; ELECTRA's strip is on its own page now
+    assert len(at.get("plotly_chart")) == 1  # the top-k bars; ELECTRA's strip is on its own page
     assert "el_text" not in [t.key for t in at.text_input]
     assert at.caption[-1].value.endswith("Replaced-token detection")  # the way there (a link under navigation)
 
@@ -208,7 +208,7 @@ def test_out_of_the_box_the_bundled_decoder_answers_beside_a_masked_lm(bundled_d
 
 
 def test_decoder_answer_length_shows_only_with_a_decoder(monkeypatch) -> None:
-    from app import cache_models
+    from app.caches import models as cache_models
 
     at = _app().run()  # electra-small-generator only: no decoder, no slider
     assert "fm_decoder_tokens" not in [s.key for s in at.slider]
@@ -316,7 +316,8 @@ def test_a_prompt_resolves_each_model_once_through_every_layer(tiny, monkeypatch
     for module, name in ((weights, "locate"), (modelkind, "family_of"), (fillmask, "clean_text"),
                          (fillmask.run, "clean_text")):  # the page's check, and the library's
         real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: calls.update([_name]) or _real(*a, **k))
+        monkeypatch.setattr(module, name,
+                            lambda *a, _real=real, _name=name, **k: calls.update([_name]) or _real(*a, **k))
     at = _app().run()
     calls.clear()
     at.text_input(key="fm_paths").set_value(f"{tiny['bert']}")

@@ -1,4 +1,4 @@
-"""Pretraining lab page (AppTest) and its glue (app/cache_lab.py): widgets and the URL, bad values and uploads, a
+"""Pretraining lab page (AppTest) and its glue (app/state/lab.py): widgets and the URL, bad values and uploads, a
 tiny real training to the end, Stop and Resume, the per-session cap and the server-wide bound seen from the page."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import cache_lab as lab
+from app.state import lab
 from explorer.core.userfiles import MAX_UPLOAD_BYTES
 from explorer.training import checkpoint, recipes, scheduler
 from explorer.training.trainer import Plan

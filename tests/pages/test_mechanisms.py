@@ -56,7 +56,8 @@ def test_text_tab_layouts_from_a_link() -> None:
     assert len(figs) == 3
     assert figs[0]["data"][0]["text"][0][:5] == ["▁", "s", "t", "s", "b"]  # the stsb prefix, first
     assert figs[1]["data"][0]["text"][0][0] == "Reviews"
-    assert figs[2]["data"][0]["text"][0][0] == "__de__" and figs[2]["data"][0]["text"][1][:2] == ["&lt;/s&gt;", "__en__"]
+    assert figs[2]["data"][0]["text"][0][0] == "__de__"
+    assert figs[2]["data"][0]["text"][1][:2] == ["&lt;/s&gt;", "__en__"]
 
 
 @pytest.mark.parametrize("tab, key", [("DeBERTa attention", "mech_deberta_text"),
@@ -89,7 +90,7 @@ def test_bad_text_in_each_text_section_is_one_message() -> None:
 
 
 def test_the_sift_tab_compares_sifts_perturbation_with_a_uniform_one() -> None:
-    """Issue 27: SiFT computed on a bundled real model, from a link."""
+    """SiFT computed on a bundled real model, from a link."""
     from explorer.papers.mechanisms import sift
     from explorer.runtime.loading import load_model
 

@@ -16,7 +16,7 @@ from explorer.core.notices import KINDS, Notice
 
 ROOT = Path(__file__).resolve().parents[2]
 BOXES = {"warning", "info", "error", "success", "toast", "exception"}
-DRAWING = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "app").glob("*_view.py")])
+DRAWING = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "app" / "views").glob("*.py")])
 HOSTILE = "**bold** <b id='x'>tag</b> [link](javascript:alert(1)) `code` $x^2$ # heading\n- item"
 
 

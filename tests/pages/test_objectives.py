@@ -79,7 +79,8 @@ def test_electra_generator_option_and_labels() -> None:
 
 def test_hostile_text_is_shown_as_text() -> None:
     at = _run()
-    for text in ["😀🎉🚀 emoji only 👍🏽", "שלום עולם. مرحبا بالعالم.", "<script>alert('x')</script> <b>bold</b>.", "x"]:
+    for text in ["😀🎉🚀 emoji only 👍🏽", "שלום עולם. مرحبا بالعالم.",
+                 "<script>alert('x')</script> <b>bold</b>.", "x"]:
         at.text_area(key="obj_text").input(text).run()
         assert not at.exception and not at.error, (text, [e.value for e in at.error])
         body = _html(at)
@@ -110,7 +111,7 @@ def test_decoding_and_distillation_widgets() -> None:
 
 
 def test_the_c4_tab_counts_what_each_rule_removed_from_a_page_and_from_the_corpus() -> None:
-    """Issue 27: T5's C4 cleaning, applied to a pasted page and to the bundled corpus."""
+    """T5's C4 cleaning, applied to a pasted page and to the bundled corpus."""
     from explorer.training import c4
 
     at = _run()

@@ -115,7 +115,7 @@ def _lab_section(at):
 
 
 def test_pretraining_claims_section_reads_the_committed_measurement():
-    from explorer.training import claims
+    from explorer.papers import claims
 
     at = page_app("results.py").run()
     assert_clean(at)
@@ -128,7 +128,7 @@ def test_pretraining_claims_section_reads_the_committed_measurement():
 
 
 def test_pretraining_claims_section_says_what_is_not_reproduced_and_why(monkeypatch):
-    from explorer.training import claims
+    from explorer.papers import claims
     from tests.test_claims import fake
 
     m = fake(variants={k: v for k, v in fake().variants.items() if k != "electra"}, missing={"electra": "electra"})
@@ -142,7 +142,7 @@ def test_pretraining_claims_section_says_what_is_not_reproduced_and_why(monkeypa
 
 
 def test_pretraining_claims_section_without_results_says_how_to_make_them(monkeypatch, tmp_path):
-    from explorer.training import claims
+    from explorer.papers import claims
 
     monkeypatch.setattr(claims, "RESULTS_JSON", tmp_path / "none.json")
     at = page_app("results.py").run()

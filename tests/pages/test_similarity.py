@@ -162,7 +162,7 @@ def test_each_notice_is_shown_once_with_the_icon_of_its_kind() -> None:
 
 
 def test_the_sentence_bert_tab_measures_each_pooling_and_computes_each_objective(default_run) -> None:
-    """Issue 27: Sentence-BERT's pooling strategies and its three objectives, computed on the bundled MiniLM."""
+    """Sentence-BERT's pooling strategies and its three objectives, computed on the bundled MiniLM."""
     from explorer.runtime.loading import load_model
     from explorer.tasks import sbert
 

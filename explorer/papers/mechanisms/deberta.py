@@ -30,12 +30,14 @@ from explorer.core.limits import DEBERTA_SENTENCE_CHARS
 from explorer.core.userinput import require_text
 from explorer.runtime import placement
 
-__all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention", "variant_buckets"]
+__all__ = ["EMD_NOTE", "STAND_IN", "SUPPORTED", "V1", "DisentangledSplit", "bucket_table", "split_attention",
+           "variant_buckets"]
 
 SUPPORTED = ("deberta-base", "deberta-v2-xlarge", "deberta-v3-base")
 V1 = ("deberta-base",)  # model_type deberta: another module (fused in_proj, no buckets)
 # DeBERTa's own vocabularies are not shipped: each variant uses the catalog's stand-in ("tokenizer" in
-# assets/catalog.json: GPT-2's BPE for v1, whose pieces are the same; T5's SentencePiece for v2/v3), one choice app-wide.
+# assets/catalog.json: GPT-2's BPE for v1, whose pieces are the same; T5's SentencePiece for v2/v3), one choice
+# app-wide.
 STAND_IN = {key: catalog.get_variant(key).tokenizer for key in SUPPORTED}
 EMD_NOTE = ("The enhanced mask decoder (absolute positions entering just before the MLM head) is not in "
             "transformers' DebertaForMaskedLM or DebertaV2ForMaskedLM, whose heads are a plain transform + decoder: "
@@ -72,7 +74,7 @@ class DisentangledSplit:
         parts = {"content→content": self.c2c, "content→position": self.c2p, "position→content": self.p2c}
         return {name: float(np.abs(t[head]).mean()) for name, t in parts.items()}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"key": self.key, "tokens": list(self.tokens), "heads": int(self.c2c.shape[0]),
                 "max_prob_error": self.max_prob_error, "max_bias_error": self.max_bias_error,
                 "shares_head0": self.shares(0), "device": self.device, "device_name": self.device_name,
@@ -166,7 +168,7 @@ def split_attention(key: str, text: str, *, device: str | None = None, dtype: st
     model = _one_layer_model(key, len(tok)).to(device=where, dtype=torch_dtype)
     deberta: Any = model  # a DebertaModel / DebertaV2Model: its submodules are looked up by name
     att = deberta.encoder.layer[0].attention.self
-    seen: dict[str, Any] = {}
+    seen: dict[str, torch.Tensor] = {}
     hook = att.register_forward_pre_hook(lambda m, a, kw: seen.update(h=a[0], **kw), with_kwargs=True)
     try:
         with torch.inference_mode():
@@ -186,7 +188,8 @@ def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().float().cpu().numpy()
 
 
-def _split(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: torch.Tensor) -> DisentangledSplit:
+def _split(key: str, tokens: list[str], att: Any, seen: dict[str, torch.Tensor],
+           probs: torch.Tensor) -> DisentangledSplit:
     with torch.inference_mode():
         q, k = _heads(att, att.query_proj(seen["h"])), _heads(att, att.key_proj(seen["h"]))
         scale_factor = 1 + ("c2p" in att.pos_att_type) + ("p2c" in att.pos_att_type)
@@ -197,7 +200,8 @@ def _split(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: t
         mine = torch.softmax(c2c + c2p + p2c, dim=-1)
     return DisentangledSplit(
         key, tuple(tokens), _np(c2c), _np(c2p), _np(p2c), _np(probs),
-        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0].cpu().numpy())  # int offsets
+        # int offsets
+        float((mine - probs).abs().max()), float((c2p + p2c - own_bias).abs().max()), rel[0].cpu().numpy())
 
 
 def _terms_v1(att: Any, h: torch.Tensor, rel: torch.Tensor, rel_emb: torch.Tensor,
@@ -218,7 +222,8 @@ def _terms_v1(att: Any, h: torch.Tensor, rel: torch.Tensor, rel_emb: torch.Tenso
     return q @ k.transpose(-1, -2), c2p, p2c, q, k
 
 
-def _split_v1(key: str, tokens: list[str], att: Any, seen: dict[str, Any], probs: torch.Tensor) -> DisentangledSplit:
+def _split_v1(key: str, tokens: list[str], att: Any, seen: dict[str, torch.Tensor],
+              probs: torch.Tensor) -> DisentangledSplit:
     with torch.inference_mode():
         scale_factor = 1 + len(att.pos_att_type)
         rel = seen["relative_pos"].reshape(1, 1, *seen["relative_pos"].shape[-2:]).long()  # (1, 1, L, L)

@@ -19,10 +19,10 @@ any weights; trained weights would only change the numbers. ``W_h``/``W_e`` are 
 
 Where: ``device``/``dtype`` (:mod:`explorer.runtime.placement`, as the other mechanisms) say where the
 models run; unlike the DeBERTa split the default is the CPU in float32 (the Mechanisms page promises the
-CPU until it passes its sidebar's choice; ``None``/"auto" is the usual auto rule, as the CLI's flags). They are initialised on the CPU whatever the device (the same weights everywhere), then
-moved; every loss is computed in float32 from the models' outputs, on the device, and the tensors
-kept for the charts come back as float32 numpy. On the CPU in float32 nothing is cast or moved, so
-the numbers are exactly those of the CPU-only version.
+CPU until it passes its sidebar's choice; ``None``/"auto" is the usual auto rule, as the CLI's flags). They are
+initialised on the CPU whatever the device (the same weights everywhere), then moved; every loss is computed in float32
+from the models' outputs, on the device, and the tensors kept for the charts come back as float32 numpy. On the CPU in
+float32 nothing is cast or moved, so the numbers are exactly those of the CPU-only version.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from explorer.runtime import placement
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
 
-__all__ = ["CURVE_TEMPERATURES", "DISTILBERT_WEIGHTS", "DISTILBERT_TEMPERATURE", "MaskedInput", "Sizes", "TripleLoss", "LayerwiseLoss",
-           "layer_map", "layerwise_loss", "masked_input", "model_sizes", "soft_loss", "triple_loss"]
+__all__ = ["CURVE_TEMPERATURES", "DISTILBERT_WEIGHTS", "DISTILBERT_TEMPERATURE", "MaskedInput", "Sizes", "TripleLoss",
+           "LayerwiseLoss", "layer_map", "layerwise_loss", "masked_input", "model_sizes", "soft_loss", "triple_loss"]
 
 TEACHER, DISTIL_STUDENT, TINY_STUDENT = "bert-base", "distilbert", "tinybert"
 # transformers/examples/research_projects/distillation: README "B. Training" and train.py's --temperature default
@@ -199,7 +199,7 @@ class TripleLoss:
         return (losses, losses / np.square(temperatures),
                 np.array([_entropy(self.teacher_logits, t) for t in temperatures]))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"tokens": list(self.inp.tokens), "masked": list(self.inp.masked), "temperature": self.temperature,
                 "losses": {"ce": self.ce, "mlm": self.mlm, "cos": self.cos}, "weights": dict(DISTILBERT_WEIGHTS),
                 "weighted": self.weighted, "total": self.total, "teacher_entropy": self.teacher_entropy,
@@ -265,7 +265,7 @@ class LayerwiseLoss:
         """Sum over layers with every λ = 1 (eq. 11)."""
         return sum(self.attention) + sum(self.hidden) + self.embedding + self.prediction
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"tokens": list(self.inp.tokens), "mapping": list(self.mapping), "n_teacher": self.n_teacher,
                 "attention": list(self.attention), "hidden": list(self.hidden), "embedding": self.embedding,
                 "prediction": self.prediction, "total": self.total, "score_check": self.score_check,

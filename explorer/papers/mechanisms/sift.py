@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import SIFT_PROMPT_CHARS
 from explorer.core.userinput import require_text
 from explorer.tasks.generation.nexttoken import token_text
@@ -85,7 +86,7 @@ class SiftResult:
     measure: str  # what kl_sift and kl_uniform measure
 
 
-def _top(tokenizer: object, lp: torch.Tensor, k: int = 5) -> tuple[tuple[str, float], ...]:
+def _top(tokenizer: Tokenizer, lp: torch.Tensor, k: int = 5) -> tuple[tuple[str, float], ...]:
     values, ids = lp.exp().topk(k)
     return tuple((token_text(tokenizer, int(i)), round(float(v), 4)) for v, i in zip(values, ids, strict=True))
 

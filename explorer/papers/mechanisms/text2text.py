@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from transformers.models.ctrl.tokenization_ctrl import CONTROL_CODES
 from transformers.models.m2m_100.tokenization_m2m_100 import FAIRSEQ_LANGUAGE_CODES
@@ -83,11 +82,11 @@ class Layout:
     ids: tuple[int | None, ...]
     roles: tuple[str, ...]  # "prefix" | "code" | "language" | "text" | "special"
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, object]]:
         return [{"position": i, "token": t, "id": d, "role": r}
                 for i, (t, d, r) in enumerate(zip(self.tokens, self.ids, self.roles, strict=True))]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"tokens": list(self.tokens), "ids": list(self.ids), "roles": list(self.roles)}
 
 
@@ -117,7 +116,7 @@ class T5Framing:
     encoder: Layout  # ends with </s>
     labels: Layout  # ends with </s>
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"task": self.task, "source": self.source, "target": self.target,
                 "encoder": self.encoder.to_dict(), "labels": self.labels.to_dict()}
 
@@ -163,7 +162,7 @@ class CtrlFraming:
     layout: Layout  # ids of the pieces are GPT-2's (stand-in)
     stand_in: str = "gpt2"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"code": self.code, "code_id": self.code_id, "text": self.text, "layout": self.layout.to_dict(),
                 "stand_in": self.stand_in}
 
@@ -205,7 +204,7 @@ class M2MFraming:
     labels: Layout  # __tgt__ pieces </s>
     stand_in: str = "t5"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"source_lang": self.source_lang, "target_lang": self.target_lang, "encoder": self.encoder.to_dict(),
                 "decoder": self.decoder.to_dict(), "labels": self.labels.to_dict(), "stand_in": self.stand_in}
 

@@ -3,8 +3,8 @@
 :class:`AttentionMaps` holds every map in full for texts up to :func:`explorer.runtime.limits.viewer_limit`
 tokens and block masses beyond (``maps.block > 1``). These functions answer the same three questions
 for both: from the full maps they slice; from block masses they ask ``rerun`` (a fresh pass that keeps
-only the requested cells: :func:`explorer.tasks.attention.extract.load_detail`), since single cells were
-never kept. What they return is bounded: at most ``BLOCK_SIDE^2`` cells, ``ZOOM_SIDE^2`` cells, ``L``.
+only the requested cells: :func:`explorer.tasks.attention.extract.load_detail`), since block masses keep
+no single cells. What they return is bounded: at most ``BLOCK_SIDE^2`` cells, ``ZOOM_SIDE^2`` cells, ``L``.
 
 >>> import numpy as np
 >>> from explorer.tasks.attention.maps import AttentionMaps

@@ -19,13 +19,15 @@ explorer.core.errors.ExplorerError: The text is empty: type a sentence to see it
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from explorer.architecture.modeltypes import is_encoder_decoder, max_input_tokens, num_heads, num_layers
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import ATTENTION_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
@@ -36,6 +38,9 @@ from explorer.tasks.attention.sparse import bigbird_runner, longformer_stack, st
 from explorer.tasks.attention.stream import forward_pass, reduce_layers
 
 if TYPE_CHECKING:  # typing only: the loader (and torch) load with the first model
+    import torch
+    from transformers import PreTrainedModel
+
     from explorer.runtime.loading import LoadedModel
 
 __all__ = ["check_text", "extract", "extract_attention", "extract_detail", "load_detail", "n_maps",
@@ -43,17 +48,26 @@ __all__ = ["check_text", "extract", "extract_attention", "extract_detail", "load
 
 
 
+class DecoderMaps(TypedDict, total=False):
+    """An encoder-decoder's maps beside its encoder's: :class:`AttentionMaps`' decoder fields."""
+
+    decoder_tokens: tuple[str, ...]
+    decoder_attentions: np.ndarray  # (layers, H, Lt, Lt)
+    cross_attentions: np.ndarray  # (layers, H, Lt, L)
+
+
 def check_text(text: object, what: str = "text") -> str:
     """Return ``text`` if it has something to attend over, else raise a helpful ExplorerError."""
     return require_text(text, what=what, empty_hint="type a sentence to see its attention.",
-                        max_chars=ATTENTION_TEXT_CHARS, limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
+                        max_chars=ATTENTION_TEXT_CHARS,
+                        limit_note=f"only the first {MAX_TOKENS} tokens are shown anyway")
 
 
-def _layers_heads(config: Any) -> tuple[int | None, int | None]:
+def _layers_heads(config: object) -> tuple[int | None, int | None]:
     return num_layers(config), num_heads(config)
 
 
-def n_maps(config: Any) -> int | None:
+def n_maps(config: object) -> int | None:
     """Attention matrices of one pass: layers x heads (encoder-decoders: encoder, decoder and cross)."""
     layers, heads = _layers_heads(config)
     if layers is None or heads is None:
@@ -61,14 +75,14 @@ def n_maps(config: Any) -> int | None:
     return layers * heads * (3 if is_encoder_decoder(config) else 1)
 
 
-def device_limit(model: Any, facts: limits.DeviceFacts) -> limits.Limit:
+def device_limit(model: PreTrainedModel, facts: limits.DeviceFacts) -> limits.Limit:
     """The device's cap for this model (:func:`explorer.runtime.limits.attention_tokens`)."""
     cfg = getattr(model, "config", None)
     layers, heads = _layers_heads(cfg)
     return limits.attention_tokens(facts, layers, heads, is_encoder_decoder(cfg))
 
 
-def _limit(model: Any, tokenizer: Any, max_tokens: int, facts: limits.DeviceFacts) -> tuple[int, str]:
+def _limit(model: PreTrainedModel, tokenizer: Tokenizer, max_tokens: int, facts: limits.DeviceFacts) -> tuple[int, str]:
     """Tokens this extraction keeps and which limit set that number, and why."""
     if int(max_tokens) < 2:
         raise ExplorerError(f"max_tokens must be at least 2, got {max_tokens}.")
@@ -82,13 +96,13 @@ def _limit(model: Any, tokenizer: Any, max_tokens: int, facts: limits.DeviceFact
     return limit, f"the viewer's cap here, {cap.reason}"
 
 
-def viewer_tokens(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
+def viewer_tokens(model: PreTrainedModel, tokenizer: Tokenizer, max_tokens: int = MAX_TOKENS) -> int:
     """:func:`token_limit` within what the viewer holds for this model (512 tokens; up to 1,024 for
     models with few heads, e.g. Gemma 3 270M: 724, past its 512-token local window)."""
     return min(token_limit(model, tokenizer, max_tokens), viewer_limit(n_maps(getattr(model, "config", None))))
 
 
-def token_limit(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int:
+def token_limit(model: PreTrainedModel, tokenizer: Tokenizer, max_tokens: int = MAX_TOKENS) -> int:
     """How many tokens (special ones included) this model accepts, capped at ``max_tokens``.
 
     The smallest of ``max_tokens``, the tokenizer's ``model_max_length`` when sane (a missing one
@@ -109,12 +123,12 @@ def token_limit(model: Any, tokenizer: Any, max_tokens: int = MAX_TOKENS) -> int
     return max(2, min(limits))
 
 
-def _family(model: Any) -> str:
+def _family(model: PreTrainedModel) -> str:
     """"encoder-decoder" from the config; "decoder"/"encoder" is decided from the mask later."""
     return "encoder-decoder" if is_encoder_decoder(model.config) else "encoder"
 
 
-def _encode(tokenizer: Any, text: str, limit: int) -> tuple[dict[str, Any], int]:
+def _encode(tokenizer: Tokenizer, text: str, limit: int) -> tuple[dict[str, torch.Tensor], int]:
     """Tokenize with truncation to ``limit`` tokens; also return the untruncated token count."""
     n_input = len(tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
     enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=limit)
@@ -126,7 +140,7 @@ def _encode(tokenizer: Any, text: str, limit: int) -> tuple[dict[str, Any], int]
     return dict(enc), n_input
 
 
-def _decoder_inputs(model: Any, tokenizer: Any, target: str, limit: int) -> Any:
+def _decoder_inputs(model: PreTrainedModel, tokenizer: Tokenizer, target: str, limit: int) -> torch.Tensor:
     """Teacher-forced decoder input ``(1, T)``: the start token then ``target``'s tokens shifted right."""
     import torch
 
@@ -137,38 +151,38 @@ def _decoder_inputs(model: Any, tokenizer: Any, target: str, limit: int) -> Any:
     return torch.tensor([[int(start), *ids[:-1]]], dtype=torch.long)
 
 
-def _device(model: Any) -> Any:
+def _device(model: PreTrainedModel) -> torch.device:
     from explorer.runtime.offload import input_device
 
     return input_device(model)
 
 
-def _accepted(model: Any) -> Any:
+def _accepted(model: PreTrainedModel) -> Mapping[str, inspect.Parameter]:
     return inspect.signature(model.forward).parameters
 
 
-def _check_reads_text(model: Any) -> None:
+def _check_reads_text(model: PreTrainedModel) -> None:
     """Refuse a model that reads no token ids (an image or speech model) before its forward pass fails."""
     if "input_ids" not in _accepted(model):
         raise ExplorerError(f"{type(model).__name__} does not read text (it takes no token ids): pick a text "
                             "model, e.g. bert-base or gpt2.")
 
 
-def _model_inputs(model: Any, inputs: dict[str, Any]) -> dict[str, Any]:
+def _model_inputs(model: PreTrainedModel, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The fields ``model`` takes, on its input device (a BERT vocab gives T5 token_type_ids it rejects)."""
     accepted = _accepted(model)
     device = _device(model)
     return {k: v.to(device) for k, v in inputs.items() if k in accepted}
 
 
-def _run(model: Any, inputs: dict[str, Any]) -> Any:
+def _run(model: PreTrainedModel, inputs: dict[str, torch.Tensor]) -> Any:
     """One forward pass with attention outputs; what the model raises on this text becomes an ExplorerError
     (:func:`explorer.tasks.attention.stream.forward_pass`)."""
     return forward_pass(model, _model_inputs(model, inputs), output_attentions=True)
 
 
-def _prepare(model: Any, tokenizer: Any, text: str, target: str | None, limit: int,
-             global_positions: tuple[int, ...]) -> tuple[Any, dict[str, Any], int, str]:
+def _prepare(model: PreTrainedModel, tokenizer: Tokenizer, text: str, target: str | None, limit: int,
+             global_positions: tuple[int, ...]) -> tuple[PreTrainedModel, dict[str, torch.Tensor], int, str]:
     """Model to run, its inputs, the untruncated token count and the output format."""
     _check_reads_text(model)
     inputs, n_input = _encode(tokenizer, text, limit)
@@ -194,8 +208,8 @@ def _is_causal(att: np.ndarray) -> bool:
     return att.shape[-1] > 2 and bool(np.all(np.triu(att[0], k=1) <= 1e-7))
 
 
-def _collect(out: Any, runner: Any, fmt: str, inputs: dict[str, Any], tokenizer: Any,
-             glob: tuple[int, ...]) -> tuple[np.ndarray, dict[str, Any]]:
+def _collect(out: Any, runner: PreTrainedModel, fmt: str, inputs: dict[str, torch.Tensor], tokenizer: Tokenizer,
+             glob: tuple[int, ...]) -> tuple[np.ndarray, DecoderMaps]:
     """Self-attention ``(layers, H, L, L)`` plus, for encoder-decoders, decoder and cross maps."""
     ids = inputs["input_ids"][0].tolist()
     if fmt == "longformer-window":
@@ -203,7 +217,7 @@ def _collect(out: Any, runner: Any, fmt: str, inputs: dict[str, Any], tokenizer:
     if _family(runner) != "encoder-decoder":
         return stack_layers(out.attentions, runner, "attention", (len(ids), len(ids))), {}
     dec_ids = inputs["decoder_input_ids"][0].tolist()
-    maps = {
+    maps: DecoderMaps = {
         "decoder_tokens": tuple(tokenizer.convert_ids_to_tokens(dec_ids)),
         "decoder_attentions": stack_layers(out.decoder_attentions, runner, "decoder attention",
                                            (len(dec_ids), len(dec_ids))),
@@ -213,21 +227,22 @@ def _collect(out: Any, runner: Any, fmt: str, inputs: dict[str, Any], tokenizer:
     return stack_layers(out.encoder_attentions, runner, "encoder attention", (len(ids), len(ids))), maps
 
 
-def _facts(model: Any, facts: limits.DeviceFacts | None) -> limits.DeviceFacts:
+def _facts(model: PreTrainedModel, facts: limits.DeviceFacts | None) -> limits.DeviceFacts:
     return facts if facts is not None else limits.device_facts(_device(model))
 
 
-def _streamed(runner: Any, inputs: dict[str, Any], fmt: str, length: int,
+def _streamed(runner: PreTrainedModel, inputs: dict[str, torch.Tensor], fmt: str, length: int,
               glob: tuple[int, ...]) -> tuple[np.ndarray, int]:
     """Every layer reduced to block masses as it comes: ``(layers, H, n, n)`` and the block size."""
     block = block_for(length)
     model_inputs = _model_inputs(runner, inputs)
-    kept = reduce_layers(runner, model_inputs, length, lambda att: block_mass(att, block).cpu(),  # (H, n, n) leaves the device
+    # (H, n, n) leaves the device
+    kept = reduce_layers(runner, model_inputs, length, lambda att: block_mass(att, block).cpu(),
                          longformer=fmt == "longformer-window", global_idx=glob)
     return np.stack([k.numpy() for k in kept]).astype(np.float32, copy=False), block
 
 
-def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | None = None,
+def extract_attention(model: PreTrainedModel, tokenizer: Tokenizer, text: str, *, target: str | None = None,
                       max_tokens: int = MAX_TOKENS, global_positions: tuple[int, ...] = (0,),
                       name: str | None = None, untrained: bool = False,
                       facts: limits.DeviceFacts | None = None) -> AttentionMaps:
@@ -248,7 +263,7 @@ def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | No
     runner, inputs, n_input, fmt = _prepare(model, tokenizer, text, target, limit, global_positions)
     ids = inputs["input_ids"][0].tolist()
     glob = tuple(sorted({p for p in global_positions if 0 <= p < len(ids)})) if fmt == "longformer-window" else ()
-    maps: dict[str, Any] = {}
+    maps: DecoderMaps = {}
     block = 1
     if len(ids) > viewer_limit(n_maps(model.config)) and _family(runner) != "encoder-decoder":
         att, block = _streamed(runner, inputs, fmt, len(ids), glob)
@@ -264,9 +279,10 @@ def extract_attention(model: Any, tokenizer: Any, text: str, *, target: str | No
         notices=notices + _dropped_notice(dropped, len(ids)), block=block, **maps)
 
 
-def extract_detail(model: Any, tokenizer: Any, text: str, *, layer: int, head: int, rows: tuple[int, int],
-                   cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
-                   global_positions: tuple[int, ...] = (0,), facts: limits.DeviceFacts | None = None) -> np.ndarray:
+def extract_detail(model: PreTrainedModel, tokenizer: Tokenizer, text: str, *, layer: int, head: int,
+                   rows: tuple[int, int], cols: tuple[int, int] | None = None, target: str | None = None,
+                   max_tokens: int = MAX_TOKENS, global_positions: tuple[int, ...] = (0,),
+                   facts: limits.DeviceFacts | None = None) -> np.ndarray:
     """Full-resolution cells ``[rows, cols]`` of one layer's head, from a fresh pass over the same tokens as
     :func:`extract_attention` (whose block maps hold no single cells): only that slice is kept.
     ``cols=None``: every key (one query's row: ``rows=(q, q + 1)``). ``(r, c)`` float32."""

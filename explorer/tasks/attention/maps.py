@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -27,8 +26,8 @@ class AttentionMaps:
     """Attention weights of one text through one model, every matrix square and unpadded.
 
     ``attentions``: ``(layers, H, L, L)`` float32 (block masses when ``block > 1``, see below), row =
-    query token, column = key token; it is the encoder's self-attention for encoder-decoders. ``decoder_attentions``: ``(Ld, H, T, T)``
-    and ``cross_attentions``: ``(Ld, H, T, L)`` for encoder-decoders only (else ``None``).
+    query token, column = key token; it is the encoder's self-attention for encoder-decoders. ``decoder_attentions``:
+    ``(Ld, H, T, T)`` and ``cross_attentions``: ``(Ld, H, T, L)`` for encoder-decoders only (else ``None``).
     ``notices``: what the user should know (truncation, sparse formats, random weights), by kind.
     """
 
@@ -64,9 +63,9 @@ class AttentionMaps:
     def truncated(self) -> bool:
         return self.n_input_tokens > len(self.tokens)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Shapes, tokens and notice texts (JSON-able; the tensors themselves are exported separately)."""
-        d: dict[str, Any] = {
+        d: dict[str, object] = {
             "model": self.model, "family": self.family, "source_format": self.source_format,
             "layers": self.n_layers, "heads": self.n_heads, "tokens": list(self.tokens),
             "n_tokens": len(self.tokens), "n_input_tokens": self.n_input_tokens,

@@ -19,17 +19,20 @@ an empty tuple, which becomes a clear :class:`ExplorerError`, not an empty plot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from explorer.architecture.modeltypes import bigbird_falls_back
 from explorer.core.errors import ExplorerError
 
+if TYPE_CHECKING:  # typing only: the models bring transformers
+    from transformers import PreTrainedModel
+
 __all__ = ["bigbird_runner", "longformer_stack", "longformer_to_square", "no_attention_error", "stack_layers"]
 
 
-def no_attention_error(model: Any, what: str) -> ExplorerError:
+def no_attention_error(model: PreTrainedModel, what: str) -> ExplorerError:
     """The message for a model that returned no weights (a non-eager kernel, or no softmax attention)."""
     impl = getattr(model.config, "_attn_implementation", None) or "unknown"
     return ExplorerError(
@@ -38,7 +41,7 @@ def no_attention_error(model: Any, what: str) -> ExplorerError:
         "(models without softmax attention have none to show).")
 
 
-def stack_layers(layers: Any, model: Any, what: str, shape: tuple[int, int]) -> np.ndarray:
+def stack_layers(layers: Any, model: PreTrainedModel, what: str, shape: tuple[int, int]) -> np.ndarray:
     """``tuple[layers]`` of ``(1, H, Lq', Lk')`` tensors -> ``(layers, H, Lq, Lk)`` float32, cropped."""
     if not layers:  # sdpa / flash kernels give () silently
         raise no_attention_error(model, what)
@@ -83,7 +86,7 @@ def longformer_to_square(local: np.ndarray, global_attn: np.ndarray | None,
     return out
 
 
-def longformer_stack(out: Any, model: Any, global_idx: tuple[int, ...]) -> np.ndarray:
+def longformer_stack(out: Any, model: PreTrainedModel, global_idx: tuple[int, ...]) -> np.ndarray:
     """Every Longformer layer mapped onto ``(H, L, L)``, stacked to ``(layers, H, L, L)``."""
     if not out.attentions:
         raise no_attention_error(model, "attention")
@@ -94,7 +97,7 @@ def longformer_stack(out: Any, model: Any, global_idx: tuple[int, ...]) -> np.nd
     return np.stack(mats)
 
 
-def bigbird_runner(model: Any, length: int) -> tuple[Any, str]:
+def bigbird_runner(model: PreTrainedModel, length: int) -> tuple[PreTrainedModel, str]:
     """A BigBird whose attention type is fixed *before* the forward pass, sharing ``model``'s weights.
 
     BigBird switches itself to full attention during a forward on short inputs

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from explorer.core.errors import ExplorerError
 from explorer.tasks.attention.sparse import longformer_to_square, no_attention_error
+
+if TYPE_CHECKING:  # typing only: the models bring torch and transformers
+    import torch
+    from transformers import PreTrainedModel
 
 __all__ = ["MODEL_FAILURES", "Reducer", "attention_modules", "forward_pass", "reduce_layers"]
 
@@ -36,7 +40,7 @@ Reducer = Callable[[Any], Any]  # (h, L, L) tensor of one layer's heads -> what 
 MODEL_FAILURES = (RuntimeError, ValueError, IndexError)
 
 
-def _specs(model: Any) -> list[tuple[type, int, str | None]]:
+def _specs(model: PreTrainedModel) -> list[tuple[type, int, str | None]]:
     """(module class, output index, layer-name filter) of the attention weights transformers records."""
     raw = getattr(type(model), "_can_record_outputs", None) or {}
     specs = raw.get("attentions")
@@ -50,18 +54,19 @@ def _specs(model: Any) -> list[tuple[type, int, str | None]]:
     return out
 
 
-def attention_modules(model: Any) -> list[tuple[Any, int]]:
+def attention_modules(model: PreTrainedModel) -> list[tuple[torch.nn.Module, int]]:
     """The self-attention modules (in layer order) and where their weights are in the output tuple."""
-    found = []
+    found: list[tuple[torch.nn.Module, int]] = []
     for name, module in model.named_modules():
+        found_module = module  # isinstance with a class read at run time narrows ``module`` to object
         for cls, index, layer_name in _specs(model):
             if isinstance(module, cls) and (layer_name is None or f".{layer_name.strip('.')}." in f".{name}."):
-                found.append((module, index))
+                found.append((found_module, index))
                 break
     return found
 
 
-def forward_pass(model: Any, inputs: dict[str, Any], output_attentions: bool,
+def forward_pass(model: PreTrainedModel, inputs: dict[str, torch.Tensor], output_attentions: bool,
                  hook_errors: Collection[BaseException] = ()) -> Any:
     """One pass in inference mode; what the model raises on this input (``MODEL_FAILURES``) becomes an
     ExplorerError, unless it is one of ``hook_errors`` (raised by our own hooks: re-raised as it is)."""
@@ -79,14 +84,14 @@ def forward_pass(model: Any, inputs: dict[str, Any], output_attentions: bool,
                             "weights (save them together again).") from err
 
 
-def _hooked(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer,
+def _hooked(model: PreTrainedModel, inputs: dict[str, torch.Tensor], length: int, reduce: Reducer,
             layers: Collection[int] | None) -> list[Any]:
     """Reduce in forward hooks; only the thread that installed them acts (cached models are shared)."""
     owner, handles = threading.get_ident(), []
     kept: list[Any] = []
     errors: list[BaseException] = []
 
-    def hook(_module: Any, _args: Any, output: Any, index: int) -> None:
+    def hook(_module: object, _args: object, output: object, index: int) -> None:
         if threading.get_ident() != owner or not isinstance(output, tuple) or output[index] is None:
             return
         try:
@@ -108,7 +113,7 @@ def _hooked(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer,
     return kept
 
 
-def _longformer(model: Any, inputs: dict[str, Any], reduce: Reducer, global_idx: tuple[int, ...],
+def _longformer(model: PreTrainedModel, inputs: dict[str, torch.Tensor], reduce: Reducer, global_idx: tuple[int, ...],
                 layers: Collection[int] | None) -> list[Any]:
     import torch
 
@@ -130,7 +135,7 @@ def _longformer(model: Any, inputs: dict[str, Any], reduce: Reducer, global_idx:
     return kept
 
 
-def reduce_layers(model: Any, inputs: dict[str, Any], length: int, reduce: Reducer, *,
+def reduce_layers(model: PreTrainedModel, inputs: dict[str, torch.Tensor], length: int, reduce: Reducer, *,
                   longformer: bool = False, global_idx: tuple[int, ...] = (),
                   layers: Collection[int] | None = None) -> list[Any]:
     """One forward pass; ``reduce(att)`` for each self-attention layer's ``(H, L, L)`` weights, in

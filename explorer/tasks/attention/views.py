@@ -85,7 +85,7 @@ class ViewMatrix:
     row_offset: int = 0  # position of the first row / column in the full text (token zoom)
     col_offset: int = 0
 
-    def to_dict(self, decimals: int = 4) -> dict[str, Any]:
+    def to_dict(self, decimals: int = 4) -> dict[str, object]:
         return {"view": self.view, "title": self.title, "shape": list(self.matrix.shape),
                 "row_tokens": list(self.row_tokens), "col_tokens": list(self.col_tokens),
                 "row_offset": self.row_offset, "col_offset": self.col_offset,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import DECODER_QA_CONTEXT_CHARS, DECODER_QA_QUESTION_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.core.userinput import require_text
@@ -53,7 +54,7 @@ class GenerativeAnswer:
     device_name: str = "cpu"  # what ran, e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         del out["notices"]
         out["notice"] = " ".join(texts(self.notices))
@@ -93,7 +94,7 @@ def locate_part(answer: str, context: str) -> tuple[int, int] | None:
     return None
 
 
-def qa_prompt(tokenizer: Any, question: str, context: str, limit: int) -> tuple[list[int], Notice | None]:
+def qa_prompt(tokenizer: Tokenizer, question: str, context: str, limit: int) -> tuple[list[int], Notice | None]:
     """Prompt ids with the context cut (at its end) so prompt + answer fit ``limit`` tokens."""
     full = list(tokenizer(PROMPT.format(context=context, question=question))["input_ids"])
     if len(full) + MAX_ANSWER_TOKENS <= limit:
@@ -126,7 +127,8 @@ def answer_question(loaded: LoadedModel, question: str, context: str) -> Generat
     question = require_text(question, what="question", empty_hint="type a question about the context.",
                             max_chars=DECODER_QA_QUESTION_CHARS, limit_note="a question is a sentence or two")
     context = require_text(context, what="context", empty_hint="paste a paragraph that holds the answer.",
-                           max_chars=DECODER_QA_CONTEXT_CHARS, limit_note="longer contexts are cut to the model's window anyway")
+                           max_chars=DECODER_QA_CONTEXT_CHARS,
+                           limit_note="longer contexts are cut to the model's window anyway")
     ids, cut = qa_prompt(loaded.tokenizer, question, context, context_limit(loaded.model))
     answer, token_ids = _generate(loaded, ids)
     span, match = locate(answer, context), "whole"

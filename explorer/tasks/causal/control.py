@@ -22,7 +22,8 @@ text (Gemma's runs of newlines and tabs) stay: they are text, only never an answ
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from explorer.core.handles import Tokenizer
 
 __all__ = ["CONTROL_RE", "control_ids", "is_blank", "looks_like_control"]
 
@@ -39,7 +40,7 @@ def is_blank(text: str) -> bool:
     return not text.strip()
 
 
-def control_ids(tokenizer: Any, vocab_size: int | None = None) -> frozenset[int]:
+def control_ids(tokenizer: Tokenizer, vocab_size: int | None = None) -> frozenset[int]:
     """Every id of ``tokenizer`` that is a special or control token; with ``vocab_size`` (the output
     layer's rows), also the rows the tokenizer has no token for."""
     ids = {int(i) for i in getattr(tokenizer, "all_special_ids", ())}

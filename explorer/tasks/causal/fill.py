@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import DECODER_FILL_TEXT_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.core.userinput import split_blanks
@@ -85,7 +86,7 @@ class CausalFill:
     latency_ms: float
     kind: str = "causal-lm"  # the page labels the column: reads left to right only
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = asdict(self)
         del out["notices"]  # printed as one sentence, like every other model's column
         out["notice"] = " ".join(texts(self.notices))
@@ -98,10 +99,11 @@ def _pieces(text: object) -> tuple[str, ...]:
                         why_cap="a decoder reads the text once per blank")
 
 
-def _ids(tokenizer: Any, text: str, *, start: bool) -> list[int]:
+def _ids(tokenizer: Tokenizer, text: str, *, start: bool) -> list[int]:
     ids = decoder_ids(tokenizer, text) if start else list(tokenizer(text, add_special_tokens=False)["input_ids"])
     # A BERT-style tokenizer (a GPT the pretraining lab trained) has no <bos> or <eos>: its [CLS] starts a text.
-    bos: Any = next((i for i in (tokenizer.bos_token_id, tokenizer.eos_token_id, getattr(tokenizer, "cls_token_id", None))
+    bos: Any = next((i for i in (tokenizer.bos_token_id, tokenizer.eos_token_id,
+                                 getattr(tokenizer, "cls_token_id", None))
                 if i is not None), None)
     if start and (not ids or ids[0] != bos):
         ids.insert(0, bos)  # scoring needs a first token to predict from (GPT-2 adds none)
@@ -136,14 +138,14 @@ def _left_logprobs(scorer: PrefixScorer, middles: list[tuple[int, ...]]) -> list
     return [s - scorer.prefix_logprob for s in scorer.scores(middles, ())]
 
 
-def _candidates(tokenizer: Any, middles: list[tuple[int, ...]], left: list[float],
+def _candidates(tokenizer: Tokenizer, middles: list[tuple[int, ...]], left: list[float],
                 whole: list[float]) -> list[Candidate]:
     shares = torch.softmax(torch.tensor(whole, dtype=torch.float64), dim=0).tolist()
     return [Candidate(tokenizer.decode(list(m), skip_special_tokens=False), m, lf, wh, sh)
             for m, lf, wh, sh in zip(middles, left, whole, shares, strict=True)]
 
 
-def _visible(tokenizer: Any, middles: list[tuple[int, ...]], index: int,
+def _visible(tokenizer: Tokenizer, middles: list[tuple[int, ...]], index: int,
              ) -> tuple[list[tuple[int, ...]], Notice | None]:
     """The middles that put something visible in the blank; all of them (and a notice) when none does."""
     shown = [m for m in middles if not is_blank(tokenizer.decode(list(m), skip_special_tokens=False))]
@@ -153,7 +155,7 @@ def _visible(tokenizer: Any, middles: list[tuple[int, ...]], index: int,
                                    "so the blank is filled with nothing.")
 
 
-def _fill_blank(model: Any, tokenizer: Any, before: str, after: str, index: int, settings: tuple[int, int, int],
+def _fill_blank(model: Any, tokenizer: Tokenizer, before: str, after: str, index: int, settings: tuple[int, int, int],
                 ) -> tuple[BlankFill, list[Notice], cancel.RequestStopped | None]:
     """One blank's candidates by both rankings, its notices, and why its whole-text ranking stopped early (the
     request's budget ran out: the candidates scored so far are ranked, and a notice says how many)."""

@@ -22,12 +22,13 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import COLBERT_QUERY_CHARS
 from explorer.core.notices import Notice
 from explorer.runtime import loading
@@ -76,7 +77,7 @@ class TokenEmbeddings:
     tokens: tuple[str, ...]
     vectors: torch.Tensor  # (T, D) float32
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"text": self.text, "kind": self.kind, "tokens": list(self.tokens),
                 "dim": int(self.vectors.shape[1])}
 
@@ -144,7 +145,7 @@ def limits(enc: TokenEncoder) -> tuple[int, int]:
     return min(QUERY_MAXLEN, positions), min(DOC_MAXLEN, positions)
 
 
-def _colbert_ids(tok: Any, text: str, kind: str, limit: int) -> tuple[list[int], list[int]]:
+def _colbert_ids(tok: Tokenizer, text: str, kind: str, limit: int) -> tuple[list[int], list[int]]:
     """ColBERT input ids and attention mask: [CLS] marker text [SEP] (+ [MASK] padding for queries)."""
     marker = QUERY_MARKER if kind == "query" else DOC_MARKER
     body = tok(text, add_special_tokens=False, truncation=True, max_length=limit - 3)["input_ids"]
@@ -156,7 +157,7 @@ def _colbert_ids(tok: Any, text: str, kind: str, limit: int) -> tuple[list[int],
     return ids, mask
 
 
-def _keep(tok: Any, ids: list[int], kind: str) -> list[int]:
+def _keep(tok: Tokenizer, ids: list[int], kind: str) -> list[int]:
     """Positions whose vectors are kept: documents drop punctuation (ColBERT's skiplist)."""
     if kind == "query":
         return list(range(len(ids)))
@@ -182,7 +183,8 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
         batch = {"input_ids": torch.tensor([ids], device=device),
                  "attention_mask": torch.tensor([mask], device=device)}
         hidden = model(**batch).last_hidden_state[0].float().cpu()  # (T, hidden)
-    vecs = hidden if enc.projection is None else hidden @ enc.projection.float().T  # (T, 128) for ColBERT (stand_in: None)
+    # (T, 128) for ColBERT (stand_in: None)
+    vecs = hidden if enc.projection is None else hidden @ enc.projection.float().T
     keep = _keep(tok, ids, kind)
     tokens = tuple(tok.convert_ids_to_tokens([ids[i] for i in keep]))
     return TokenEmbeddings(clean, kind, tokens, F.normalize(vecs[keep], dim=-1))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -56,7 +56,7 @@ class MaxSim:
     best_sim: tuple[float, ...]  # (Tq,) its cosine: the query token's contribution
     score: float  # sum of best_sim
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"query_tokens": list(self.query_tokens), "doc_tokens": list(self.doc_tokens),
                 "matrix": [list(r) for r in self.matrix], "best": list(self.best),
                 "best_sim": list(self.best_sim), "score": self.score}
@@ -142,7 +142,7 @@ class Ranking:
     device_name: str = "cpu"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "docs": [asdict(d) for d in self.docs], "notices": texts(self.notices)}
 
 

@@ -13,7 +13,6 @@ again by MaxSim; the query stays uncompressed (ColBERTv2 only compresses the ind
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 import torch
 
@@ -69,7 +68,7 @@ class CompressionStudy:
     device_name: str = "cpu"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -42,9 +42,9 @@ from explorer.tasks.fillmask.result import FillMaskResult, ModelFill
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import PreTrainedModel
 
-__all__ = ["MAX_BATCH", "MAX_FILE_PROMPTS", "STREAM_CHUNK", "fill_mask_stream", "MAX_PROMPTS", "MAX_PROMPTS_GPU", "TOKEN_BUDGET", "BatchFill",
-           "PromptFill", "batch_logits", "fill_batch", "fill_mask_many", "is_batch", "page_prompt_limit",
-           "plan_batches", "prompt_lines", "refuse_binary"]
+__all__ = ["MAX_BATCH", "MAX_FILE_PROMPTS", "STREAM_CHUNK", "fill_mask_stream", "MAX_PROMPTS", "MAX_PROMPTS_GPU",
+           "TOKEN_BUDGET", "BatchFill", "PromptFill", "batch_logits", "fill_batch", "fill_mask_many", "is_batch",
+           "page_prompt_limit", "plan_batches", "prompt_lines", "refuse_binary"]
 
 MAX_PROMPTS = 64  # prompts one page request runs on a CPU: 64 short prompts x 3 base models ~ 2-4 s
 MAX_PROMPTS_GPU = 512  # on a GPU a batch of 64 takes milliseconds; the table, not the model, is the limit
@@ -104,7 +104,8 @@ class BatchFill:
         for p in self.prompts:
             row: dict = {"line": p.line, "prompt": p.prompt, **({"note": p.error or ""} if notes else {})}
             for f in p.result.models if p.result else ():
-                row[_column(row, f.name)] = " | ".join(", ".join(f"{c.word} {c.score:.3g}" for c in m.predictions[:shown])
+                row[_column(row,
+                            f.name)] = " | ".join(", ".join(f"{c.word} {c.score:.3g}" for c in m.predictions[:shown])
                                                        for m in f.masks)
             out.append(row)
         return out
@@ -155,7 +156,8 @@ def prompt_lines(text: object, limit: int = MAX_PROMPTS) -> tuple[list[tuple[int
                                   f"(up to line {lines[limit - 1][0]:,}). Run the rest as another batch."),)
 
 
-def plan_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH, token_budget: int = TOKEN_BUDGET) -> list[list[int]]:
+def plan_batches(lengths: Sequence[int], max_batch: int = MAX_BATCH,
+                 token_budget: int = TOKEN_BUDGET) -> list[list[int]]:
     """:func:`explorer.runtime.activations.plan_batches` with this module's defaults."""
     return activations.plan_batches(lengths, max_batch, token_budget)
 
@@ -302,7 +304,8 @@ def _fill_lines(models: Sequence[str | ModelRef], lines: list[tuple[int, str]], 
         except ExplorerError as err:
             checked.append((n, line if len(line) <= _SHOWN else line[:_SHOWN] + "...", str(err)))
     texts = [t for _, t, error in checked if error is None]
-    # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
+    # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are
+    # named
     specs, dropped, left = footprint.fit_request(list(refs), {s: r.task("masked-lm") for s, r in refs.items()},
                                                  models_dir, chosen.resolve()[1], {s: r.path for s, r in refs.items()})
     if dropped:

@@ -25,7 +25,7 @@ MAX_MASKS = 20
 
 PRESETS: dict[str, tuple[str, ...]] = {
     "trivia": ("The capital of France is [MASK].", "Albert Einstein was born in [MASK]."),
-    "course probes": ("Stanford University is located in [MASK].",),  # the course's own probing sentence (issue 19)
+    "course probes": ("Stanford University is located in [MASK].",),  # the course's own probing sentence
     "syntax": ("The keys to the cabinet [MASK] on the table.", "She [MASK] to the store yesterday."),
     "coreference": ("The trophy did not fit in the suitcase because [MASK] was too big.",),
     "lexical semantics": ("A [MASK] is a kind of bird.", "The opposite of hot is [MASK]."),
@@ -44,7 +44,8 @@ def clean_text(text: str | None, require_mask: bool = True) -> str:
     if not text:
         raise ExplorerError("The prompt is empty: type a sentence with [MASK] (or ___) where a word is missing.")
     if len(text) > FILL_MASK_PROMPT_CHARS:
-        raise ExplorerError(f"The prompt has {len(text):,} characters; the limit is {FILL_MASK_PROMPT_CHARS:,}. Shorten it.")
+        raise ExplorerError(f"The prompt has {len(text):,} characters; the limit is {FILL_MASK_PROMPT_CHARS:,}. "
+                            "Shorten it.")
     # Control characters (NUL, escape codes...) confuse tokenizers and terminals; keep \n and \t.
     text = "".join(" " if unicodedata.category(c) == "Cc" and c not in "\n\t" else c for c in text)
     foreign = FOREIGN_MASKS.search(text)

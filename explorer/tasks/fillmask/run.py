@@ -88,7 +88,8 @@ def fill_mask(models: Sequence[str | ModelRef], prompt: str, top_k: int = 5, *, 
     loader = functools.partial(loader, **chosen.kwargs())  # every filler's load honours the choice
     refs = {r.spec: r for r in resolved(models, top_k, models_dir, random_weights=random_weights,
                                         allow_random=allow_random)}
-    # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are named
+    # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are
+    # named
     kinds = {s: r.task("masked-lm") for s, r in refs.items()}
     specs, dropped, left = footprint.fit_request(list(refs), kinds, models_dir, chosen.resolve()[1],
                                                  paths={s: r.path for s, r in refs.items()})

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from explorer.core.handles import Tokenizer
 from explorer.runtime import cancel, limits
 from explorer.tasks.generation.nexttoken import forward_last, token_text
 from explorer.tasks.generation.settings import TOP_ALTERNATIVES, DecodingSettings
@@ -56,7 +57,7 @@ class _StepNumbers:
               alt_probs: torch.Tensor, running: torch.Tensor, finished: torch.Tensor,
               go_on: torch.Tensor) -> _StepNumbers:
         """One device -> CPU copy of every number above, packed in float32: token ids are below 2**24
-        (2,000,000 at most, explorer.runtime.budget.FIELD_RANGES), so they survive exactly; float32, not float64,
+        (2,000,000 at most, explorer.runtime.membudget.FIELD_RANGES), so they survive exactly; float32, not float64,
         because Apple's MPS has no float64."""
         k, b, a = beam.numel(), running.numel(), alt_ids.shape[-1]
         parts = (beam, token, running, finished, go_on.reshape(1), alt_ids.reshape(-1), prob, alt_probs.reshape(-1))
@@ -72,7 +73,7 @@ class _StepNumbers:
 class BeamDecoder:
     """Beam search of one prompt, advanced one token (one expansion of every beam) per :meth:`step`."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, prompt_ids: tuple[int, ...],
+    def __init__(self, model: torch.nn.Module, tokenizer: Tokenizer, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
         eos = eos_ids(model)

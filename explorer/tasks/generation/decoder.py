@@ -16,10 +16,11 @@ five alternatives and one probability cross to the CPU, never the vocabulary-siz
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
+from explorer.core.handles import Tokenizer
 from explorer.runtime import cancel, limits
 from explorer.tasks.generation.fastpath import make_cache, step_call
 from explorer.tasks.generation.nexttoken import forward_last
@@ -27,7 +28,7 @@ from explorer.tasks.generation.settings import DecodingSettings, logits_processo
 from explorer.tasks.generation.steps import Step, eos_ids, make_step
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
-    from transformers import PreTrainedModel
+    from transformers import Cache, PreTrainedModel
 
 __all__ = ["TokenDecoder"]
 
@@ -35,7 +36,7 @@ __all__ = ["TokenDecoder"]
 class TokenDecoder:
     """Greedy / sample / top-k / top-p decoding of one prompt, advanced with :meth:`step`."""
 
-    def __init__(self, model: PreTrainedModel, tokenizer: Any, prompt_ids: tuple[int, ...],
+    def __init__(self, model: PreTrainedModel, tokenizer: Tokenizer, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.settings = settings.validated(limits.model_facts(model))  # the new-token cap of the model's device
@@ -44,7 +45,7 @@ class TokenDecoder:
         self._generator = torch.Generator().manual_seed(self.settings.seed)
         self._ids = torch.tensor([prompt_ids], dtype=torch.long)  # (1, T + steps): warpers may read it
         self._pending = self._ids  # what the next forward reads: the prompt, then one token
-        self._cache: Any = make_cache(model, len(prompt_ids) + self.settings.max_new_tokens)  # None: dynamic
+        self._cache: Cache | None = make_cache(model, len(prompt_ids) + self.settings.max_new_tokens)  # None: dynamic
         self._step_call = step_call(model, self._cache)  # compiled on CUDA with a static cache, else eager
         self._eos = set(eos_ids(model))
         self.steps: list[Step] = []

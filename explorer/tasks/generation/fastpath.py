@@ -30,7 +30,7 @@ import torch
 from explorer.runtime.offload import input_device
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
-    from transformers import PreTrainedModel
+    from transformers import Cache, PreTrainedModel, StaticCache
 
 __all__ = ["dynamic_reason", "make_cache", "step_call", "uses_cuda_graphs"]
 
@@ -51,7 +51,7 @@ def _takes_static(model: PreTrainedModel, max_len: int) -> bool:
         not _placed_by_accelerate(model)
 
 
-def make_cache(model: PreTrainedModel, max_len: int) -> Any:
+def make_cache(model: PreTrainedModel, max_len: int) -> StaticCache | None:
     """A ``StaticCache`` of ``max_len`` positions when the model supports one, else None (the model
     then makes its usual dynamic cache). Offloaded models keep the dynamic cache: their layers move."""
     if not _takes_static(model, max_len):
@@ -80,13 +80,13 @@ def dynamic_reason(model: PreTrainedModel, max_len: int) -> str | None:
             "cache and runs each step eagerly.")
 
 
-def uses_cuda_graphs(model: PreTrainedModel, cache: Any) -> bool:
+def uses_cuda_graphs(model: PreTrainedModel, cache: Cache | None) -> bool:
     """Compile the step only on CUDA, with a compileable (static) cache, as ``generate`` decides."""
     return (cache is not None and bool(getattr(cache, "is_compileable", False))
             and input_device(model).type == "cuda" and hasattr(model, "get_compiled_call"))
 
 
-def step_call(model: PreTrainedModel, cache: Any) -> Callable[..., Any]:
+def step_call(model: PreTrainedModel, cache: Cache | None) -> Callable[..., Any]:
     """The callable for one-token steps: the compiled one on CUDA (compiled once per model and
     shared with ``generate``; a new cache length records a new graph), else the plain forward."""
     if uses_cuda_graphs(model, cache):

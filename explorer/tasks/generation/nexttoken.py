@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.core.handles import Tokenizer
 from explorer.core.notices import Notice, texts
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
-    from transformers import PreTrainedModel
+    from transformers import Cache, PreTrainedModel
 
     from explorer.runtime.loading import LoadedModel
 
@@ -40,7 +41,7 @@ class Candidate:
     logit: float
     probability: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"token": self.token, "token_id": self.token_id, "logit": round(self.logit, 6),
                 "probability": round(self.probability, 8)}
 
@@ -59,7 +60,7 @@ class NextToken:
     device_name: str = "cpu"  # e.g. "cuda:0 (NVIDIA H100 80GB HBM3)"
     dtype: str = "float32"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The CLI's JSON: ``{"model", "vocab_size", "device", "device_name", "dtype", "tokens": [...]}``."""
         return {"model": self.model, "vocab_size": self.vocab_size, "device": self.device,
                 "device_name": self.device_name, "dtype": self.dtype,
@@ -81,7 +82,7 @@ def output_is_input_embedding(model: PreTrainedModel) -> bool:
     return a is b or (a.device.type != "meta" and a.data_ptr() == b.data_ptr() and a.shape == b.shape)
 
 
-def token_text(tokenizer: Any, token_id: int) -> str:
+def token_text(tokenizer: Tokenizer, token_id: int) -> str:
     """How one token reads (special tokens kept, e.g. ``<eos>``)."""
     return tokenizer.decode([int(token_id)], skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
@@ -92,8 +93,8 @@ def takes_logits_to_keep(model: torch.nn.Module) -> bool:
     return "logits_to_keep" in inspect.signature(model.forward).parameters
 
 
-def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Any = None,
-                 call: Any = None, on_device: bool = False) -> tuple[torch.Tensor, Any]:
+def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Cache | None = None,
+                 call: Any = None, on_device: bool = False) -> tuple[torch.Tensor, Cache | None]:
     """Logits at the last position (B, V) in float32, and the updated KV cache.
 
     ``input_ids`` is the whole prompt (1, T) on the first call, then only the new tokens (B, 1):
@@ -101,14 +102,14 @@ def forward_last(model: torch.nn.Module, input_ids: torch.Tensor, cache: Any = N
     ``model.__call__`` (the compiled one-token step); ``on_device`` keeps the logits where the model
     ran (the decoders pick and rank there and move only a few numbers), else they come to the CPU.
     """
-    kwargs: dict[str, Any] = {"logits_to_keep": 1} if takes_logits_to_keep(model) else {}
+    kwargs: dict[str, object] = {"logits_to_keep": 1} if takes_logits_to_keep(model) else {}
     out = (call or model)(input_ids=input_ids.to(input_device(model)), past_key_values=cache, use_cache=True,
                           **kwargs)
     device = out.logits.device if on_device else "cpu"
     return out.logits[:, -1, :].to(dtype=torch.float32, device=device, copy=True), out.past_key_values  # (B, V)
 
 
-def _candidates(tokenizer: Any, logits: torch.Tensor, top_k: int) -> tuple[Candidate, ...]:
+def _candidates(tokenizer: Tokenizer, logits: torch.Tensor, top_k: int) -> tuple[Candidate, ...]:
     probs = torch.softmax(logits, dim=-1)  # (V,)
     values, ids = probs.topk(min(top_k, probs.shape[-1]))
     return tuple(Candidate(token_text(tokenizer, i), int(i), float(logits[i]), float(p))

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.limits import GENERATION_PROMPT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 from explorer.runtime import limits
 from explorer.runtime.limits import Limit
 from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
+
+if TYPE_CHECKING:  # typing only: the models bring transformers
+    from transformers import PreTrainedModel
 
 __all__ = ["Prompt", "context_limit", "decoder_ids", "encode_prompt", "prompt_limit"]
 
@@ -35,12 +39,12 @@ class Prompt:
     notices: tuple[Notice, ...]
 
 
-def _context(model: Any) -> int | None:
+def _context(model: PreTrainedModel) -> int | None:
     limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
     return int(limit) if limit else None
 
 
-def context_limit(model: Any, cap: int | None = None) -> int:
+def context_limit(model: PreTrainedModel, cap: int | None = None) -> int:
     """Tokens a prompt may have: the model's position limit, at most ``cap`` (``None``: the device's cap,
     :func:`prompt_limit`)."""
     if cap is None:
@@ -49,7 +53,7 @@ def context_limit(model: Any, cap: int | None = None) -> int:
     return min(context, cap) if context else cap
 
 
-def prompt_limit(model: Any) -> Limit:
+def prompt_limit(model: PreTrainedModel) -> Limit:
     """Tokens a prompt may have on the model's device, and why: its whole context where that is the
     bound, else :func:`explorer.runtime.limits.prompt_tokens` (1,024 on a CPU; on a GPU the context as
     far as the KV caches of every beam fit in free memory)."""
@@ -65,7 +69,7 @@ def prompt_limit(model: Any) -> Limit:
     return cap
 
 
-def decoder_ids(tokenizer: Any, text: str) -> list[int]:
+def decoder_ids(tokenizer: Tokenizer, text: str) -> list[int]:
     """Ids of ``text`` as a decoder continues it: the tokenizer's own specials in front, none after the text.
 
     A BERT-style tokenizer frames a text ``[CLS] x [SEP]`` (the pretraining lab's, saved with a GPT it
@@ -87,7 +91,7 @@ def decoder_ids(tokenizer: Any, text: str) -> list[int]:
     return ids
 
 
-def _front_count(tokenizer: Any) -> int | None:
+def _front_count(tokenizer: Tokenizer) -> int | None:
     """How many ids the tokenizer puts before a text's own (Gemma 1, BERT 1, GPT-2 0), from the word "a"."""
     ids = list(tokenizer("a", add_special_tokens=True)["input_ids"])
     plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
@@ -95,7 +99,7 @@ def _front_count(tokenizer: Any) -> int | None:
     return fronts[0] if len(fronts) == 1 else None
 
 
-def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
+def _added_in_front(tokenizer: Tokenizer, ids: list[int]) -> int:
     """How many of ``ids``' first tokens the tokenizer added itself (Gemma: its one ``<bos>``; GPT-2: none).
 
     Read off an empty text, which gets exactly the tokens the tokenizer adds; only those are kept
@@ -108,7 +112,7 @@ def _added_in_front(tokenizer: Any, ids: list[int]) -> int:
     return count
 
 
-def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, limit: int, why: str) -> Notice:
+def _cut_notice(tokenizer: Tokenizer, total: int, kept_front: list[int], tail: int, limit: int, why: str) -> Notice:
     front = ""
     if kept_front:
         names = getattr(tokenizer, "convert_ids_to_tokens", None)
@@ -119,7 +123,7 @@ def _cut_notice(tokenizer: Any, total: int, kept_front: list[int], tail: int, li
                                f"{': ' + why if why else ''}), so the beginning was cut.{front}")
 
 
-def _typed_specials(tokenizer: Any, ids: list[int]) -> tuple[Notice, ...]:
+def _typed_specials(tokenizer: Tokenizer, ids: list[int]) -> tuple[Notice, ...]:
     """A notice when the text itself holds special tokens (the tokenizer's own ones in front excepted)."""
     special = set(getattr(tokenizer, "all_special_ids", None) or ())
     counts = Counter(i for i in ids[_added_in_front(tokenizer, ids):] if i in special)
@@ -133,11 +137,12 @@ def _typed_specials(tokenizer: Any, ids: list[int]) -> tuple[Notice, ...]:
                            "not as the characters typed."),)
 
 
-def encode_prompt(tokenizer: Any, text: str, limit: int, why: str = "") -> Prompt:
+def encode_prompt(tokenizer: Tokenizer, text: str, limit: int, why: str = "") -> Prompt:
     """Token ids of ``text`` (special tokens added as the model was trained), at most ``limit`` of them;
     ``why``: the reason of that limit, quoted by the notice when the prompt is cut."""
     text = require_text(text, what="prompt", empty_hint="type a few words for the model to continue.",
-                        max_chars=GENERATION_PROMPT_CHARS, limit_note="longer prompts are cut to the last tokens anyway")
+                        max_chars=GENERATION_PROMPT_CHARS,
+                        limit_note="longer prompts are cut to the last tokens anyway")
     ids = decoder_ids(tokenizer, text)
     if not ids:
         raise ExplorerError("The prompt gave no tokens: type some words.")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
 __all__ = ["RepetitionPoint", "distinct_n", "repeated_share", "repetition_curve"]
 
@@ -27,7 +26,7 @@ class RepetitionPoint:
     repeated: float  # share of n-grams seen before (0..1)
     distinct_2: float  # distinct bigrams / bigrams (0..1)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

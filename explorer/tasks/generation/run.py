@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.core.notices import Notice, texts
 from explorer.runtime import bundled, limits, loading, placement
@@ -59,7 +59,7 @@ class Generation:
     def repetition(self, n: int = 3) -> list[RepetitionPoint]:
         return repetition_curve(self.token_ids, n)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The CLI's JSON (``generate --json``)."""
         return {"model": self.model, "strategy": self.settings.strategy, "prompt": self.prompt, "text": self.text,
                 "token_ids": self.token_ids, "tokens": self.tokens, "steps": [s.to_dict() for s in self.steps],
@@ -70,8 +70,9 @@ class Generation:
         return texts(self.notices)
 
 
-def load_decoder(key_or_path: str, models_dir: str | None = None, progress: Any = None, *,
-                 purpose: str = "the Decoding lab", device: str | None = None, dtype: str | None = None) -> Any:
+def load_decoder(key_or_path: str, models_dir: str | None = None, progress: bundled.Progress | None = None, *,
+                 purpose: str = "the Decoding lab", device: str | None = None,
+                 dtype: str | None = None) -> LoadedModel:
     """A loaded causal LM on ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`); the bundled Gemma 3 270M
     is converted first (once) with ``progress``. Another kind of model is refused in words naming
     ``purpose`` (the page or command)."""

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, CPU_PROMPT_TOKENS
 
-__all__ = ["MAX_BEAMS", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K", "STRATEGIES", "TOP_ALTERNATIVES",
-           "DecodingSettings", "Strategy", "logits_processors"]
+__all__ = ["MAX_BEAMS", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K",
+           "STRATEGIES", "TOP_ALTERNATIVES", "DecodingSettings", "Strategy", "logits_processors"]
 
 Strategy = Literal["greedy", "sample", "top-k", "top-p", "beam"]
 STRATEGIES: tuple[str, ...] = ("greedy", "sample", "top-k", "top-p", "beam")
@@ -61,7 +61,7 @@ class DecodingSettings:
         sampling = self.strategy in ("sample", "top-k", "top-p")
         return "greedy" if sampling and self.temperature < MIN_TEMPERATURE else self.strategy
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def validated(self, facts: limits.DeviceFacts | None = None) -> DecodingSettings:

@@ -7,10 +7,10 @@ the raw logits, temperature 1), whatever strategy chose it, so strategies compar
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
+from explorer.core.handles import Tokenizer
 from explorer.tasks.generation.nexttoken import token_text
 from explorer.tasks.generation.settings import TOP_ALTERNATIVES
 
@@ -25,7 +25,7 @@ class Alternative:
     token_id: int
     probability: float
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"token": self.token, "probability": round(self.probability, 8)}
 
 
@@ -38,19 +38,19 @@ class Step:
     probability: float
     top: tuple[Alternative, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"token": self.token, "token_id": self.token_id, "probability": round(self.probability, 8),
                 "top": [a.to_dict() for a in self.top]}
 
 
-def alternatives(tokenizer: Any, probs: torch.Tensor, k: int = TOP_ALTERNATIVES) -> tuple[Alternative, ...]:
+def alternatives(tokenizer: Tokenizer, probs: torch.Tensor, k: int = TOP_ALTERNATIVES) -> tuple[Alternative, ...]:
     """The ``k`` most likely tokens of one distribution ``probs`` (V,)."""
     values, ids = probs.topk(min(k, probs.shape[-1]))
     return tuple(Alternative(token_text(tokenizer, i), int(i), float(p))
                  for p, i in zip(values.tolist(), ids.tolist(), strict=True))
 
 
-def make_step(tokenizer: Any, probs: torch.Tensor, token_id: int,
+def make_step(tokenizer: Tokenizer, probs: torch.Tensor, token_id: int,
               top: tuple[Alternative, ...] | None = None) -> Step:
     """The record of choosing ``token_id`` from the model distribution ``probs`` (V,)."""
     top = alternatives(tokenizer, probs) if top is None else top
@@ -68,7 +68,7 @@ def eos_ids(model: torch.nn.Module) -> tuple[int, ...]:
     return tuple(int(i) for i in (raw if isinstance(raw, list | tuple) else [raw]))
 
 
-def step_table(steps: list[Step] | tuple[Step, ...]) -> list[dict[str, Any]]:
+def step_table(steps: list[Step] | tuple[Step, ...]) -> list[dict[str, object]]:
     """Rows for a table or a CSV: position, token, id, probability, the alternatives as text."""
     return [{"position": i + 1, "token": s.token, "token_id": s.token_id, "probability": s.probability,
              "alternatives": ", ".join(f"{a.token!r} {a.probability:.3f}" for a in s.top)}

@@ -3,9 +3,9 @@
 Models are NOT wrapped in ``st.cache_resource`` here: ``explorer.runtime.loading.load_model`` already keeps
 one process-wide, memory-bounded LRU cache shared by every session, and holding a second reference
 here would stop that cache from ever freeing memory. ``device``/``dtype`` (the sidebar's choice,
-:mod:`app.device_picker`) are arguments, so they are part of every cache key. Which checkpoint serves ColBERT is the library's
-decision (``colbert.default_encoder``). Results are ``st.cache_data`` (small frozen dataclasses,
-hashable arguments, bounded). ExplorerErrors are not cached: they reach ``ui.guard``.
+:mod:`app.views.device_picker`) are arguments, so they are part of every cache key. Which checkpoint serves
+ColBERT is the library's decision (``colbert.default_encoder``). Results are ``st.cache_data`` (small frozen
+dataclasses, hashable arguments, bounded). ExplorerErrors are not cached: they reach ``ui.guard``.
 
 Served models (``served_matrix``, ``served_search``) are keyed by the :class:`Endpoint` itself (a changed URL or
 model misses the cache) with a ``ttl``, since a server can change under us; they run under ``workers.remote``

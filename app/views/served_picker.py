@@ -1,18 +1,18 @@
 """Served models beside the local ones: one picker every live page uses (the choice lives in the URL).
 
 ``pick(...)`` lists the operator's endpoints (and this session's typed ones); those that can do what the page
-needs are selected by default, so ``make run`` with an endpoint configured shows it at once; ``?served=a,b`` in a link picks some, ``?served=none``
-none. Each picked endpoint is probed (cached for a minute); one that is down, or lacks what the page needs
-(``capability``: ``top_k``, ``prompt_logprobs`` or ``embeddings``), is named with the reason and left out, and
-the page goes on with the others.
+needs are selected by default, so ``make run`` with an endpoint configured shows it at once; ``?served=a,b`` in a
+link picks some, ``?served=none`` none. Each picked endpoint is probed (cached for a minute); one that is down,
+or lacks what the page needs (``capability``: ``top_k``, ``prompt_logprobs`` or ``embeddings``), is named with
+the reason and left out, and the page goes on with the others.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app import cache_serving as cache
 from app import ui
+from app.caches import serving as cache
 from explorer.core.errors import ExplorerError
 from explorer.serving.endpoints import Endpoint
 

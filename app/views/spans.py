@@ -7,12 +7,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app import cache_spans as cache
 from app import ui
-from app.device_picker import ran_caption
+from app.caches import spans as cache
+from app.views.device_picker import ran_caption
 from explorer.core.labels import escape_markdown
 from explorer.plots import spans as plots
 from explorer.runtime import weights
+from explorer.runtime.placement import PlacementKwargs
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.causal.answer import GenerativeAnswer
 from explorer.tasks.qa import QAResult
@@ -33,9 +34,9 @@ def not_ready(found: weights.LoadPlan | None) -> None:
 
 
 def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, directory: str | None,
-                  where: dict[str, str] | None = None) -> None:
+                  where: PlacementKwargs) -> None:
     """One model's column: weights status, filled-in text with highlighted spans, raw output (``where``: the
-    sidebar's device and dtype, :func:`app.device_picker.pick`)."""
+    sidebar's device and dtype, :func:`app.views.device_picker.pick`)."""
     st.subheader(escape_markdown(Path(model).name if "/" in model else model))
     if "/" in model:  # a directory: the full path under its short name
         st.caption(escape_markdown(model))
@@ -44,7 +45,7 @@ def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, d
         not_ready(found)
         return
     with ui.guard():
-        res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp, **(where or {}))
+        res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp, **where)
         if res.untrained:
             ui.notice(ui.UNTRAINED)
         st.markdown(plots.segments_markdown(res.segments))

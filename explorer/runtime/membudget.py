@@ -26,13 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import psutil
 
 from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, HEAD_FIELDS, LAYER_FIELDS
 from explorer.core import settings
 from explorer.core.errors import ExplorerError
+
+if TYPE_CHECKING:  # typing only: torch loads with the first model
+    import torch
 
 __all__ = ["BYTES_PER_PARAM", "FIELD_RANGES", "check_config", "checkpoint_parameters", "dtype_label",
            "estimate_bytes", "load_budget", "memory_budget", "nearest_divisor", "require_fits"]
@@ -67,7 +70,7 @@ MODEL_MEMORY_SHARE = 0.7  # of the free RAM (or GPU memory), the most one model 
 _NESTED = ("encoder", "decoder", "text_config", "vision_config", "generator", "discriminator")
 
 
-def _check_value(path: str, value: Any, bounds: tuple[int, int]) -> None:
+def _check_value(path: str, value: object, bounds: tuple[int, int]) -> None:
     lo, hi = bounds
     ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
     if value is None or ok:
@@ -76,7 +79,7 @@ def _check_value(path: str, value: Any, bounds: tuple[int, int]) -> None:
     raise ExplorerError(f"{path} is {shown}; it must be a whole number from {lo:,} to {hi:,}.")
 
 
-def check_config(data: Mapping[str, Any], prefix: str = "") -> None:
+def check_config(data: Mapping[str, object], prefix: str = "") -> None:
     """Every known size field of ``data`` and of its nested sub-configs is a whole number in range."""
     for name, value in data.items():
         path = f"{prefix}{name}"
@@ -105,12 +108,12 @@ def nearest_divisor(n: int, k: int) -> int:
     return 1
 
 
-def dtype_label(dtype: Any) -> str:
+def dtype_label(dtype: str | torch.dtype) -> str:
     """``torch.bfloat16`` or ``"bfloat16"`` -> ``"bfloat16"`` (the keys of :data:`BYTES_PER_PARAM`)."""
     return str(dtype).removeprefix("torch.")
 
 
-def estimate_bytes(n_params: int, dtype: Any = "float32") -> int:
+def estimate_bytes(n_params: int, dtype: str | torch.dtype = "float32") -> int:
     """Bytes a model of ``n_params`` takes when allocated in ``dtype`` (a name or a torch dtype; weights
     plus ``OVERHEAD``): bfloat16 and float16 take half of float32.
 
@@ -162,7 +165,7 @@ def load_budget(device: str = "cpu") -> tuple[int, str]:
     return (gpu[0], f"GPU: {gpu[1]}") if 0 < gpu[0] < cpu[0] else cpu
 
 
-def require_fits(n_params: int, what: str, dtype: Any = "float32", device: str = "cpu",
+def require_fits(n_params: int, what: str, dtype: str | torch.dtype = "float32", device: str = "cpu",
                  budget: tuple[int, str] | None = None) -> int:
     """Raise before allocating when ``what`` (``n_params`` in ``dtype``) exceeds the budget of ``device``
     (or ``budget``: (bytes, where the figure comes from) already read); return the bytes it needs."""

@@ -7,25 +7,27 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import cache_mechanisms as cache
 from app import ui
+from app.caches import mechanisms as cache
 from explorer.core import limits
+from explorer.runtime.placement import PlacementKwargs
 
 MODELS = {"sentence-bert": "all-MiniLM-L6-v2 (bundled encoder: word embeddings of different sizes)",
           "gemma3-270m": "Gemma 3 270M (bundled decoder: scaled embeddings of one size)"}
 
 
-def show(where: dict) -> None:
+def show(where: PlacementKwargs) -> None:
     """The tab: a prompt, a size, and how far each perturbation moves the output and each token."""
     st.markdown("**SiFT** (He et al. 2021, Sec. 3.4): virtual adversarial training on *normalised* word "
                 "embeddings, so that each token is moved by the same share of its own scale. Below, the adversarial "
                 "direction (one power-iteration step of virtual adversarial training) on a real model, then two "
                 "perturbations of the same total size along it: SiFT's, scaled per token, and a uniform one.")
     c1, c2 = st.columns([2, 1])
-    model = c1.selectbox("Model", list(MODELS), format_func=MODELS.get, key="sift_model")
+    model = c1.selectbox("Model", list(MODELS), format_func=MODELS.__getitem__, key="sift_model")
     epsilon = c2.select_slider("Size (share of a token's scale)", [0.01, 0.05, 0.1, 0.2, 0.5, 1.0], 0.2,
                                key="sift_eps")
-    text = st.text_input("Prompt", "The capital of France is Paris.", key="sift_text", max_chars=limits.SIFT_PROMPT_CHARS)
+    text = st.text_input("Prompt", "The capital of France is Paris.", key="sift_text",
+                         max_chars=limits.SIFT_PROMPT_CHARS)
     with ui.guard():
         r = cache.sift(model, text, float(epsilon), **where)
         m1, m2 = st.columns(2)

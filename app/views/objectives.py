@@ -7,13 +7,14 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from app import cache_objectives as cache
 from app import ui
+from app.caches import objectives as cache
 from explorer.core.labels import escape_markdown
 from explorer.objectives import STRATEGIES, ObjectiveResult, Strategy, view
 from explorer.objectives import decoding as dec
 from explorer.objectives import distill as dist
 from explorer.objectives.base import SentencePairResult, Seq2SeqResult
+from explorer.objectives.electra import ElectraResult
 from explorer.objectives.stats import expected_kinds
 from explorer.plots import objectives as plots
 
@@ -28,6 +29,7 @@ def options(s: Strategy) -> tuple[tuple[str, object], ...]:
     """The strategy's own knobs (declared by the library), as a hashable tuple of (keyword, value)."""
     picked = []
     for o in s.options:
+        value: float | tuple[object, ...]
         if o.kind == "slider":
             lo, hi, step = o.choices
             value = float(st.slider(o.label, lo, hi, o.default, step, key=f"obj_{o.keyword}", help=o.help or None))
@@ -61,9 +63,9 @@ def one_draw(s: Strategy, text: str, pair: str | None, seed: int, opts: tuple[tu
             st.caption(r.detail)
         for step, toks in r.steps:
             st.caption(f"after {step}: {escape_markdown(' '.join(view.display_tokens(toks, s.tokenizer))[:400])}")
-    if view.generator_kinds(r) is not None:
+    if isinstance(r, ElectraResult):
         st.markdown("**Generator input** (the discriminator above sees the generator's proposals)")
-        chips(r.generator_input, view.generator_kinds(r), s.tokenizer)
+        chips(r.generator_input, r.generator_kinds(), s.tokenizer)
     tables(s, r)
 
 
@@ -71,7 +73,8 @@ def tables(s: Strategy, r: ObjectiveResult) -> None:
     """SpanBERT's span table and the per-token table (CSV) of token-level results."""
     spans = view.span_rows(r, s.tokenizer)
     if spans:
-        st.markdown("**Spans** and their boundary tokens: SBO predicts each target from x(s-1), x(e+1) and its position")
+        st.markdown("**Spans** and their boundary tokens: SBO predicts each target from x(s-1), x(e+1) "
+                    "and its position")
         st.dataframe(pd.DataFrame(spans), hide_index=True)
     rows = view.token_rows(r, s.tokenizer)
     if rows:
@@ -89,7 +92,8 @@ def statistics(s: Strategy, text: str, pair: str | None, seed: int, opts: tuple[
     shown = view.display_tokens(cache.prepared(s.name, text, pair).tokens, s.tokenizer)
     if stats.expected_rate is not None:
         a, b, c = st.columns(3)
-        a.metric("Realised selection rate", f"{stats.rate:.4f}", help="Mean fraction of non-special tokens selected per draw.")
+        a.metric("Realised selection rate", f"{stats.rate:.4f}",
+                 help="Mean fraction of non-special tokens selected per draw.")
         b.metric("Built to realise", f"{stats.expected_rate:.4f}", help=s.rate_help or None)
         c.metric("Spread across draws (sd)", f"{stats.rate_std:.4f}")
     if stats.position_freq and s.kind != "sentence" and stats.rate > 0:
@@ -111,8 +115,9 @@ def statistics(s: Strategy, text: str, pair: str | None, seed: int, opts: tuple[
 
 
 def compare(text: str, pair: str, seed: int) -> None:
-    names = st.multiselect("Strategies", list(STRATEGIES), default=ui.query_list("compare", COMPARE_DEFAULT, list(STRATEGIES)),
-                           key="obj_compare", format_func=lambda n: STRATEGIES[n].label)
+    names = st.multiselect("Strategies", list(STRATEGIES),
+                           default=ui.query_list("compare", COMPARE_DEFAULT, list(STRATEGIES)), key="obj_compare",
+                           format_func=lambda n: STRATEGIES[n].label)
     ui.set_query_list("compare", names)
     for name in names:
         s = STRATEGIES[name]
@@ -131,7 +136,8 @@ def decoding(text: str, seed: int) -> None:
                 "Edit the table (rows can be added), then pick how to choose from it. The Decoding lab page "
                 "does the same with a real model's logits.")
     left, right = st.columns([2, 3])
-    edited = left.data_editor(pd.DataFrame({"token": list(dec.EXAMPLE_TABLE), "probability": list(dec.EXAMPLE_TABLE.values())}),
+    edited = left.data_editor(pd.DataFrame({"token": list(dec.EXAMPLE_TABLE),
+                                            "probability": list(dec.EXAMPLE_TABLE.values())}),
                               num_rows="dynamic", key="obj_table", hide_index=True)
     table: tuple[tuple[str, float], ...] = ()
     with ui.guard():  # an empty or inconsistent table: a red box, the rest of the page goes on
@@ -140,12 +146,14 @@ def decoding(text: str, seed: int) -> None:
         return
     method = right.radio("Method", dec.METHODS, horizontal=True, key="obj_method")
     temperature = right.slider("Temperature", 0.1, 3.0, 1.0, 0.1, key="obj_temp", disabled=method == "greedy")
-    top_k = right.number_input("k (top-k)", 1, len(table), min(3, len(table)), key="obj_topk", disabled=method != "top-k")
+    top_k = right.number_input("k (top-k)", 1, len(table), min(3, len(table)), key="obj_topk",
+                               disabled=method != "top-k")
     with ui.guard():
         r = cache.decode(table, method, float(temperature), int(top_k), seed, 2000)
         right.metric("Chosen next token" if method == "greedy" else "First sample", r.choice)
         ui.figure(plots.decoding_figure(r), "objective-decoding")
-    st.markdown("**Generate from your text.** A bigram model counted from your text's GPT-2 pieces continues its first piece:")
+    st.markdown("**Generate from your text.** A bigram model counted from your text's GPT-2 pieces continues its "
+                "first piece:")
     with ui.guard():
         out = cache.generate(text, 25, method, float(temperature), int(top_k), seed)
         chips(out, ["start"] + ["predicts next"] * (len(out) - 1), "gpt2")
@@ -164,7 +172,8 @@ def distillation() -> None:
     m = st.columns(4)
     m[0].metric("CE (student vs true token)", f"{r.ce:.4f}")
     m[1].metric("KL(teacher_T ‖ student_T)", f"{r.kl:.4f}")
-    m[2].metric("T² · KL", f"{r.kl_scaled:.4f}", help="Hinton et al.: T² keeps the soft term's gradients comparable as T grows.")
+    m[2].metric("T² · KL", f"{r.kl_scaled:.4f}",
+                help="Hinton et al.: T² keeps the soft term's gradients comparable as T grows.")
     m[3].metric("loss = α·CE + (1-α)·T²·KL", f"{r.loss:.4f}")
     ui.figure(plots.distill_figure(r), "objective-distillation")
     ui.csv_download(pd.DataFrame(r.rows()), "objective-distillation", key="obj_dist_csv")

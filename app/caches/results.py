@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.papers import budgets, crosspaper, results, scaling, speed
+from explorer.papers import budgets, claims, crosspaper, results, scaling, speed
 from explorer.runtime import workers
-from explorer.training import claims
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -32,7 +32,7 @@ class Req(NamedTuple):
     max_tokens: int = attention.MAX_TOKENS
     random_weights: bool = False
     global_positions: tuple[int, ...] = (0,)  # Longformer only: tokens with global attention
-    device: str = "auto"  # the sidebar's choice (app.device_picker): part of every cache key below
+    device: str = "auto"  # the sidebar's choice (app.views.device_picker): part of every cache key below
     dtype: str = "auto"
 
 

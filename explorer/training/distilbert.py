@@ -39,8 +39,8 @@ from explorer.training.examples import IGNORE
 from explorer.training.losses import Loss
 from explorer.training.recipes import Recipe
 
-__all__ = ["ALPHA_CE", "ALPHA_COS", "ALPHA_MLM", "TEMPERATURE", "Teacher", "build", "forward_flops", "init_from_teacher",
-           "load_teacher", "loss", "soft_kl", "student_config", "teacher_of"]
+__all__ = ["ALPHA_CE", "ALPHA_COS", "ALPHA_MLM", "TEMPERATURE", "Teacher", "build", "forward_flops",
+           "init_from_teacher", "load_teacher", "loss", "soft_kl", "student_config", "teacher_of"]
 
 ALPHA_CE, ALPHA_MLM, ALPHA_COS = 5.0, 2.0, 1.0  # the paper's released run: soft targets weigh most
 TEMPERATURE = 2.0
@@ -140,7 +140,8 @@ def init_from_teacher(student: nn.Module, teacher: nn.Module, stride: int = 2) -
         s.vocab_projector.bias.copy_(head.decoder.bias)  # its weight is the (tied, copied) token table
 
 
-def build(recipe: Recipe, size: str, seed: int, device: str = "cpu", teacher: nn.Module | str | None = None) -> nn.Module:
+def build(recipe: Recipe, size: str, seed: int, device: str = "cpu",
+          teacher: nn.Module | str | None = None) -> nn.Module:
     """The student (train mode) initialised from ``teacher``, which rides along frozen as ``lab_teacher``."""
     if teacher is None:
         raise ExplorerError("DistilBERT needs a teacher: a finished mlm run or its saved directory.")
@@ -155,7 +156,8 @@ def build(recipe: Recipe, size: str, seed: int, device: str = "cpu", teacher: nn
     return student.to(device).train()
 
 
-def soft_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, temperature: float = TEMPERATURE) -> torch.Tensor:
+def soft_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
+            temperature: float = TEMPERATURE) -> torch.Tensor:
     """T^2 KL(softmax(teacher/T) || softmax(student/T)), mean over positions: (N, V), (N, V) -> scalar.
 
     Per position this is ``explorer.objectives.distill.distill_loss(...).kl_scaled``.

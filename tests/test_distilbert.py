@@ -1,4 +1,4 @@
-"""explorer.training.distill: a half-depth DistilBERT student, a frozen teacher, the triple loss."""
+"""explorer.training.distilbert: a half-depth DistilBERT student, a frozen teacher, the triple loss."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 from explorer import objectives
 from explorer.core.errors import ExplorerError
 from explorer.objectives import distill as formula
-from explorer.training import batches, distill, examples, families, recipes, trainer, vocab
+from explorer.training import batches, distilbert, examples, families, recipes, trainer, vocab
 from explorer.training.examples import IGNORE
 
 TINY = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 8}
@@ -31,7 +31,7 @@ def _batch(n: int = 3) -> dict[str, torch.Tensor]:
 
 
 def test_the_family_is_registered_with_a_teacher() -> None:
-    assert families.get("distill").loss is distill.loss and families.get("distill").teacher == "mlm"
+    assert families.get("distill").loss is distilbert.loss and families.get("distill").teacher == "mlm"
 
 
 def test_the_student_has_half_the_layers_and_the_same_width(run: trainer.Run, teacher: trainer.Run) -> None:
@@ -41,7 +41,7 @@ def test_the_student_has_half_the_layers_and_the_same_width(run: trainer.Run, te
 
 
 def test_the_teacher_is_frozen_off_the_student_tree(run: trainer.Run) -> None:
-    held = distill.teacher_of(run.model)
+    held = distilbert.teacher_of(run.model)
     assert not held.training and not any(p.requires_grad for p in held.parameters())
     own = {id(p) for p in run.model.parameters()}
     assert not any(id(p) in own for p in held.parameters())
@@ -49,9 +49,9 @@ def test_the_teacher_is_frozen_off_the_student_tree(run: trainer.Run) -> None:
 
 
 def test_a_step_leaves_the_teacher_and_its_run_unchanged(run: trainer.Run, teacher: trainer.Run) -> None:
-    held = distill.teacher_of(run.model)
+    held = distilbert.teacher_of(run.model)
     before = {k: v.clone() for k, v in held.state_dict().items()}
-    out = distill.loss(run.model, _batch())
+    out = distilbert.loss(run.model, _batch())
     run.optimizer.zero_grad()
     out.total.backward()
     run.optimizer.step()
@@ -73,10 +73,11 @@ def test_the_same_seed_and_teacher_give_the_same_losses(teacher: trainer.Run) ->
 
 def test_total_is_the_weighted_triple_loss(run: trainer.Run) -> None:
     batch = _batch()
-    out = distill.loss(run.model, batch)
+    out = distilbert.loss(run.model, batch)
     expected = 5.0 * out.parts["ce"] + 2.0 * out.parts["mlm"] + 1.0 * out.parts["cos"]
     assert float(out.total.detach()) == pytest.approx(expected, rel=1e-5)
-    assert (distill.ALPHA_CE, distill.ALPHA_MLM, distill.ALPHA_COS, distill.TEMPERATURE) == (5.0, 2.0, 1.0, 2.0)
+    assert (distilbert.ALPHA_CE, distilbert.ALPHA_MLM, distilbert.ALPHA_COS,
+            distilbert.TEMPERATURE) == (5.0, 2.0, 1.0, 2.0)
     assert out.predicted == int((batch["labels"] != IGNORE).sum())
 
 
@@ -91,18 +92,18 @@ def test_the_masked_positions_are_the_bert_strategys() -> None:
 def test_the_soft_term_is_the_objectives_formula() -> None:
     teacher, student = formula.EXAMPLE_TEACHER, formula.EXAMPLE_STUDENT
     ref = formula.distill_loss(formula.EXAMPLE_TOKENS, teacher, student, formula.EXAMPLE_TRUE, temperature=2.0)
-    ours = distill.soft_kl(torch.tensor([student]), torch.tensor([teacher]), 2.0)
+    ours = distilbert.soft_kl(torch.tensor([student]), torch.tensor([teacher]), 2.0)
     assert float(ours) == pytest.approx(ref.kl_scaled, rel=1e-5)
 
 
 def test_a_full_depth_copy_reproduces_the_teacher(teacher: trainer.Run) -> None:
     from transformers import DistilBertForMaskedLM
 
-    held = distill.load_teacher(teacher.model)
-    cfg = distill.student_config(recipes.get("distilbert"), "tiny", held)
+    held = distilbert.load_teacher(teacher.model)
+    cfg = distilbert.student_config(recipes.get("distilbert"), "tiny", held)
     cfg.n_layers = held.config.num_hidden_layers
     student = DistilBertForMaskedLM(cfg).eval()
-    distill.init_from_teacher(student, held, stride=1)
+    distilbert.init_from_teacher(student, held, stride=1)
     batch = _batch(2)
     real = batch["attention_mask"].bool()
     with torch.no_grad():
@@ -114,21 +115,22 @@ def test_a_full_depth_copy_reproduces_the_teacher(teacher: trainer.Run) -> None:
 def test_a_saved_teacher_directory_is_a_teacher(teacher: trainer.Run, tmp_path) -> None:
     teacher.model.save_pretrained(tmp_path)
     run = trainer.start(trainer.Plan("distilbert", steps=2, teacher=str(tmp_path), **TINY))
-    loaded = distill.teacher_of(run.model)
-    assert torch.equal(loaded.bert.embeddings.word_embeddings.weight, teacher.model.bert.embeddings.word_embeddings.weight)
+    loaded = distilbert.teacher_of(run.model)
+    assert torch.equal(loaded.bert.embeddings.word_embeddings.weight,
+                       teacher.model.bert.embeddings.word_embeddings.weight)
 
 
 def test_a_bad_teacher_says_what_to_give(tmp_path) -> None:
     with pytest.raises(ExplorerError, match="config.json"):
         trainer.start(trainer.Plan("distilbert", steps=2, teacher=str(tmp_path), **TINY))
     with pytest.raises(ExplorerError, match="BERT masked LM"):
-        distill.load_teacher(torch.nn.Linear(2, 2))
+        distilbert.load_teacher(torch.nn.Linear(2, 2))
     with pytest.raises(ExplorerError, match="teacher"):
-        distill.build(recipes.get("distilbert"), "tiny", 0)
+        distilbert.build(recipes.get("distilbert"), "tiny", 0)
 
 
 def test_without_a_teacher_one_is_trained_first() -> None:
     run = trainer.start(trainer.Plan("distilbert", steps=2, **TINY))
-    held = distill.teacher_of(run.model)
+    held = distilbert.teacher_of(run.model)
     assert type(held).__name__ == "BertForMaskedLM" and run.model.config.n_layers == 1
-    assert run.flops_per_token == pytest.approx(3 * distill.forward_flops(run.model, 32))
+    assert run.flops_per_token == pytest.approx(3 * distilbert.forward_flops(run.model, 32))

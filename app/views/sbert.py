@@ -7,17 +7,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import cache_similarity as cache
 from app import ui
+from app.caches import similarity as cache
 from explorer.compression import quality
 from explorer.core import limits
+from explorer.runtime.placement import PlacementKwargs
 from explorer.tasks import sbert
 
 HOW = {"cls": "CLS: the first token's output", "mean": "MEAN: the average of the real tokens (as trained)",
        "max": "MAX: per dimension, the largest value over the real tokens"}
 
 
-def _pooling(model: str, where: dict) -> None:
+def _pooling(model: str, where: PlacementKwargs) -> None:
     st.markdown("**Pooling**: three ways to turn the last layer's token vectors into one sentence vector, each "
                 "scored by how well its cosine similarities rank the 40 bundled sentence pairs as a person graded "
                 "them (0-5, graded by hand for this project: a teaching set, not STS). The paper's own ablation "
@@ -37,14 +38,16 @@ def _pooling(model: str, where: dict) -> None:
     ui.csv_download(detail, "pooling", key="sim_pool_csv")
 
 
-def _objectives(model: str, where: dict) -> None:
+def _objectives(model: str, where: PlacementKwargs) -> None:
     st.markdown("**Training objectives**, each computed from sentence vectors u (anchor), v (positive) and n "
                 "(negative) of the encoder, mean-pooled as it was trained (Reimers & Gurevych 2019, Sec. 3).")
     c1, c2, c3 = st.columns(3)
-    anchor = c1.text_input("Anchor", "A man is playing a guitar.", key="sbert_anchor", max_chars=limits.SBERT_SENTENCE_CHARS)
+    anchor = c1.text_input("Anchor", "A man is playing a guitar.", key="sbert_anchor",
+                           max_chars=limits.SBERT_SENTENCE_CHARS)
     positive = c2.text_input("Positive", "Someone plays an instrument.", key="sbert_positive",
                              max_chars=limits.SBERT_SENTENCE_CHARS)
-    negative = c3.text_input("Negative", "The stock market fell.", key="sbert_negative", max_chars=limits.SBERT_SENTENCE_CHARS)
+    negative = c3.text_input("Negative", "The stock market fell.", key="sbert_negative",
+                             max_chars=limits.SBERT_SENTENCE_CHARS)
     c4, c5 = st.columns(2)
     label = c4.selectbox("NLI label of (anchor, positive)", sbert.LABELS, index=1, key="sbert_label")
     gold = c5.slider("Gold similarity of (anchor, positive), 0-5", 0.0, 5.0, 4.0, 0.5, key="sbert_gold")
@@ -67,7 +70,7 @@ def _objectives(model: str, where: dict) -> None:
                "the anchor is already nearer the positive than the negative by the margin.")
 
 
-def show(model: str, where: dict) -> None:
+def show(model: str, where: PlacementKwargs) -> None:
     """The tab: pooling first, then the objectives, each under its own guard."""
     with ui.guard():
         _pooling(model, where)

@@ -7,8 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import cache_objectives as cache
 from app import ui
+from app.caches import objectives as cache
 from explorer.core import limits
 from explorer.training import c4
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
+from app import ui
 from explorer.architecture import catalog, census
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def compare_variants(keys: tuple[str, ...], seq_len: int) -> compare.Comparison:
 def catalog_frame() -> pd.DataFrame:
     """Every variant with its parameter count (a progress bar while counts are computed)."""
     bar = st.progress(0.0, text="Counting the parameters of every variant (first run only)...")
-    counts = census.catalog_params(lambda f, msg: bar.progress(f, text=msg))
+    counts = census.catalog_params(ui.progress_to(bar))
     bar.empty()
     rows = []
     for v in catalog.load_catalog().values():

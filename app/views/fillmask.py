@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import streamlit as st
 
-from app import device_picker, ui
+from app import ui
+from app.views import device_picker
 from explorer.core.errors import shorten
 from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
@@ -92,7 +93,7 @@ def batch(result: BatchFill, refs: dict[str, ModelRef], wall_ms: float) -> None:
         st.warning("\n\n".join(ui.markdown_safe(f"Line {p.line}: {p.error}") for p in refused),
                    icon=":material/edit_note:")
     answered = result.answered()
-    fills = [f for p in answered for f in p.result.models]
+    fills = [f for p in answered if p.result is not None for f in p.result.models]
     if not fills:
         return
     if any(f.untrained for f in fills):

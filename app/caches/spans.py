@@ -54,7 +54,8 @@ def fill_spans(model: str, prompt: str, max_new_tokens: int, random_weights: boo
 def answer(model: str, question: str, context: str, max_answer_len: int, random_weights: bool,
            directory: str | None, stamp: str, device: str = "auto",
            dtype: str = "auto") -> qa.QAResult | GenerativeAnswer:
-    """A decoder's written answer, or a reader's best span with its start/end probability strip (``stamp`` only keys the cache)."""
+    """A decoder's written answer, or a reader's best span with its start/end probability strip (``stamp`` only
+    keys the cache)."""
     return qa.ask(model, question, context, max_answer_len, random_weights, directory, device=device, dtype=dtype)
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import streamlit as st
 
-from app import cache_models, liveness
+from app.caches import models as cache_models
+from app.state import liveness
 from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import read_limited
 from explorer.training import checkpoint, corpus, scheduler

@@ -1,5 +1,5 @@
 """Drawing for the Sparse patterns page: mask diagrams, the cost table and the scaling curves (Streamlit only;
-every number comes from explorer.patterns through app/cache_patterns.py)."""
+every number comes from explorer.patterns through app/caches/patterns.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from app import cache_patterns as cache
 from app import ui
+from app.caches import patterns as cache
 from explorer import patterns
 from explorer.plots import patterns as plots
 
@@ -51,11 +51,10 @@ def diagrams(picked: list[str], s: Settings) -> list[dict]:
     plan = cache.diagram_plan(tuple(picked), s.parts, s.layer)
     rows: list[dict] = []
     with st.spinner(f"Building {len(plan)} masks of {s.seq_len:,} tokens..."):
-        for n, (key, part, lay) in enumerate(plan):
-            if n % 3 == 0:
-                cols = st.columns(3)
-            with cols[n % 3], ui.guard():
-                rows.append(diagram(key, part, lay, s))
+        for start in range(0, len(plan), 3):
+            for col, (key, part, lay) in zip(st.columns(3), plan[start:start + 3], strict=False):
+                with col, ui.guard():
+                    rows.append(diagram(key, part, lay, s))
     if any(r["kind"] == "block-sparse" for r in rows):
         st.caption(BLOCK_SPARSE_NOTE)
     return rows

@@ -11,7 +11,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from app import cache_serving, device_picker, ui
+from app import ui
+from app.caches import serving as cache_serving
+from app.views import device_picker
 from explorer.plots import generation as plots
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings

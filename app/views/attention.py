@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import cache_attention as cache
 from app import ui
+from app.caches import attention as cache
 from explorer.core.notices import Notice
 from explorer.plots import attention as plots
 from explorer.plots import longattention as long_plots
@@ -20,8 +20,9 @@ from explorer.tasks import attention
 def notices(info: dict, notices: tuple[Notice, ...]) -> None:
     """Each notice in its box (by kind, :func:`app.ui.notice`), then what was extracted."""
     ui.notices(notices)
-    st.caption(f"**{ui.markdown_safe(info['model'])}**: {info['family']}, {info['layers']} layers x {info['heads']} heads, "
-               f"{info['n_tokens']} tokens, tensor {tuple(info['shape'])} · {info['device_name']} · {info['dtype']}.")
+    st.caption(f"**{ui.markdown_safe(info['model'])}**: {info['family']}, "
+               f"{info['layers']} layers x {info['heads']} heads, {info['n_tokens']} tokens, "
+               f"tensor {tuple(info['shape'])} · {info['device_name']} · {info['dtype']}.")
 
 
 def _range(col, label: str, n: int, key: str, start: int) -> tuple[int, int]:

@@ -1,15 +1,16 @@
-"""The papers' claims, next to what the pretraining lab measures: the table of issue 18, item 5.
+"""The papers' claims, next to what the pretraining lab measures, one row per claim.
 
 Each :class:`Claim` row puts a paper's own figures (read from the Published results tables,
 :mod:`explorer.papers.results`, cited by the same ``source`` text) beside our measured ones, with a
 verdict (``reproduced``, ``not reproduced``, ``not measurable at this size``, or ``not measured``
-when a loss family has not landed yet) and why, in plain words. :func:`table` is a pure function
+when this build has no loss family for it) and why, in plain words. :func:`table` is a pure function
 of a :class:`~explorer.training.measurement.Measurement`; ``benchmarks/pretrain_claims.py`` runs
 :func:`measure` and :func:`write` s ``benchmarks/results/pretraining_claims.json`` and ``.md``,
 which the Published results page reads back with :func:`load`.
 
-Verdicts are qualitative, as the issue asks: a probe difference counts only beyond two standard
-errors of the test set's sampling noise; a held-out loss difference only beyond ``LOSS_MARGIN``.
+Verdicts are qualitative (the models are far smaller than the papers'): a probe difference counts only
+beyond two standard errors of the test set's sampling noise; a held-out loss difference only beyond
+``LOSS_MARGIN``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class Report:
     measurement: Measurement
     rows: tuple[Claim, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"measurement": self.measurement.to_dict(), "rows": [r.to_dict() for r in self.rows]}
 
 
@@ -71,7 +72,8 @@ def _row(benchmark: str, model: str, metric: str, source: str) -> results.Row:
 
 
 def _paper(specs: list[tuple[str, str, str, str]], text: str) -> tuple[str, str]:
-    """``text`` formatted with the published values of ``specs`` [(benchmark, model, metric, source)], and the sources."""
+    """``text`` formatted with the published values of ``specs`` [(benchmark, model, metric, source)], and the
+    sources."""
     found = [_row(*s) for s in specs]
     return text.format(*(r.value for r in found)), "; ".join(dict.fromkeys(r.source for r in found))
 
@@ -80,7 +82,8 @@ def _missing(m: Measurement, *objectives: str) -> str | None:
     gaps = [f"the {m.missing[o]} family" for o in objectives if o in m.missing]
     absent = [o for o in objectives if o not in m.missing and o not in m.variants]
     if gaps:
-        return f"Needs {' and '.join(dict.fromkeys(gaps))}, which this build cannot train yet; rerun the benchmark after it lands."
+        return (f"Needs {' and '.join(dict.fromkeys(gaps))}, which this build cannot train yet; rerun the benchmark "
+                "after it lands.")
     return f"Not in this measurement: {', '.join(absent)}." if absent else None
 
 
@@ -105,7 +108,8 @@ def electra(m: Measurement) -> Claim:
     measured = (f"probe {e.probe:.3f} (ELECTRA, {e.steps} steps, {e.flops:.2e} FLOPs) vs {b.probe:.3f} (BERT MLM, "
                 f"{b.steps} steps, {b.flops:.2e} FLOPs); floors {m.floors.get('electra', float('nan')):.3f} / "
                 f"{m.floors.get('mlm', float('nan')):.3f}; noise +-{noise:.3f}")
-    above = [score - m.floors.get(k, 0.5) > noise / math.sqrt(2) for k, score in (("electra", e.probe), ("mlm", b.probe))]
+    above = [score - m.floors.get(k, 0.5) > noise / math.sqrt(2)
+             for k, score in (("electra", e.probe), ("mlm", b.probe))]
     if not any(above):
         return Claim("electra", claim, paper, source, measured, "not measurable at this size",
                      "Neither pre-trained model beats a randomly initialised one on the probe by more than its noise: "
@@ -128,7 +132,8 @@ def albert(m: Measurement) -> Claim:
                             ("squad-mnli-sst2-race-dev", "ALBERT-base", "avg", "(ALBERT), Table 2"),
                             ("squad-mnli-sst2-race-dev", "BERT-base", "avg", "(ALBERT), Table 2")],
                            "{0:.0f}M vs {1:.0f}M parameters; dev average {2} vs {3}")
-    claim = "ALBERT (factorized embeddings, shared layers) has far fewer parameters than BERT of the same width, at a small cost"
+    claim = ("ALBERT (factorized embeddings, shared layers) has far fewer parameters than BERT of the same width, "
+             "at a small cost")
     gap = _missing(m, "albert", "bert")
     if gap:
         return Claim("albert", claim, paper, source, "-", "not measured", gap)
@@ -166,10 +171,12 @@ def distilbert(m: Measurement) -> Claim:
         return Claim("distilbert", claim, paper, source, "-", "not measured", gap)
     s = m.variants["distilbert"]
     if s.probe is None or m.teacher_probe is None or m.speed is None:
-        return Claim("distilbert", claim, paper, source, "-", "not measured", "No teacher to compare with was measured.")
+        return Claim("distilbert", claim, paper, source, "-", "not measured",
+                     "No teacher to compare with was measured.")
     share, ratio = s.probe / m.teacher_probe, m.speed["ratio"]
-    measured = (f"probe {s.probe:.3f} vs teacher {m.teacher_probe:.3f} ({share:.1%}); forward {m.speed['student_ms']:.2f} ms "
-                f"vs {m.speed['teacher_ms']:.2f} ms ({ratio:.2f}x, same run); student floor {m.floors.get('distilbert', float('nan')):.3f}")
+    measured = (f"probe {s.probe:.3f} vs teacher {m.teacher_probe:.3f} ({share:.1%}); forward "
+                f"{m.speed['student_ms']:.2f} ms vs {m.speed['teacher_ms']:.2f} ms ({ratio:.2f}x, same run); student "
+                f"floor {m.floors.get('distilbert', float('nan')):.3f}")
     if m.teacher_probe - m.floors.get("distilbert", 0.5) <= 2 * (s.probe_stderr or 0.0):
         return Claim("distilbert", claim, paper, source, measured, "not measurable at this size",
                      "The teacher itself scores no better than a random model on the probe, so keeping its score says "
@@ -199,14 +206,15 @@ def _learned(v: VariantRun) -> bool:
 
 
 def _loss_verdict(better: float) -> str:
-    return "reproduced" if better > LOSS_MARGIN else "not reproduced" if better < -LOSS_MARGIN else "not measurable at this size"
+    return ("reproduced" if better > LOSS_MARGIN else "not reproduced" if better < -LOSS_MARGIN
+            else "not measurable at this size")
 
 
 def roberta(m: Measurement) -> Claim:
     paper, source = _paper([("roberta-ablation-dev", "RoBERTa (BOOKS + WIKI", "mnli_m", "(RoBERTa), Table 4"),
                             ("roberta-ablation-dev", "BERT-large (BOOKS + WIKI", "mnli_m", "(RoBERTa), Table 4")],
-                           "MNLI-m dev {0} (RoBERTa, 16GB, 100K steps of 8K) vs {1} (BERT-large, 13GB); the static/dynamic "
-                           "and NSP ablations (its Tables 1-2) are not in the project's tables")
+                           "MNLI-m dev {0} (RoBERTa, 16GB, 100K steps of 8K) vs {1} (BERT-large, 13GB); the "
+                           "static/dynamic and NSP ablations (its Tables 1-2) are not in the project's tables")
     claim = "RoBERTa (dynamic masking, no NSP) learns a better masked LM than BERT (static masking + NSP)"
     gap = _missing(m, "roberta", "bert", "mlm")
     if gap:
@@ -256,8 +264,8 @@ def markdown(rep: Report) -> str:
              f"Budget: {m.budget_steps} steps x {m.batch_tokens} tokens per objective ({m.size} size, seq_len "
              f"{m.seq_len}, seed {m.seed}, {m.device}); ELECTRA on BERT MLM's training FLOPs. Probe: "
              f"{m.probe_spec.get('steps')} steps x {m.probe_spec.get('batch')} examples, lr {m.probe_spec.get('lr')}, "
-             f"{m.probe_spec.get('test_examples')} held-out test examples (majority baseline 0.5). Machine: {m.machine}. "
-             f"Took {m.seconds:.0f} s.", "",
+             f"{m.probe_spec.get('test_examples')} held-out test examples (majority baseline 0.5). Machine: "
+             f"{m.machine}. Took {m.seconds:.0f} s.", "",
              "| claim | paper | source | measured here | verdict | why |", "|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(_cell(v) for v in (r.claim, r.paper, r.source, r.measured, r.verdict, r.why)) + " |"
               for r in rep.rows]

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import cache_results as cache
 from app import ui
-from explorer.papers import crosspaper, results
+from app.caches import results as cache
+from explorer.papers import claims, crosspaper, results
 from explorer.plots import results as plots
 from explorer.plots import scaling as scaling_plots
-from explorer.training import claims
 
 VIEWS = {"glue": "Across papers: GLUE", "paper": "One paper's table", "budgets": "Budgets and scaling laws"}
 
@@ -86,7 +85,8 @@ def frontier_section(benchmark: str, rows: list[results.Row]) -> None:
     pts = results.points(chosen, cache.costs(variants))
     if x == "train_flops":
         pts = results.with_compute(pts, cache.train_flops(variants))
-    if len(pts) > 1 and len({p.variant for p in pts}) == 1:  # CTRL's prompts: rows of one model, no cost to trade against
+    # CTRL's prompts: rows of one model, no cost to trade against
+    if len(pts) > 1 and len({p.variant for p in pts}) == 1:
         st.info(f"Every row of this metric is one catalog variant ({pts[0].variant}): there is no cost to compare "
                 "along, so no frontier is drawn; the table above holds the values."
                 + ("" if higher else " Lower is better for this metric."), icon=":material/info:")
