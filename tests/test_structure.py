@@ -250,3 +250,22 @@ def test_no_machine_path_in_the_repository() -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
         hits += [f"{name}: {m.group(0)}" for m in pattern.finditer(text)]
     assert hits == []
+
+
+def _map_rows() -> dict[str, str]:
+    """CONTRIBUTING.md's "where things live" rows: folder -> the rest of its row."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    return {m.group(1): m.group(2) for m in re.finditer(r"^\| `([\w/]+/)` \|(.*)$", text, re.M)}
+
+
+def test_the_map_of_folders_has_a_row_per_folder_and_names_real_files() -> None:
+    """Every package of explorer/ and app/ has its row in CONTRIBUTING.md's map, every row names a folder that
+    exists, and every file a library row names (``session.py``, ``fillmask/run.py``) is in that folder."""
+    rows = _map_rows()
+    folders = {f"{p.relative_to(ROOT).as_posix()}/" for top in ("explorer", "app") for p in (ROOT / top).iterdir()
+               if p.is_dir() and (p / "__init__.py").is_file()} | {"app/"}
+    assert folders - set(rows) == set(), "add a row to CONTRIBUTING.md's map for each new folder"
+    assert [f for f in rows if not (ROOT / f).is_dir()] == []
+    named = {(folder, name) for folder, row in rows.items() if folder.startswith("explorer/")
+             for name in re.findall(r"`([\w/]+\.py)`", row)}
+    assert sorted((f, n) for f, n in named if not (ROOT / f / n).is_file()) == []
