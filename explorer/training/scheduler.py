@@ -38,11 +38,11 @@ from explorer.training import admission, exits, memory, probe, recipes
 from explorer.training.session import Hooks, Session
 from explorer.training.trainer import Plan, Progress
 
-__all__ = ["QUICK", "Fits", "Job", "budget", "launch", "limits", "max_trainings",
+__all__ = ["QUICK_STEP", "Fits", "Job", "budget", "launch", "limits", "max_trainings",
            "pace", "plans", "quick", "resume", "slots", "specs", "stop", "work"]
 
 _LOG = logging.getLogger("transformer_explorer")
-QUICK = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 4}  # EXPLORER_LAB_QUICK: the tests' small steps
+QUICK_STEP = (256, 32, 4)  # EXPLORER_LAB_QUICK: the tests' small steps (tokens per step, window, held-out windows)
 # The tests' probe and exits: a few steps on short windows (the real ones are the same for every run).
 QUICK_PROBE = probe.ProbeSpec(steps=4, batch=8, seq_len=32, test_examples=16)
 QUICK_EXITS = exits.ExitSpec(steps=4, distill_steps=4, batch=8, seq_len=32, test_examples=16)
@@ -131,7 +131,9 @@ def plans(objectives: list[str], size: str, steps: int, seed: int, device: str, 
         raise ExplorerError("Pick at least one objective to train.")
     made = [Plan(o, size=size, steps=steps, seed=seed, device=device, batch_tokens=int(batch_tokens),
                  seq_len=int(seq_len)).checked() for o in picked]
-    made = [replace(p, **QUICK) for p in made] if quick() else made  # type: ignore[arg-type]
+    if quick():
+        tokens, window, held_out = QUICK_STEP
+        made = [replace(p, batch_tokens=tokens, seq_len=window, eval_windows=held_out) for p in made]
     for plan in made:
         memory.step_plan(plan, budget(device))
     return made
