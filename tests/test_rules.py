@@ -18,6 +18,7 @@ rule cannot miss it. The homes:
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -35,8 +36,14 @@ APP = ("app", "pages")
 
 def _files(dirs: tuple[str, ...]) -> Iterator[tuple[str, ast.Module]]:
     for top in dirs:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+        yield from _parsed(top)
+
+
+@functools.cache
+def _parsed(top: str) -> tuple[tuple[str, ast.Module], ...]:
+    """Every module under ``top``, parsed once for all the rules (the trees are only read)."""
+    return tuple((path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+                 for path in sorted((ROOT / top).rglob("*.py")))
 
 
 def _docstrings(tree: ast.Module) -> set[int]:

@@ -6,18 +6,17 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.training import checkpoint, exits, probe, trainer
+from explorer.training import checkpoint, trainer
+from explorer.training.scheduler import QUICK_EXITS, QUICK_PROBE
 from explorer.training.session import Hooks, Session
 from explorer.training.trainer import Plan
-from tests.conftest import QUICK_EXITS
 
 TINY = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 4}
-PROBE = probe.ProbeSpec(steps=4, batch=8, seq_len=32, test_examples=16)
 
 
 def test_every_stage_runs_once_in_the_one_order_and_the_record_says_so(tmp_path) -> None:
     seen: list[str] = []
-    session = Session(Plan("mlm", steps=3, **TINY), probe_spec=PROBE, exit_spec=exits.ExitSpec(**QUICK_EXITS))
+    session = Session(Plan("mlm", steps=3, **TINY), probe_spec=QUICK_PROBE, exit_spec=QUICK_EXITS)
     session.execute(Hooks(state=lambda s: seen.append(s.state)), save_to=tmp_path / "run")
     assert seen == ["building", "training", "saving", "probing", "exits", "saving"] and session.state == "done"
     assert session.saved == tmp_path / "run" and checkpoint.has_exits(session.saved)
@@ -43,7 +42,7 @@ def test_a_stopped_session_resumes_where_it_stopped_without_building_again(monke
 
 
 def test_a_model_without_layers_to_exit_from_stays_done_and_says_why(tmp_path) -> None:
-    session = Session(Plan("distilbert", steps=2, **TINY), exit_spec=exits.ExitSpec(**QUICK_EXITS))
+    session = Session(Plan("distilbert", steps=2, **TINY), exit_spec=QUICK_EXITS)
     session.execute(save_to=tmp_path / "student")
     assert session.state == "done" and session.exits is None and "at least two layers" in (session.exits_error or "")
     assert not checkpoint.has_exits(tmp_path / "student")
