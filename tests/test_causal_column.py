@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from explorer.runtime.resolve import resolve
 from explorer.tasks.causal.column import fill_causal_lm
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 
@@ -26,7 +27,8 @@ def test_fill_mask_routes_catalog_decoders_here(tmp_path):
     from explorer.tasks import fillmask
 
     path = save_tiny_gemma(tmp_path / "gemma")
-    assert fillmask.model_kind("gemma3-270m") == "causal-lm" and fillmask.model_kind("bert-base") == "masked-lm"
+    tasks = [resolve(k, None).task("masked-lm") for k in ("gemma3-270m", "bert-base")]
+    assert tasks == ["causal-lm", "masked-lm"]
     out = fillmask.fill_mask(["gemma3-270m"], "Paris is the [MASK] of France.", 4,
                              loader=lambda spec, task, **kw: load_tiny_gemma(path))
     assert not out.errors and out.models[0].notices[0].text.startswith("Causal model")

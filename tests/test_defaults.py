@@ -7,16 +7,16 @@ from types import SimpleNamespace
 
 from explorer.architecture import catalog
 from explorer.runtime import weights
+from explorer.runtime.resolve import resolve
 from explorer.tasks import defaults, infill
-from explorer.tasks import fillmask as fm
 from tests.tiny_models import save_tiny
 
 
 def test_the_fill_mask_page_offers_the_bundled_decoder_first() -> None:
     # lab/ models are trained here: tests/test_checkpoint.py
     keys = [k for k in defaults.fill_keys() if not k.startswith("lab/")]
-    assert keys[0] == "gemma3-270m" and fm.model_kind(keys[0]) == "causal-lm"
-    assert set(keys[1:]) == set(defaults.mlm_keys()) and all(fm.model_kind(k) == "masked-lm" for k in keys[1:])
+    assert keys[0] == "gemma3-270m" and resolve(keys[0], None).decoder
+    assert set(keys[1:]) == set(defaults.mlm_keys()) and not any(resolve(k, None).decoder for k in keys[1:])
 
 
 def test_fill_mask_starts_with_the_decoder_and_the_masked_lms_on_disk(tmp_path, monkeypatch) -> None:

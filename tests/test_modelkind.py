@@ -102,12 +102,12 @@ def test_is_decoder_reads_the_catalog_or_the_folder(fenced) -> None:
 
 
 def test_every_task_asks_the_same_question(fenced) -> None:
-    from explorer.tasks.fillmask import model_kind
+    from explorer.runtime.resolve import resolve
 
     root, d = fenced
     for name in ("gemma3-270m", "bert-base", str(d["gemma"]), str(d["bert"]), str(d["t5"])):
         decoder = modelkind.is_decoder(name)
-        assert (model_kind(name) == "causal-lm") is decoder
+        assert (resolve(name, None).task("masked-lm") == "causal-lm") is decoder
         assert (infill.task(name) == "causal-lm") is decoder
         assert qa.is_generative(name) is decoder
 

@@ -31,11 +31,11 @@ from explorer.tasks.fillmask.masked import (
 )
 from explorer.tasks.fillmask.prompt import FOREIGN_MASKS, MARKER, MAX_MASKS, PRESETS, clean_text, model_prompt
 from explorer.tasks.fillmask.result import FillMaskResult, MaskResult, ModelFill, Prediction
-from explorer.tasks.fillmask.run import FILLERS, Filler, fill_mask, model_kind, picked_models, resolved
+from explorer.tasks.fillmask.run import FILLERS, Filler, fill_mask, picked_models, resolved
 
 __all__ = [
     "FILLERS", "FOREIGN_MASKS", "MARKER", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "Filler",
     "MaskResult", "ModelFill", "Prediction", "check_top_k", "clean_text", "encode", "encode_many", "fill_clean",
-    "fill_mask", "fill_one", "frame", "mask_logits", "max_tokens", "mlm_head", "model_kind", "model_prompt",
+    "fill_mask", "fill_one", "frame", "mask_logits", "max_tokens", "mlm_head", "model_prompt",
     "picked_models", "resolved", "specials_around", "to_model_fill", "whole_word", "window", "word_context",
 ]

@@ -20,7 +20,7 @@ from explorer.tasks.fillmask.masked import check_top_k, fill_clean
 from explorer.tasks.fillmask.prompt import MARKER, clean_text
 from explorer.tasks.fillmask.result import FillMaskResult, ModelFill
 
-__all__ = ["FILLERS", "Filler", "fill_mask", "model_kind", "picked_models", "resolved"]
+__all__ = ["FILLERS", "Filler", "fill_mask", "picked_models", "resolved"]
 
 
 # (resolved model, cleaned prompt, checked top_k, models_dir, loader, answer_tokens) -> ModelFill
@@ -44,11 +44,6 @@ def _fill_causal_lm(ref: ModelRef, text: str, top_k: int, models_dir: str | None
 
 # How each kind of model answers a fill-mask prompt (one function per loading task; the result is a ModelFill).
 FILLERS: dict[str, Filler] = {"masked-lm": _fill_masked_lm, "causal-lm": _fill_causal_lm}
-
-
-def model_kind(spec: str, models_dir: str | None = None) -> str:
-    """Which ``FILLERS`` entry answers for ``spec`` (:meth:`explorer.runtime.resolve.ModelRef.task`)."""
-    return resolve.resolve(spec, models_dir).task("masked-lm")
 
 
 def picked_models(models: Sequence[str | ModelRef], top_k: int) -> list[str | ModelRef]:
