@@ -84,6 +84,6 @@ def pick(page: str, capability: str, purpose: str, param: str = "served") -> lis
             usable.append(eps[name])
             continue
         st.warning(f"**{ui.markdown_safe(eps[name].shown)}** is left out: "
-                   + ui.markdown_safe(f"it cannot do {purpose} here ({_why(caps, capability)})."),
+                   + ui.markdown_safe(f"it cannot do {purpose} here ({_why(caps, capability).rstrip('.')})."),
                    icon=":material/cloud_off:")
     return usable

@@ -6,6 +6,8 @@ The default selection takes one endpoint per engine and model, and a key in a UR
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from tests.hostile_engine import SECRET_PATH, HostileEngine
@@ -166,3 +168,21 @@ def test_served_span_infilling_out_of_time_keeps_the_blanks_it_filled(slow) -> N
     _cut_in_column(at)
     column = next(c for c in at.columns if any("Slow engine (served)" in s.value for s in c.subheader))
     assert any("Thank you" in m.value for m in column.markdown)  # the filled text, not only the stop
+
+
+SECRET = "SECRET0123456789abcdef"
+
+
+def test_a_key_in_an_endpoint_url_appears_on_no_page_and_in_no_log(monkeypatch, caplog, tiny_dir) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", f"http://127.0.0.1:9/v1?api_key=sk-{SECRET}")
+    for page, query in (("models.py", {}), ("decoding.py", {"model": tiny_dir, "strategies": "greedy", "n": "1"}),
+                        ("fill_mask.py", {"models": SMALL}), ("tokenization.py", {"tokenizers": "gpt2"}),
+                        ("spans.py", {"models": "t5-small", "qa": "distilbert/distilbert-base-cased-distilled-squad"}),
+                        ("similarity.py", {})):
+        at = page_app(page, **query).run()
+        assert not at.exception
+        every = " ".join(str(el.value) for kind in ("markdown", "caption", "warning", "error", "info", "text")
+                         for el in getattr(at, kind))
+        assert "holds more than a base URL" in every and SECRET not in every, page
+    assert SECRET not in caplog.text
