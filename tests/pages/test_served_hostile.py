@@ -146,18 +146,18 @@ def slow(tmp_path, monkeypatch):
         yield engine
 
 
-def _cut_in_column(at) -> str:
-    """The served column's own notice that its time ran out."""
-    said = [w for w in shown(at.warning) if "time ran out" in w or "Filled: 1 of 2 blanks" in w]
+def _served_column(at):
+    """The served decoder's own column, which must say its time ran out (the other columns are not its place)."""
+    column = next(c for c in at.columns if any("Slow engine (served)" in s.value for s in c.subheader))
+    said = [w for w in shown(column.warning) if "time ran out" in w or "Filled: 1 of 2 blanks" in w]
     assert said, shown(at.warning)
-    return said[0]
+    return column
 
 
 def test_a_served_fill_mask_column_out_of_time_shows_what_it_scored(slow) -> None:
     at = page_app("fill_mask.py", models=SMALL, served="slow").run()
     assert_clean(at)
-    _cut_in_column(at)
-    column = next(c for c in at.columns if any("Slow engine (served)" in s.value for s in c.subheader))
+    column = _served_column(at)
     assert column.dataframe and len(column.dataframe[0].value) >= 1  # its ranked answers, in its own column
 
 
@@ -165,8 +165,7 @@ def test_served_span_infilling_out_of_time_keeps_the_blanks_it_filled(slow) -> N
     at = page_app("spans.py", served="slow", models="t5-small", max_new="1",
                   qa="distilbert/distilbert-base-cased-distilled-squad").run()
     assert_clean(at)
-    _cut_in_column(at)
-    column = next(c for c in at.columns if any("Slow engine (served)" in s.value for s in c.subheader))
+    column = _served_column(at)
     assert any("Thank you" in m.value for m in column.markdown)  # the filled text, not only the stop
 
 
