@@ -13,7 +13,7 @@ Faults: wrong field types in completions (``logprobs-number``, ``top-logprobs-nu
 ``nan-embedding``, ``embedding-strings``) and tokenization (``ids-infinity``); and on the wire: ``drip`` (the
 whole answer, status line included, one byte every ``drip_s``), ``endless`` (a chunked 200 that goes on for
 ``endless_mb``), ``traceback`` (a 500 whose body is the engine's traceback with its file paths), ``nested`` (JSON
-nested 100,000 levels), ``slow`` (every completion after ``drip_s`` seconds, as a CPU engine scoring a text).
+nested 100,000 levels), ``slow`` (every completion and embedding after ``drip_s`` seconds, as a CPU engine).
 :attr:`HostileEngine.sent` counts the bytes written, so a test sees where a client hung up.
 
     with HostileEngine("ragged") as engine:
@@ -221,6 +221,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return 200, completion(body)
             return 200, _completion_fault(fault, completion(body)) if fault else completion(body)
         if path == "/v1/embeddings":
+            if fault == "slow":
+                self.state.stop.wait(self.state.drip_s)
             texts = body.get("input")
             return 200, _embeddings([texts] if isinstance(texts, str) else list(texts or []), fault)
         if path == "/extras/tokenize":

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from explorer.runtime import cancel
-from explorer.serving import client, probe, scoring
+from explorer.serving import client, embedding, probe, scoring
 from explorer.serving.client import ServedError
 from tests.hostile_engine import SECRET_PATH, TRACEBACK, HostileEngine
 
@@ -69,3 +69,15 @@ def test_scoring_keeps_what_was_scored_when_the_budget_ends() -> None:
             done, stopped = scoring.scored_anytime(ep, pairs)
     assert stopped is not None and stopped.reason == "time"
     assert 0 < sum(d is not None for d in done) < len(pairs)
+
+
+def test_the_similarity_matrix_keeps_the_sentences_embedded_when_the_budget_ends() -> None:
+    with HostileEngine("slow", drip_s=0.4) as engine:
+        ep = dataclasses.replace(engine.endpoint, max_concurrent=1)
+        probe.capabilities(ep)
+        sentences = [f"Sentence number {i} here." for i in range(10)]  # one request each (batch 1): 4 s in all
+        with cancel.scope(cancel.CancelToken(cancel.RequestBudget(1.5, 2**40, "test"))):
+            res = embedding.similarity(ep, sentences, batch=1)
+    assert 0 < len(res.sentences) < len(sentences) and len(res.matrix) == len(res.sentences)
+    assert res.sentences == tuple(sentences[:len(res.sentences)])  # in order, the first ones
+    assert any(n.kind == "stopped" and f"{len(res.sentences)} of 10 sentences" in n.text for n in res.notices)

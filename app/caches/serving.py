@@ -47,13 +47,6 @@ def endpoint(name: str) -> Endpoint:
 PROBE_AGE = 60.0  # seconds a probe is reused: a server that comes up or restarts is seen soon
 
 
-@st.cache_data(max_entries=32, ttl=PROBE_AGE, show_spinner="Asking the server what it can do…")
-@workers.remote
-def capabilities(ep: Endpoint) -> probe.Capabilities:
-    """The endpoint's probe (a minute)."""
-    return probe.capabilities(ep, max_age=PROBE_AGE)
-
-
 @st.cache_data(max_entries=32, ttl=PROBE_AGE, show_spinner="Asking the servers what they can do…")
 @workers.remote
 def capabilities_of(eps: tuple[Endpoint, ...]) -> tuple[probe.Capabilities, ...]:
