@@ -10,7 +10,7 @@ to its last part and every key-like word to its first letters, and shortens the 
 'ValueError: bad prompt'
 >>> excerpt("<html><body><h1>502 Bad Gateway</h1></body></html>")
 '502 Bad Gateway'
->>> excerpt("cannot open /home/ops/models/secret/model.gguf: denied")
+>>> excerpt("cannot open /srv/models/secret/model.gguf: denied")
 'cannot open …/model.gguf: denied'
 >>> excerpt("Incorrect API key provided: sk-abcdef1234567890")
 'Incorrect API key provided: sk-…'
