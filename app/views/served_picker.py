@@ -70,8 +70,8 @@ def pick(page: str, capability: str, purpose: str, param: str = "served") -> lis
     if not eps:
         return []
     names, raw = list(eps), st.query_params.get(param)
-    default = [] if raw == NONE else ui.query_list(param, [], names, limit=MAX_PICKED) if raw else \
-        _defaults(eps, capability)
+    linked = ui.query_list(param, [], names, limit=MAX_PICKED) if raw and raw != NONE else []
+    default = [] if raw == NONE else linked or _defaults(eps, capability)  # a stale link: the defaults
     chosen = st.multiselect("Served models (an inference engine's OpenAI-compatible API)", names, default=default,
                             key=f"{page}_served", format_func=lambda n: eps[n].shown, max_selections=MAX_PICKED,
                             help="Configured by whoever runs this explorer (EXPLORER_ENDPOINT_URL / "
