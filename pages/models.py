@@ -79,7 +79,8 @@ st.caption("A model too big for this machine runs on an inference engine (vLLM, 
 with ui.guard():
     served = cache_serving.all_endpoints()
     if served:
-        table = pd.DataFrame([serving_probe.summary(ep, cache_serving.capabilities(ep)) for ep in served])
+        probed = cache_serving.capabilities_of(served)  # together: the page waits for the slowest probe only
+        table = pd.DataFrame([serving_probe.summary(ep, caps) for ep, caps in zip(served, probed, strict=True)])
         st.dataframe(table, hide_index=True, width="stretch", key="served_table")
     else:
         st.caption("None configured: set EXPLORER_ENDPOINT_URL (with EXPLORER_ENDPOINT_MODEL, EXPLORER_ENDPOINT_NAME) "

@@ -86,7 +86,7 @@ with t_matrix:
     for ep in served:
         with served_panel(ep, "embed the sentences"):
             sres = cache.served_matrix(ep, text)
-            ui.notices(sres.notices, ("info",))
+            ui.notices(sres.notices, ("info", "stopped"))  # stopped: the sentences embedded in time are shown
             st.caption(f"{len(sres.sentences)} sentences · {sres.dim}-d embeddings · "
                        f"{device_picker.ran_caption(sres)} · {sres.seconds * 1000:.0f} ms")
             ui.figure(plots.similarity_heatmap(sres), f"similarity_matrix_{ep.name}", key=f"sim_heatmap_{ep.name}")

@@ -4,6 +4,7 @@ or ``--base-url``, ``doctor``; mistakes are one line and exit 2 before any reque
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -68,3 +69,92 @@ def test_next_token_and_generate_on_a_served_model(configured, capsys) -> None:
 def test_mistakes_are_one_line_and_exit_2(capsys, argv: list[str], said: str) -> None:
     code, _, err = _run(capsys, *argv)
     assert code == 2 and said in err and len(err.strip().splitlines()) == 1
+
+
+# ---- a misbehaving engine (the suite's own, on 127.0.0.1): every served command says it in one line ----------------
+
+TEXT = "Paris is the capital of"
+COMMANDS = {
+    "next-token": ["next-token", "--endpoint", "h", "--text", TEXT, "--top-k", "3"],
+    "generate": ["generate", "--endpoint", "h", "--text", TEXT, "--max-new-tokens", "2"],
+    "generate-fast": ["generate", "--endpoint", "h", "--text", TEXT, "--max-new-tokens", "2", "--fast"],
+    "fill-mask": ["fill-mask", "--endpoint", "h", "--text", "Paris is the [MASK] of France."],
+    "infill": ["infill", "--endpoint", "h", "--text", "Paris is the ___ of France."],
+    "qa": ["qa", "--endpoint", "h", "--question", "What is Paris?", "--context", "Paris is the capital of France."],
+    "similarity": ["similarity", "--endpoint", "h", "A man eats.", "A dog runs.", "It rains."],
+    "tokenize": ["tokenize", "--endpoint", "h", "--text", TEXT, "--tokenizers", "gpt2"],
+}
+WRONG = [  # (fault, the commands that meet it, the field the message names)
+    ("top-logprobs-number", ["next-token", "generate", "generate-fast", "fill-mask", "infill"], "top_logprobs"),
+    ("offset-huge", ["next-token", "generate-fast", "fill-mask", "infill"], "text_offset[0]"),
+    ("logprob-huge", ["next-token", "generate", "fill-mask", "infill"], "token_logprobs[0]"),
+    ("content-number", ["next-token", "generate", "fill-mask"], "content[0]"),
+    ("text-number", ["qa", "generate-fast"], "choices[0].text"),
+    ("ragged", ["similarity"], "different sizes"), ("count", ["similarity"], "embeddings for"),
+    ("nan-embedding", ["similarity"], "data[0].embedding[0]"), ("ids-infinity", ["tokenize"], "tokens[0]"),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_engines():
+    from tests.hostile_engine import HostileEngine
+
+    made: dict[str, HostileEngine] = {}
+
+    def get(fault: str) -> HostileEngine:
+        if fault not in made:
+            made[fault] = HostileEngine(fault, name=f"h-{fault}", endless_mb=96)
+        return made[fault]
+
+    yield get
+    for engine in made.values():
+        engine.close()
+
+
+def _hostile_run(capsys, monkeypatch, engine, argv: list[str]) -> str:
+    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", engine.base_url)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_MODEL", "hostile")
+    monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "h")
+    monkeypatch.setenv("EXPLORER_ENDPOINT_TIMEOUT", "1")  # the drip is cut after a second, not minutes
+    code, _, err = _run(capsys, *argv)
+    assert code == 2 and err.strip() and "Traceback" not in err, err
+    assert all(line.startswith("error: ") for line in err.strip().splitlines()), err
+    return err
+
+
+@pytest.mark.parametrize(("fault", "command", "field"), [(f, c, field) for f, cs, field in WRONG for c in cs])
+def test_an_answer_of_the_wrong_shape_is_one_line_naming_the_field(capsys, monkeypatch, hostile_engines, fault: str,
+                                                                  command: str, field: str) -> None:
+    err = _hostile_run(capsys, monkeypatch, hostile_engines(fault), COMMANDS[command])
+    assert field in err
+
+
+@pytest.mark.timeout(120)  # without a deadline over the whole exchange, the drip alone holds a command for minutes
+@pytest.mark.parametrize("fault", ["drip", "endless", "traceback", "nested"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_misbehaving_wire_is_one_line_for_every_served_command(capsys, monkeypatch, hostile_engines, fault: str,
+                                                                command: str) -> None:
+    err = _hostile_run(capsys, monkeypatch, hostile_engines(fault), COMMANDS[command])
+    said = {"drip": "did not answer within 1.0 s", "endless": "64 MB", "traceback": "RuntimeError: CUDA out of memory",
+            "nested": "nested too deep"}[fault]
+    assert said in err and "/opt/engine" not in err
+
+
+SECRET = "SECRET0123456789abcdef"
+
+
+@pytest.mark.parametrize("url", [f"http://127.0.0.1:9/v1?api_key=sk-{SECRET}", f"http://admin:{SECRET}@127.0.0.1:9/v1",
+                                 f"http://127.0.0.1:9/keys/sk-{SECRET}/v1"])
+def test_a_key_in_an_endpoint_url_is_never_printed(capsys, monkeypatch, caplog, url: str) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", url)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "keyed")
+    printed = ""
+    for argv in (["endpoints"], ["endpoints", "--json"], ["next-token", "--endpoint", "keyed", "--text", "x"],
+                 ["similarity", "--endpoint", "keyed", "a", "b"], ["doctor", "--no-sizes", "--no-probe"],
+                 ["next-token", "--base-url", url, "--text", "x"]):
+        code, out, err = _run(capsys, *argv)
+        printed += out + err
+        assert code in (0, 2)
+    assert ("base URL alone" in printed or "user name or password" in printed) and "Traceback" not in printed
+    assert SECRET not in printed and SECRET not in caplog.text

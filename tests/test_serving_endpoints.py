@@ -3,6 +3,8 @@ request, keys never shown, typed URLs refused on a shared server unless they are
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from explorer.core.errors import ExplorerError
@@ -80,3 +82,54 @@ def test_the_key_is_read_at_request_time_and_never_held(monkeypatch) -> None:
     assert ep.api_key() is None
     monkeypatch.setenv("SOME_KEY", "sk-live")
     assert ep.api_key() == "sk-live" and "sk-live" not in repr(ep)
+
+
+def _refused(env: dict[str, str]) -> str:
+    with pytest.raises(ExplorerError) as err:
+        endpoints.configured(env)
+    said = str(err.value)
+    assert "\n" not in said and len(said) < 400
+    return said
+
+
+def test_an_endpoints_file_is_read_as_every_user_file_is(tmp_path) -> None:
+    nested = tmp_path / "nested.toml"
+    nested.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")  # tomllib recurses once per level
+    assert "nested too deep" in _refused({"EXPLORER_ENDPOINTS_FILE": str(nested)})
+    assert "character device" in _refused({"EXPLORER_ENDPOINTS_FILE": "/dev/zero"})  # refused before any read
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # no writer: an open would block forever
+    assert "named pipe" in _refused({"EXPLORER_ENDPOINTS_FILE": str(fifo)})
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * endpoints.MAX_FILE_BYTES + "\n")
+    assert f"larger than {endpoints.MAX_FILE_BYTES:,} bytes" in _refused({"EXPLORER_ENDPOINTS_FILE": str(big)})
+
+
+def test_the_number_of_endpoints_is_bounded(tmp_path) -> None:
+    many = tmp_path / "many.toml"
+    many.write_text("".join(f'[[endpoint]]\nname = "e{i}"\nbase_url = "http://127.0.0.1:{1024 + i}/v1"\n'
+                            for i in range(endpoints.MAX_ENDPOINTS + 1)))
+    assert f"lists {endpoints.MAX_ENDPOINTS + 1} endpoints; at most {endpoints.MAX_ENDPOINTS}" in \
+        _refused({"EXPLORER_ENDPOINTS_FILE": str(many)})
+    ten_thousand = tmp_path / "ten-thousand.toml"  # about 600 KB: refused by its size before it is parsed
+    ten_thousand.write_text("".join(f'[[endpoint]]\nname = "e{i}"\nbase_url = "http://127.0.0.1:{1024 + i}/v1"\n'
+                                    for i in range(10_000)))
+    assert "larger than" in _refused({"EXPLORER_ENDPOINTS_FILE": str(ten_thousand)})
+
+
+KEYED = ["http://127.0.0.1:8080/v1?api_key=sk-SECRET-0123456789", "http://127.0.0.1:8080/v1?key=SECRET0123456789",
+         "http://admin:SECRET0123456789@127.0.0.1:8080/v1", "http://:SECRET0123456789@127.0.0.1:8080/v1",
+         "http://127.0.0.1:8080/v1#token=SECRET0123456789", "http://127.0.0.1:8080/v1;key=SECRET0123456789",
+         "http://127.0.0.1:8080/keys/sk-SECRET0123456789/v1", "http://127.0.0.1:8080/v1/token=SECRET0123456789",
+         "http://127.0.0.1:8080/v1/SECRET0123456789abcdefghijkLMNOPQRS"]
+
+
+@pytest.mark.parametrize("url", KEYED)
+def test_a_url_carrying_a_key_is_refused_without_quoting_the_key(tmp_path, url: str) -> None:
+    assert "SECRET" not in _refused({"EXPLORER_ENDPOINT_URL": url})
+    file = tmp_path / "endpoints.toml"
+    file.write_text(f'[[endpoint]]\nname = "k"\nbase_url = "{url}"\n')
+    assert "SECRET" not in _refused({"EXPLORER_ENDPOINTS_FILE": str(file)})
+    with pytest.raises(ExplorerError) as err:
+        endpoints.typed("k", url)
+    assert "SECRET" not in str(err.value)

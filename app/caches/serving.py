@@ -44,11 +44,14 @@ def endpoint(name: str) -> Endpoint:
     return endpoints.find(name, typed())
 
 
-@st.cache_data(max_entries=32, ttl=60, show_spinner="Asking the server what it can do…")
+PROBE_AGE = 60.0  # seconds a probe is reused: a server that comes up or restarts is seen soon
+
+
+@st.cache_data(max_entries=32, ttl=PROBE_AGE, show_spinner="Asking the servers what they can do…")
 @workers.remote
-def capabilities(ep: Endpoint) -> probe.Capabilities:
-    """The endpoint's probe (a minute: a server that comes up or restarts is seen soon)."""
-    return probe.capabilities(ep, fresh=True)
+def capabilities_of(eps: tuple[Endpoint, ...]) -> tuple[probe.Capabilities, ...]:
+    """Several endpoints' probes at once (each a minute): a page waits for the slowest, not for their sum."""
+    return probe.capabilities_many(eps, max_age=PROBE_AGE)
 
 
 @st.cache_data(max_entries=64, ttl=600, show_spinner="Asking the served model…")

@@ -74,7 +74,7 @@ def toml_of(started: list[Endpoint]) -> str:
     out = ["# Written by `python -m explorer serve`: the engines it started on this machine."]
     for ep in started:
         out += ["", "[[endpoint]]", f'name = "{ep.name}"', f'base_url = "{ep.base_url}"', f'model = "{ep.model}"',
-                f'label = "{ep.label}"']
+                f'label = "{ep.label}"', f"max_concurrent = {ep.max_concurrent}"]
     return "\n".join(out) + "\n"
 
 
@@ -82,10 +82,11 @@ def _serve(args: argparse.Namespace) -> int:
     if not localengine.available() and not args.dry_run:
         raise ExplorerError(localengine.ENGINE_HINT)
     planned = [Endpoint("gemma-llamacpp", f"http://127.0.0.1:{args.port}/v1", localengine.MODEL_ALIAS,
-                        label="Gemma 3 270M (llama-cpp-python)")]
+                        label="Gemma 3 270M (llama-cpp-python)", max_concurrent=localengine.LOCAL_CONCURRENT)]
     if args.embeddings_port:
         planned.append(Endpoint("gemma-embeddings", f"http://127.0.0.1:{args.embeddings_port}/v1",
-                                localengine.MODEL_ALIAS, label="Gemma 3 270M embeddings (llama-cpp-python)"))
+                                localengine.MODEL_ALIAS, label="Gemma 3 270M embeddings (llama-cpp-python)",
+                                max_concurrent=localengine.LOCAL_CONCURRENT))
     if args.endpoints_out:  # written first: an app started beside us finds the file while the engines start
         out = Path(args.endpoints_out).expanduser()
         try:

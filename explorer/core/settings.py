@@ -189,10 +189,11 @@ ENDPOINT_LABEL = _words("EXPLORER_ENDPOINT_LABEL", "how pages name that endpoint
 ENDPOINT_KEY_ENV = _words("EXPLORER_ENDPOINT_KEY_ENV", "the name of the variable holding its API key (never "
                           "the key)", derived="unset: no key")
 # 60 s: a long generation on a busy engine. The TOML file's endpoints default to it too.
-ENDPOINT_TIMEOUT = _float("EXPLORER_ENDPOINT_TIMEOUT", 60.0, "seconds one request to that endpoint may take",
+ENDPOINT_TIMEOUT = _float("EXPLORER_ENDPOINT_TIMEOUT", 60.0, "seconds one whole request to that endpoint may take "
+                          "(its probe: 20 at most)",
                           "seconds", low=1.0, high=3600.0, low_included=True)
-ENDPOINTS_FILE = _place("EXPLORER_ENDPOINTS_FILE", "a TOML file of [[endpoint]] tables, any number of served "
-                        "models", None, "unset: none", "file")
+ENDPOINTS_FILE = _place("EXPLORER_ENDPOINTS_FILE", "a TOML file of [[endpoint]] tables, up to 32 served models "
+                        "(at most 256 KB)", None, "unset: none", "file")
 
 SETTINGS: dict[str, Setting[Any]] = {s.name: s for s in (
     CACHE_DIR, MODELS_DIR, RESTRICT_PATHS, MODEL_WORKERS, MODEL_CACHE_MB, RESIDENT_MB, IDLE_EVICT_S, MEMORY_CAP_GB,

@@ -24,6 +24,7 @@ import math
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -31,6 +32,7 @@ import torch.nn.functional as F
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.limits import SERVED_EMBEDDING_TEXT_CHARS, SERVED_EMBEDDING_TOTAL_CHARS
 from explorer.core.notices import Notice
+from explorer.runtime import cancel
 from explorer.serving import client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
@@ -93,41 +95,69 @@ def batch_size(ep: Endpoint, wanted: int = BATCH) -> int:
     return max(1, min(wanted, hit[1]))
 
 
-def _requests(ep: Endpoint, chunks: list[list[str]]) -> list[list[float]]:
-    """Each chunk's vectors, in order; chunks in parallel up to the endpoint's own bound (each thread in this
-    request's context, so its budget applies there too)."""
-    return [v for vectors in client.parallel(ep, lambda chunk: client.embeddings(ep, chunk), chunks) for v in vectors]
+@dataclass(frozen=True)
+class _Embedded:
+    """Unit vectors of the texts embedded in time, which texts they are, and how it went."""
+
+    vectors: torch.Tensor  # (N_done, D) float64, unit rows
+    kept: tuple[int, ...]  # the positions in the texts given of those rows
+    caps: Capabilities
+    notices: tuple[Notice, ...]
+    seconds: float
+    stopped: cancel.RequestStopped | None  # the request's time ran out before every text was embedded
 
 
-def _embed(ep: Endpoint, texts: Sequence[str], batch: int) -> tuple[torch.Tensor, Capabilities, tuple[Notice, ...],
-                                                                    float]:
-    """Unit vectors (N, D), the capabilities, notices, and the seconds the embedding requests took."""
+def _requests(ep: Endpoint, chunks: list[list[str]]) -> tuple[list[list[float] | None], cancel.RequestStopped | None]:
+    """Each text's vector (None: its chunk was not answered in time), in order; chunks in parallel up to the
+    endpoint's own bound (each thread in this request's context, so its budget applies there too)."""
+    answered, stopped = client.parallel_anytime(ep, lambda chunk: client.embeddings(ep, chunk), chunks)
+    out: list[list[float] | None] = []
+    for chunk, vectors in zip(chunks, answered, strict=True):
+        out += vectors if vectors is not None else [None] * len(chunk)
+    return out, stopped
+
+
+def _embed(ep: Endpoint, texts: Sequence[str], batch: int) -> _Embedded:
+    """The texts embedded by ``ep`` (those answered before the request's time ran out)."""
     texts = check_texts(texts)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ExplorerError(f"The batch size must be a whole number of at least 1 (got {shorten(batch)!r}).")
     caps = require(ep, "embeddings", "sentence embeddings")
     size = batch_size(ep, batch)
     began = time.perf_counter()
-    vectors = _requests(ep, [texts[i:i + size] for i in range(0, len(texts), size)])
+    found, stopped = _requests(ep, [texts[i:i + size] for i in range(0, len(texts), size)])
+    kept = tuple(i for i, v in enumerate(found) if v is not None)
+    if not kept and stopped is not None:
+        raise stopped
+    vectors = [v for v in found if v is not None]
     if len({len(v) for v in vectors}) != 1:
         raise ServedError(f"{ep.shown} answered embeddings of different sizes for one list.", "garbage")
-    out = torch.tensor(vectors, dtype=torch.float64)  # (N, D)
+    out = torch.tensor(vectors, dtype=torch.float64)  # (N_done, D)
     if not torch.isfinite(out).all():
         raise ServedError(f"{ep.shown} answered an embedding holding NaN or infinity.", "garbage")
     zero = (out.norm(dim=1) == 0).nonzero().flatten().tolist()
     if zero:
-        raise ServedError(f"{ep.shown} answered a zero vector for text {zero[0] + 1}: it has no direction to compare.",
-                          "garbage")
+        raise ServedError(f"{ep.shown} answered a zero vector for text {kept[zero[0]] + 1}: it has no direction to "
+                          "compare.", "garbage")
     notices: tuple[Notice, ...] = ()
     if size < batch and len(texts) > 1:
         notices = (Notice("info", f"{ep.shown} embeds a batch wrongly (one text twice in one request gave two "
                                   "different vectors), so each text went in a request of its own."),)
-    return F.normalize(out, p=2, dim=1), caps, notices, round(time.perf_counter() - began, 4)
+    return _Embedded(F.normalize(out, p=2, dim=1), kept, caps, notices, round(time.perf_counter() - began, 4),
+                     stopped)
 
 
 def embed(ep: Endpoint, texts: Sequence[str], batch: int = BATCH) -> torch.Tensor:
-    """Unit sentence embeddings from ``ep``, in the order given: (N, D) float64 on the CPU."""
-    return _embed(ep, texts, batch)[0]
+    """Unit sentence embeddings from ``ep``, in the order given: (N, D) float64 on the CPU (all of them: a request
+    whose time runs out is stopped)."""
+    done = _embed(ep, texts, batch)
+    if done.stopped is not None:
+        raise done.stopped
+    return done.vectors
+
+
+def _cut(stopped: cancel.RequestStopped, done: int, total: int, what: str) -> Notice:
+    return Notice("stopped", f"{stopped} Embedded in time: {done} of {total} {what}; the others are left out.")
 
 
 def _rows(matrix: torch.Tensor) -> tuple[tuple[float, ...], ...]:
@@ -135,16 +165,21 @@ def _rows(matrix: torch.Tensor) -> tuple[tuple[float, ...], ...]:
 
 
 def similarity(ep: Endpoint, lines: list[str] | str, batch: int = BATCH, key: str | None = None) -> SimilarityResult:
-    """The cosine matrix of the lines (cleaned as the local bi-encoder cleans them), embedded by ``ep``."""
+    """The cosine matrix of the lines (cleaned as the local bi-encoder cleans them), embedded by ``ep``. Anytime:
+    when the request's time runs out, the matrix of the sentences embedded so far, and a notice."""
     clean = local.clean_sentences(lines)
-    emb, caps, notices, seconds = _embed(ep, clean.sentences, batch)
-    return SimilarityResult(key or ep.key, clean.sentences, _rows(local.cosine_matrix(emb)), int(emb.shape[1]), False,
-                            clean.notices + notices, seconds, **served_on(ep, caps))
+    done = _embed(ep, clean.sentences, batch)
+    sentences = tuple(clean.sentences[i] for i in done.kept)
+    cut = (_cut(done.stopped, len(sentences), len(clean.sentences), "sentences"),) if done.stopped else ()
+    return SimilarityResult(key or ep.key, sentences, _rows(local.cosine_matrix(done.vectors)),
+                            int(done.vectors.shape[1]), False, clean.notices + done.notices + cut, done.seconds,
+                            **served_on(ep, done.caps))
 
 
 def search(ep: Endpoint, query: str, lines: list[str] | str, top_k: int | None = None,
            key: str | None = None) -> SearchResult:
-    """The lines ranked by cosine similarity to ``query`` (best first), embedded by ``ep``."""
+    """The lines ranked by cosine similarity to ``query`` (best first), embedded by ``ep`` (all of them: a ranking
+    of some lines would read as a ranking of all, so a request whose time runs out is stopped)."""
     q = local.tidy(query)
     if not q:
         raise ExplorerError("The query is empty: type a sentence to search for.")
@@ -154,8 +189,10 @@ def search(ep: Endpoint, query: str, lines: list[str] | str, top_k: int | None =
                             "most per text from this explorer: shorten it.")
     clean = local.clean_sentences(lines)
     check_texts(clean.sentences)  # numbered as the list's lines (the query goes first in the request)
-    emb, caps, _, seconds = _embed(ep, [q, *clean.sentences], BATCH)
-    scores = local.cosine_matrix(emb[:1], emb[1:])[0]  # (N,)
+    done = _embed(ep, [q, *clean.sentences], BATCH)
+    if done.stopped is not None:
+        raise done.stopped
+    scores = local.cosine_matrix(done.vectors[:1], done.vectors[1:])[0]  # (N,)
     order = torch.argsort(scores, descending=True, stable=True).tolist()[: top_k or len(clean.sentences)]
     hits = tuple(local.SearchHit(r + 1, i, clean.sentences[i], round(float(scores[i]), 6)) for r, i in enumerate(order))
-    return SearchResult(key or ep.key, q, hits, False, seconds, **served_on(ep, caps))
+    return SearchResult(key or ep.key, q, hits, False, done.seconds, **served_on(ep, done.caps))

@@ -34,12 +34,17 @@ from explorer.serving import client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 
-__all__ = ["ENGINE_HINT", "MODEL_ALIAS", "Running", "available", "bundled_gguf", "free_port", "running", "start"]
+__all__ = ["ENGINE_HINT", "LOCAL_CONCURRENT", "MODEL_ALIAS", "Running", "available", "bundled_gguf", "free_port",
+           "running", "start"]
 
 MODEL_ALIAS = "gemma3-270m"  # the name the server lists at /v1/models
 ENGINE_HINT = ("llama-cpp-python is not installed: `make engine` builds and installs it once (about 13 minutes on "
                "2 cores; PyPI ships only its source).")
 START_SECONDS = 120.0  # a cold start on a loaded 2-core machine: reading the GGUF and building the context
+# Requests in flight to it from one explorer: llama-cpp-python answers one at a time, so more only queue inside the
+# engine, where a request whose page has given up is still computed (its client gone), delaying every other visitor.
+# Two keep the engine busy without a gap; the rest wait in the explorer, where a page out of time drops them.
+LOCAL_CONCURRENT = 2
 
 
 def available() -> bool:
@@ -135,8 +140,8 @@ def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: b
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True)
     label = f"Gemma 3 270M ({'embeddings, ' if embedding else ''}llama-cpp-python)"
-    run = Running(Endpoint(name, f"http://127.0.0.1:{port}/v1", MODEL_ALIAS, label=label, source="local engine"),
-                  process, log)
+    run = Running(Endpoint(name, f"http://127.0.0.1:{port}/v1", MODEL_ALIAS, label=label,
+                           max_concurrent=LOCAL_CONCURRENT, source="local engine"), process, log)
     _wait_ready(run, wait)
     return run
 

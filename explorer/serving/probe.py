@@ -17,25 +17,30 @@ What a server lacks is given with its reason, so pages grey it out and say why.
 
 from __future__ import annotations
 
+import contextvars
 import re
 import threading
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from explorer.core.errors import shorten
-from explorer.serving import client
+from explorer.serving import answers, client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
+from explorer.serving.errors import excerpt
 from explorer.serving.tokenizer import find_style
 
-__all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "forget", "neutral", "probe", "require", "served_on",
-           "summary"]
+__all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "capabilities_many", "forget", "neutral", "probe", "require",
+           "served_on", "summary"]
 
 PROBE_TEXT = "The capital of France is"
 WANTED_K = 20  # the most alternatives a page asks for per step (the table's 30 rows are cut to it where refused)
-PROBE_SECONDS = 20.0  # each probe request's own timeout: a probe never waits a page's whole budget
+PROBE_SECONDS = 20.0  # all of a probe's requests together: a probe never waits a page's whole budget
 REPROBE_AFTER = 300.0  # seconds a probe is trusted (a restarted server may come back with other flags)
+MAX_CACHED = 256  # probes kept (endpoints typed on private machines add theirs)
 
 
 @dataclass(frozen=True)
@@ -70,36 +75,54 @@ class Capabilities:
         return out
 
 
-def _engine(ep: Endpoint, listed: list[dict[str, object]]) -> tuple[str, str]:
+class _Clock:
+    """The probe's one deadline: :data:`PROBE_SECONDS`, or the endpoint's own timeout when shorter, for all of its
+    requests together (a server that answers each one slowly cannot hold a page for several timeouts)."""
+
+    def __init__(self, ep: Endpoint) -> None:
+        self.seconds = min(PROBE_SECONDS, ep.timeout)
+        self.began = time.monotonic()
+
+    def left(self, at_most: float | None = None) -> float:
+        """Seconds left for the next request (raises a ServedError "timeout" once none are)."""
+        left = self.seconds - (time.monotonic() - self.began)
+        if left <= 0.05:
+            raise ServedError(f"the probe ran out of its {self.seconds:.0f} s before asking", "timeout")
+        return left if at_most is None else min(at_most, left)
+
+
+def _engine(ep: Endpoint, listed: list[answers.Listed], clock: _Clock) -> tuple[str, str]:
     """(engine, version) from what the server says about itself; never fails."""
-    owners = {str(m.get("owned_by", "")).lower() for m in listed}
+    owners = {(m.owned_by or "").lower() for m in listed}
     if "vllm" in owners:
         try:
-            return "vLLM", str(client.call(ep, "GET", "/version", root=True, timeout=5).get("version", ""))
-        except (ServedError, AttributeError):
+            said = client.call(ep, "GET", "/version", root=True, timeout=clock.left(5))
+            return "vLLM", excerpt(answers.read(ep, answers.Version, said, "/version").version, 40)
+        except ServedError:
             return "vLLM", ""
-    if "llamacpp" in owners:
-        return "llama.cpp", ""
-    if "sglang" in owners:
-        return "SGLang", ""
-    if "library" in owners or "ollama" in owners:
-        return "Ollama", ""
+    named = next((engine for owner, engine in _OWNERS.items() if owner in owners), None)
+    if named is not None:
+        return named, ""
     try:
-        info = client.call(ep, "GET", "/openapi.json", root=True, timeout=5).get("info", {})
-    except (ServedError, AttributeError):
-        info = {}
-    title = str(info.get("title", "")) if isinstance(info, dict) else ""
+        said = client.call(ep, "GET", "/openapi.json", root=True, timeout=clock.left(5))
+        info = answers.read(ep, answers.OpenAPI, said, "/openapi.json").info
+    except ServedError:
+        info = answers.Info()
+    title, version = excerpt(info.title, 40), excerpt(info.version, 40)
     if "llama" in title.lower():
-        return "llama-cpp-python", str(info.get("version", ""))
+        return "llama-cpp-python", version
     if "text generation inference" in title.lower():
-        return "TGI", str(info.get("version", ""))
-    return ("unknown", "") if not title else (shorten(title, 40), str(info.get("version", "")))
+        return "TGI", version
+    return ("unknown", "") if not title else (title, version)
 
 
-def _max_k(ep: Endpoint) -> tuple[int, str | None]:
+_OWNERS = {"llamacpp": "llama.cpp", "sglang": "SGLang", "library": "Ollama", "ollama": "Ollama"}
+
+
+def _max_k(ep: Endpoint, clock: _Clock) -> tuple[int, str | None]:
     """The largest ``logprobs`` the server takes up to :data:`WANTED_K`, and why not more."""
     try:
-        client.complete(ep, PROBE_TEXT, max_tokens=1, logprobs=WANTED_K, timeout=PROBE_SECONDS)
+        client.complete(ep, PROBE_TEXT, max_tokens=1, logprobs=WANTED_K, timeout=clock.left())
         return WANTED_K, None
     except ServedError as err:
         if err.kind != "status":
@@ -109,72 +132,103 @@ def _max_k(ep: Endpoint) -> tuple[int, str | None]:
         return cap, f"the server refused logprobs={WANTED_K} ({shorten(err, 120)})"
 
 
-def probe(ep: Endpoint) -> Capabilities:
-    """Ask the server what it can do (a handful of tiny requests, a few seconds on a CPU engine)."""
-    began = time.perf_counter()
-    try:
-        listed = client.models(ep, timeout=PROBE_SECONDS)
-    except ServedError as err:
-        return Capabilities(ep.name, False, error=str(err), seconds=time.perf_counter() - began)
-    ids = tuple(m["id"] for m in listed)
-    if ep.model and ep.model not in ids and ids:
-        return Capabilities(ep.name, False, served_models=ids, seconds=time.perf_counter() - began,
-                            error=f"{ep.shown} does not serve the model {ep.model!r}; it serves "
-                                  f"{', '.join(map(repr, ids[:5]))}. Set the endpoint's model to one of them.")
-    engine, version = _engine(ep, listed)
+def _scoring(ep: Endpoint, clock: _Clock) -> tuple[bool, str | None]:
+    """Whether the server returns the prompt's own log-probabilities (echo), and why not."""
+    echoed = client.complete(ep, PROBE_TEXT, max_tokens=1, logprobs=1, echo=True, timeout=clock.left())
+    scored = [lp for lp, at in zip(echoed.token_logprobs, echoed.text_offset, strict=False)
+              if lp is not None and at < len(PROBE_TEXT)]
+    if echoed.text.startswith(PROBE_TEXT) and len(scored) >= 2:
+        return True, None
+    return False, ("asked to echo the prompt with its log-probabilities, the server returned none for the prompt's "
+                   "tokens (llama.cpp's llama-server ignores echo; llama-cpp-python needs --logits_all true)")
+
+
+def _decoding(ep: Endpoint, clock: _Clock) -> tuple[bool, int, bool, list[tuple[str, str]]]:
+    """(top_k, max_k, prompt_logprobs, what is missing and why) from a few one-token completions."""
     missing: list[tuple[str, str]] = []
-    top_k = prompt_lp = embeds = False
-    max_k = dims = 0
     try:
-        out = client.complete(ep, PROBE_TEXT, max_tokens=1, logprobs=5, timeout=PROBE_SECONDS)
-        top_k = bool(out.top_logprobs) and len(out.top_logprobs[0]) >= 2
-        if not top_k:
-            missing.append(("top_k", "the server answered a completion without per-token alternatives"))
-    except ServedError as err:
-        missing.append(("top_k", str(err)))
-    if top_k:
-        max_k, why = _max_k(ep)
-        if why:
-            missing.append(("max_k", why))
-        try:
-            echoed = client.complete(ep, PROBE_TEXT, max_tokens=1, logprobs=1, echo=True, timeout=PROBE_SECONDS)
-            scored = [lp for lp, at in zip(echoed.token_logprobs, echoed.text_offset, strict=False)
-                      if lp is not None and at < len(PROBE_TEXT)]
-            prompt_lp = echoed.text.startswith(PROBE_TEXT) and len(scored) >= 2
-            if not prompt_lp:
-                missing.append(("prompt_logprobs", "asked to echo the prompt with its log-probabilities, the server "
-                                "returned none for the prompt's tokens (llama.cpp's llama-server ignores echo; "
-                                "llama-cpp-python needs --logits_all true)"))
-        except ServedError as err:
-            missing.append(("prompt_logprobs", str(err)))
+        out = client.complete(ep, PROBE_TEXT, max_tokens=1, logprobs=5, timeout=clock.left())
+        if not (out.top_logprobs and len(out.top_logprobs[0]) >= 2):
+            raise ServedError("the server answered a completion without per-token alternatives", "garbage")
+        max_k, why = _max_k(ep, clock)
+    except ServedError as err:  # whole-text scoring is read off the same log-probabilities: it goes too
+        return False, 0, False, [("top_k", str(err)), ("prompt_logprobs", str(err))]
     try:
-        vector = client.embeddings(ep, [PROBE_TEXT], timeout=PROBE_SECONDS)[0]
-        embeds, dims = True, len(vector)
+        scores, why_not = _scoring(ep, clock)
     except ServedError as err:
-        missing.append(("embeddings", str(err)))
-    style, why_not = find_style(ep, engine, PROBE_TEXT, PROBE_SECONDS)
-    if why_not:
-        missing.append(("tokenizer", why_not))
+        scores, why_not = False, str(err)
+    missing += [("max_k", why)] if why else []
+    missing += [("prompt_logprobs", why_not)] if why_not else []
+    return True, max_k, scores, missing
+
+
+def _embeddings(ep: Endpoint, clock: _Clock) -> tuple[int, str | None]:
+    """The embedding size (0: none) and why not."""
+    try:
+        return len(client.embeddings(ep, [PROBE_TEXT], timeout=clock.left())[0]), None
+    except ServedError as err:
+        return 0, str(err)
+
+
+def probe(ep: Endpoint) -> Capabilities:
+    """Ask the server what it can do (a handful of tiny requests, a few seconds on a CPU engine; all of them
+    within :data:`PROBE_SECONDS` or the endpoint's timeout). Every failure is said as the reason a capability is
+    missing, or the server unreachable; nothing raises but a request stopped by its page."""
+    clock = _Clock(ep)
+    try:
+        listed = client.models(ep, timeout=clock.left())
+    except ServedError as err:
+        said = str(err) if err.kind != "timeout" else (
+            f"{ep.shown} did not answer within {clock.seconds:.0f} s, the longest its probe waits (the endpoint's "
+            f"timeout, {PROBE_SECONDS:.0f} s at most): is the server up, and not overloaded?")
+        return Capabilities(ep.name, False, error=said, seconds=time.monotonic() - clock.began)
+    ids = tuple(m.id for m in listed)
+    if ep.model and ep.model not in ids and ids:
+        shown = ", ".join(repr(excerpt(i, 60)) for i in ids[:5])
+        return Capabilities(ep.name, False, served_models=ids, seconds=time.monotonic() - clock.began,
+                            error=f"{ep.shown} does not serve the model {ep.model!r}; it serves {shown}. Set the "
+                                  "endpoint's model to one of them.")
+    engine, version = _engine(ep, listed, clock)
+    top_k, max_k, prompt_lp, missing = _decoding(ep, clock)
+    dims, why = _embeddings(ep, clock)
+    missing += [("embeddings", why)] if why else []
+    style, why_not = find_style(ep, engine, PROBE_TEXT, clock.left)
+    missing += [("tokenizer", why_not)] if why_not else []
     return Capabilities(ep.name, True, engine, version, ep.model or (ids[0] if len(ids) == 1 else ""), ids, top_k,
-                        prompt_lp, max_k, embeds, dims, style, "", tuple(missing), time.perf_counter() - began)
+                        prompt_lp, max_k, dims > 0, dims, style, "", tuple(missing), time.monotonic() - clock.began)
 
 
 _CACHE: dict[tuple[str, str, str], tuple[float, Capabilities]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def capabilities(ep: Endpoint, fresh: bool = False) -> Capabilities:
+def capabilities(ep: Endpoint, fresh: bool = False, max_age: float | None = None) -> Capabilities:
     """The endpoint's probe, reused for :data:`REPROBE_AFTER` seconds (an unreachable one is asked again at once
-    next time, so a server that comes up is seen)."""
+    next time, so a server that comes up is seen); with ``max_age``, any probe younger than that is reused,
+    reachable or not (a page run asks each endpoint once a minute at most)."""
     key = (ep.name, ep.base_url, ep.model)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
-    if hit and not fresh and time.monotonic() - hit[0] < REPROBE_AFTER and hit[1].reachable:
-        return hit[1]
+    if hit and not fresh:
+        age = time.monotonic() - hit[0]
+        if age < max_age if max_age is not None else age < REPROBE_AFTER and hit[1].reachable:
+            return hit[1]
     caps = probe(ep)
     with _CACHE_LOCK:
         _CACHE[key] = (time.monotonic(), caps)
+        while len(_CACHE) > MAX_CACHED:
+            del _CACHE[min(_CACHE, key=lambda k: _CACHE[k][0])]
     return caps
+
+
+def capabilities_many(eps: Sequence[Endpoint], max_age: float | None = None) -> tuple[Capabilities, ...]:
+    """:func:`capabilities` of several endpoints at once (one thread each, each in this request's context), so a
+    page with several endpoints waits for the slowest probe, not for their sum."""
+    if len(eps) <= 1:
+        return tuple(capabilities(ep, max_age=max_age) for ep in eps)
+    with ThreadPoolExecutor(len(eps)) as pool:
+        jobs = [pool.submit(contextvars.copy_context().run, capabilities, ep, False, max_age) for ep in eps]
+        return tuple(job.result() for job in jobs)
 
 
 def forget(ep: Endpoint | None = None) -> None:
@@ -228,7 +282,7 @@ def summary(ep: Endpoint, caps: Capabilities) -> dict[str, object]:
 
     return {"model key": ep.key, "shown as": ep.shown, "server": ep.host, "model": caps.model or ep.model,
             "engine": f"{caps.engine} {caps.version}".strip() if caps.reachable else "unreachable",
-            "top-k per token": can("top_k") if caps.reachable else "", "largest k": caps.max_k or "",
+            "top-k per token": can("top_k") if caps.reachable else "", "largest k": caps.max_k,
             "scores whole texts": can("prompt_logprobs") if caps.reachable else "",
             "embeddings": can("embeddings") if caps.reachable else "",
             "tokenizer": (caps.tokenizer or "no") if caps.reachable else "", "from": ep.source,

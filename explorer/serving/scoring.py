@@ -36,13 +36,14 @@ from dataclasses import dataclass
 
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import SERVED_SCORED_CHARS
+from explorer.runtime import cancel
 from explorer.serving import client
 from explorer.serving.client import Completion, ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.probe import Capabilities, neutral, require
 
 __all__ = ["MAX_PAIRS", "Scored", "check_pair", "continuation_logprobs", "score", "score_many",
-           "scored", "scored_many"]
+           "scored", "scored_anytime", "scored_many"]
 
 MAX_PAIRS = 64  # texts scored in one call (each is one request)
 PURPOSE = "whole-text scoring (fill-in and QA rank their candidates with it)"
@@ -150,6 +151,15 @@ def scored_many(ep: Endpoint, pairs: Sequence[tuple[str, str]]) -> list[Scored]:
     checked = _check_pairs(pairs)
     caps = require(ep, "prompt_logprobs", PURPOSE)
     return client.parallel(ep, lambda pair: _one(ep, caps, *pair), checked)
+
+
+def scored_anytime(ep: Endpoint, pairs: Sequence[tuple[str, str]],
+                   ) -> tuple[list[Scored | None], cancel.RequestStopped | None]:
+    """:func:`scored_many`, but when the request's time runs out the texts scored so far are kept: each pair's
+    :class:`Scored` or None (not scored in time), and why it stopped (None: all scored)."""
+    checked = _check_pairs(pairs)
+    caps = require(ep, "prompt_logprobs", PURPOSE)
+    return client.parallel_anytime(ep, lambda pair: _one(ep, caps, *pair), checked)
 
 
 def score_many(ep: Endpoint, pairs: Sequence[tuple[str, str]]) -> list[float]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.limits import SERVED_PROMPT_CHARS, SERVED_SCORED_CHARS
@@ -33,7 +34,7 @@ from explorer.serving.probe import Capabilities, capabilities, neutral, require,
 from explorer.tasks import fillmask, infill, qa
 from explorer.tasks.causal.answer import MAX_ANSWER_TOKENS, PROMPT, GenerativeAnswer, locate, locate_part
 from explorer.tasks.causal.control import is_blank, looks_like_control
-from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, BlankFill, Candidate, CausalFill, check_count
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, UNFILLED, BlankFill, Candidate, CausalFill, check_count
 from explorer.tasks.causal.fill import MAX_ANSWER_TOKENS as MAX_FILL_TOKENS
 from explorer.tasks.fillmask.result import FillMaskResult, MaskResult, ModelFill, Prediction
 
@@ -54,25 +55,44 @@ def _usable(text: str) -> bool:
     return not is_blank(text) and text not in decoding.END_TEXTS and not looks_like_control(text.strip())
 
 
-def _proposals(ep: Endpoint, caps: Capabilities, context: str, n: int, answer_tokens: int) -> dict[str, float]:
+Stop = cancel.RequestStopped | None  # why an anytime step ended early (None: it did not)
+
+
+def _greedy(ep: Endpoint, caps: Capabilities, context: str, answer_tokens: int) -> dict[str, float]:
+    """The usable prefixes of the server's greedy continuation at the blank (up to a new line), with their
+    log-probabilities."""
+    greedy = client.complete(ep, context, max_tokens=answer_tokens, logprobs=1, temperature=0.0, extra=neutral(caps))
+    found: dict[str, float] = {}
+    text, logprob = "", 0.0
+    for token, own in zip(greedy.tokens, greedy.token_logprobs, strict=False):
+        if own is None or token in decoding.END_TEXTS or "\n" in token:
+            break
+        text, logprob = text + token, logprob + own
+        if _usable(text):
+            found.setdefault(text, logprob)
+    return found
+
+
+def _proposals(ep: Endpoint, caps: Capabilities, context: str, n: int, answer_tokens: int,
+               ) -> tuple[dict[str, float], Stop]:
     """Candidate texts for a blank after ``context`` with log p(text | context): the ``n`` best usable next
-    tokens, and with ``answer_tokens`` > 1 the prefixes of the server's greedy continuation (up to a new line)."""
+    tokens, and with ``answer_tokens`` > 1 the prefixes of the server's greedy continuation; and why the second
+    half stopped early (the request's time ran out: the next tokens are kept)."""
     top = decoding.next_token(ep, context, min(caps.max_k, ASKED_K))
     found = dict([(c.token, c.logit) for c in top.candidates if _usable(c.token)][:n])
+    stopped: Stop = None
     if answer_tokens > 1:
-        greedy = client.complete(ep, context, max_tokens=answer_tokens, logprobs=1, temperature=0.0,
-                                 extra=neutral(caps))
-        text, logprob = "", 0.0
-        for token, own in zip(greedy.tokens, greedy.token_logprobs, strict=False):
-            if own is None or token in decoding.END_TEXTS or "\n" in token:
-                break
-            text, logprob = text + token, logprob + own
-            if _usable(text):
+        try:
+            for text, logprob in _greedy(ep, caps, context, answer_tokens).items():
                 found.setdefault(text, logprob)
+        except cancel.RequestStopped as err:
+            if err.reason == "gone":
+                raise
+            stopped = err
     if not found:
         raise ExplorerError(f"{ep.shown} proposed nothing visible for the blank (only markup, end or whitespace "
                             "tokens): reword the text before it.")
-    return found
+    return found, stopped
 
 
 def _shares(logprobs: Sequence[float]) -> list[float]:
@@ -86,49 +106,101 @@ def _shares(logprobs: Sequence[float]) -> list[float]:
     return [w / sum(weights) for w in weights]
 
 
+@dataclass(frozen=True)
+class _Blank:
+    """One blank's answers, the token count of its best one's text, and how its ranking was cut short."""
+
+    fill: BlankFill
+    tokens: int
+    notices: tuple[Notice, ...]
+    stopped: Stop
+    left_only: bool  # no candidate was scored with the whole text in time: ranked by the text before the blank
+
+
+def _ranked(index: int, proposed: dict[str, float], done: list[scoring.Scored | None], top_k: int) -> _Blank:
+    """The blank's candidates ranked by the whole texts scored in time (all proposals by the left context); by
+    the left context alone when none was."""
+    scored = [(t, s) for t, s in zip(proposed, done, strict=True) if s is not None]
+    if scored:
+        found = [Candidate(t, (), proposed[t], s.whole, share)
+                 for (t, s), share in zip(scored, _shares([s.whole for _, s in scored]), strict=True)]
+    else:
+        found = [Candidate(t, (), lp, lp, share)
+                 for (t, lp), share in zip(proposed.items(), _shares(list(proposed.values())), strict=True)]
+    whole = {c.text: c for c in found}
+    every = [whole.get(t) or Candidate(t, (), lp, -math.inf, 0.0) for t, lp in proposed.items()]
+    by_left = sorted(every, key=lambda c: -c.left_logprob)[:top_k]
+    by_whole = sorted(found, key=lambda c: -c.whole_logprob)[:top_k]
+    best = next((s for t, s in scored if t == by_whole[0].text), None)
+    return _Blank(BlankFill(index, tuple(by_left), tuple(by_whole)), best.tokens if best else 0, (), None,
+                  not scored)
+
+
 def _blank(ep: Endpoint, caps: Capabilities, before: str, after: str, index: int,
-           settings: tuple[int, int, int]) -> tuple[BlankFill, int]:
+           settings: tuple[int, int, int]) -> _Blank:
     """One blank: proposals from the text before it, each scored with the words after it (``whole_logprob``: every
     token of the text but the first, which no server scores; the same ranking and shares as the local whole-text
-    log-likelihood); and the token count of the best one's text."""
+    log-likelihood). When the request's time runs out, what was scored is ranked and a notice says how much."""
     top_k, n, answer_tokens = settings
     context = before.rstrip()
-    proposed = _proposals(ep, caps, context, n, answer_tokens)
-    texts = list(proposed)
-    done = scoring.scored_many(ep, [(context, text + after) for text in texts])
-    shares = _shares([s.whole for s in done])
-    found = [Candidate(text, (), proposed[text], s.whole, share)
-             for text, s, share in zip(texts, done, shares, strict=True)]
-    by_left = sorted(found, key=lambda c: -c.left_logprob)[:top_k]
-    by_whole = sorted(found, key=lambda c: -c.whole_logprob)[:top_k]
-    return BlankFill(index, tuple(by_left), tuple(by_whole)), done[texts.index(by_whole[0].text)].tokens
+    proposed, stopped = _proposals(ep, caps, context, n, answer_tokens)
+    done: list[scoring.Scored | None] = [None] * len(proposed)
+    if stopped is None:
+        done, stopped = scoring.scored_anytime(ep, [(context, text + after) for text in proposed])
+    ranked = _ranked(index, proposed, done, top_k)
+    if stopped is None:
+        return ranked
+    count = sum(s is not None for s in done)
+    said = (f"Blank {index + 1}: the request's time ran out after {count} of {len(proposed)} candidates were scored "
+            "with the whole text; those are ranked.") if count else (
+            f"Blank {index + 1}: the request's time ran out before any candidate was scored with the whole text, so "
+            "its answers are ranked by the text before the blank alone.")
+    return replace(ranked, notices=(Notice("stopped", said),), stopped=stopped)
 
 
 def _fill(ep: Endpoint, pieces: tuple[str, ...], settings: tuple[int, int, int],
-          ) -> tuple[CausalFill, Capabilities, int]:
+          ) -> tuple[CausalFill, Capabilities, int, frozenset[int]]:
     """Every blank left to right (each replaced by its best whole-text answer before the next), the endpoint's
-    capabilities, and the token count of the filled text."""
+    capabilities, the token count of the filled text, and the blanks ranked by their left context alone. Anytime:
+    when the request's time runs out, the blanks answered so far are kept (the others stay ``___``) and a notice
+    says so; only a first blank without any proposal raises."""
     if not pieces[0].strip():  # later blanks follow the answers before them
         raise ExplorerError("The first blank has no words before it: a served decoder continues the text before a "
                             "blank, so start the text with a word or two.")
     begin = time.perf_counter()
     caps = require(ep, "prompt_logprobs", "filling blanks (each candidate's whole text is scored)")
-    done, blanks, tokens = pieces[0], [], 0
+    done, tokens = pieces[0], 0
+    blanks: list[BlankFill] = []
+    left_only: set[int] = set()
     greedy = " and the prefixes of its greedy continuation" if settings[2] > 1 else ""
     notices = [Notice("info", f"Served by {caps.engine}: the {settings[1]} most likely next tokens at each blank "
                               f"(the server's){greedy}, each put back into the text and the whole text scored by the "
                               "server (one request per candidate; a server never scores a text's first token).")]
     for i in range(1, len(pieces)):
-        cancel.check()  # each blank is a round of requests: a stopped request ends between them
-        blank, tokens = _blank(ep, caps, done, pieces[i], i - 1, settings)
-        blanks.append(blank)
-        done = done.rstrip() + blank.best.text + pieces[i]
+        try:
+            cancel.check()  # each blank is a round of requests: a stopped request ends between them
+            blank = _blank(ep, caps, done, pieces[i], i - 1, settings)
+        except cancel.RequestStopped as err:
+            if err.reason == "gone" or not blanks:
+                raise
+            blank = _Blank(BlankFill(i - 1, (), ()), 0, (), err, False)
+        if blank.fill.by_whole:
+            blanks.append(blank.fill)
+            notices += blank.notices
+            tokens, done = blank.tokens or tokens, done.rstrip() + blank.fill.best.text + pieces[i]
+            left_only |= {i - 1} if blank.left_only else set()
+        if blank.stopped is not None:
+            done += "".join(UNFILLED + p for p in pieces[len(blanks) + 1:])
+            if len(blanks) < len(pieces) - 1:
+                notices.append(Notice("stopped", f"{blank.stopped} Filled: {len(blanks)} of {len(pieces) - 1} blanks; "
+                                                 "the others are left as ___ (ask with fewer blanks, or try again)."))
+            break
     if len(blanks) > 1:
         notices.append(Notice("info", "Blanks are filled left to right: each is scored with the text up to the "
                                       "next blank, then replaced by its best answer before the next one."))
     text = GENERIC_BLANK.join(pieces)
     return (CausalFill(ep.key, ep.shown, False, text, tuple(blanks), done, tuple(notices),
-                       (time.perf_counter() - begin) * 1000), caps, tokens)
+                       (time.perf_counter() - begin) * 1000), caps, tokens, frozenset(left_only))
 
 
 def _no_nul(pieces: tuple[str, ...]) -> tuple[str, ...]:
@@ -161,7 +233,8 @@ def fill_column(ep: Endpoint, prompt: str, top_k: int = 5, answer_tokens: int = 
     pieces = _pieces(text, "prompt")
     top_k = check_count("top-k", top_k, fillmask.MAX_TOP_K)
     n = max(SERVED_CANDIDATES, min(top_k, MAX_SERVED_CANDIDATES))
-    fill, caps, tokens = _fill(ep, pieces, (top_k, n, check_count("answer tokens", answer_tokens, MAX_FILL_TOKENS)))
+    fill, caps, tokens, _ = _fill(ep, pieces, (top_k, n, check_count("answer tokens", answer_tokens,
+                                                                       MAX_FILL_TOKENS)))
     masks = tuple(MaskResult(b.index, -1, tuple(Prediction(-1, c.text, c.text.strip(), c.share) for c in b.by_whole))
                   for b in fill.blanks)  # -1: a server sends neither token ids nor mask positions
     left = "; ".join(", ".join(c.text.strip() for c in b.by_left) for b in fill.blanks)
@@ -195,6 +268,11 @@ def _ran(ep: Endpoint, caps: Capabilities) -> dict[str, str]:
     return {"device_name": ran["device_name"], "dtype": ran["dtype"]}
 
 
+def _left_note(index: int, fill: CausalFill) -> Notice:
+    shown = ", ".join(f"“{c.text.strip()}” {c.share:.0%}" for c in fill.blanks[index].by_whole)
+    return Notice("info", f"Blank {index + 1}, by the text before it alone: {shown}.")
+
+
 def infill_spans(ep: Endpoint, prompt: str, max_new_tokens: int = 24) -> infill.InfillResult:
     """Fill the blanks of ``prompt`` (``___``, ``[MASK]``, ``<mask>``, T5 sentinels) with a served decoder: each
     blank's next tokens and the prefixes of its greedy continuation (up to
@@ -202,12 +280,13 @@ def infill_spans(ep: Endpoint, prompt: str, max_new_tokens: int = 24) -> infill.
     pieces = _no_nul(infill.span_pieces(prompt, decoder=True))  # at most SPAN_PROMPT_CHARS (explorer.core.limits)
     per_blank = max(1, min(check_count("max new tokens", max_new_tokens, 128), infill.CAUSAL_SPAN_TOKENS))
     begin = time.perf_counter()
-    fill, caps, _ = _fill(ep, pieces, (5, SPAN_CANDIDATES, per_blank))
+    fill, caps, _, left_only = _fill(ep, pieces, (5, SPAN_CANDIDATES, per_blank))
     spans = [b.best.text.strip() for b in fill.blanks]
     how = Notice("info", "Decoder (served): each blank's answers are its most likely next tokens and the server's "
                          "greedy continuation there, ranked again with the words after it (the whole text's "
                          "likelihood, scored by the server).")
-    notes = (how, *(infill.ranking_note(i, fill) for i in range(len(spans))), *fill.notices)
+    notes = (how, *(_left_note(i, fill) if i in left_only else infill.ranking_note(i, fill) for i in range(len(spans))),
+             *fill.notices)
     return infill.InfillResult(ep.shown, "causal", prompt, fill.text, fill.filled, tuple(spans),
                                infill.segments(pieces, spans), True, False, round(time.perf_counter() - begin, 4),
                                notes, **served_on(ep, caps))

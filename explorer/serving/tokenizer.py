@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
-from explorer.serving import client
+from explorer.serving import answers, client
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 
@@ -45,20 +45,9 @@ class Style:
     name: str
     path: str  # tokenize, at the server's root (not under /v1)
     body: Callable[[str, str], dict[str, object]]  # (model, text) -> request
-    read: Callable[[Any], tuple[list[int], list[str] | None]]  # answer -> (ids, each token's text or None)
-    back: str = ""  # detokenize path ("" when tokenize returns each token's text)
+    back: str = ""  # detokenize path ("" when tokenize returns each token's text: TGI)
     back_body: Callable[[str, list[int]], dict[str, object]] | None = None
-    back_read: Callable[[Any], str] | None = None
-
-
-def _ids(raw: Any) -> list[int]:
-    """Token ids from ``[1, 2]`` or ``[{"id": 1, ...}, ...]``; a ValueError for anything else."""
-    if not isinstance(raw, list):
-        raise ValueError("not a list")
-    out = [int(t["id"]) if isinstance(t, dict) else t for t in raw]
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in out):
-        raise ValueError("not token ids")
-    return out
+    back_fields: tuple[str, ...] = ()  # where the detokenize answer holds the text, first found wins
 
 
 def _with_model(model: str, body: dict[str, object]) -> dict[str, object]:
@@ -67,19 +56,15 @@ def _with_model(model: str, body: dict[str, object]) -> dict[str, object]:
 
 STYLES: dict[str, Style] = {
     "llama-cpp-python": Style(
-        "llama-cpp-python", "/extras/tokenize", lambda m, t: _with_model(m, {"input": t}),
-        lambda d: (_ids(d["tokens"]), None), "/extras/detokenize",
-        lambda m, ids: _with_model(m, {"tokens": ids}), lambda d: str(d["text"])),
+        "llama-cpp-python", "/extras/tokenize", lambda m, t: _with_model(m, {"input": t}), "/extras/detokenize",
+        lambda m, ids: _with_model(m, {"tokens": ids}), ("text",)),
     "vLLM": Style(
-        "vLLM", "/tokenize", lambda m, t: _with_model(m, {"prompt": t}), lambda d: (_ids(d["tokens"]), None),
-        "/detokenize", lambda m, ids: _with_model(m, {"tokens": ids}),
-        lambda d: str(d["prompt"] if "prompt" in d else d["text"])),
+        "vLLM", "/tokenize", lambda m, t: _with_model(m, {"prompt": t}), "/detokenize",
+        lambda m, ids: _with_model(m, {"tokens": ids}), ("prompt", "text")),
     "llama.cpp": Style(
-        "llama.cpp", "/tokenize", lambda m, t: {"content": t}, lambda d: (_ids(d["tokens"]), None),
-        "/detokenize", lambda m, ids: {"tokens": ids}, lambda d: str(d["content"])),
-    "TGI": Style(
-        "TGI", "/tokenize", lambda m, t: {"inputs": t},
-        lambda d: (_ids(d), [str(t["text"]) for t in d])),
+        "llama.cpp", "/tokenize", lambda m, t: {"content": t}, "/detokenize", lambda m, ids: {"tokens": ids},
+        ("content",)),
+    "TGI": Style("TGI", "/tokenize", lambda m, t: {"inputs": t}),
 }
 _OWN_STYLE = {"SGLang": "vLLM"}  # engines that share another's routes
 
@@ -87,29 +72,27 @@ _OWN_STYLE = {"SGLang": "vLLM"}  # engines that share another's routes
 def _ask(ep: Endpoint, style: Style, text: str, timeout: float | None = None) -> tuple[list[int], list[str] | None,
                                                                                     int]:
     """The server's ids for ``text``, each token's text where the route gives it, and the model's context where
-    it says (vLLM's ``max_model_len``; 0 unknown), or a ServedError."""
+    it says (vLLM's ``max_model_len``; 0 unknown), or a ServedError naming what is wrong."""
     answer = client.call(ep, "POST", style.path, style.body(ep.model, text), root=True, timeout=timeout)
-    try:
-        ids, texts = style.read(answer)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ServedError(f"{ep.shown} answered {style.path} in a shape this explorer does not read "
-                          f"({style.name} style).", "garbage") from err
-    if texts is not None and len(texts) != len(ids):
-        raise ServedError(f"{ep.shown} answered {len(ids)} token ids but {len(texts)} token texts.", "garbage")
-    context = answer.get("max_model_len") if isinstance(answer, dict) else None
-    return ids, texts, context if isinstance(context, int) and context > 0 else 0
+    what = f"{style.path} ({style.name} style)"
+    if not style.back:
+        pieces = answers.read(ep, answers.Pieces, answer, what).root
+        return [p.id for p in pieces], [p.text for p in pieces], 0
+    said = answers.read(ep, answers.TokenIds, answer, what)
+    return said.ids(), None, said.context()
 
 
-def find_style(ep: Endpoint, engine: str, sample: str, timeout: float) -> tuple[str, str | None]:
-    """The tokenize style ``ep`` answers (its engine's own tried first), or ("", why none works).
-    Only a route that answers ids for ``sample`` counts: a 200 with anything else does not."""
+def find_style(ep: Endpoint, engine: str, sample: str, left: Callable[[], float]) -> tuple[str, str | None]:
+    """The tokenize style ``ep`` answers (its engine's own tried first), or ("", why none works). Only a route
+    that answers ids for ``sample`` counts: a 200 with anything else does not. ``left()``: seconds the next try
+    may take (a ServedError "timeout" when none are left: the probe's deadline)."""
     first = _OWN_STYLE.get(engine, engine)
     order = [first] if first in STYLES else []
     order += [name for name in STYLES if name not in order]
     reasons = []
     for name in order:
         try:
-            ids, _, _ = _ask(ep, STYLES[name], sample, timeout)
+            ids, _, _ = _ask(ep, STYLES[name], sample, left())
         except ServedError as err:
             if err.kind in ("refused", "timeout", "dropped"):
                 return "", str(err)
@@ -123,17 +106,18 @@ def find_style(ep: Endpoint, engine: str, sample: str, timeout: float) -> tuple[
 
 def _texts(ep: Endpoint, style: Style, ids: list[int]) -> list[str]:
     """Each token's own text: one detokenize request per token, in parallel within the endpoint's bound."""
-    body, read = style.back_body, style.back_read
-    if body is None or read is None:
+    body = style.back_body
+    if body is None:
         raise ServedError(f"{style.name} gives each token's text with its ids; nothing to ask.", "missing")
 
     def one(token: int) -> str:
-        answer = client.call(ep, "POST", style.back, body(ep.model, [token]), root=True)
-        try:
-            return read(answer)
-        except (KeyError, TypeError) as err:
-            raise ServedError(f"{ep.shown} answered {style.back} in a shape this explorer does not read.",
-                              "garbage") from err
+        said = answers.read(ep, answers.Detokenized, client.call(ep, "POST", style.back, body(ep.model, [token]),
+                                                                 root=True), f"{style.back} ({style.name} style)")
+        text = next((got for name in style.back_fields if (got := getattr(said, name)) is not None), None)
+        if text is None:
+            raise ServedError(f"{ep.shown} answered {style.back} without its text ({' or '.join(style.back_fields)}).",
+                              "garbage")
+        return text
     return client.parallel(ep, one, ids)
 
 

@@ -99,3 +99,71 @@ def test_spans_and_qa_show_the_served_decoder_beside_the_local_one(visit) -> Non
     page.get_by_text("Gemma 3 270M (llama-cpp-python) (served)").last.wait_for()
     assert any(year in answers.last.inner_text() for year in ("1887", "1889"))
     assert_clean(page, "served-spans")
+
+
+@pytest.fixture(scope="module")
+def hostile_app(tmp_path_factory):
+    """The app with misbehaving engines configured (the suite's own hostile engine on 127.0.0.1): token ids that are
+    not integers, a probe answered with garbage, a traceback for every request."""
+    from tests.hostile_engine import HostileEngine
+
+    engines = [HostileEngine("ids-infinity", name="wrong-ids", model="m1"),
+               HostileEngine("logprobs-number", name="garbled", model="m2", spare_probe=False),
+               HostileEngine("traceback", name="traceback", model="m3", spare_probe=False)]
+    file = tmp_path_factory.mktemp("hostile") / "endpoints.toml"
+    file.write_text("".join(f'[[endpoint]]\nname = "{e.endpoint.name}"\nbase_url = "{e.base_url}"\n'
+                            f'model = "{e.endpoint.model}"\nlabel = "Bad {e.endpoint.name}"\n' for e in engines))
+    try:
+        with streamlit_server(EXPLORER_ENDPOINTS_FILE=str(file)) as url:
+            yield url
+    finally:
+        for engine in engines:
+            engine.close()
+
+
+def test_misbehaving_engines_never_take_a_page_down(browser, hostile_app) -> None:
+    from tests.hostile_engine import SECRET_PATH
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(f"{hostile_app}/tokenizers?tokenizers=gpt2&served=wrong-ids,garbled,traceback")
+        left_out = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="is left out")
+        left_out.first.wait_for(timeout=120_000)
+        page.get_by_text("tokens[0]").first.wait_for(timeout=120_000)  # the red box of the wrong ids' row
+        wait_idle(page, timeout=120_000)
+        assert left_out.count() == 1  # the garbled probe's tokenizer route still answers: it is shown
+        bold = [b.strip() for b in left_out.locator("strong").all_inner_texts()]  # rendered, not a literal **name**
+        assert bold == ["Bad traceback"] and "**" not in left_out.first.inner_text()
+        for shown, name in ((page, "hostile-tokenizers"), (context.new_page(), "hostile-models")):
+            if name == "hostile-models":
+                shown.goto(f"{hostile_app}/models")
+                shown.get_by_text("Served models (inference engines)").first.wait_for(timeout=120_000)
+                wait_idle(shown, timeout=120_000)
+            text = shown.locator("[data-testid='stMain']").inner_text()
+            assert "Something went wrong" not in text and "Traceback" not in text and SECRET_PATH not in text
+            assert_clean(shown, name, errors_expected=True)
+    finally:
+        context.close()
+
+
+def _chips(page) -> list[str]:
+    """The served models the picker selected (its multiselect's chips)."""
+    box = page.locator("[data-testid='stMultiSelect']").filter(has_text="Served models")
+    return [t.strip() for t in box.locator("[data-baseweb='tag']").all_inner_texts()]
+
+
+def test_the_served_pages_defaults_answer_within_the_budget(visit) -> None:
+    """As `make run-served` sets it up (the bundled Gemma served twice, once for embeddings, and a server that is
+    down): each page's defaults pick one copy of the model, and its served column answers (what the budget allowed,
+    anytime) instead of only saying it was stopped."""
+    generation, embeddings = "Gemma 3 270M (llama-cpp-python)", "Gemma 3 270M (embeddings, llama-cpp-python)"
+    for path in ("decoding", "fill-mask", "spans", "tokenizers", "similarity"):
+        page = visit(path)
+        # a served result says where it ran (the Tokenizers page: one more row named after the endpoint)
+        page.get_by_text("served:gemma" if path == "tokenizers" else "llama-cpp-python 0.3.36").first.wait_for(
+            timeout=300_000)
+        wait_idle(page, timeout=300_000)
+        chips = [c for c in _chips(page) if c != "A stopped server"]  # down: picked, so the page says why
+        assert chips == ([embeddings] if path == "similarity" else [generation]), (path, chips)
+        assert_clean(page, f"served-defaults-{path}")
