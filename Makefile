@@ -26,14 +26,17 @@ prepare:
 
 # A real inference engine for served models: llama-cpp-python's OpenAI-compatible server. PyPI ships only its
 # source, which compiles llama.cpp (about 7-13 minutes on 2 cores), so its wheel is built once into the explorer's
-# cache and installed from there afterwards (with the server's extras from PyPI).
+# cache and installed from there afterwards (with the server's extras from PyPI). It is built for a portable x86-64
+# baseline (AVX2, FMA, F16C), not for the building CPU: a virtual machine can report AMX and AVX512-BF16 that its
+# host does not let a process use, and a native build then dies with SIGILL on its first completion (seen here).
 LLAMA_CPP ?= 0.3.36
-WHEELS ?= $(HOME)/.cache/transformer-explorer/wheels
+WHEELS ?= $(HOME)/.cache/transformer-explorer/wheels-portable
+GGML_CPU ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 engine:
 	@$(PY) -c "import llama_cpp, uvicorn, fastapi, sse_starlette" 2>/dev/null || { \
 	  ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl >/dev/null 2>&1 || { \
 	    echo "Building llama-cpp-python $(LLAMA_CPP) once (about 7-13 minutes on 2 cores)..."; \
-	    CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+	    CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(GGML_CPU) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
 	      $(PY) -m pip wheel -q --no-deps llama-cpp-python==$(LLAMA_CPP) -w $(WHEELS); }; \
 	  $(PY) -m pip install -q --find-links $(WHEELS) "llama-cpp-python[server]==$(LLAMA_CPP)"; }
 
