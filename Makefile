@@ -37,7 +37,7 @@ engine:
 	  ls $(WHEELS)/llama_cpp_python-$(LLAMA_CPP)-*.whl >/dev/null 2>&1 || { \
 	    echo "Building llama-cpp-python $(LLAMA_CPP) once (about 7-13 minutes on 2 cores)..."; \
 	    CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(GGML_CPU) -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
-	      $(PY) -m pip wheel -q --no-deps llama-cpp-python==$(LLAMA_CPP) -w $(WHEELS); }; \
+	      $(PY) -m pip wheel -q --no-cache-dir --no-deps llama-cpp-python==$(LLAMA_CPP) -w $(WHEELS); }; \
 	  $(PY) -m pip install -q --find-links $(WHEELS) "llama-cpp-python[server]==$(LLAMA_CPP)"; }
 
 # The bundled Gemma served by that engine on 127.0.0.1:$(ENGINE_PORT), in the foreground (Ctrl-C stops it).
