@@ -48,3 +48,9 @@ def budget_table() -> list[dict]:
 def pretraining_claims(stamp: int) -> claims.Report:
     """The committed claims measurement; ``stamp`` (the file's mtime) makes a rewritten file read again."""
     return claims.load()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def sources_by_kind() -> dict[str, list[str]]:
+    """The works whose rows cite a README, an abstract or a model card rather than a paper's table."""
+    return results.sources_by_kind()
