@@ -54,8 +54,9 @@ def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
     assert len(err) == 1 and "Download of org/tiny-bert failed" in err[0]
 
 
-@pytest.mark.parametrize(("name", "key"), [("bert-base-uncased", "bert-base"), ("distilbert-base-uncased", "distilbert"),
-                                         ("albert-base-v2", "albert-base"), ("gpt2-medium", None)])
+@pytest.mark.parametrize(("name", "key"), [
+    ("bert-base-uncased", "bert-base"), ("distilbert-base-uncased", "distilbert"), ("albert-base-v2", "albert-base"),
+    ("gpt2-medium", None)])
 def test_legacy_hub_names_are_hub_ids_to_download(name: str, key: str | None, capsys, monkeypatch, tmp_path) -> None:
     """The names of every old tutorial are hub ids: offline, the weights are not there, here is how to get them."""
     monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)

@@ -40,6 +40,12 @@ def placements() -> list[scaling.ScalingPoint]:
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
+def scaling_unplaced() -> dict[str, str]:
+    """Variants the scaling plots leave out though their budget has tokens, and why."""
+    return scaling.unplaced()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
 def budget_table() -> list[dict]:
     return [b.to_dict() for b in budgets.budgets()]
 

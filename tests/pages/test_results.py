@@ -50,6 +50,9 @@ def test_budgets_view_shows_the_table_and_both_scaling_figures():
     assert len(at.dataframe[0].value) >= 20
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     assert any("Kaplan" in t for t in titles) and any("compute-optimal" in t for t in titles)
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any("Besiroglu et al. 2024" in c for c in captions)  # the printed constants' known bias, said
+    assert any(c.startswith("Not placed: albert-base") and "80x" in c for c in captions)
 
 
 def test_selection_from_the_url_and_not_reported_rows():
