@@ -50,7 +50,8 @@ BI_ENCODER = "sentence-bert"  # catalog key of the bundled all-MiniLM-L6-v2
 MAX_SENTENCES = 200  # the page and the CLI draw an N x N matrix: beyond this it is unreadable and slow
 # Seconds one sentence costs the Similarity page's slowest request, ColBERT's compression study (every sentence
 # through the encoder one at a time, then k-means over their token vectors), measured with all-MiniLM-L6-v2 on a
-# 2-core CPU kept busy by four other CPU-bound processes, one torch thread (explorer.runtime.threads), 200 sentences
+# 2-core CPU kept busy by four other CPU-bound processes (on a shared machine whose other work already held its
+# load average near 14: a harsher case than four alone), one torch thread (explorer.runtime.threads), 200 sentences
 # of ~100 characters (the list's 20,000-character cap spread over 200 lines): 111 s, where the late-interaction
 # ranking took 74 s and the bi-encoder's matrix 17 s.
 BUSY_CPU_SECONDS_PER_SENTENCE = 111 / 200
