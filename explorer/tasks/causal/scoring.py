@@ -44,6 +44,7 @@ class Continuation:
 
     ids: tuple[int, ...]
     logprob: float  # sum of log p over every predicted token of prefix + ids + suffix (<= 0)
+    left: float = 0.0  # log p(ids | prefix): the left context's own score of the answer
 
 
 def _logprobs(logits: torch.Tensor) -> torch.Tensor:
@@ -239,7 +240,7 @@ def beam_continuations(scorer: PrefixScorer, suffix: Sequence[int], *, max_token
         beams = grown[:width]
         # the next step extends up to width partial answers by expand tokens each: as many rows as that, longer
         step_seconds = (cancel.now() - began) * max(1.0, width * expand / len(grown))
-    return [Continuation(ids, found[ids]) for ids in sorted(found, key=lambda g: -found[g])]
+    return [Continuation(ids, found[ids], left[ids]) for ids in sorted(found, key=lambda g: -found[g])]
 
 
 def _grow(scorer: PrefixScorer, beams: list[tuple[int, ...]], left: dict[tuple[int, ...], float],
