@@ -65,8 +65,8 @@ def model_inputs(device: str, served: bool) -> tuple[tuple[ModelRef, ...], int, 
 
 def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: int, where: PlacementKwargs,
             served: list[Endpoint]) -> None:
-    """One prompt: a column per model, then per served decoder; several: a row per prompt (local models). A bad
-    prompt is one message, not one per model."""
+    """One prompt: a column per model, each answering as soon as its model is done (one request each), then per
+    served decoder; several: a row per prompt (local models). A bad prompt is one message, not one per model."""
     started, directory = time.perf_counter(), cache.models_dir()
     several, valid = fillbatch.is_batch(prompt), False
     with ui.guard():
@@ -79,20 +79,14 @@ def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: 
     if served and several:
         st.info("Served decoders answer one prompt at a time (each candidate is one request scoring the whole "
                 "text): type a single prompt to see them.", icon=":material/cloud:")
-    fills: list = []
-    with ui.guard(), st.spinner(f"Running {len(refs)} model(s)…"):
-        by_spec = {r.spec: r for r in refs}
-        if several:
+    if several:
+        with ui.guard(), st.spinner(f"Running {len(refs)} model(s)…"):
             many = cache.fill_many(refs, prompt, top_k, directory, answer_tokens, cache.prompt_limit(where["device"]),
                                    **where)
-            view.batch(many, by_spec, (time.perf_counter() - started) * 1000)
-        elif refs:
-            result = cache.fill(refs, prompt, top_k, directory, answer_tokens, **where)
-            fills = list(result.models)
-            view.model_errors(result.errors, by_spec, result.skipped)
-    if fills or (served and not several):
-        view.columns(fills, (time.perf_counter() - started) * 1000, served if not several else (),
-                     lambda ep: cache.served_fill(ep, prompt, top_k, answer_tokens))
+            view.batch(many, {r.spec: r for r in refs}, (time.perf_counter() - started) * 1000)
+        return
+    view.columns(refs, lambda ref: cache.fill_one(ref, prompt, top_k, directory, answer_tokens, **where), started,
+                 served, lambda ep: cache.served_fill(ep, prompt, top_k, answer_tokens))
 
 
 def electra_moved() -> None:

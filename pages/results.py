@@ -12,10 +12,12 @@ from explorer.papers import speed
 from explorer.plots import results as plots
 
 st.title("Published results")
+others = "; ".join(f"{kind} for {', '.join(works)}" for kind, works in cache.sources_by_kind().items())
 st.markdown(
-    "Benchmark figures **as the papers report them** (every row names its paper and table), what each variant "
-    "**cost to pretrain** (as its paper says), and what each architecture costs by **our own count** (parameters, "
-    "forward FLOPs per token). A blank in a paper's table is shown as *not reported*, never as a number."
+    "Benchmark figures **as the papers report them** (every row names its source: the paper and its table, or, "
+    f"where that is what could be read, {ui.markdown_safe(others)}), what each variant **cost to pretrain** (as its "
+    "paper says), and what each architecture costs by **our own count** (parameters, forward FLOPs per token). A "
+    "blank in a source's table is shown as *not reported*, never as a number."
 )
 
 with ui.guard():

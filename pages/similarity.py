@@ -56,14 +56,16 @@ trained = cache.lab_encoders()  # encoders the pretraining lab saved: "lab/NAME:
 model = (st.selectbox("Or a model trained here (pretraining lab)", list(trained), index=None, key="sim_lab",
                       format_func=lambda k: trained.get(k, k), placeholder="Pick a lab model")
          if trained else None) or typed
+limit = cache.sentence_limit(where["device"])
 text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="sim_text",
-                    help="Empty lines and duplicates are dropped (you are told which).")
+                    help=f"Up to {limit} sentences (what one request embeds in this server's time); empty lines and "
+                         "duplicates are dropped (you are told which).")
 query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
 served = served_picker.pick("similarity", "embeddings", "sentence embeddings")  # each beside the local model
 
 lines = None
 with ui.guard():  # one message for a bad list, instead of one per tab
-    lines = cache.clean_lines(text)
+    lines = cache.clean_lines(text, limit)
 if lines is None:
     st.stop()
 ui.notices(lines.notices, ("dropped",))  # empty and duplicate lines, once for every tab

@@ -4,6 +4,8 @@ three-sentence de-duplication, the bundled corpus, and bad input."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
@@ -67,3 +69,20 @@ def test_html_and_unicode_are_text_like_any_other() -> None:
     page = "<script>alert(1)</script> is not a sentence\n" + FIVE.replace("One", "Ünïcödé 🙂 one")
     report = c4.clean(page)
     assert report.pages_kept == 1 and "<script>" not in report.kept
+
+
+def test_what_is_kept_is_never_more_than_what_was_given() -> None:
+    """Two pages kept whole: the count is of their characters, not of the blank line shown between them."""
+    other = "Six is here. Seven is here. Eight is here. Nine is here. Ten is here."
+    report = c4.clean(f"{FIVE}\n\n{other}")
+    assert report.pages_kept == 2 and report.characters_kept == report.characters_in == len(FIVE) + len(other)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["One two three.", "Four five six seven!", "x", "Eight is late?",
+                                          "Nine   ten  eleven.", "{ code }.", "  Spaced   out words here.  "]),
+                         min_size=1, max_size=8).map("\n".join), min_size=1, max_size=5))
+def test_kept_and_removed_characters_never_exceed_the_given(pages: list[str]) -> None:
+    report = c4.clean_pages(pages)
+    assert report.characters_kept <= report.characters_in
+    assert report.characters_kept + sum(r.characters for r in report.removed) <= report.characters_in

@@ -138,3 +138,39 @@ def test_decoding_stops_at_the_next_step_and_keeps_its_tokens(tiny_lm, strategy)
     assert 1 <= done <= 3 and not decoder.finished
     decoder.run(until=done + 2)  # outside the request (the next run) it simply continues
     assert len(decoder.steps) == done + 2
+
+
+def test_a_model_load_is_not_charged_to_the_request(monkeypatch, tmp_path) -> None:
+    """A load is paid once for every later request and cannot be cut half-way: a request whose load took longer than
+    its whole budget still has its budget for the answer (its memory growth still counts)."""
+    from explorer.runtime import loading, modelcache
+    from tests.tiny_models import save_tiny
+
+    path = save_tiny("bert", tmp_path / "bert")
+    clock, real = Clock(), loading._load_uncached
+
+    def slow_load(*args, **kwargs):
+        clock.now += 100.0  # a cold load on a busy server
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loading, "_load_uncached", slow_load)
+    modelcache.clear_cache()
+    token = CancelToken(RequestBudget(60.0, 100 * GB, "test"), clock=clock, memory=lambda: 0)
+    with cancel.scope(token):
+        loading.load_model(str(path), "masked-lm")
+        cancel.check()  # 100 s went to the load: nothing charged
+        assert token.seconds_left() == 60.0
+        clock.now += 61.0
+        with pytest.raises(RequestStopped):
+            cancel.check()  # the answer's own time still is
+    modelcache.clear_cache()
+
+
+def test_room_for_plans_a_step_against_what_is_left() -> None:
+    clock = Clock()
+    token = CancelToken(RequestBudget(10.0, GB, "test"), clock=clock, memory=lambda: 0)
+    assert cancel.room_for(1e9)  # outside a request: no limit
+    with cancel.scope(token):
+        clock.now = 7.0
+        assert cancel.now() == 7.0 and cancel.room_for(3.0) and not cancel.room_for(3.5)
+        assert not cancel.room_for(2.0, reserve=1.5)  # the work after it keeps its share

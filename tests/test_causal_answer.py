@@ -56,3 +56,35 @@ def test_real_gemma_answer_is_highlighted():
     gemma = loading.load_model("gemma3-270m", "causal-lm")
     out = answer_question(gemma, "In which city was Marie Curie born?", "Marie Curie was born in Warsaw in 1867.")
     assert "Warsaw" in out.answer
+
+
+def _counting_token(seconds: float):
+    """A request budget of ``seconds`` on a clock that advances one second each time it is read."""
+    import itertools
+
+    from explorer.runtime.cancel import CancelToken, RequestBudget
+
+    ticks = itertools.count()
+    return CancelToken(RequestBudget(seconds, 2**40, "test"), clock=lambda: float(next(ticks)), memory=lambda: 0)
+
+
+def test_an_answer_out_of_time_keeps_the_tokens_written(tiny):
+    """The budget ends mid-answer: the tokens written so far are the answer, with a notice; no token at all is the
+    stop itself."""
+    from explorer.runtime import cancel
+
+    whole = _counting_token(1e9)
+    with cancel.scope(whole):
+        full = answer_question(tiny, "Where?", "The cat sat on the mat.")
+    cut = None
+    for seconds in range(1, int(whole._clock())):
+        try:
+            with cancel.scope(_counting_token(seconds)):
+                got = answer_question(tiny, "Where?", "The cat sat on the mat.")
+        except cancel.RequestStopped:
+            continue
+        if any(n.kind == "stopped" for n in got.notices):
+            cut = got
+            break
+    assert cut is not None and 0 < len(cut.token_ids) < len(full.token_ids)
+    assert list(cut.token_ids) == list(full.token_ids[:len(cut.token_ids)])  # the same answer, cut short

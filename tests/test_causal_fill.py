@@ -8,7 +8,7 @@ import pytest
 
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import DECODER_FILL_TEXT_CHARS
-from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, causal_fill
+from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, CausalFill, causal_fill
 from explorer.tasks.causal.scoring import naive_scores
 from tests.tiny_gemma import load_tiny_gemma
 
@@ -155,3 +155,41 @@ def test_a_budget_that_runs_out_shows_what_was_filled_and_says_what_is_missing(t
         else:
             kinds.add("whole")
     assert kinds == {"nothing", "a blank left open", "candidates in part", "whole"}, kinds
+
+
+def _first_cut(model, text: str, options: dict, wanted, *, descending: bool = True) -> CausalFill | None:
+    """``causal_fill`` under budgets from just short of enough down to nothing (or up, not ``descending``; a clock
+    read counts a second): the first result ``wanted`` accepts (None when no budget gives one)."""
+    from explorer.runtime import cancel
+
+    whole = _counting_token(1e9)
+    with cancel.scope(whole):
+        causal_fill(model, text, **options)
+    budgets = range(1, int(whole._clock()))
+    for seconds in reversed(budgets) if descending else budgets:
+        try:
+            with cancel.scope(_counting_token(seconds)):
+                got = causal_fill(model, text, **options)
+        except cancel.RequestStopped:
+            continue
+        if wanted(got):
+            return got
+    return None
+
+
+def test_the_first_blank_leaves_the_next_its_share_of_the_budget(tiny_cpu):
+    """A budget too short for every candidate of both blanks is shared: the first blank ranks what it scored in its
+    share and the second is filled too, instead of the first taking it all and the second left as ___."""
+    shared = _first_cut(tiny_cpu, "The ___ sat on the ___ today.", {"top_k": 3, "candidates": 20},
+                        lambda r: any(n.text.startswith("Blank 1:") and "candidates were scored" in n.text
+                                      for n in r.notices))
+    assert shared is not None and len(shared.blanks) == 2 and "___" not in shared.filled
+
+
+def test_a_beam_out_of_time_keeps_the_answers_it_found(tiny_cpu):
+    """Answers of several tokens come from a beam, one length per step: when the time runs out (or would, before the
+    next step), the shorter answers found so far are ranked and a notice says how long the answers tried were."""
+    shorter = _first_cut(tiny_cpu, "The ___ sat on the mat.", {"top_k": 3, "candidates": 10, "answer_tokens": 3},
+                         lambda r: any("answers of up to" in n.text and "(3 asked)" in n.text for n in r.notices),
+                         descending=False)
+    assert shorter is not None and 1 <= max(len(c.token_ids) for c in shorter.blanks[0].by_whole) < 3

@@ -54,6 +54,27 @@ def test_cli_models_and_download(catalog, capsys, monkeypatch) -> None:
     assert len(err) == 1 and "Download of org/tiny-bert failed" in err[0]
 
 
+@pytest.mark.parametrize(("name", "key"), [
+    ("bert-base-uncased", "bert-base"), ("distilbert-base-uncased", "distilbert"), ("albert-base-v2", "albert-base"),
+    ("gpt2-medium", None)])
+def test_legacy_hub_names_are_hub_ids_to_download(name: str, key: str | None, capsys, monkeypatch, tmp_path) -> None:
+    """The names of every old tutorial are hub ids: offline, the weights are not there, here is how to get them."""
+    monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # nothing downloaded
+    assert main(["fill-mask", "--models", name, "--text", "Paris is the [MASK] of France."]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not present" in err[0] and f"python -m explorer download {name}" in err[0]
+    assert "neither a catalog key" not in err[0]
+    assert (f"The catalog key {key!r} names the same checkpoint" in err[0]) if key else "catalog key" not in err[0]
+    from huggingface_hub import HfApi
+
+    asked: list[str] = []
+    monkeypatch.setattr(HfApi, "model_info", lambda self, r, **kw: (asked.append(r), (_ for _ in ()).throw(
+        ConnectionError("down")))[1])
+    assert main(["download", name]) == 2 and "Download of" in capsys.readouterr().err
+    assert asked and (asked[0] != name) == bool(key)  # a catalog checkpoint is asked for under its owner
+
+
 def test_fill_mask_text_output_and_bad_top_k(dirs, capsys) -> None:
     rc = main(["fill-mask", "--models", str(dirs["bert"]), "--text", "The [MASK] sat.", "--top-k", "2",
                "--device", "cpu"])

@@ -21,8 +21,10 @@ def test_results_json_rows_have_the_documented_fields(capsys):
     fields = {"model", "variant", "benchmark", "metric", "value", "source"}
     assert rows and all(set(r) - {"texts"} == fields for r in rows)
     assert any(r["value"] is None for r in rows)  # "not reported" stays a row
-    claims = [r for r in rows if "texts" in r]  # a claim in words (M2M-100's abstract): the words, never a number
+    claims = [r for r in rows if "claim" in r.get("texts", {})]  # a claim in words (M2M-100's abstract): never a number
     assert claims and all(r["value"] is None and "more than 10 BLEU" in r["texts"]["claim"] for r in claims)
+    notes = [r for r in rows if "note" in r.get("texts", {})]  # a caveat beside a number (ALBERT's README, BERT-large)
+    assert notes and all(r["model"] == "BERT-large" and "XLNet" in r["texts"]["note"] for r in notes)
 
 
 def test_results_filtered_by_benchmark(capsys):

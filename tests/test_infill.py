@@ -196,3 +196,39 @@ def test_lab_checkpoint_markers_are_read() -> None:
     assert infill.parse_sentinels("[CLS] <extra_id_0> sat [SEP]", 1, ("[SEP]", "[PAD]"))[0] == ["sat"]
     assert infill.align_spans(("The cat ", " on the mat."), "the cat sat on the mat.", ignore_case=True) == ["sat"]
     assert infill.align_spans(("The cat ", " on the mat."), "the cat sat on the mat.") is None
+
+
+def test_a_seq2seq_generation_out_of_time_keeps_its_output(tiny) -> None:
+    """T5 stopped by the request's budget mid-generation: the spans so far are placed and a notice says the output
+    was cut, where the stop used to leave nothing."""
+    import itertools
+
+    from explorer.runtime import cancel
+    from explorer.runtime.cancel import CancelToken, RequestBudget
+
+    def counting(seconds: float) -> CancelToken:
+        ticks = itertools.count()
+        return CancelToken(RequestBudget(seconds, 2**40, "test"), clock=lambda: float(next(ticks)), memory=lambda: 0)
+
+    loaded = load_model(str(tiny["t5"]), "seq2seq")
+    prompt = "The ___ walks in ___ park."
+    whole = counting(1e9)
+    with cancel.scope(whole):
+        full = infill.infill(loaded, prompt, max_new_tokens=4)
+    outcomes = set()
+    for seconds in range(1, int(whole._clock())):
+        try:
+            with cancel.scope(counting(seconds)):
+                got = infill.infill(loaded, prompt, max_new_tokens=4)
+        except cancel.RequestStopped:
+            outcomes.add("nothing")
+            continue
+        cut = [n for n in got.notices if n.kind == "stopped"]
+        if not cut:  # the generation ended before the budget did
+            assert got.raw_output == full.raw_output
+            continue
+        assert "generated before the stop" in cut[0].text
+        assert full.raw_output.startswith(got.raw_output.removesuffix("</s>").rstrip())  # the same output, shorter
+        outcomes.add("kept")
+        break
+    assert "kept" in outcomes  # the criterion first runs after a generated token: there is always one to keep

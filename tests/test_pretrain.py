@@ -102,8 +102,10 @@ def test_a_real_sigint_leaves_no_checkpoint(tmp_path) -> None:
                              "--out", str(out)], cwd=ROOT, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=_default_sigint)
     assert proc.stderr is not None
-    seen = [proc.stderr.readline() for _ in range(3)]  # "preparing: ...", then "training ... (Ctrl-C stops)"
-    assert any("Ctrl-C stops" in line for line in seen), seen  # the model is built, steps are running
+    seen: list[str] = []  # "preparing: ...", its heartbeat while the model is built (a busy machine), then training
+    while not seen or "Ctrl-C stops" not in seen[-1] and seen[-1] and len(seen) < 200:
+        seen.append(proc.stderr.readline())
+    assert "Ctrl-C stops" in seen[-1], seen  # the model is built, steps are running
     for _ in range(6):  # as a person would, press Ctrl-C again if the first press is not seen within 10 s
         proc.send_signal(signal.SIGINT)
         try:
@@ -203,3 +205,31 @@ def test_exits_on_a_one_layer_student_say_the_checkpoint_is_saved(tmp_path, caps
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "at least two layers" in err and "checkpoint itself is saved" in err
     assert checkpoint.load_card(out)["objective"] == "distilbert" and not checkpoint.has_exits(out)
+
+
+# Run in a fresh interpreter: each refusal must come before torch or transformers is imported (a FIFO, a device and
+# an unwritable folder are refused in a moment, not after the imports and the memory plan).
+_REFUSALS = """
+import json, sys
+from explorer.cli import main
+seen = []
+for argv in json.loads(sys.argv[1]):
+    rc = main(argv)
+    seen.append([rc, sorted(m for m in ("torch", "transformers") if m in sys.modules)])
+print(json.dumps(seen))
+"""
+
+
+def test_paths_are_refused_before_any_heavy_import(tmp_path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cases = [["pretrain", "mlm", "--text-file", str(fifo)], ["pretrain", "mlm", "--text-file", "/dev/zero"],
+             ["pretrain", "mlm", "--out", "/proc/self/x"], ["pretrain", "mlm", "--models-dir", "/proc/self/x"],
+             ["pretrain-compare", "mlm", "roberta", "--text-file", str(fifo)],
+             ["pretrain-compare", "mlm", "roberta", "--save", "--models-dir", "/proc/self/x"]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", _REFUSALS, json.dumps(cases)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == [[2, []]] * len(cases), proc.stderr[-2000:]
+    assert proc.stderr.count("error: ") == len(cases) and "Traceback" not in proc.stderr

@@ -457,3 +457,19 @@ def test_text_columns_are_words_never_metrics():
                                                                      ("B", "score", None, ())]
     assert [rec["note"] for rec in results.table(rows)] == ["said so", ""]
     assert not results.numberless(rows) and not results.numberless(rows[1:])  # a blank without words is no claim
+
+
+def test_albert_squad_race_says_what_changed_and_flags_the_copied_cell() -> None:
+    first = (results.RESULTS_DIR / "albert_readme_squad_race.tsv").read_text(encoding="utf-8").splitlines()[0]
+    assert "unchanged since" not in first  # one cell changed: said, with its commits and dates
+    assert "79.6" in first and "76.6" in first and "2019-12-06" in first
+    bert = {r.metric: r for r in results.rows("squad-race") if r.model == "BERT-large"}
+    xlnet = {r.metric: r.value for r in results.rows("squad-race") if r.model == "XLNet"}
+    assert bert["race_test_middle"].value == 76.6
+    assert bert["squad2.0_test_f1"].value == xlnet["squad2.0_test_f1"]  # the README's cell, kept as printed...
+    assert "XLNet" in dict(bert["squad2.0_test_f1"].texts)["note"]  # ...with the caveat beside it
+
+
+def test_a_cross_check_that_reads_the_same_file_twice_says_it_is_not_independent() -> None:
+    first = (results.RESULTS_DIR / "mobilebert_glue_test.tsv").read_text(encoding="utf-8").splitlines()[0]
+    assert "not an independent check" in first and "nn_pruning" in first

@@ -32,18 +32,29 @@ def test_placements_use_published_params_and_recorded_tokens():
 
 
 def test_every_budget_with_tokens_and_a_parameter_count_is_placed():
-    """Every budget with tokens and a published count sits on the plots, ALBERT (sequence length read in
-    Sec. 4.1) and ELECTRA-Base (Table 6's 766K steps) included; what is left out lacks tokens or a published
-    count."""
+    """Every budget with tokens and a published count that is its checkpoint's own sits on the plots (ELECTRA-Base:
+    Table 6's 766K steps); what is left out lacks tokens or a published count, or is a shorter setup of its paper
+    than the checkpoint the catalog builds (ALBERT v2), and says so."""
     places = {p.key: p for p in scaling.placements()}
-    expected = {b.key for b in budgets.budgets()
-                if b.tokens is not None and catalog.get_variant(b.key).published_params is not None}
+    expected = {b.key for b in budgets.budgets() if b.tokens is not None and b.describes_checkpoint
+                and catalog.get_variant(b.key).published_params is not None}
     assert set(places) == expected
-    assert {"albert-base", "albert-large", "albert-xxlarge", "electra-base-discriminator", "t5-11b"} <= expected
-    albert = places["albert-base"]
-    assert albert.tokens == 125_000 * 4096 * 512 and albert.tokens_source == "steps x batch x seq_len"
-    # its 12 layers share one set of weights, counted once as Kaplan counts weights: a tenth of BERT-base's
-    assert albert.non_embedding < places["bert-base"].non_embedding / 10
+    assert {"electra-base-discriminator", "t5-11b"} <= expected
+
+
+def test_albert_v2_checkpoints_are_not_placed_at_the_papers_v1_budget():
+    """The catalog builds ALBERT v2 (the README: base 10M steps, the others 3M) and the budget records the paper's
+    125K-step setup: 80x and 24x fewer steps. The v2 token count is not published, so the plots leave them out."""
+    places = {p.key for p in scaling.placements()}
+    left_out = scaling.unplaced()
+    for key, ratio in (("albert-base", 80), ("albert-large", 24), ("albert-xxlarge", 24)):
+        b = budgets.budget(key)
+        assert b.steps == 125_000 and b.checkpoint_ratio == ratio and not b.describes_checkpoint
+        assert key not in places and f"{ratio}x" in left_out[key]
+        assert f"{ratio}x the paper's steps" in b.note and "several times" not in b.note
+        assert f"trained {ratio}x as many steps" in b.train_flops_source
+    plane = plots.chinchilla_figure(scaling.placements())
+    assert not any("albert" in str(t) for t in plane.data[-1].text)
 
 
 def test_geomspace_is_log_even():
@@ -72,3 +83,9 @@ def test_kaplans_n_leaves_out_the_embeddings_and_chinchillas_counts_everything()
     assert scaling.loss_chinchilla(70e9, 1.4e12) == pytest.approx(1.69 + 406.4 / 70e9 ** 0.34 + 410.7 / 1.4e12 ** 0.28)
     plane = plots.chinchilla_figure(list(places.values()))
     assert sum(1 for t in plane.data if t.name and t.name.startswith("L(N, D)")) == len(plots.ISO_COMPUTE)
+
+
+def test_the_chinchilla_fit_cites_what_can_be_checked_and_the_replication():
+    doc = scaling.__doc__ or ""
+    assert "Eq. 10" not in doc and "Approach 3" in doc
+    assert "Besiroglu et al. 2024" in doc and "rounded" in doc

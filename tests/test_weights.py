@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.runtime import fence, weights
+from explorer.runtime import fence, resolve, weights
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -162,3 +162,37 @@ def test_config_model_type_reads_only_a_json_object(tmp_path: Path, content: byt
         (tmp_path / "config.json").write_bytes(content)
     expected = "bert" if content == b'{"model_type": "bert"}' else None
     assert weights.config_model_type(tmp_path) == expected
+
+
+@pytest.fixture()
+def legacy_catalog(monkeypatch, tmp_path: Path):
+    """A catalog whose key differs from its checkpoint's name (like bert-base and google-bert/bert-base-uncased), and
+    an empty HF cache (nothing downloaded)."""
+    monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    patch_catalog(monkeypatch, fake_variant("tb", "bert", "org/tiny-bert-uncased"))
+
+
+def test_a_legacy_hub_name_is_a_hub_id_whose_weights_are_not_downloaded(legacy_catalog) -> None:
+    legacy, namespaced = weights.locate("tiny-bert-uncased"), weights.locate("org/tiny-bert-uncased")
+    for st, asked in ((legacy, "tiny-bert-uncased"), (namespaced, "org/tiny-bert-uncased")):
+        assert st.status == "not present" and f"python -m explorer download {asked}" in st.message
+        assert "The catalog key 'tb' names the same checkpoint" in st.message  # the catalog's own key, suggested
+    assert "org/tiny-bert-uncased on the hub" in legacy.message  # where the hub has moved the legacy name
+    other = weights.locate("gpt2-medium")  # a legacy name the catalog does not hold: still a hub id
+    assert other.status == "not present" and "download gpt2-medium" in other.message and "catalog key" not in \
+        other.message
+    ref = resolve.resolve("tiny-bert-uncased", None, allow_random=False)
+    assert (ref.ready, ref.missing) == (False, True)  # a download fixes it, like any hub id
+
+
+def test_a_legacy_name_finds_its_weights_in_the_cache_and_the_models_folder(legacy_catalog, tmp_path: Path,
+                                                                           tiny_bert: Path) -> None:
+    repo = tmp_path / "hub" / "models--tiny-bert-uncased"  # what from_pretrained("tiny-bert-uncased") cached
+    shutil.copytree(tiny_bert, repo / "snapshots" / ("b" * 40))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("b" * 40)
+    st = weights.locate("tiny-bert-uncased")
+    assert (st.status, st.source) == ("ready", "hf-cache")
+    shutil.copytree(tiny_bert, tmp_path / "mine" / "org--tiny-bert-uncased")  # downloaded under the owner's name
+    assert weights.locate("tiny-bert-uncased", str(tmp_path / "mine")).source == "models-dir"

@@ -43,11 +43,12 @@ def resolve(specs: list[str], directory: str | None, allow_random: bool) -> tupl
 
 @st.cache_data(max_entries=128, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def fill(refs: tuple[ModelRef, ...], prompt: str, top_k: int, directory: str | None, answer_tokens: int = 1,
-         device: str = "auto", dtype: str = "auto") -> fillmask.FillMaskResult:
-    """Every model's top-k for every mask of ``prompt`` (``device``/``dtype``: the sidebar's choice, part of the
-    key)."""
-    return fillmask.fill_mask(refs, prompt, top_k, models_dir=directory, answer_tokens=answer_tokens, device=device,
+def fill_one(ref: ModelRef, prompt: str, top_k: int, directory: str | None, answer_tokens: int = 1,
+             device: str = "auto", dtype: str = "auto") -> fillmask.FillMaskResult:
+    """One model's top-k for every mask of ``prompt``, as one request of its own: each column answers as soon as its
+    model is done, within its own budget, so a slow model is cut in its column and never holds back the others
+    (``device``/``dtype``: the sidebar's choice, part of the key)."""
+    return fillmask.fill_mask((ref,), prompt, top_k, models_dir=directory, answer_tokens=answer_tokens, device=device,
                               dtype=dtype)
 
 
@@ -110,7 +111,7 @@ def electra_pairs() -> dict[str, tuple[str, str]]:
 def free_memory() -> None:
     """Forget every loaded model and the results computed with them."""
     modelcache.clear_cache()
-    fill.clear()
+    fill_one.clear()
     fill_many.clear()
     electra.clear()
 

@@ -40,6 +40,12 @@ def placements() -> list[scaling.ScalingPoint]:
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
+def scaling_unplaced() -> dict[str, str]:
+    """Variants the scaling plots leave out though their budget has tokens, and why."""
+    return scaling.unplaced()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
 def budget_table() -> list[dict]:
     return [b.to_dict() for b in budgets.budgets()]
 
@@ -48,3 +54,9 @@ def budget_table() -> list[dict]:
 def pretraining_claims(stamp: int) -> claims.Report:
     """The committed claims measurement; ``stamp`` (the file's mtime) makes a rewritten file read again."""
     return claims.load()
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def sources_by_kind() -> dict[str, list[str]]:
+    """The works whose rows cite a README, an abstract or a model card rather than a paper's table."""
+    return results.sources_by_kind()

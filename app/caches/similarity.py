@@ -29,10 +29,23 @@ def lab_encoders() -> dict[str, str]:
     return defaults.lab_models("encoder")
 
 
+@st.cache_data(max_entries=4, show_spinner=False, ttl=600)
+def sentence_limit(device: str = "auto") -> int:
+    """How many sentences the page takes on ``device``: what its slowest request embeds within one request's time
+    budget (:func:`explorer.tasks.similarity.page_limit`)."""
+    from explorer.runtime import cancel
+    from explorer.runtime.placement import resolve_device
+
+    return similarity.page_limit(cancel.request_budget().seconds, resolve_device(device) != "cpu")
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
-def clean_lines(text: str) -> similarity.SentenceList:
-    """The sentences that will be embedded, and notices about dropped lines (raises on a bad list)."""
-    return similarity.clean_sentences(text)
+def clean_lines(text: str, limit: int = similarity.MAX_SENTENCES) -> similarity.SentenceList:
+    """The sentences that will be embedded, and notices about dropped lines (raises on a bad list, or one longer
+    than ``limit``)."""
+    why = (f" on this page (what one request embeds within this server's time budget; the command line takes up to "
+           f"{similarity.MAX_SENTENCES})") if limit < similarity.MAX_SENTENCES else ""
+    return similarity.clean_sentences(text, limit, why)
 
 
 @st.cache_data(max_entries=32, show_spinner="Embedding the sentences…")

@@ -120,7 +120,11 @@ def budgets_section() -> None:
     st.caption("Kaplan et al. 2020 (Eq. 1.1, 1.2) fit decoder-only language models on WebText2, with N counting "
                "non-embedding parameters: for encoders (BERT, RoBERTa) the predicted loss only shows where they sit "
                "on the curve. Chinchilla (Hoffmann et al. 2022): compute-optimal N and D both grow as about C^0.5, "
-               "about 20 tokens per parameter. Only variants whose budget gives a token count are placed.")
+               "about 20 tokens per parameter; its fitted law L(N, D) is drawn with the rounded constants the paper "
+               "prints (Approach 3), which Besiroglu et al. 2024 found bias its predictions: read it as a shape. Only "
+               "variants whose budget gives a token count are placed.")
+    for key, why in cache.scaling_unplaced().items():
+        st.caption(f"Not placed: {ui.markdown_safe(key)} ({why}).")
 
 
 LAB_COLUMNS = {"claim": "claim", "paper": "the paper", "source": "source", "measured": "measured here",

@@ -50,7 +50,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """
     parser = _Parser(prog="python -m explorer", description="Transformer Explorer command line")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for area in AREAS:
+    # the area named like the command first ("pretrain-compare" is the pretrain area's): its checks then run with
+    # none of the other areas' heavy imports
+    named = (command or "").split("-")[0]
+    for area in sorted(AREAS, key=lambda a: a != named):
         importlib.import_module(f"explorer.cli.{area}").register(sub)
         if command is not None and command in sub.choices:
             break

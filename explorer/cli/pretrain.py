@@ -12,7 +12,9 @@ accumulated step too, with counts, elapsed time and time left); stdout gets the 
 is 130. Bad input (steps 0 or 10^9, an unknown objective, an empty/binary/huge text file, CUDA on a machine
 without it) is one line on stderr and exit code 2, like every command.
 
-Memory is planned before the text is read or a model is built (:mod:`explorer.training.memory`): the longest
+The paths come first, before any heavy import: the output folder is tested writable and the text file read and
+checked (a FIFO, a device, a binary or huge file is refused in a moment). Memory is planned before a model is
+built (:mod:`explorer.training.memory`): the longest
 ``--seq-len`` and the most ``--batch-tokens`` follow from this machine's memory budget. A step too large for
 one pass is run as micro-batches with accumulated gradients (a ``note:`` line says so); one that does not fit
 even so is refused with the figure and the largest setting that fits.
@@ -208,14 +210,25 @@ def _interrupted_at(session: Session) -> int:
     return _interrupted("during training, nothing was saved")
 
 
-def _pretrain(args: argparse.Namespace) -> int:
+def _out(args: argparse.Namespace, objective: str) -> Path:
+    """The checkpoint folder of ``objective``'s run (``--out``, else its folder in the models folder's lab/), checked
+    writable (a probe file made and removed) before any heavy import: not after seconds of imports or minutes of
+    training."""
     from explorer.training import checkpoint
 
+    given = getattr(args, "out", None)  # pretrain-compare names no folder: each run gets its default one
+    if given is not None:
+        return checkpoint.target_of(given)
+    return checkpoint.target_of(checkpoint.default_out(objective, args.size, args.steps, args.seed, args.models_dir))
+
+
+def _pretrain(args: argparse.Namespace) -> int:
+    # the paths first (the output folder, the text file: a FIFO, a device, a binary or huge file), with no heavy
+    # import: a refusal takes a moment, not the seconds torch and the memory plan take
+    out = _out(args, args.objective)
+    text = _corpus(args)
     plan = _plan(args, args.objective, _device(args))
-    out = checkpoint.default_out(plan.objective, plan.size, plan.steps, plan.seed, args.models_dir) \
-        if args.out is None else args.out
-    checkpoint.target_of(out)  # may be written (a probe file made and removed): before minutes of training, not after
-    session = _session(plan, _corpus(args), args.probe, args.exits)
+    session = _session(plan, text, args.probe, args.exits)
     with Ticker() as ticker:
         try:
             session.execute(_hooks(ticker, out), save_to=out)
@@ -242,19 +255,13 @@ def _pretrain(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from explorer.training import checkpoint
-
     names = list(dict.fromkeys(recipes.get(o).name for o in args.objectives))
     if len(names) < 2:
         raise ExplorerError("Name at least two different objectives to compare (for example: mlm roberta).")
+    outs = [_out(args, name) if args.save else None for name in names]  # paths first, before any heavy import
+    text = _corpus(args)
     device = _device(args)
     plans = [_plan(args, name, device) for name in names]  # every objective checked before the first trains
-    outs = [checkpoint.default_out(p.objective, p.size, p.steps, p.seed, args.models_dir) if args.save else None
-            for p in plans]
-    for out in outs:  # every checkpoint folder may be written, before the first trains
-        if out is not None:
-            checkpoint.target_of(out)
-    text = _corpus(args)
     done: list[dict[str, object]] = []
     with Ticker() as ticker:
         try:

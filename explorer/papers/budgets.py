@@ -15,6 +15,11 @@ give stays ``None``. Two numbers are derived here, and say so:
 
 What stops a derivation is named, not guessed: ``missing`` lists the record fields (and ``published_params``,
 the catalog's count) that a token count or a FLOPs estimate would need.
+
+A record describes the setup its source reports; when the catalog builds a checkpoint that was trained longer
+(ALBERT's v2 checkpoints: 10M and 3M steps against the paper's 125K), ``checkpoint_steps`` says how long, and
+:attr:`Budget.describes_checkpoint` is False: the scaling plots then leave the variant out rather than place its
+checkpoint at the paper's budget.
 """
 
 from __future__ import annotations
@@ -63,6 +68,19 @@ class Budget:
     checked: str
     note: str
     missing: tuple[str, ...] = ()  # fields a token count or a FLOPs estimate lacks ("record": no record at all)
+    checkpoint_steps: int | None = None  # steps of the checkpoint the catalog builds, where its source says they differ
+
+    @property
+    def describes_checkpoint(self) -> bool:
+        """Whether these figures are those of the checkpoint the catalog builds (not a shorter setup of its paper)."""
+        return self.checkpoint_steps is None or self.checkpoint_steps == self.steps
+
+    @property
+    def checkpoint_ratio(self) -> float | None:
+        """How many times this record's steps the catalog's checkpoint was trained (None: the same, or unknown)."""
+        if self.describes_checkpoint or not self.steps or self.checkpoint_steps is None:
+            return None
+        return self.checkpoint_steps / self.steps
 
     def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "missing": list(self.missing)}
@@ -110,6 +128,10 @@ def _derived_flops(key: str, record: dict[str, Any], tokens: float | None) -> tu
     if uses > 1:
         text += (f"; a lower bound: the layers share weights, so N counts each shared layer once though every "
                  f"token passes through it {uses} times")
+    longer = record.get("checkpoint_steps")
+    if longer and record.get("steps") and longer != record["steps"]:
+        text += (f"; of the paper's {record['steps']:,}-step setup: the catalog's checkpoint was trained "
+                 f"{longer / record['steps']:.0f}x as many steps ({longer:,})")
     return FLOPS_PER_PARAM_TOKEN * params * tokens, text
 
 
@@ -121,7 +143,7 @@ def _budget(record: dict[str, Any]) -> Budget:
     return Budget(key, record.get("corpus"), record.get("corpus_gb"), tokens, tokens_source, record.get("steps"),
                   record.get("batch"), record.get("seq_len"), record.get("batch_tokens"), record.get("hardware"),
                   record.get("days"), flops, flops_source, record["source"], record["checked"],
-                  record.get("note", ""), _missing(key, record, tokens, flops))
+                  record.get("note", ""), _missing(key, record, tokens, flops), record.get("checkpoint_steps"))
 
 
 @lru_cache(maxsize=1)

@@ -23,9 +23,9 @@ from functools import lru_cache
 from explorer import ASSETS
 from explorer.core.errors import ExplorerError, shorten
 
-__all__ = ["NOT_REPORTED", "Row", "Point", "benchmarks", "costs", "frontier", "higher_is_better", "load_rows",
-           "metrics", "numberless", "points", "rows", "scored_variants", "table", "unplaced", "variant_cost",
-           "with_compute"]
+__all__ = ["NOT_REPORTED", "SOURCE_KINDS", "Row", "Point", "benchmarks", "costs", "frontier", "higher_is_better",
+           "load_rows", "metrics", "numberless", "points", "rows", "scored_variants", "source_kind", "sources_by_kind",
+           "table", "unplaced", "variant_cost", "with_compute"]
 
 RESULTS_DIR = ASSETS / "results"
 NOT_REPORTED = "not reported"
@@ -37,6 +37,10 @@ LOWER_IS_BETTER_SUFFIXES = ("_ppl", "_bpb", "_bpc", "_ms", "_seconds")
 # Columns that describe a model's size or cost rather than score it (ALBERT's Table 2, FastBERT's FLOPs, ELECTRA's
 # train / infer FLOPs): listed after the scores, so a benchmark's default metric is never "the bigger model wins".
 SIZE_METRICS = ("params_millions", "flops", "train_flops", "infer_flops")
+# What a row's source is, by the words its ``source`` cell uses: most name a paper's table; where that could not be
+# read, the authors' README (their own listing of the released models), the abstract, or the model card.
+SOURCE_KINDS = {"README": "the authors' README", "abstract": "an abstract", "model card": "a model card"}
+PAPER_TABLE = "the paper and its table"
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,27 @@ def metrics(benchmark: str) -> list[str]:
     """The metrics of a benchmark, scores in table order, then sizes (so the first is a score)."""
     names = list(dict.fromkeys(r.metric for r in rows(benchmark)))
     return sorted(names, key=lambda m: m in SIZE_METRICS)
+
+
+def source_kind(source: str) -> str:
+    """What a ``source`` cell cites: one of :data:`SOURCE_KINDS`' values, else the paper and its table.
+
+    >>> source_kind("Devlin et al. 2019 (BERT), Table 1"), source_kind("Fan et al. 2021 (M2M-100), abstract")
+    ('the paper and its table', 'an abstract')
+    """
+    return next((kind for word, kind in SOURCE_KINDS.items() if word in source), PAPER_TABLE)
+
+
+def sources_by_kind() -> dict[str, list[str]]:
+    """For each kind of source other than a paper's table, the works whose rows cite one (the name in the source's
+    parentheses, "ALBERT"), in first-seen order: what a page says instead of claiming every row cites a table."""
+    out: dict[str, list[str]] = {kind: [] for kind in SOURCE_KINDS.values()}
+    for row in load_rows():
+        kind = source_kind(row.source)
+        work = row.source.split("(", 1)[-1].split(")", 1)[0]
+        if kind in out and work not in out[kind]:
+            out[kind].append(work)
+    return {kind: works for kind, works in out.items() if works}
 
 
 def table(selected: Sequence[Row]) -> list[dict[str, object]]:

@@ -12,8 +12,14 @@ Constants, as the papers give them:
   per parameter (Chinchilla: 70B parameters on 1.4T tokens). With C ≈ 6·N·D (Kaplan et al., Sec. 2.1),
   N_opt = sqrt(C / (6·20)) and D_opt = 20·N_opt.
 
-- Hoffmann et al. 2022, Eq. 10 (Approach 3, the parametric fit): L(N, D) = E + A / N^α + B / D^β with
-  E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28, in nats per token on MassiveText.
+- Hoffmann et al. 2022, Approach 3 (fitting a parametric loss function): L(N, D) = E + A / N^α + B / D^β with
+  E = 1.69, A = 406.4, B = 410.7, α = 0.34, β = 0.28, in nats per token on MassiveText, the values the body of
+  the paper prints. They were read here only in copies that quote them (the same five values in each); no copy of
+  the paper itself that shows which equation holds them could be read, so no equation number is cited.
+  Besiroglu et al. 2024 (*Chinchilla Scaling: A replication attempt*, arXiv:2404.10102) refit Approach 3 on data
+  read off the paper's plots and report that these printed values are rounded in a way that substantially biases
+  the law's predictions (the TeX source holds more digits), and that the original fit's optimizer stopped before
+  converging: the curve drawn with them is the paper's printed law, a shape rather than a precise prediction.
 
 Which N each fit takes: Kaplan's N counts **non-embedding** parameters (the paper's own definition: token and
 position embeddings left out), Chinchilla's N counts **all** parameters (the difference between the two counts
@@ -23,6 +29,8 @@ has 100M of them beside 170M of embeddings, 2.7x fewer than its total), and on C
 plane by its published total, with the tokens its budget records (:mod:`explorer.papers.budgets`). A predicted
 loss is what the fit says, not a measurement. ALBERT's layers share one set of weights: both counts take that set
 once (they count weights), while each token runs it once per layer, so ALBERT's 6·N·D ``compute`` is a lower bound.
+A variant whose budget is not its checkpoint's (the catalog's ALBERT v2 checkpoints trained 24x to 80x the steps
+of the paper's setup, their tokens unpublished) is left out, and :func:`unplaced` says why.
 
 >>> round(loss_chinchilla(70e9, 1.4e12), 3)  # Chinchilla itself
 1.937
@@ -39,7 +47,7 @@ from explorer.papers import budgets
 
 __all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "ScalingPoint",
            "chinchilla_optimal", "geomspace", "loss_chinchilla", "loss_d", "loss_n", "non_embedding_params",
-           "placements"]
+           "placements", "unplaced"]
 
 N_C = 8.8e13  # Kaplan et al. 2020, Eq. 1.1: non-embedding parameters
 ALPHA_N = 0.076  # Eq. 1.1
@@ -47,7 +55,9 @@ D_C = 5.4e13  # Kaplan et al. 2020, Eq. 1.2: tokens
 ALPHA_D = 0.095  # Eq. 1.2
 TOKENS_PER_PARAM = 20  # Hoffmann et al. 2022: compute-optimal D/N (70B params on 1.4T tokens)
 FLOPS_PER_PARAM_TOKEN = 6  # C ≈ 6 N D (Kaplan et al. 2020, Sec. 2.1)
-CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}  # Hoffmann et al. 2022, Eq. 10
+# Hoffmann et al. 2022, Approach 3, as the paper's body prints them (rounded: Besiroglu et al. 2024 found the rounding
+# biases the fit's predictions; see the module docstring)
+CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
 
 
 def loss_chinchilla(params: float, tokens: float) -> float:
@@ -114,10 +124,18 @@ def placements() -> list[ScalingPoint]:
     for b in budgets.budgets():
         variant = catalog.get_variant(b.key)
         params = variant.published_params
-        if b.tokens is None or params is None:
+        if b.tokens is None or params is None or not b.describes_checkpoint:
             continue
         inner = non_embedding_params(b.key)
         out.append(ScalingPoint(b.key, variant.name, params, inner, b.tokens, b.tokens_source or "", loss_n(inner),
                              loss_d(b.tokens), b.tokens / params, FLOPS_PER_PARAM_TOKEN * params * b.tokens,
                              loss_chinchilla(params, b.tokens)))
     return out
+
+
+def unplaced() -> dict[str, str]:
+    """Variants with a recorded token count that the plots leave out, and why: their budget is a shorter setup of
+    their paper than the checkpoint the catalog builds (ALBERT's v2, trained 24x to 80x the steps)."""
+    return {b.key: f"its checkpoint was trained {b.checkpoint_ratio:.0f}x the {b.steps:,} steps of the recorded "
+                   "setup, and its own token count is not published"
+            for b in budgets.budgets() if b.tokens is not None and b.checkpoint_ratio is not None}

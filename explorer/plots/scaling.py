@@ -51,7 +51,7 @@ def chinchilla_figure(places: Sequence[ScalingPoint]) -> go.Figure:
     fig = go.Figure()
     fig.add_scatter(x=ns, y=[scaling.TOKENS_PER_PARAM * n for n in ns], mode="lines", line={"color": "#2ca02c"},
                     name="Chinchilla compute-optimal: D = 20 N")
-    for compute in ISO_COMPUTE:  # the fit's own optimum on each iso-compute line (Eq. 10, Approach 3)
+    for compute in ISO_COMPUTE:  # the fit's own optimum on each iso-compute line (Approach 3)
         best = min(ns, key=lambda n: scaling.loss_chinchilla(n, compute / (6 * n)))  # noqa: B023 (used at once)
         fig.add_scatter(x=[best], y=[compute / (6 * best)], mode="markers", marker={"symbol": "x", "color": "#2ca02c"},
                         name="L(N, D) = 1.69 + 406.4/N^0.34 + 410.7/D^0.28: its optimum per budget",

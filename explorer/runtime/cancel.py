@@ -11,6 +11,11 @@ session closed or started a new run: ``wanted`` is the app's probe; the library 
 streamlit). Outside a token (the CLI, tests) ``check`` does nothing: a command-line run is the
 user's own machine and has no limit.
 
+Anytime work plans with the budget rather than only being stopped by it: :func:`room_for` says whether a step of a
+known cost still fits (leaving time for the work after it), so a loop ends with what it has, before the stop. A
+model's load does not count against the time budget (:func:`unbudgeted`): it happens once for every later request
+(the model cache keeps it), cannot be cut half-way, and a request stopped right after it would throw its answer away.
+
 The budget is a function of the device (:func:`request_budget`), testable with injected facts:
 
 >>> cpu = MachineFacts(accelerator=None, cores=2, ram_bytes=24 * 2**30, accel_bytes=0)
@@ -41,7 +46,7 @@ from explorer.core import settings
 from explorer.core.errors import ExplorerError
 
 __all__ = ["CancelToken", "MachineFacts", "RequestBudget", "RequestStopped", "check", "current", "machine_facts",
-           "memory_left", "process_memory", "request_budget", "scope", "seconds_left"]
+           "memory_left", "now", "process_memory", "request_budget", "room_for", "scope", "seconds_left", "unbudgeted"]
 
 CPU_SECONDS = (45.0, 90.0)  # a CPU request may run 120 s / cores, within these bounds (2 cores: 60 s)
 ACCELERATOR_SECONDS = 30.0  # a GPU does the same work ten times faster
@@ -144,6 +149,15 @@ class CancelToken:
         """Seconds of the time budget still unspent (never negative): how long a network call may wait."""
         return max(0.0, self.budget.seconds - (self._clock() - self.started))
 
+    @contextlib.contextmanager
+    def unbudgeted(self) -> Iterator[None]:
+        """The body's time does not count against the budget (its memory still does)."""
+        began = self._clock()
+        try:
+            yield
+        finally:
+            self.started += self._clock() - began
+
     def grown(self) -> int:
         """Bytes the process grew since this request started (never negative)."""
         return max(0, self._memory() - self.memory_at_start)
@@ -203,3 +217,43 @@ def seconds_left() -> float | None:
     """Seconds this request may still run, or None outside a request (no limit): a remote call's timeout."""
     token = _CURRENT.get()
     return None if token is None else token.seconds_left()
+
+
+def now() -> float:
+    """The current request's clock (what its budget is measured on), else ``time.monotonic``: how a loop times its
+    steps to plan the next one with :func:`room_for`."""
+    token = _CURRENT.get()
+    return token._clock() if token is not None else time.monotonic()
+
+
+def room_for(step_seconds: float, reserve: float = 0.0) -> bool:
+    """Whether a step expected to take ``step_seconds`` still fits this request's time budget with ``reserve``
+    seconds left over for the work after it (the next blanks of a text); always True outside a request.
+
+    >>> t = CancelToken(RequestBudget(10.0, 2**30, "test"), clock=iter([0.0, 4.0, 4.0]).__next__, memory=lambda: 0)
+    >>> with scope(t):
+    ...     room_for(5.0), room_for(5.0, reserve=2.0)
+    (True, False)
+    """
+    left = seconds_left()
+    return left is None or left - reserve >= step_seconds
+
+
+@contextlib.contextmanager
+def unbudgeted() -> Iterator[None]:
+    """Run the body without charging its time to the current request (a model's one-time load); free outside one.
+
+    >>> t = CancelToken(RequestBudget(10.0, 2**30, "test"), clock=iter([0.0, 1.0, 9.0, 9.0]).__next__,
+    ...                 memory=lambda: 0)
+    >>> with scope(t):
+    ...     with unbudgeted():
+    ...         pass
+    ...     round(t.seconds_left(), 1)  # the 8 s inside were not charged
+    9.0
+    """
+    token = _CURRENT.get()
+    if token is None:
+        yield
+        return
+    with token.unbudgeted():
+        yield

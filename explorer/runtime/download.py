@@ -22,8 +22,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from explorer.core.errors import ExplorerError, shorten
+from explorer.runtime import hubnames
 from explorer.runtime.fence import hf_cache_dir, models_dir_default
-from explorer.runtime.weights import _DOWNLOADING, HUB_ID, WeightsStatus, locate, variant_hub_id
+from explorer.runtime.weights import _DOWNLOADING, WeightsStatus, locate, variant_hub_id
 
 __all__ = ["DOWNLOAD_PATTERNS", "HUB_TIMEOUT_S", "download"]
 
@@ -130,7 +131,8 @@ def download(key: str, models_dir: str | None = None,
     Failure (no network, unknown repo) raises ExplorerError with one line, within seconds.
     """
     is_key, hub_id = variant_hub_id(key)
-    hub_id = hub_id if is_key else (key if HUB_ID.fullmatch(key) else None)
+    # a legacy name (bert-base-uncased) is asked for as the catalog checkpoint it names, where the hub moved it
+    hub_id = hub_id if is_key else (hubnames.canonical(key) if hubnames.hub_id_text(key) else None)
     if not hub_id:
         raise ExplorerError(f"{shorten(key)!r} has no published checkpoint to download: use random-weight mode, "
                             "or a catalog key from `python -m explorer models`.")

@@ -341,7 +341,9 @@ def load_model(key_or_path: str | ModelRef, task: str = "base", *, attn_implemen
     if (hit := modelcache.cached(ckey)) is not None:
         return hit
     cancel.check()  # a request out of budget does not start another load (a cache hit above is free)
-    with modelcache.key_lock(ckey):
+    # a load is paid once for every later request (the model cache keeps it) and cannot be cut half-way: its time is
+    # not charged to this request's budget (explorer.runtime.cancel.unbudgeted), its memory is
+    with cancel.unbudgeted(), modelcache.key_lock(ckey):
         if (hit := modelcache.cached(ckey)) is not None:  # another session loaded it while we waited
             return hit
         with MODEL_BUILD_LOCK:

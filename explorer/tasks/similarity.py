@@ -41,13 +41,21 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
 __all__ = [
-    "BI_ENCODER", "MAX_SENTENCES", "SearchHit", "SearchResult", "SentenceList", "SimilarityResult",
-    "clean_sentences", "cosine_matrix", "encode", "max_length", "mean_pool", "search", "similarity", "tidy",
-    "truncation_notices",
+    "BI_ENCODER", "BUSY_CPU_SECONDS_PER_SENTENCE", "MAX_SENTENCES", "SearchHit", "SearchResult", "SentenceList",
+    "SimilarityResult", "clean_sentences", "cosine_matrix", "encode", "max_length", "mean_pool", "page_limit", "search",
+    "similarity", "tidy", "truncation_notices",
 ]
 
 BI_ENCODER = "sentence-bert"  # catalog key of the bundled all-MiniLM-L6-v2
 MAX_SENTENCES = 200  # the page and the CLI draw an N x N matrix: beyond this it is unreadable and slow
+# Seconds one sentence costs the Similarity page's slowest request, ColBERT's compression study (every sentence
+# through the encoder one at a time, then k-means over their token vectors), measured with all-MiniLM-L6-v2 on a
+# 2-core CPU kept busy by four other CPU-bound processes (on a shared machine whose other work already held its
+# load average near 14: a harsher case than four alone), one torch thread (explorer.runtime.threads), 200 sentences
+# of ~100 characters (the list's 20,000-character cap spread over 200 lines): 111 s, where the late-interaction
+# ranking took 74 s and the bi-encoder's matrix 17 s.
+BUSY_CPU_SECONDS_PER_SENTENCE = 111 / 200
+PAGE_TIME_SHARE = 0.9  # of a request's time budget the planned work may take: the rest is margin
 
 
 @dataclass(frozen=True)
@@ -115,11 +123,25 @@ def tidy(text: str) -> str:
     return " ".join(kept.split())
 
 
-def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) -> SentenceList:
+def page_limit(budget_seconds: float, accelerator: bool = False) -> int:
+    """How many sentences the Similarity page takes: as many as its slowest request embeds within ``budget_seconds``
+    (a request's time budget, :func:`explorer.runtime.cancel.request_budget`) on a busy CPU, at most
+    :data:`MAX_SENTENCES`. An accelerator gets :data:`MAX_SENTENCES` (its cost was not measured here: no GPU).
+
+    >>> page_limit(60.0), page_limit(45.0), page_limit(30.0, accelerator=True)
+    (97, 72, 200)
+    """
+    if accelerator:
+        return MAX_SENTENCES
+    return max(1, min(MAX_SENTENCES, int(budget_seconds * PAGE_TIME_SHARE / BUSY_CPU_SECONDS_PER_SENTENCE)))
+
+
+def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES, why: str = "") -> SentenceList:
     """Strip lines, drop empty ones and exact duplicates (keeping the first), refuse too many or too long.
 
     Duplicates are dropped because two identical rows add nothing to a similarity matrix and tie
-    every ranking; each drop is reported so the user sees why a line vanished.
+    every ranking; each drop is reported so the user sees why a line vanished. ``why`` says where a
+    lower ``max_sentences`` comes from (the page's time budget).
     """
     if isinstance(lines, str):
         if len(lines) > SIMILARITY_LIST_CHARS:
@@ -142,7 +164,7 @@ def clean_sentences(lines: list[str] | str, max_sentences: int = MAX_SENTENCES) 
     if not kept:
         raise ExplorerError("No sentences given: type one sentence per line.")
     if len(kept) > max_sentences:
-        raise ExplorerError(f"{len(kept)} sentences given; the limit is {max_sentences}. Remove some lines.")
+        raise ExplorerError(f"{len(kept)} sentences given; the limit is {max_sentences}{why}. Remove some lines.")
     return SentenceList(tuple(kept), tuple(notices))
 
 

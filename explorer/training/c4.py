@@ -75,17 +75,25 @@ class Removed:
     characters: int = 0
     examples: list[str] = field(default_factory=list)  # a few removed lines or page openings (bad words: none)
 
-    def add(self, text: str, *, page: bool = False, show: bool = True) -> None:
+    def add(self, text: str, *, page: bool = False, show: bool = True, example: str | None = None) -> None:
+        """Count ``text`` as removed (its characters once: a page whose lines a line rule took already counts only
+        what was left of it); ``example`` is shown in its place (such a page's opening)."""
         self.pages += page
         self.lines += not page
         self.characters += len(text)
+        example = text if example is None else example
         if show and len(self.examples) < MAX_EXAMPLES:
-            self.examples.append(text[:120] + ("…" if len(text) > 120 else ""))
+            self.examples.append(example[:120] + ("…" if len(example) > 120 else ""))
 
 
 @dataclass(frozen=True)
 class Report:
-    """The cleaned text and, per rule in order, what it removed."""
+    """The cleaned text and, per rule in order, what it removed.
+
+    Characters are counted the same way on both sides: those of the pages given (``characters_in``) and those of
+    the pages kept (``characters_kept``), not the blank lines :attr:`kept` puts between pages to show them, so
+    what is kept is never more than what was given.
+    """
 
     kept: str
     pages_in: int
@@ -93,10 +101,7 @@ class Report:
     characters_in: int
     removed: tuple[Removed, ...]
     notes: tuple[str, ...]
-
-    @property
-    def characters_kept(self) -> int:
-        return len(self.kept)
+    characters_kept: int = 0  # of the kept pages, the separators between them not counted
 
 
 def _line_rule(line: str) -> str | None:
@@ -181,9 +186,9 @@ def clean_pages(pages: list[str]) -> Report:
         if rule is None:
             survivors.append(kept)
         else:
-            removed[rule].add(kept or page.strip(), page=True, show=rule != RULES[4])
+            removed[rule].add(kept, page=True, show=rule != RULES[4], example=kept or page.strip())
     final = _dedupe(survivors, removed[RULES[7]])
     notes = ("C4 also kept only pages langdetect judged English with probability 0.99 or more; no language "
              "detector is installed here, so that filter is not applied.",)
     return Report("\n\n".join(final), len(pages), len(final), sum(len(p) for p in pages), tuple(removed.values()),
-                  notes)
+                  notes, sum(len(p) for p in final))

@@ -156,7 +156,7 @@ def test_bundled_minilm_says_it_has_no_mlm_head() -> None:
                in e.replace("\\", "") for e in _errors(at))
 
 
-def test_page_and_cli_share_one_library_call(tiny, monkeypatch) -> None:
+def test_page_and_cli_share_one_library_call_one_request_per_model(tiny, monkeypatch) -> None:
     import explorer.tasks.fillmask
 
     calls = []
@@ -166,7 +166,8 @@ def test_page_and_cli_share_one_library_call(tiny, monkeypatch) -> None:
     at.text_input(key="fm_paths").set_value(str(tiny["roberta"]))
     at.text_area(key="fm_text").set_value("One path for the [MASK].").run()
     _clean(at)
-    assert tuple(r.spec for r in calls[-1]) == (SMALL, str(tiny["roberta"]))  # every model in one side-by-side call
+    # the CLI's call, one model a request: each column answers as soon as its model is done
+    assert [tuple(r.spec for r in c) for c in calls[-2:]] == [(SMALL,), (str(tiny["roberta"]),)]
 
 
 def test_missing_weights_without_random_mode_are_a_warning(monkeypatch, tmp_path) -> None:
@@ -213,13 +214,13 @@ def test_decoder_answer_length_shows_only_with_a_decoder(monkeypatch) -> None:
     at = _app().run()  # electra-small-generator only: no decoder, no slider
     assert "fm_decoder_tokens" not in [s.key for s in at.slider]
     seen = []
-    real = cache_models.fill
+    real = cache_models.fill_one
 
     def spy(*args, **where):
         seen.append(args[-1])  # answer_tokens; the sidebar's device and dtype come as keywords
         return real(*args, **where)
 
-    monkeypatch.setattr(cache_models, "fill", spy)
+    monkeypatch.setattr(cache_models, "fill_one", spy)
     at = _app("gemma3-270m").run()
     assert "fm_decoder_tokens" in [s.key for s in at.slider] and seen == [1]  # one token unless asked
 
@@ -325,5 +326,47 @@ def test_a_prompt_resolves_each_model_once_through_every_layer(tiny, monkeypatch
     _clean(at)
     assert len(at.subheader) == 2 and not _errors(at)  # both models answered
     # two models: one look on disk and one config read each; the prompt is checked by the page (one message before
-    # any spinner) and by the library (the CLI's entry too), never again below
-    assert calls == {"locate": 2, "family_of": 2, "clean_text": 2}
+    # any spinner) and by the library's entry (the CLI's too) in each model's request, never again below
+    assert calls == {"locate": 2, "family_of": 2, "clean_text": 1 + 2}
+
+
+def test_a_legacy_hub_name_says_its_weights_are_not_downloaded(monkeypatch, tmp_path) -> None:
+    """``bert-base-uncased``, the name of every old tutorial, is a hub id: not downloaded, how to get it, and the
+    catalog key naming the same checkpoint; never "neither a catalog key, a hub id nor a directory"."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path / "models"))
+    at = _app().run()
+    at.text_input(key="fm_paths").set_value("bert-base-uncased").run()
+    _clean(at)
+    assert not at.error  # weights not downloaded yet is a state, not a failure, with untrained weights allowed too
+    warned = [w for w in shown(at.warning) if w.startswith("bert-base-uncased:")]
+    assert warned and "python -m explorer download bert-base-uncased" in warned[0]
+    assert "The catalog key 'bert-base' names the same checkpoint" in warned[0]
+    assert _names(at) == ["ELECTRA-small generator"]  # the other model still answers
+
+
+def test_each_column_answers_on_its_own_and_the_slow_one_is_cut_in_its_own(tiny, monkeypatch, tmp_path) -> None:
+    """Each model is a request of its own: a decoder whose budget runs out keeps the candidates it scored, with the
+    notice in its column, and the masked LM beside it still answers (one request for all used to stop the page
+    after the decoder with one page-wide "stopped" and no answer)."""
+    import itertools
+
+    from explorer.runtime import cancel, workers
+    from tests.tiny_gemma import save_tiny_gemma
+
+    decoder = save_tiny_gemma(tmp_path / "gemma")
+
+    def counting_token() -> cancel.CancelToken:  # a clock read is a second: a budget of work, not of time
+        ticks = itertools.count()
+        return cancel.CancelToken(cancel.RequestBudget(8.0, 2**40, "test"), clock=lambda: float(next(ticks)),
+                                  memory=lambda: 0)
+
+    monkeypatch.setattr(workers, "_request_token", counting_token)
+    at = _app(SMALL).run()
+    at.multiselect(key="fm_models").set_value([])
+    at.text_input(key="fm_paths").set_value(f"{decoder}, {tiny['bert']}")
+    at.text_area(key="fm_text").set_value("The cat sat on the [MASK] today.").run()
+    _clean(at)
+    assert _names(at) == ["gemma", "bert"]  # both answered
+    cut = [w for w in shown(at.warning) if "candidates were scored with the whole text" in w]
+    assert len(cut) == 1 and "was stopped" not in " ".join(e for e in _errors(at))

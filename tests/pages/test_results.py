@@ -50,6 +50,9 @@ def test_budgets_view_shows_the_table_and_both_scaling_figures():
     assert len(at.dataframe[0].value) >= 20
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     assert any("Kaplan" in t for t in titles) and any("compute-optimal" in t for t in titles)
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any("Besiroglu et al. 2024" in c for c in captions)  # the printed constants' known bias, said
+    assert any(c.startswith("Not placed: albert-base") and "80x" in c for c in captions)
 
 
 def test_selection_from_the_url_and_not_reported_rows():
@@ -156,3 +159,12 @@ def test_unreported_glue_cells_show_a_dash_not_none():
     table = at.dataframe[0]
     assert table.value.isna().any().any()  # some papers leave tasks out
     assert table.proto.placeholder == "—"  # what the browser draws in a missing cell (its default is "None")
+
+
+def test_the_intro_says_which_rows_cite_a_readme_an_abstract_or_a_card_not_a_table():
+    at = page_app("results.py").run()
+    intro = next(m.value for m in at.markdown if "as the papers report them" in m.value).replace("\\", "")
+    assert "every row names its paper and table" not in intro
+    for kind, works in results.sources_by_kind().items():
+        assert kind in intro and all(w in intro for w in works), (kind, works)
+    assert {"ALBERT", "CTRL", "M2M-100"} <= {w for ws in results.sources_by_kind().values() for w in ws}

@@ -180,3 +180,25 @@ def test_the_sentence_bert_tab_measures_each_pooling_and_computes_each_objective
     assert swapped["loss"].iloc[2] > 1 and swapped["loss"].iloc[1] > losses["loss"].iloc[1]
     at.text_input(key="sbert_anchor").set_value("   ").run()
     assert any("anchor" in e.value and "empty" in e.value for e in at.error)
+
+
+def test_the_sentence_limit_fits_the_request_budget() -> None:
+    """The page takes as many sentences as its slowest request embeds within a request's time budget on a busy CPU
+    (200 once ran 123 s against 60 s): one more is one clear message naming the limit and why, before any model
+    work; the limit itself is accepted. The command line keeps 200."""
+    from explorer.runtime import cancel
+    from explorer.runtime.placement import resolve_device
+    from explorer.tasks import similarity
+
+    if resolve_device("auto") != "cpu":
+        pytest.skip("an accelerator's cost per sentence was not measured: it keeps the 200")
+    budget = cancel.request_budget()
+    limit = similarity.page_limit(budget.seconds)
+    assert limit * similarity.BUSY_CPU_SECONDS_PER_SENTENCE <= budget.seconds  # the planned work fits
+    assert limit < similarity.MAX_SENTENCES  # so 200 sentences are no longer offered on a CPU's budget
+    at = _app().run()
+    at.text_area(key="sim_text").set_value("\n".join(f"Sentence number {i} is here." for i in range(limit + 1))).run()
+    _clean(at)
+    assert len(at.error) == 1 and f"{limit + 1} sentences given; the limit is {limit} on this page" in at.error[0].value
+    assert not at.get("plotly_chart") and f"Up to {limit} sentences" in at.text_area(key="sim_text").help
+    assert len(similarity.clean_sentences("\n".join(f"S {i}." for i in range(200))).sentences) == 200  # the CLI's

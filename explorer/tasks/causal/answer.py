@@ -17,6 +17,7 @@ from explorer.core.handles import Tokenizer
 from explorer.core.limits import DECODER_QA_CONTEXT_CHARS, DECODER_QA_QUESTION_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.core.userinput import require_text
+from explorer.runtime import cancel
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.prompt import context_limit
@@ -109,16 +110,26 @@ def qa_prompt(tokenizer: Tokenizer, question: str, context: str, limit: int) -> 
     return list(tokenizer(PROMPT.format(context=short, question=question))["input_ids"]), note
 
 
-def _generate(loaded: LoadedModel, ids: list[int]) -> tuple[str, tuple[int, ...]]:
+def _generate(loaded: LoadedModel, ids: list[int]) -> tuple[str, tuple[int, ...], Notice | None]:
+    """The answer's first line, its token ids, and (anytime) a notice when the request's time ended it early: the
+    tokens written so far are the answer then; a closed page, or a stop before the first token, still raises."""
     decoder = TokenDecoder(loaded.model, loaded.tokenizer, tuple(ids),
                            DecodingSettings("greedy", max_new_tokens=MAX_ANSWER_TOKENS))
+    cut = None
     while not decoder.finished:
-        decoder.step()
+        try:
+            decoder.step()
+        except cancel.RequestStopped as err:
+            if err.reason == "gone" or not decoder.token_ids:
+                raise
+            cut = Notice("stopped", f"{err} The answer is the {len(decoder.token_ids)} token(s) written before "
+                                    "the stop (it may be cut short).")
+            break
         text = loaded.tokenizer.decode(decoder.token_ids, skip_special_tokens=True)
         if "\n" in text.lstrip():  # one line is the answer; the model would go on with a new question
             break
     text = loaded.tokenizer.decode(decoder.token_ids, skip_special_tokens=True)
-    return text.strip().split("\n")[0].strip(), tuple(decoder.token_ids)
+    return text.strip().split("\n")[0].strip(), tuple(decoder.token_ids), cut
 
 
 def answer_question(loaded: LoadedModel, question: str, context: str) -> GenerativeAnswer:
@@ -130,9 +141,9 @@ def answer_question(loaded: LoadedModel, question: str, context: str) -> Generat
                            max_chars=DECODER_QA_CONTEXT_CHARS,
                            limit_note="longer contexts are cut to the model's window anyway")
     ids, cut = qa_prompt(loaded.tokenizer, question, context, context_limit(loaded.model))
-    answer, token_ids = _generate(loaded, ids)
+    answer, token_ids, stopped = _generate(loaded, ids)
     span, match = locate(answer, context), "whole"
-    notices = [cut] if cut else []
+    notices = [n for n in (cut, stopped) if n]
     if span is None:
         span, match = locate_part(answer, context), "part"
         found = f": only “{context[span[0]:span[1]]}” does (highlighted)" if span else ""

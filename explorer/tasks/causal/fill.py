@@ -121,21 +121,23 @@ def _fit(prefix: list[int], suffix: list[int], room: int, limit: int) -> tuple[l
                                                "tokens nearest the blank were used.")
 
 
-def _middles(scorer: PrefixScorer, suffix: list[int], candidates: int, answer_tokens: int,
-             banned: frozenset[int]) -> list[tuple[int, ...]]:
+# One answer offered for a blank: its token ids, log p(ids | text before the blank), and the whole text's
+# log-probability with it when already known (a beam scores each answer it keeps; single tokens are scored after).
+Answer = tuple[tuple[int, ...], float, float | None]
+
+
+def _answers(scorer: PrefixScorer, suffix: list[int], candidates: int, answer_tokens: int,
+             banned: frozenset[int], reserve: float | None) -> list[Answer]:
+    """The left context's answers for the blank: its ``candidates`` likeliest next tokens, or a beam's answers of up
+    to ``answer_tokens`` tokens with both their scores (anytime, ``reserve`` kept for the blanks after)."""
     if answer_tokens == 1:
         nxt = scorer.next_logprobs.clone()
         nxt[sorted(banned)] = float("-inf")
-        return [(int(i),) for i in nxt.topk(min(candidates, nxt.shape[0])).indices.tolist()]
+        top = nxt.topk(min(candidates, nxt.shape[0])).indices.tolist()
+        return [((int(i),), float(scorer.next_logprobs[int(i)]), None) for i in top]
     found = beam_continuations(scorer, suffix, max_tokens=answer_tokens, width=BEAM_WIDTH, expand=BEAM_EXPAND,
-                               banned=banned)
-    return [c.ids for c in found[:candidates]]
-
-
-def _left_logprobs(scorer: PrefixScorer, middles: list[tuple[int, ...]]) -> list[float]:
-    if all(len(m) == 1 for m in middles):
-        return [float(scorer.next_logprobs[m[0]]) for m in middles]
-    return [s - scorer.prefix_logprob for s in scorer.scores(middles, ())]
+                               banned=banned, anytime=True, reserve=reserve)
+    return [(c.ids, c.left, c.logprob) for c in found[:candidates]]
 
 
 def _candidates(tokenizer: Tokenizer, middles: list[tuple[int, ...]], left: list[float],
@@ -145,38 +147,58 @@ def _candidates(tokenizer: Tokenizer, middles: list[tuple[int, ...]], left: list
             for m, lf, wh, sh in zip(middles, left, whole, shares, strict=True)]
 
 
-def _visible(tokenizer: Tokenizer, middles: list[tuple[int, ...]], index: int,
-             ) -> tuple[list[tuple[int, ...]], Notice | None]:
-    """The middles that put something visible in the blank; all of them (and a notice) when none does."""
-    shown = [m for m in middles if not is_blank(tokenizer.decode(list(m), skip_special_tokens=False))]
+def _visible(tokenizer: Tokenizer, answers: list[Answer], index: int) -> tuple[list[Answer], Notice | None]:
+    """The answers that put something visible in the blank; all of them (and a notice) when none does."""
+    shown = [a for a in answers if not is_blank(tokenizer.decode(list(a[0]), skip_special_tokens=False))]
     if shown:
         return shown, None
-    return middles, Notice("info", f"Blank {index + 1}: every answer the decoder found is empty or whitespace, "
+    return answers, Notice("info", f"Blank {index + 1}: every answer the decoder found is empty or whitespace, "
                                    "so the blank is filled with nothing.")
 
 
+def _cut_note(index: int, scorer: PrefixScorer, scored: int, offered: int, answer_tokens: int) -> Notice | None:
+    """What an anytime blank left out, in words: candidates not scored with the whole text, or answer lengths a beam
+    did not reach (None when nothing was cut)."""
+    if scorer.stopped is None and not scorer.planned_stop:
+        return None
+    if scored < offered:
+        return Notice("stopped", f"Blank {index + 1}: {scored} of {offered} candidates were scored with the whole text "
+                                 "in the time this request has; those are ranked (the others only by the text "
+                                 "before the blank).")
+    if scorer.beam_depth < answer_tokens:
+        return Notice("stopped", f"Blank {index + 1}: answers of up to {scorer.beam_depth} token(s) were tried "
+                                 f"({answer_tokens} asked) in the time this request has.")
+    return None
+
+
 def _fill_blank(model: Any, tokenizer: Tokenizer, before: str, after: str, index: int, settings: tuple[int, int, int],
-                ) -> tuple[BlankFill, list[Notice], cancel.RequestStopped | None]:
+                reserve: float | None = None) -> tuple[BlankFill, list[Notice], cancel.RequestStopped | None]:
     """One blank's candidates by both rankings, its notices, and why its whole-text ranking stopped early (the
-    request's budget ran out: the candidates scored so far are ranked, and a notice says how many)."""
+    request's budget ran out: the candidates scored so far are ranked, and a notice says how many). ``reserve``:
+    seconds of the request kept for the blanks after this one (anytime work ends before it)."""
     top_k, candidates, answer_tokens = settings
     limit = context_limit(model)
     prefix, suffix, cut = _fit(_ids(tokenizer, before.rstrip(), start=True), _ids(tokenizer, after, start=False),
                                answer_tokens, limit)
     scorer = PrefixScorer(model, prefix)
     banned = control_ids(tokenizer, scorer.next_logprobs.shape[0])  # never <start_of_image>, <h1>, <pad>...
-    middles, empty = _visible(tokenizer, _middles(scorer, suffix, candidates, answer_tokens, banned), index)
-    left = _left_logprobs(scorer, middles)
-    whole = scorer.scores(middles, suffix, anytime=True)
-    partial = None
-    if scorer.stopped is not None:  # rank what was scored; the others are named by the left context only
-        partial = Notice("stopped", f"Blank {index + 1}: the request's time ran out after {len(whole)} of "
-                                    f"{len(middles)} candidates were scored with the whole text; those are ranked.")
+    answers, empty = _visible(tokenizer, _answers(scorer, suffix, candidates, answer_tokens, banned, reserve), index)
+    middles, left = [a[0] for a in answers], [a[1] for a in answers]
+    known = [a[2] for a in answers if a[2] is not None]
+    # a beam's answers come scored with the whole text already: only single tokens are scored here
+    whole = known if len(known) == len(answers) else scorer.scores(middles, suffix, anytime=True, reserve=reserve)
+    partial = _cut_note(index, scorer, len(whole), len(middles), answer_tokens)
     found = _candidates(tokenizer, middles[:len(whole)], left[:len(whole)], whole)
-    by_left = sorted(_candidates(tokenizer, middles, left, [0.0] * len(middles)) if partial else found,
-                     key=lambda c: -c.left_logprob)[:top_k]
+    by_left = sorted(_candidates(tokenizer, middles, left, [0.0] * len(middles)) if len(whole) < len(middles)
+                     else found, key=lambda c: -c.left_logprob)[:top_k]
     by_whole = sorted(found, key=lambda c: -c.whole_logprob)[:top_k]
     return BlankFill(index, tuple(by_left), tuple(by_whole)), [n for n in (cut, empty, partial) if n], scorer.stopped
+
+
+def _reserve(blanks_left: int) -> float | None:
+    """Seconds of the request to keep for the blanks after this one: an equal share each (None outside a request)."""
+    left = cancel.seconds_left()
+    return None if left is None else left * (blanks_left - 1) / blanks_left
 
 
 def check_count(name: str, value: object, hi: int) -> int:
@@ -197,7 +219,8 @@ def causal_fill(loaded: LoadedModel, text: str, top_k: int = 5, *, candidates: i
     for i in range(1, len(pieces)):
         try:
             cancel.check()  # each blank is a pass over the text: a stopped request ends between them
-            blank, notes, stopped = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings)
+            blank, notes, stopped = _fill_blank(loaded.model, loaded.tokenizer, done, pieces[i], i - 1, settings,
+                                                _reserve(len(pieces) - i))
         except cancel.RequestStopped as err:  # anytime: the blanks filled so far, and which are not
             if err.reason == "gone" or not blanks:
                 raise

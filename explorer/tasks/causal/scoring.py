@@ -44,6 +44,7 @@ class Continuation:
 
     ids: tuple[int, ...]
     logprob: float  # sum of log p over every predicted token of prefix + ids + suffix (<= 0)
+    left: float = 0.0  # log p(ids | prefix): the left context's own score of the answer
 
 
 def _logprobs(logits: torch.Tensor) -> torch.Tensor:
@@ -99,6 +100,8 @@ class PrefixScorer:
         self.next_logprobs = lp[-1].cpu()  # (V,) the left-context distribution at the blank
         self._cache = out.past_key_values
         self.stopped: cancel.RequestStopped | None = None  # why an anytime scores() stopped early
+        self.planned_stop = False  # an anytime scoring or beam ended early to leave its reserve of time for later work
+        self.beam_depth = 0  # answer lengths a beam tried (beam_continuations): fewer than asked when it ended early
         self._cache_bytes = _cache_bytes(self._cache)  # one row's copy of it, in every forward
 
     def _expanded_cache(self, rows: int) -> Any:
@@ -139,12 +142,14 @@ class PrefixScorer:
         return (self.prefix_logprob + first + rest.sum(1)).tolist()
 
     def scores(self, middles: Sequence[Sequence[int]], suffix: Sequence[int], *,
-               anytime: bool = False) -> list[float]:
+               anytime: bool = False, reserve: float | None = None) -> list[float]:
         """Whole-text log-probability of ``prefix + middle + suffix`` for every middle.
 
         ``anytime``: when the request's budget runs out after some batches, return the scores so far (fewer than
         the middles, in their order) and keep the reason in :attr:`stopped`, instead of raising (a closed tab
-        still raises: nobody waits for the rest)."""
+        still raises: nobody waits for the rest). With ``reserve`` (seconds kept for the work after this one), a
+        batch that would not end before that reserve is not started (:func:`explorer.runtime.cancel.room_for`,
+        its cost from the batches before): :attr:`planned_stop` says so."""
         tails = [tuple(int(i) for i in (*m, *suffix)) for m in middles]
         if any(not t for t in tails):
             raise ValueError("every candidate needs at least one token after the prefix")
@@ -154,7 +159,11 @@ class PrefixScorer:
         rows = self._rows_per_forward(max(len(t) for t in tails) - 1)
         # in anytime mode the first forward is smaller, so something is ranked even when little time is left
         starts = [0, *range(min(rows, ANYTIME_FIRST) if anytime else rows, len(tails), rows)]
+        per_row = 0.0  # seconds one candidate row took so far
         for start, stop in zip(starts, [*starts[1:], len(tails)], strict=True):
+            if anytime and out and reserve is not None and not cancel.room_for(per_row * (stop - start), reserve):
+                self.planned_stop = True
+                break
             try:
                 cancel.check()  # a stopped request frees its worker between candidate batches
             except cancel.RequestStopped as err:
@@ -162,7 +171,9 @@ class PrefixScorer:
                     raise
                 self.stopped = err
                 break
+            began = cancel.now()
             out.extend(self._score_batch(tails[start:stop]))
+            per_row = max(per_row, (cancel.now() - began) / (stop - start))
         return out
 
     def next_after(self, middles: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -188,7 +199,8 @@ class PrefixScorer:
 
 
 def beam_continuations(scorer: PrefixScorer, suffix: Sequence[int], *, max_tokens: int, width: int,
-                       expand: int, banned: frozenset[int] = frozenset()) -> list[Continuation]:
+                       expand: int, banned: frozenset[int] = frozenset(), anytime: bool = False,
+                       reserve: float | None = None) -> list[Continuation]:
     """Answers of 1..``max_tokens`` tokens for one blank, best whole-text log-probability first.
 
     A beam search over the left context: each step extends the ``width`` partial answers most
@@ -197,20 +209,49 @@ def beam_continuations(scorer: PrefixScorer, suffix: Sequence[int], *, max_token
     Partial answers are kept by the left context, not the whole text: " " + "." is a poor sentence
     but the start of " 1879." (Gemma spells numbers digit by digit), so a number or a name of
     several tokens is found without trying the vocabulary squared.
+
+    ``anytime`` (with ``reserve``, as :meth:`PrefixScorer.scores`): the answers found so far when the request's time
+    runs out, or before a step that would not end before the reserve; :attr:`PrefixScorer.beam_depth` says how long
+    the answers tried were.
     """
     beams: list[tuple[int, ...]] = [()]
     left: dict[tuple[int, ...], float] = {(): 0.0}  # log p(partial answer | text before the blank)
     found: dict[tuple[int, ...], float] = {}
-    for _ in range(max_tokens):
-        nxt = scorer.next_after(beams)  # (B, V)
-        if banned:
-            nxt[:, sorted(banned)] = float("-inf")
-        for m, row in zip(beams, nxt, strict=True):
-            top = row.topk(min(expand, row.shape[0]))
-            left.update({(*m, int(t)): left[m] + float(v) for v, t in zip(top.values, top.indices, strict=True)})
-        grown = [g for g in left if len(g) == len(beams[0]) + 1 and g not in found]
-        if not grown:
+    step_seconds = 0.0
+    for depth in range(1, max_tokens + 1):
+        if anytime and found and reserve is not None and not cancel.room_for(step_seconds, reserve):
+            scorer.planned_stop = True
             break
-        found.update(zip(grown, scorer.scores(grown, suffix), strict=True))
-        beams = sorted(grown, key=lambda g: -left[g])[:width]
-    return [Continuation(ids, found[ids]) for ids in sorted(found, key=lambda g: -found[g])]
+        began = cancel.now()
+        try:
+            grown = _grow(scorer, beams, left, found, expand, banned)
+            if not grown:
+                break
+            scored = scorer.scores(grown, suffix, anytime=anytime, reserve=reserve)
+        except cancel.RequestStopped as err:
+            if not anytime or err.reason == "gone" or not found:
+                raise
+            scorer.stopped = err
+            break
+        found.update(zip(grown, scored, strict=False))  # the most likely first: an anytime scoring keeps those
+        scorer.beam_depth = depth
+        if len(scored) < len(grown):
+            break
+        beams = grown[:width]
+        # the next step extends up to width partial answers by expand tokens each: as many rows as that, longer
+        step_seconds = (cancel.now() - began) * max(1.0, width * expand / len(grown))
+    return [Continuation(ids, found[ids], left[ids]) for ids in sorted(found, key=lambda g: -found[g])]
+
+
+def _grow(scorer: PrefixScorer, beams: list[tuple[int, ...]], left: dict[tuple[int, ...], float],
+          found: dict[tuple[int, ...], float], expand: int, banned: frozenset[int]) -> list[tuple[int, ...]]:
+    """Each beam extended by its ``expand`` most likely next tokens (``left`` gets their left-context
+    log-probabilities): the new partial answers, most likely first."""
+    nxt = scorer.next_after(beams)  # (B, V)
+    if banned:
+        nxt[:, sorted(banned)] = float("-inf")
+    for m, row in zip(beams, nxt, strict=True):
+        top = row.topk(min(expand, row.shape[0]))
+        left.update({(*m, int(t)): left[m] + float(v) for v, t in zip(top.values, top.indices, strict=True)})
+    grown = [g for g in left if len(g) == len(beams[0]) + 1 and g not in found]
+    return sorted(grown, key=lambda g: -left[g])

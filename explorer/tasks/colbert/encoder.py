@@ -31,7 +31,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.handles import Tokenizer
 from explorer.core.limits import COLBERT_QUERY_CHARS
 from explorer.core.notices import Notice
-from explorer.runtime import loading
+from explorer.runtime import cancel, loading
 from explorer.runtime.offload import input_device
 from explorer.runtime.weights import locate
 from explorer.tasks.similarity import BI_ENCODER, tidy
@@ -170,6 +170,7 @@ def encode_tokens(enc: TokenEncoder, text: str, kind: str = "document") -> Token
     clean = tidy(text)
     if not clean:
         raise ExplorerError(f"The {kind} is empty: type some text.")
+    cancel.check()  # one forward per text: a server request out of budget (or whose page closed) stops between them
     tok, model = enc.loaded.tokenizer, enc.loaded.model
     q_limit, d_limit = limits(enc)
     limit = q_limit if kind == "query" else d_limit

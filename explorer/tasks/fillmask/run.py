@@ -15,7 +15,7 @@ from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel, footprint, placement, resolve
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.resolve import ModelRef
-from explorer.tasks.causal.column import fill_causal_lm
+from explorer.tasks.causal import column as causal_column  # a module: it imports this package's result types
 from explorer.tasks.fillmask.masked import check_top_k, fill_clean
 from explorer.tasks.fillmask.prompt import MARKER, clean_text
 from explorer.tasks.fillmask.result import FillMaskResult, ModelFill
@@ -39,7 +39,7 @@ def _fill_causal_lm(ref: ModelRef, text: str, top_k: int, models_dir: str | None
                     loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """A decoder: left-context candidates ranked again by the whole sentence (explorer.tasks.causal); with
     ``answer_tokens`` > 1, answers of several tokens (a number, a name) from a short beam."""
-    return fill_causal_lm(ref, text, top_k, ref.random_weights, models_dir, loader, answer_tokens)
+    return causal_column.fill_causal_lm(ref, text, top_k, ref.random_weights, models_dir, loader, answer_tokens)
 
 
 # How each kind of model answers a fill-mask prompt (one function per loading task; the result is a ModelFill).
