@@ -30,6 +30,7 @@ import torch
 from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, LAYER_FIELDS, config_int
 from explorer.core.errors import ExplorerError
 from explorer.explain.frame import Frame
+from explorer.explain.scorer import Embedder
 from explorer.runtime import activations, cancel
 
 __all__ = ["GRADIENT_BYTES", "METHODS", "TYPICAL_CPU_FLOPS", "Cost", "check", "estimate", "record"]
@@ -76,10 +77,10 @@ def _layers(config: object) -> int:
 
 def _sizes(model: torch.nn.Module, frame: Frame) -> tuple[int, int, int, int]:
     """(parameters a token passes through, hidden width, vocabulary, logit positions read per pass)."""
-    embed = model.get_input_embeddings()
-    table = int(embed.weight.numel()) if hasattr(embed, "weight") else 0
+    weight = getattr(Embedder(model).inner, "weight", None)
+    table = int(weight.numel()) if isinstance(weight, torch.Tensor) else 0
     total = sum(p.numel() for p in model.parameters())
-    vocab, width = (int(embed.weight.shape[0]), int(embed.weight.shape[1])) if table else (0, 0)
+    vocab, width = (int(weight.shape[0]), int(weight.shape[1])) if isinstance(weight, torch.Tensor) else (0, 0)
     read = {(t.row, t.at) for t in frame.terms}
     logits = sum(len(r) for r in frame.rows) if frame.kind == "masked" else len(read)
     return max(1, total - table), width, vocab, logits

@@ -47,7 +47,8 @@ def completeness(total: float, output: float, baseline: float) -> float:
 
 def integrated(model: torch.nn.Module, frame: Frame, steps: int, per_batch: int) -> Integrated:
     """Integrated gradients of every shown token, ``per_batch`` steps (of all the frame's rows) at a time."""
-    from captum.attr import LayerIntegratedGradients  # heavy: only attributions import captum
+    # heavy: only attributions import captum, which ships no type information
+    from captum.attr import LayerIntegratedGradients  # type: ignore[import-untyped]
 
     embedder = Embedder(model)
     template = batch_of([frame], input_device(model))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -34,8 +35,9 @@ class Embedder(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module) -> None:
         super().__init__()
-        side = model.get_encoder() if is_encoder_decoder(model.config) else model
-        self.inner = getattr(side, "embed_tokens", None) or side.get_input_embeddings()
+        hf: Any = model  # a transformers model: its getters return modules (torch types them loosely)
+        side = hf.get_encoder() if is_encoder_decoder(hf.config) else hf
+        self.inner: torch.nn.Module = getattr(side, "embed_tokens", None) or side.get_input_embeddings()
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.inner(ids)

@@ -24,7 +24,7 @@ from explorer.core.limits import EXPLAIN_TARGET_CHARS, EXPLAIN_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 
-__all__ = ["MAX_TARGET_TOKENS", "Target", "check_text", "own", "resolve", "spaced"]
+__all__ = ["MAX_TARGET_TOKENS", "Target", "check_text", "check_typed", "own", "resolve", "spaced"]
 
 MAX_TARGET_TOKENS = 8  # a phrase, not a sentence: each token is one more scored position
 _VOCAB_MARKS = ("▁", "Ġ", "##")  # a target spelled as a vocabulary token (SentencePiece, byte-level BPE, WordPiece)
@@ -58,13 +58,18 @@ class Target:
         return tuple(out)
 
 
+def check_typed(text: object, what: str = "text") -> str:
+    """``text`` when it is a non-blank string within the cap (what a page checks once, before any model)."""
+    return require_text(text, what=what, empty_hint="type a sentence for the model to read.",
+                        max_chars=EXPLAIN_TEXT_CHARS,
+                        limit_note="every token is one more pass of the attribution methods")
+
+
 def check_text(text: object, tokenizer: Tokenizer, blanks: re.Pattern[str] | None = None,
                what: str = "text") -> str:
     """``text`` when it can be explained: a non-blank string within the cap, holding no special token typed as
     text (the blanks matched by ``blanks`` excepted: they are the question)."""
-    text = require_text(text, what=what, empty_hint="type a sentence for the model to read.",
-                        max_chars=EXPLAIN_TEXT_CHARS,
-                        limit_note="every token is one more pass of the attribution methods")
+    text = check_typed(text, what)
     rest = blanks.sub(" ", text) if blanks is not None else text
     found = next((s for s in _specials(tokenizer) if s in rest), None)
     if found is not None:
