@@ -56,10 +56,12 @@ def choices(directory: str | None) -> tuple[list[str], list[str], int]:
                              default=ui.query_list("methods", DEFAULT_METHODS, METHODS))
     steps = int(c3.number_input("IG steps", 1, MAX_STEPS, ui.query_int("steps", DEFAULT_STEPS, 1, MAX_STEPS),
                                 key="why_steps", help="Integrated gradients' steps, run in batches."))
+    st.session_state.setdefault("why_dir", _query("dir", ""))
+    folder = st.text_input("Or a directory saved with save_pretrained", key="why_dir").strip()
     ui.set_query_list("models", models)
     ui.set_query_list("methods", methods)
-    st.query_params["steps"] = str(steps)
-    return models, methods, steps
+    st.query_params["steps"], st.query_params["dir"] = str(steps), folder
+    return models + ([folder] if folder else []), methods, steps
 
 
 where = device_picker.pick().kwargs()

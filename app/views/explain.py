@@ -14,6 +14,7 @@ from app.views.device_picker import ran_caption
 from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.explain import background
+from explorer.explain import task as tasks
 from explorer.explain.attribution import METHOD_NAMES, SERVED_INSIDES, Attribution
 from explorer.explain.lens import Lens
 from explorer.explain.tuning import TuneReport
@@ -23,6 +24,9 @@ from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
 
 INSIDES = Notice("info", f"Not available: {SERVED_INSIDES}.")
+NO_HEAD = Notice("info", "No lens: this model has no language-model head (it was saved without one, like the "
+                         "bundled all-MiniLM-L6-v2), so its layers cannot be read as predictions. Its attributions "
+                         "of sentence similarity are below.")
 
 
 def header(name: str, served: bool = False) -> None:
@@ -38,6 +42,9 @@ def _layers_table(result: Lens) -> pd.DataFrame:
 def lens_cell(ref: ModelRef, text: str, target: str, position: int | None, tuned: bool, directory: str | None,
               where: PlacementKwargs, key: str) -> Lens | None:
     """One model's lens: the grid, and every layer's reading at the target's position as a table."""
+    if not tasks.has_head(ref):
+        ui.notice(NO_HEAD)
+        return None
     with ui.guard():
         result = cache.logit_lens(ref, text, target or None, position, tuned, directory, **where)
         if result.untrained:
@@ -74,6 +81,9 @@ def tuned_cell(ref: ModelRef, text: str, target: str, position: int | None, dire
                where: PlacementKwargs, key: str) -> Lens | None:
     """The tuned lens beside the logit lens when one is trained; else a button that trains one in the background
     (progress redrawn every two seconds by a fragment while it runs)."""
+    if not tasks.has_head(ref):
+        ui.notice(NO_HEAD)
+        return None
     card = cache.tuned_card(ref)
     if card is None:
         job = background.job_for(ref, device=where["device"], dtype=where["dtype"])

@@ -64,9 +64,10 @@ class Cost:
     @property
     def said(self) -> str:
         """One line: "integrated gradients: 196 passes x 12 tokens x 268M parameters ≈ 2.1 TFLOP, ~60 s"."""
-        time = f", ~{self.seconds:.0f} s ({self.pace})" if self.seconds is not None else ""
-        return (f"{self.method}: {self.passes:,.0f} passes x {self.tokens:,} tokens x {self.parameters / 1e6:,.0f}M "
-                f"parameters ≈ {self.flops / 1e12:.2g} TFLOP{time}")
+        time = f", ~{self.seconds:.1f} s ({self.pace})" if self.seconds is not None else ""
+        work = f"{self.flops / 1e12:.2g} TFLOP" if self.flops >= 1e11 else f"{self.flops / 1e9:.2g} GFLOP"
+        size = f"{self.parameters / 1e6:,.0f}M" if self.parameters >= 1e7 else f"{self.parameters / 1e6:.2g}M"
+        return f"{self.method}: {self.passes:,.0f} passes x {self.tokens:,} tokens x {size} parameters ≈ {work}{time}"
 
 
 def _layers(config: object) -> int:

@@ -32,7 +32,7 @@ def embedding_gradient(model: torch.nn.Module, frame: Frame) -> tuple[torch.Tens
         emb = embedder(batch.ids).detach().requires_grad_(True)  # (S, T, d): a leaf of our own
         value = score(model, batch, emb)  # (1,)
         (grad,) = torch.autograd.grad(value.sum(), emb)
-    return grad.float().cpu(), emb.detach().float().cpu(), float(value[0])
+    return grad.float().cpu(), emb.detach().float().cpu(), float(value.detach()[0])
 
 
 def per_token(frame: Frame, field: torch.Tensor) -> torch.Tensor:

@@ -38,6 +38,9 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader's model types
 __all__ = ["GRID_CHUNK", "Lens", "LensLayer", "distributions", "lens", "run", "streams"]
 
 GRID_CHUNK = 16  # positions read through the head at once for the grid (Gemma: 16 x 262,144 floats per layer)
+# The grid's columns end at the read position: every cell is a pass through the head (Gemma 3: 0.3 GFLOP), so a
+# long text shows its last GRID_POSITIONS tokens (the notice says so), not 256 x 19 cells.
+GRID_POSITIONS = 16
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,8 @@ class Lens:
     position_token: str
     target: str | None
     layers: tuple[LensLayer, ...]
-    tokens: tuple[str, ...] = ()  # the grid's columns: the read row's tokens
+    tokens: tuple[str, ...] = ()  # the grid's columns: the read row's tokens from grid_start to the read position
+    grid_start: int = 0
     grid_tokens: tuple[tuple[str, ...], ...] = ()  # (L+1, T) top-1 token of each layer at each position
     grid_probability: tuple[tuple[float, ...], ...] = ()  # (L+1, T)
     seconds: float = 0.0
@@ -189,15 +193,22 @@ def lens(loaded: LoadedModel, task: str, text: str, target: str | None = None, *
     tok = loaded.tokenizer
     row = frame.decoder[0] if frame.kind == "seq2seq" else frame.rows[0]
     aim = _target_logp(loaded.model, found, stream, frame, at, maps, logp)
+    if frame.target is not None and len(frame.target.ids) > 1 and at == frame.focus:
+        notes += (Notice("info", "The target's rank is its first token's; its probability is that of all its "
+                                 "tokens, each read where it is predicted."),)
     layers = _layers(tok, logp, aim, frame.target.ids[0] if frame.target else None, top_k)
     result = Lens(loaded.key, "tuned" if tuned else "logit", frame.task, at, tok.decode([row[at]]),
                   frame.target.scored if frame.target else None, layers, notices=frame.notices + notes,
                   untrained=loaded.untrained, **ran_on(loaded))
     if grid:
-        best, probs = _grid(loaded.model, found, stream, maps)
-        result = replace(result, tokens=tuple(tok.decode([t]) for t in row),
+        start = max(0, at + 1 - GRID_POSITIONS)
+        best, probs = _grid(loaded.model, found, stream[:, start:at + 1], maps)
+        cut = (Notice("truncated", f"The grid shows the {GRID_POSITIONS} tokens up to the read position (every cell "
+                                   "is one more reading through the head)."),) if start else ()
+        result = replace(result, tokens=tuple(tok.decode([t]) for t in row[start:at + 1]), grid_start=start,
                          grid_tokens=tuple(tuple(tok.decode([int(i)]) for i in r) for r in best),
-                         grid_probability=tuple(tuple(round(float(p), 5) for p in r) for r in probs))
+                         grid_probability=tuple(tuple(round(float(p), 5) for p in r) for r in probs),
+                         notices=result.notices + cut)
     return replace(result, seconds=round(time.perf_counter() - started, 3))
 
 

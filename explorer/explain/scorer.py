@@ -143,6 +143,12 @@ def values(model: torch.nn.Module, frames: Sequence[Frame], embedder: Embedder |
     if not frames:
         return torch.zeros(0)
     embedder = embedder or Embedder(model)
+    if len({len(f.rows) for f in frames}) > 1:  # a batch holds frames of one row count: score each count apart
+        out = torch.zeros(len(frames))
+        for count in {len(f.rows) for f in frames}:
+            picked = [i for i, f in enumerate(frames) if len(f.rows) == count]
+            out[picked] = values(model, [frames[i] for i in picked], embedder)
+        return out
     batch = batch_of(frames, input_device(model))
     with torch.inference_mode():
         return score(model, batch, embedder(batch.ids)).float().cpu()

@@ -117,8 +117,9 @@ def resolve(tokenizer: Tokenizer, typed: object, before: str, role: str = "targe
     """``typed`` as the token ids scored after ``before`` (the text in front of it), or one ExplorerError."""
     word = _checked(typed, role)
     special = set(tokenizer.all_special_ids)
-    if word.strip() in set(tokenizer.all_special_tokens):
-        raise ExplorerError(f"The {role} {shorten(word.strip())!r} is a special token: explain a word instead.")
+    if word.strip() in set(tokenizer.all_special_tokens) or any(t in word for t in _specials(tokenizer)):
+        raise ExplorerError(f"The {role} {shorten(word.strip())!r} is or holds a special token: explain a word "
+                            "instead.")
     if (exact := _vocabulary_token(tokenizer, word)) is not None:
         ids, scored = [exact], word
     else:

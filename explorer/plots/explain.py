@@ -27,7 +27,7 @@ UNSIGNED = "Blues"  # gradient norm has no sign
 def lens_grid(result: Lens) -> go.Figure:
     """Layers x positions: each cell the layer's top-1 token at that position, coloured by its probability."""
     layers = [f"{i}" if i else "0 (embeddings)" for i in range(len(result.grid_tokens))]
-    x = token_labels(result.tokens)
+    x = token_labels(result.tokens, result.grid_start)
     text = [[safe_label(t, 10) for t in row] for row in result.grid_tokens]
     fig = go.Figure(go.Heatmap(
         z=[list(r) for r in result.grid_probability], x=x, y=layers, text=text, texttemplate="%{text}",
