@@ -175,12 +175,15 @@ def top_token(loaded: LoadedModel, frame: Frame) -> int:
     with torch.inference_mode():
         if frame.kind == "seq2seq":
             dec = torch.tensor([frame.decoder[0][: (frame.focus or 0) + 1]], device=device)
-            logits = model(input_ids=row, decoder_input_ids=dec).logits[0, -1]
+            out, at = model(input_ids=row, decoder_input_ids=dec), -1
         elif frame.kind == "causal":
-            logits = model(input_ids=row[:, : (frame.focus or 0) + 1]).logits[0, -1]
+            out, at = model(input_ids=row[:, : (frame.focus or 0) + 1]), -1
         else:
-            logits = model(input_ids=row).logits[0, frame.focus]
-    logits = logits.float().clone()  # (V,)
+            out, at = model(input_ids=row), int(frame.focus or 0)
+    if getattr(out, "logits", None) is None:
+        raise ExplorerError(f"{loaded.key} has no language-model head (it was saved without one, like the bundled "
+                            "all-MiniLM-L6-v2), so it predicts no token: compare two sentences with it instead.")
+    logits = out.logits[0, at].float().clone()  # (V,)
     logits[[i for i in loaded.tokenizer.all_special_ids if i < logits.shape[0]]] = float("-inf")
     return int(logits.argmax())
 

@@ -91,13 +91,20 @@ def _inputs(frame: Frame, device: torch.device) -> dict[str, object]:
     return {"input_ids": ids, **({"use_cache": False, "logits_to_keep": 1} if frame.kind == "causal" else {})}
 
 
-def streams(model: torch.nn.Module, frame: Frame) -> tuple[sites.Sites, torch.Tensor]:
-    """(the sites, the stream at every layer ``(L+1, T, d)``) of the frame's read row (row 0, or its decoder row)."""
+NO_HEAD = ("has no language-model head (it was saved without one, like the bundled all-MiniLM-L6-v2): the lens "
+           "needs a head to read its layers as predictions. Its attributions of sentence similarity still work.")
+
+
+def _sites(model: torch.nn.Module, name: str = "This model") -> sites.Sites:
     found = sites.of(model)
     if not found.has_head:
-        raise ExplorerError("This model has no language-model head (it was saved without one, like the bundled "
-                            "all-MiniLM-L6-v2), so its layers cannot be read as predictions: the lens needs a "
-                            "head. Its attributions of sentence similarity still work.")
+        raise ExplorerError(f"{name} {NO_HEAD}")
+    return found
+
+
+def streams(model: torch.nn.Module, frame: Frame) -> tuple[sites.Sites, torch.Tensor]:
+    """(the sites, the stream at every layer ``(L+1, T, d)``) of the frame's read row (row 0, or its decoder row)."""
+    found = _sites(model)
     with torch.inference_mode():
         entered, outs, _ = sites.capture(model, found, _inputs(frame, input_device(model)))  # type: ignore[arg-type]
     if len(outs) != found.layers:  # a hook fired for another request's forward at the same moment
@@ -166,13 +173,16 @@ def _layers(tok, logp: torch.Tensor, aim: torch.Tensor | None, first: int | None
 
 
 def _position(frame: Frame, position: int | None) -> int:
+    """The read position: the text's tokens (a decoder's and an encoder-decoder's up to where the target goes;
+    the target's own tokens follow it in the row)."""
     row = frame.decoder[0] if frame.kind == "seq2seq" else frame.rows[0]
+    size = len(row) if frame.kind == "masked" else int(frame.focus or 0) + 1
     if position is None:
         return int(frame.focus or 0)
-    if isinstance(position, bool) or not isinstance(position, int) or not -len(row) <= position < len(row):
-        raise ExplorerError(f"Position {position!r} is outside the {len(row)} tokens read here: give 0 to "
-                            f"{len(row) - 1} (or -1 for the last).")
-    return position % len(row)
+    if isinstance(position, bool) or not isinstance(position, int) or not -size <= position < size:
+        raise ExplorerError(f"Position {position!r} is outside the {size} tokens read here: give 0 to "
+                            f"{size - 1} (or -1 for the last).")
+    return position % size
 
 
 def lens(loaded: LoadedModel, task: str, text: str, target: str | None = None, *, position: int | None = None,
@@ -181,9 +191,8 @@ def lens(loaded: LoadedModel, task: str, text: str, target: str | None = None, *
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 50:
         raise ExplorerError(f"top-k must be a whole number from 1 to 50 (got {top_k!r}).")
     if task == "similarity":
-        raise ExplorerError(f"{loaded.key} has no language-model head (it was saved without one, like the bundled "
-                            "all-MiniLM-L6-v2): the lens needs a head to read its layers as predictions. Its "
-                            "attributions of sentence similarity still work.")
+        raise ExplorerError(f"{loaded.key} {NO_HEAD}")
+    _sites(loaded.model, loaded.key)
     started = time.perf_counter()
     frame = framer.build(loaded, task, text, target)
     found, stream = streams(loaded.model, frame)
@@ -232,9 +241,7 @@ def run(ref: ModelRef, text: str, target: str | None = None, *, position: int | 
     """:func:`lens` after loading ``ref`` for what it predicts."""
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     if task == "similarity":
-        raise ExplorerError(f"{ref.spec} has no language-model head (it was saved without one, like the bundled "
-                            "all-MiniLM-L6-v2): the lens needs a head to read its layers as predictions. Its "
-                            "attributions of sentence similarity still work.")
+        raise ExplorerError(f"{ref.spec} {NO_HEAD}")
     loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=models_dir, device=device, dtype=dtype,
                                 purpose="Why this prediction")
     return replace(lens(loaded, task, text, target, position=position, top_k=top_k, tuned=tuned, grid=grid),
