@@ -16,6 +16,7 @@ stderr. A served model's insides (layers, gradients) are not available: ``lens``
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
@@ -23,6 +24,9 @@ from explorer.cli.progress import Ticker, eta
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
+from explorer.explain import task as tasks
+from explorer.runtime.resolve import ModelRef, resolve
+from explorer.training import corpus
 
 __all__ = ["cmd_attribute", "cmd_lens", "cmd_tuned_lens_train", "register"]
 
@@ -75,9 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.set_defaults(func=cmd_tuned_lens_train)
 
 
-def _ref(args: argparse.Namespace):
-    from explorer.runtime.resolve import resolve
-
+def _ref(args: argparse.Namespace) -> ModelRef:
     return resolve(args.model, args.models_dir, random_weights=args.random_weights)
 
 
@@ -134,12 +136,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
 
 def cmd_tuned_lens_train(args: argparse.Namespace) -> int:
     """Train and save the tuned lens; progress on stderr, the held-out KL per layer at the end."""
-    from dataclasses import replace
-
-    from explorer.explain import task as tasks
     from explorer.explain import tuning
     from explorer.runtime import loading
-    from explorer.training import corpus
 
     chosen = {k: v for k, v in (("steps", args.steps), ("windows", args.windows), ("seq_len", args.seq_len),
                                 ("heldout", args.heldout)) if v is not None}

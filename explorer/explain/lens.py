@@ -24,6 +24,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
 from explorer.explain import framer, statistics, translator
+from explorer.explain import target as targets
 from explorer.explain import task as tasks
 from explorer.explain.frame import Frame
 from explorer.internals import sites
@@ -238,7 +239,9 @@ def _translators(loaded: LoadedModel, found: sites.Sites, tuned: bool,
 def run(ref: ModelRef, text: str, target: str | None = None, *, position: int | None = None, top_k: int = 5,
         tuned: bool = False, grid: bool = True, models_dir: str | None = None, device: str | None = None,
         dtype: str | None = None) -> Lens:
-    """:func:`lens` after loading ``ref`` for what it predicts."""
+    """:func:`lens` after loading ``ref`` for what it predicts (the text and target checked first)."""
+    targets.check_typed(text)
+    targets.check_typed_target(target)
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     if task == "similarity":
         raise ExplorerError(f"{ref.spec} {NO_HEAD}")

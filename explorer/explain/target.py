@@ -24,7 +24,7 @@ from explorer.core.limits import EXPLAIN_TARGET_CHARS, EXPLAIN_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 
-__all__ = ["MAX_TARGET_TOKENS", "Target", "check_text", "check_typed", "own", "resolve", "spaced"]
+__all__ = ["MAX_TARGET_TOKENS", "Target", "check_text", "check_typed", "check_typed_target", "own", "resolve", "spaced"]
 
 MAX_TARGET_TOKENS = 8  # a phrase, not a sentence: each token is one more scored position
 _VOCAB_MARKS = ("▁", "Ġ", "##")  # a target spelled as a vocabulary token (SentencePiece, byte-level BPE, WordPiece)
@@ -91,6 +91,11 @@ def spaced(before: str, typed: str) -> str:
     if before[-1:].isspace():
         return before[len(before.rstrip()):] + typed
     return " " + typed if before[-1].isalnum() and typed[:1].isalnum() else typed
+
+
+def check_typed_target(typed: object, role: str = "target") -> str | None:
+    """A typed target's own checks, before any model loads (empty means: the model's own prediction)."""
+    return None if typed is None or (isinstance(typed, str) and not typed.strip()) else _checked(typed, role)
 
 
 def _checked(typed: object, role: str) -> str:
