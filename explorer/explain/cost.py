@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, LAYER_FIELDS, config_int
+from explorer.architecture.modeltypes import is_encoder_decoder, num_layers
 from explorer.core.errors import ExplorerError
 from explorer.explain.frame import Frame
 from explorer.explain.scorer import Embedder
@@ -71,9 +71,10 @@ class Cost:
 
 
 def _layers(config: object) -> int:
-    enc = config_int(config, *LAYER_FIELDS) or 12
-    dec = config_int(config, *DECODER_LAYER_FIELDS) if getattr(config, "is_encoder_decoder", False) else 0
-    return enc + (dec or 0)
+    """Blocks a pass runs through (an encoder-decoder's both stacks)."""
+    if is_encoder_decoder(config):
+        return (num_layers(config, "encoder") or 12) + (num_layers(config, "decoder") or 12)
+    return num_layers(config) or 12
 
 
 def _sizes(model: torch.nn.Module, frame: Frame) -> tuple[int, int, int, int]:

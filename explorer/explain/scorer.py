@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -25,6 +25,9 @@ from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.explain.frame import Frame
 from explorer.runtime.offload import input_device
 from explorer.tasks.similarity import mean_pool
+
+if TYPE_CHECKING:  # typing only: transformers comes with the model
+    from transformers import PreTrainedModel
 
 __all__ = ["Batch", "Embedder", "batch_of", "score", "values"]
 
@@ -35,7 +38,7 @@ class Embedder(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module) -> None:
         super().__init__()
-        hf: Any = model  # a transformers model: its getters return modules (torch types them loosely)
+        hf = cast("PreTrainedModel", model)  # its getters return modules (torch types attributes loosely)
         side = hf.get_encoder() if is_encoder_decoder(hf.config) else hf
         self.inner: torch.nn.Module = getattr(side, "embed_tokens", None) or side.get_input_embeddings()
 

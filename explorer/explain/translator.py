@@ -25,7 +25,6 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -70,7 +69,7 @@ def folders(path: str | None, key: str) -> list[Path]:
     return ([Path(path) / FOLDER] if path else []) + [cached]
 
 
-def save(translators: Translators, card: dict[str, Any], path: str | None, key: str,
+def save(translators: Translators, card: dict[str, object], path: str | None, key: str,
          out: str | Path | None = None) -> Path:
     """Write the translators and their card (``out``, else beside the model, else the cache) atomically; the
     folder written."""
@@ -100,14 +99,14 @@ def save(translators: Translators, card: dict[str, Any], path: str | None, key: 
                         "or give a folder you can write with --out.")
 
 
-def _card(folder: Path) -> dict[str, Any] | None:
+def _card(folder: Path) -> dict[str, object] | None:
     if not (folder / _CARD).is_file() or not (folder / _WEIGHTS).is_file():
         return None
     card = userfiles.loads_json(userfiles.read_path(folder / _CARD, MAX_CARD_BYTES, _CARD), _CARD, MAX_CARD_BYTES)
     return card if isinstance(card, dict) else None
 
 
-def find(path: str | None, key: str) -> dict[str, Any] | None:
+def find(path: str | None, key: str) -> dict[str, object] | None:
     """The card of the translators trained for this model's current weights (held-out KL, steps...), or None;
     nothing but the card is read."""
     for place in folders(path, key):
@@ -118,7 +117,7 @@ def find(path: str | None, key: str) -> dict[str, Any] | None:
 
 
 def load(path: str | None, key: str, layers: int, width: int,
-         folder: str | Path | None = None) -> tuple[Translators, dict[str, Any]] | None:
+         folder: str | Path | None = None) -> tuple[Translators, dict[str, object]] | None:
     """The translators trained for this model's current weights (``folder``: that folder only), or None."""
     from safetensors.torch import load_file
 
