@@ -45,8 +45,8 @@ def inputs() -> tuple[str, str, str, str]:
     return text, target, foil, pair
 
 
-def choices(directory: str | None) -> tuple[list[str], list[str], int]:
-    """Models, methods and integrated gradients' steps, all in the URL."""
+def choices(directory: str | None) -> tuple[list[str], list[str], int, int | None]:
+    """Models, methods, integrated gradients' steps and the lens's position, all in the URL."""
     keys = cache.offered(directory)
     c1, c2, c3 = st.columns([3, 3, 1])
     models = c1.multiselect("Models (side by side)", keys, key="why_models", max_selections=4,
@@ -56,12 +56,14 @@ def choices(directory: str | None) -> tuple[list[str], list[str], int]:
                              default=ui.query_list("methods", DEFAULT_METHODS, METHODS))
     steps = int(c3.number_input("IG steps", 1, MAX_STEPS, ui.query_int("steps", DEFAULT_STEPS, 1, MAX_STEPS),
                                 key="why_steps", help="Integrated gradients' steps, run in batches."))
+    position = int(c3.number_input("Lens position", -1, 255, ui.query_int("position", -1, -1, 255), key="why_position",
+                                   help="The token the lens reads after (-1: where the target goes)."))
     st.session_state.setdefault("why_dir", _query("dir", ""))
     folder = st.text_input("Or a directory saved with save_pretrained", key="why_dir").strip()
     ui.set_query_list("models", models)
     ui.set_query_list("methods", methods)
-    st.query_params["steps"], st.query_params["dir"] = str(steps), folder
-    return models + ([folder] if folder else []), methods, steps
+    st.query_params["steps"], st.query_params["dir"], st.query_params["position"] = str(steps), folder, str(position)
+    return models + ([folder] if folder else []), methods, steps, None if position < 0 else position
 
 
 where = device_picker.pick().kwargs()
@@ -71,7 +73,7 @@ st.caption("Where in the network the answer forms (the lens: every layer read th
            "occlusion). Models side by side in columns, methods in rows.")
 directory = models_dir()
 text, target, foil, pair = inputs()
-models, methods, steps = choices(directory)
+models, methods, steps, position = choices(directory)
 served = served_picker.pick("why", "prompt_logprobs", "occlusion (scoring the text with each token left out)")
 refs = resolve(models, directory, allow_random=True)
 if not refs and not served:
@@ -100,10 +102,10 @@ def insides(_item: Endpoint, _key: str) -> None:
 
 lenses: list[Lens | None] = []
 row("Every layer's guess (logit lens)",
-    lambda ref, key: lenses.append(view.lens_cell(ref, text, target, None, False, directory, where, key)), insides)
+    lambda ref, key: lenses.append(view.lens_cell(ref, text, target, position, False, directory, where, key)), insides)
 view.depth([x for x in lenses if x is not None])
 row("Tuned lens (a translator per layer, trained to match the last layer)",
-    lambda ref, key: view.tuned_cell(ref, text, target, None, directory, where, key), insides)
+    lambda ref, key: view.tuned_cell(ref, text, target, position, directory, where, key), insides)
 for method in methods:
     def local(ref: ModelRef, key: str, m: str = method) -> None:
         view.attribution_cell(ref, m, text, target, foil, pair, steps, directory, where, key)

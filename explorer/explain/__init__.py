@@ -5,7 +5,8 @@ One noun per module:
 - :mod:`~explorer.explain.task`: what a model is asked, from its kind and the text (next token, a masked
   position, a decoder's fill-in, a span, a sentence pair's similarity) and how it loads;
 - :mod:`~explorer.explain.target`: the text checked and the target (or foil) as token ids, said in words;
-- :mod:`~explorer.explain.frame`: the model's input rows, the tokens shown and the log-probabilities summed;
+- :mod:`~explorer.explain.frame` / :mod:`~explorer.explain.framer`: the model's input rows, the tokens shown and
+  the log-probabilities summed, and how each task builds them;
 - :mod:`~explorer.explain.scorer`: the explained number from input embeddings, for a batch of inputs;
 - :mod:`~explorer.explain.gradients`, :mod:`~explorer.explain.integrated`, :mod:`~explorer.explain.occlusion`,
   :mod:`~explorer.explain.served`: the attribution methods (the served one through an engine's scoring);

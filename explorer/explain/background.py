@@ -26,6 +26,7 @@ from explorer.training import corpus, scheduler
 __all__ = ["TuningJob", "job_for", "launch", "spec", "stop"]
 
 _JOBS: dict[tuple[str, str, str, str], TuningJob] = {}  # (model stamp, spec, device, dtype) -> its latest job
+MAX_KEPT = 64  # finished jobs remembered (their notes and reports); running ones are always kept
 _LOCK = threading.Lock()
 
 
@@ -99,6 +100,8 @@ def launch(ref: ModelRef, chosen: TuneSpec | None = None, device: str | None = N
         job = TuningJob(ref, chosen, device, dtype, models_dir, label=f"tuned lens of {ref.spec}")
         scheduler.start([job], _work, prefix="tuned-lens")  # admitted against the server-wide bound, or refused
         _JOBS[key] = job
+        for old in [k for k, j in _JOBS.items() if not j.active][: max(0, len(_JOBS) - MAX_KEPT)]:
+            del _JOBS[old]
     return job
 
 

@@ -31,7 +31,7 @@ from explorer.tasks.generation.prompt import decoder_ids
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
 
-__all__ = ["MAX_TOKENS", "build"]
+__all__ = ["MAX_TOKENS", "build", "top_token"]
 
 MAX_TOKENS = 256  # tokens in one row: every token is one occlusion pass and one more row of every gradient
 SENTINEL = "<extra_id_0>"

@@ -18,11 +18,13 @@ One text box serves every model side by side, so the task is read off the model 
 
 from __future__ import annotations
 
+import re
+
 from explorer.core.errors import ExplorerError
 from explorer.core.userinput import MARKER, SPAN_MARKER
 from explorer.runtime.resolve import ModelRef
 
-__all__ = ["DESCRIBED", "TASKS", "has_head", "loading_task", "of"]
+__all__ = ["DESCRIBED", "TASKS", "blank_marker", "has_head", "loading_task", "of"]
 
 TASKS = ("next-token", "fill-in", "masked", "span", "similarity")
 DESCRIBED = {
@@ -67,6 +69,6 @@ def of(family: str | None, head: bool, text: str) -> str:
                         "cannot be explained: pick a catalog model or a directory with a config.json.")
 
 
-def blank_marker(task: str):
+def blank_marker(task: str) -> re.Pattern[str]:
     """The blank grammar of ``task``: T5's sentinels count as blanks only where spans are filled."""
     return SPAN_MARKER if task == "span" else MARKER
