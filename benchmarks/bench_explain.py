@@ -90,7 +90,8 @@ def ig_batched(loaded, repeats: int) -> dict:
                  lambda: integrated.integrated(loaded.model, frame, 32, 1), repeats)
     done = res.pop("results")
     gap = max(abs(a - b) for a, b in zip(done["ours"].scores, done["theirs"].scores, strict=True))
-    return {**res, "max_score_gap": gap, "tokens": len(frame.rows[0]), "completeness": done["ours"].completeness}
+    return {**res, "max_score_gap": gap, "tokens": len(frame.rows[0]), "completeness": done["ours"].completeness,
+            "total": sum(done["ours"].scores)}
 
 
 def occlusion_batched(loaded, repeats: int) -> dict:
@@ -138,7 +139,7 @@ def served_concurrency(repeats: int) -> dict:
         gap = max(abs((a.score or 0) - (b.score or 0)) for a, b in zip(done["ours"].tokens, done["theirs"].tokens,
                                                                        strict=True))
         return {**res, "concurrent": ep.max_concurrent, "requests": len(done["ours"].tokens) + 1,
-                "max_score_gap": gap}
+                "max_score_gap": gap, "total": sum(t.score or 0.0 for t in done["ours"].tokens)}
 
 
 def _machine(device: str) -> dict:
@@ -154,9 +155,22 @@ def _machine(device: str) -> dict:
             "load_average": list(os.getloadavg())}
 
 
-def _row(what: str, res: dict, target: str, met: bool, note: str = "") -> str:
-    return (f"| {what} | {res['ours_s']:.3f} s | {res['theirs_s']:.3f} s | {res['ratio']:.2f}x | {target}: "
-            f"{'met' if met else 'NOT met'}{note} |")
+def _row(what: str, ours: float, theirs: float, ratio: str, target: str, met: bool, note: str = "") -> str:
+    return f"| {what} | {ours:.3f} s | {theirs:.3f} s | {ratio} | {target}: {'met' if met else 'NOT met'}{note} |"
+
+
+def _faster(what: str, res: dict, target: float, note: str = "") -> str:
+    """A row where ours should be ``target`` times faster: the speed-up is the reference's time over ours."""
+    speed = 1 / res["ratio"]
+    return _row(what, res["ours_s"], res["theirs_s"], f"{speed:.2f}x faster", f">= {target:g}x faster",
+                speed >= target, note)
+
+
+def _gap(res: dict) -> str:
+    said = f"; scores equal within {res['max_score_gap']:.1e}"
+    if res.get("total"):
+        said += f" ({res['max_score_gap'] / abs(res['total']):.0e} of the scores' sum, {res['total']:.1f})"
+    return said
 
 
 def report(out: dict) -> str:
@@ -166,28 +180,34 @@ def report(out: dict) -> str:
              f"Machine: {m['cpu']}, {m['cores']} cores ({m['threads']} torch threads), Python {m['python']}, torch "
              f"{m['torch']}, transformers {m['transformers']}, captum {m['captum']}; load average "
              f"{m['load_average'][0]:.1f} at the start, {out['load_average_end'][0]:.1f} at the end (a shared "
-             "machine). Each time is the median of the repeats; each ratio the median of back-to-back pairs.", "",
+             "machine: other work ran beside it, so the seconds are long; the ratios are of back-to-back pairs). "
+             "Each time is the median of the repeats; each ratio the median of the pairs' ratios.", "",
              "| measurement | ours | reference | ratio | target |", "|---|---|---|---|---|"]
     for key, res in out["lens"].items():
         lines.append(_row(f"lens, every layer ({res['layers_read']}) at one position, {res['tokens']}-token prompt "
-                          f"({key}) vs one forward", res, "<= 1.3x", res["ratio"] <= 1.3))
+                          f"({key}), vs one forward `model(input_ids)`", res["ours_s"], res["theirs_s"],
+                          f"{res['ratio']:.2f}x the time", "<= 1.3x", res["ratio"] <= 1.3))
     ig = out["ig"]
-    lines.append(_row(f"integrated gradients, 32 steps in one batch vs one step at a time ({ig['tokens']} tokens)",
-                      {**ig, "ours_s": ig["theirs_s"], "theirs_s": ig["ours_s"], "ratio": 1 / ig["ratio"]},
-                      ">= 3x faster", 1 / ig["ratio"] >= 3, f"; same scores within {ig['max_score_gap']:.1e}"))
+    lines.append(_faster(f"integrated gradients, 32 steps in one batch vs one step at a time ({ig['tokens']} "
+                         "tokens)", ig, 3, _gap(ig)))
     occ = out["occlusion"]
-    for key, label in (("versus_loop_of_forwards", "a loop of model(input_ids), one per token"),
+    for key, label in (("versus_loop_of_forwards", "a loop of `model(input_ids)`, one per token left out"),
                        ("versus_one_frame_at_a_time", "our scorer one frame at a time")):
-        res = occ[key]
-        lines.append(_row(f"occlusion of a {occ['tokens']}-token prompt, batched ({occ['batch']} a forward) vs "
-                          f"{label}", {**res, "ours_s": res["theirs_s"], "theirs_s": res["ours_s"],
-                                       "ratio": 1 / res["ratio"]}, ">= 3x faster", 1 / res["ratio"] >= 3))
+        lines.append(_faster(f"occlusion of a {occ['tokens']}-token prompt ({occ['shown']} tokens left out), "
+                             f"batched ({occ['batch']} a forward), vs {label}", occ[key], 3))
+    if ig["max_score_gap"] > 1e-4:
+        lines += ["", f"Integrated gradients batched and one step at a time agree within {ig['max_score_gap']:.1e} "
+                  "nats, not 1e-4: float32 sums run in another order over 32 x 7 rows than over 7 (the CPU's GEMM "
+                  "picks other kernels), through 18 layers and a 262,144-way softmax. The same comparison on a tiny "
+                  "model agrees within 1e-5 (tests/test_explain_attribution.py); captum's scores equal a reference "
+                  "of the formula within 1e-4 there too."]
     if "served" in out:
         sv = out["served"]
-        lines.append(_row(f"served occlusion, {sv['concurrent']} requests at once vs one at a time "
-                          f"({sv['requests']} requests, llama-cpp-python)",
-                          {**sv, "ours_s": sv["theirs_s"], "theirs_s": sv["ours_s"], "ratio": 1 / sv["ratio"]},
-                          ">= 2x faster", 1 / sv["ratio"] >= 2, f"; same scores within {sv['max_score_gap']:.1e}"))
+        lines.append(_faster(f"served occlusion, {sv['concurrent']} requests at once vs one at a time "
+                             f"({sv['requests']} requests, llama-cpp-python)", sv, 2, _gap(sv)))
+    if "served" not in out:
+        lines += ["", "Served occlusion was not measured in this run (--no-served): run the script without it where "
+                  "the llama-cpp-python engine starts (`python -m explorer serve`)."]
     return "\n".join(lines) + "\n"
 
 
@@ -197,7 +217,11 @@ def main() -> None:
     parser.add_argument("--served-repeats", type=int, default=3)
     parser.add_argument("--no-served", action="store_true", help="skip the served engine's part")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--report-only", action="store_true", help="rewrite explain.md from explain.json")
     args = parser.parse_args()
+    if args.report_only:
+        (OUT / "explain.md").write_text(report(json.loads((OUT / "explain.json").read_text())), encoding="utf-8")
+        return
     from explorer.runtime import loading
     from explorer.runtime.resolve import resolve
 

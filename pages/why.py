@@ -93,7 +93,10 @@ def row(title: str, local: Callable[[ModelRef, str], object], remote: Callable[[
     for col, (name, key, item) in zip(st.columns(max(1, len(names))), names, strict=True):
         with col:
             view.header(name, served=isinstance(item, Endpoint))
-            local(item, key) if isinstance(item, ModelRef) else remote(item, key)
+            if isinstance(item, ModelRef):
+                local(item, key)
+            else:
+                remote(item, key)
 
 
 def insides(_item: Endpoint, _key: str) -> None:

@@ -3,7 +3,7 @@
     python -m explorer lens --model gemma3-270m --text "The capital of France is" --target Paris --json
     python -m explorer attribute --model gemma3-270m --text "The capital of France is" --target Paris --method ig
     python -m explorer attribute --endpoint gemma --text "The capital of France is" --target Paris --method occlusion
-    python -m explorer tuned-lens train --model gemma3-270m --steps 60
+    python -m explorer tuned-lens train --model gemma3-270m --steps 20
 
 ``lens`` reads every layer (0: the embeddings) through the model's own final norm and head at one position
 (:func:`explorer.explain.lens.run`; ``--tuned``: through the tuned lens trained for the model). ``attribute``
@@ -71,10 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     _model_flags(tr)
     tr.add_argument("--text-file", default=None, metavar="PATH", help="a UTF-8 text to train on (default: the "
                                                                         "bundled Python documentation)")
-    tr.add_argument("--steps", type=number(int, 1, 100_000), default=None, help="training steps (default 60)")
-    tr.add_argument("--windows", type=number(int, 1, 256), default=None, help="windows per step (default 4)")
+    tr.add_argument("--steps", type=number(int, 1, 100_000), default=None, help="training steps (default 20)")
+    tr.add_argument("--windows", type=number(int, 1, 256), default=None, help="windows per step (default 2)")
     tr.add_argument("--seq-len", type=number(int, 4, 2048), default=None, help="tokens per window (default 32)")
-    tr.add_argument("--heldout", type=number(int, 1, 1024), default=None, help="held-out windows (default 8)")
+    tr.add_argument("--heldout", type=number(int, 1, 1024), default=None, help="held-out windows (default 4)")
     tr.add_argument("--out", default=None, metavar="DIR", help="where to save (default: beside the model)")
     tr.set_defaults(func=cmd_tuned_lens_train)
 

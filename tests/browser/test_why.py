@@ -23,8 +23,19 @@ def _figures_with(page, text: str, timeout: float = 300_000) -> None:
                            ".some(c => c.innerText.includes(t))", arg=text, timeout=timeout)
 
 
-def test_the_default_page_then_a_typed_contrast(open_page) -> None:
-    page = open_page("why?methods=grad-input,occlusion")
+@pytest.fixture()
+def why_page(browser, server_url):
+    """The page opened with a longer first wait than ``open_page``'s: its first run loads Gemma and MiniLM and
+    computes every cell (half a minute on an idle 2-core CPU)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{server_url}/why?methods=grad-input,occlusion")
+    yield page
+    context.close()
+
+
+def test_the_default_page_then_a_typed_contrast(why_page) -> None:
+    page = why_page
     page.get_by_role("heading", name="Occlusion (leave one token out)").wait_for(timeout=600_000)
     wait_idle(page, timeout=600_000)
     _figures_with(page, "Logit lens of gemma3-270m")  # the grid of every layer's top-1 token

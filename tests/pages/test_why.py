@@ -38,9 +38,10 @@ def test_a_decoder_and_minilm_side_by_side(gemma) -> None:
 
 
 def test_the_url_carries_the_question(gemma) -> None:
-    at = _page(gemma, text="Paris is the capital of", target="France", foil="Italy")
+    at = _page(gemma, text="Paris is the capital of", target="France", foil="Italy", position="2")
     assert_clean(at)
     assert at.text_area(key="why_text").value == "Paris is the capital of"
+    assert any("(position 2)" in c.value for c in at.caption)  # the lens reads where the URL says
     assert any("minus the same for ' Italy'" in c.value.replace("\\", "") for c in at.caption)
 
 
