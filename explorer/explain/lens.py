@@ -27,6 +27,7 @@ from explorer.explain import framer, statistics, translator
 from explorer.explain import target as targets
 from explorer.explain import task as tasks
 from explorer.explain.frame import Frame
+from explorer.explain.scorer import no_logits
 from explorer.internals import sites
 from explorer.runtime import cancel, loading
 from explorer.runtime.offload import input_device
@@ -84,12 +85,14 @@ class Lens:
         return out
 
 
-def _inputs(frame: Frame, device: torch.device) -> dict[str, object]:
+def _inputs(model: torch.nn.Module, frame: Frame, device: torch.device) -> dict[str, object]:
     ids = torch.tensor([frame.rows[0]], device=device)  # (1, T)
     if frame.kind == "seq2seq":
         return {"input_ids": ids, "decoder_input_ids": torch.tensor([frame.decoder[0]], device=device),
                 "use_cache": False}
-    return {"input_ids": ids, **({"use_cache": False, "logits_to_keep": 1} if frame.kind == "causal" else {})}
+    if frame.kind == "causal":  # no logits at all: every layer, the last included, is read through the head below
+        return {"input_ids": ids, "use_cache": False, **no_logits(model, device)}
+    return {"input_ids": ids}
 
 
 NO_HEAD = ("has no language-model head (it was saved without one, like the bundled all-MiniLM-L6-v2): the lens "
@@ -107,7 +110,7 @@ def streams(model: torch.nn.Module, frame: Frame) -> tuple[sites.Sites, torch.Te
     """(the sites, the stream at every layer ``(L+1, T, d)``) of the frame's read row (row 0, or its decoder row)."""
     found = _sites(model)
     with torch.inference_mode():
-        entered, outs, _ = sites.capture(model, found, _inputs(frame, input_device(model)))  # type: ignore[arg-type]
+        entered, outs, _ = sites.capture(model, found, _inputs(model, frame, input_device(model)))  # type: ignore[arg-type]
     if len(outs) != found.layers:  # a hook fired for another request's forward at the same moment
         raise ExplorerError("Another request ran this model at the same moment, so its layers could not be read "
                             "apart: try again.")

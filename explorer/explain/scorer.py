@@ -29,7 +29,7 @@ from explorer.tasks.similarity import mean_pool
 if TYPE_CHECKING:  # typing only: transformers comes with the model
     from transformers import PreTrainedModel
 
-__all__ = ["Batch", "Embedder", "batch_of", "score", "values"]
+__all__ = ["Batch", "Embedder", "batch_of", "keeps_logits", "no_logits", "score", "values"]
 
 
 class Embedder(torch.nn.Module):
@@ -109,9 +109,15 @@ def batch_of(frames: Sequence[Frame], device: torch.device | str) -> Batch:
                  sign, as_long[3])
 
 
-def _keeps_logits(model: torch.nn.Module) -> bool:
+def keeps_logits(model: torch.nn.Module) -> bool:
     """Whether the model's forward takes ``logits_to_keep`` (decoders in transformers 5)."""
     return "logits_to_keep" in inspect.signature(model.forward).parameters
+
+
+def no_logits(model: torch.nn.Module, device: torch.device | str) -> dict[str, object]:
+    """Forward arguments that skip a decoder's head altogether (the lens and the tuned lens read every layer
+    through it themselves): an empty ``logits_to_keep``; nothing for a model without the argument."""
+    return {"logits_to_keep": torch.zeros(0, dtype=torch.long, device=device)} if keeps_logits(model) else {}
 
 
 def _logits(model: torch.nn.Module, batch: Batch, embeds: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -120,7 +126,7 @@ def _logits(model: torch.nn.Module, batch: Batch, embeds: torch.Tensor) -> tuple
         out = model(inputs_embeds=embeds, attention_mask=batch.mask, decoder_input_ids=batch.decoder,
                     decoder_attention_mask=batch.decoder_mask, use_cache=False)
         return out.logits, batch.term_at
-    if batch.kind == "causal" and _keeps_logits(model):
+    if batch.kind == "causal" and keeps_logits(model):
         kept, where = torch.unique(batch.term_at, return_inverse=True)  # sorted positions the terms read
         out = model(inputs_embeds=embeds, attention_mask=batch.mask, logits_to_keep=kept, use_cache=False)
         return out.logits, where

@@ -24,6 +24,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.explain import statistics, translator
+from explorer.explain.scorer import no_logits
 from explorer.explain.translator import Translators
 from explorer.internals import sites
 from explorer.runtime import fence
@@ -109,18 +110,20 @@ def _windows(loaded: LoadedModel, ids: list[int], count: int, seq_len: int) -> I
         yield torch.tensor(rows[start:start + count], device=input_device(loaded.model))
 
 
-def _inputs(found: sites.Sites, ids: torch.Tensor, config: object) -> dict[str, object]:
+def _inputs(model: torch.nn.Module, found: sites.Sites, ids: torch.Tensor) -> dict[str, object]:
     if found.family == "encoder-decoder":  # the decoder reads the same text, one token later (teacher forcing)
-        start = int(getattr(config, "decoder_start_token_id", None) or 0)
+        start = int(getattr(model.config, "decoder_start_token_id", None) or 0)
         dec = torch.cat([torch.full_like(ids[:, :1], start), ids[:, :-1]], 1)
         return {"input_ids": ids, "decoder_input_ids": dec, "use_cache": False}
-    return {"input_ids": ids, **({"use_cache": False} if found.family == "decoder" else {})}
+    if found.family == "decoder":  # its head is read per layer below: none in the forward itself
+        return {"input_ids": ids, "use_cache": False, **no_logits(model, ids.device)}
+    return {"input_ids": ids}
 
 
 def _streams(model: torch.nn.Module, found: sites.Sites, ids: torch.Tensor) -> torch.Tensor:
     """Every layer's stream ``(L+1, N, d)`` over the batch's tokens (no gradient: the model is frozen)."""
     with torch.no_grad():
-        entered, outs, _ = sites.capture(model, found, _inputs(found, ids, model.config))  # type: ignore[arg-type]
+        entered, outs, _ = sites.capture(model, found, _inputs(model, found, ids))  # type: ignore[arg-type]
     if len(outs) != found.layers:
         raise ExplorerError("Another request ran this model at the same moment: train the tuned lens again.")
     stack = torch.stack([entered, *outs])  # (L+1, B, T, d)
