@@ -58,6 +58,7 @@ def test_the_tuned_lens_beats_the_logit_lens_on_held_out_text_at_every_layer_but
     assert report.tuned_kl[-1] == report.logit_kl[-1] == 0.0
 
 
+@pytest.mark.slow
 def test_served_occlusion_agrees_with_local_occlusion_on_the_same_gguf(served_engine, bundled_decoder) -> None:
     far = served.attribute(served_engine.endpoint, TEXT, TARGET, "occlusion")
     near = attribution.run(resolve("gemma3-270m", None), TEXT, TARGET, "occlusion", device="cpu")

@@ -70,6 +70,7 @@ def test_a_tuned_lens_trains_in_the_background_and_then_shows(gemma, monkeypatch
     assert any(t.startswith("Tuned lens of") for t in titles) and any("Held-out KL" in t for t in titles)
 
 
+@pytest.mark.slow
 def test_a_served_decoder_occludes_and_says_its_insides_are_not_available(gemma, served_engine, monkeypatch) -> None:
     monkeypatch.setenv("EXPLORER_ENDPOINT_URL", served_engine.endpoint.base_url)
     monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "engine")
