@@ -136,13 +136,15 @@ def cmd_attribute(args: argparse.Namespace) -> int:
 
 def cmd_tuned_lens_train(args: argparse.Namespace) -> int:
     """Train and save the tuned lens; progress on stderr, the held-out KL per layer at the end."""
-    from explorer.explain import tuning
+    from explorer.explain import translator, tuning
     from explorer.runtime import loading
 
     chosen = {k: v for k, v in (("steps", args.steps), ("windows", args.windows), ("seq_len", args.seq_len),
                                 ("heldout", args.heldout)) if v is not None}
     spec = replace(tuning.DEFAULT_SPEC, **chosen).checked()
-    text = corpus.from_file(args.text_file) if args.text_file else corpus.bundled()
+    if args.out is not None:
+        translator.check_out(args.out)  # before any model loads: a folder of the user's is never replaced
+    text = corpus.from_file(args.text_file) if args.text_file is not None else corpus.bundled()
     ref = _ref(args)
     loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=args.models_dir,
                                 purpose="the tuned lens", **placement_of(args).kwargs())

@@ -29,10 +29,10 @@ from pathlib import Path
 import torch
 
 from explorer.core import persist, userfiles
-from explorer.core.errors import ExplorerError
+from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import fence, weights
 
-__all__ = ["FOLDER", "Translators", "find", "folders", "load", "save"]
+__all__ = ["FOLDER", "Translators", "check_out", "find", "folders", "load", "save"]
 
 FOLDER = "tuned-lens"
 MAX_CARD_BYTES = 1 << 20
@@ -69,11 +69,37 @@ def folders(path: str | None, key: str) -> list[Path]:
     return ([Path(path) / FOLDER] if path else []) + [cached]
 
 
+def _ours(target: Path) -> bool:
+    """Whether ``target`` may be (over)written: absent, empty, or an earlier tuned lens (its card inside)."""
+    return not target.exists() or (target.is_dir() and (not any(target.iterdir()) or (target / _CARD).is_file()))
+
+
+def check_out(out: object) -> Path:
+    """A folder typed for the translators (``--out``), checked before any training: a path the OS accepts, absent,
+    empty or an earlier tuned lens (a folder of anything else is never replaced), in a folder that takes files."""
+    if not isinstance(out, str) or not out.strip():
+        raise ExplorerError("--out is empty: name the folder to save the tuned lens in (or leave it out to save it "
+                            "beside the model).")
+    target = Path(fence.check_path_text(out.strip(), "output folder")).expanduser().absolute()
+    try:
+        if not _ours(target):
+            raise ExplorerError(f"{shorten(str(target))} already holds other files: name a new or empty folder "
+                                "(a tuned lens replaces the folder it is saved in).")
+        where = target.parent
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        tempfile.TemporaryFile(dir=where).close()  # it takes a new file (read-only disks are refused now)
+    except OSError as err:
+        raise ExplorerError(f"Cannot save the tuned lens in {shorten(str(target))}: {err.strerror or err}. Name "
+                            "another --out folder.") from err
+    return target
+
+
 def save(translators: Translators, card: dict[str, object], path: str | None, key: str,
          out: str | Path | None = None) -> Path:
     """Write the translators and their card (``out``, else beside the model, else the cache) atomically; the
     folder written."""
-    targets = [Path(out)] if out is not None else folders(path, key)
+    targets = [check_out(str(out))] if out is not None else [f for f in folders(path, key) if _ours(f)]
     card = {**card, "stamp": weights.weights_stamp(path), "model": key}
     last: OSError | None = None
     for target in targets:
