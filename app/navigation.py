@@ -27,6 +27,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("spans.py", "Spans & QA", ":material/short_text:", "spans"),
         ("decoding.py", "Decoding lab", ":material/auto_awesome:", "decoding"),
         ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),
+        ("why.py", "Why this prediction", ":material/psychology_alt:", "why"),
         ("compression.py", "Compression lab", ":material/compress:", "compression"),
     ],
 }

@@ -141,3 +141,4 @@ try:
 finally:
     with slot.container():
         buttons(live=True)
+ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=model)

@@ -113,6 +113,7 @@ def page() -> None:
                "without its masked-LM head, so it cannot fill masks; type `sentence-bert` above to see the check.")
     ui.page_link("electra.py", "ELECTRA's generator and discriminator at work: Replaced-token detection",
                  icon=":material/find_replace:")
+    ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=st.query_params.get("models", ""))
 
 
 page()

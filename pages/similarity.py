@@ -62,6 +62,7 @@ text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="s
                          "duplicates are dropped (you are told which).")
 query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
 served = served_picker.pick("similarity", "embeddings", "sentence embeddings")  # each beside the local model
+ui.page_link("why.py", "Explain this prediction", text=query, pair=text.strip().split("\n")[0], models=model)
 
 lines = None
 with ui.guard():  # one message for a bad list, instead of one per tab

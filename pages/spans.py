@@ -53,6 +53,7 @@ with t_infill:
     for col, ep in zip(columns[len(models):], served, strict=True):
         with col:
             view.served_infill_column(ep, prompt, max_new)
+    ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=",".join(picked))
 
 with t_qa:
     st.caption("A decoder writes its answer after the context and the question, then the answer is looked up "

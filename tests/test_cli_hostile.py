@@ -57,6 +57,10 @@ BASE: dict[str, dict[str, object]] = {
     "doctor": {"--no-sizes": True, "--no-probe": True},
     "endpoints": {"--no-probe": True},
     "serve": {"--dry-run": True, "--port": "8080"},  # serving runs until stopped: the check alone
+    "lens": {"--model": "{gemma}", "--text": "Hello there", "--top-k": "2"},
+    "attribute": {"--model": "{gemma}", "--text": "Hello there", "--target": "world", "--method": "grad"},
+    "tuned-lens train": {"--model": "{gemma}", "--steps": "1", "--windows": "1", "--seq-len": "8", "--heldout": "1",
+                         "--out": "lens-out"},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
 # progress and notes may precede the one error line

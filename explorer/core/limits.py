@@ -18,7 +18,8 @@ __all__ = [
     "ATTENTION_TEXT_CHARS", "C4_PASTE_CHARS", "COLBERT_QUERY_CHARS", "COMPRESSION_PROMPT_CHARS",
     "DEBERTA_SENTENCE_CHARS", "DECODER_FILL_TEXT_CHARS", "DECODER_QA_CONTEXT_CHARS", "DECODER_QA_QUESTION_CHARS",
     "DISTILLATION_SENTENCE_CHARS", "EARLY_EXIT_PASSAGE_CHARS", "ECHO_CHARS", "ENDPOINT_MODEL_CHARS",
-    "ENDPOINT_NAME_CHARS", "ENDPOINT_URL_CHARS", "FILL_MASK_PROMPT_CHARS", "GENERATION_PROMPT_CHARS",
+    "ENDPOINT_NAME_CHARS", "ENDPOINT_URL_CHARS", "EXPLAIN_TARGET_CHARS", "EXPLAIN_TEXT_CHARS",
+    "FILL_MASK_PROMPT_CHARS", "GENERATION_PROMPT_CHARS",
     "HEAD_IMPORTANCE_TEXT_CHARS", "OBJECTIVES_TEXT_CHARS", "PATH_CHARS", "POSITIONS_LIST_CHARS", "QA_CONTEXT_CHARS",
     "QA_QUESTION_CHARS", "SBERT_SENTENCE_CHARS", "SERVED_EMBEDDING_TEXT_CHARS", "SERVED_EMBEDDING_TOTAL_CHARS",
     "SERVED_PROMPT_CHARS", "SERVED_SCORED_CHARS", "SIFT_PROMPT_CHARS", "SIMILARITY_LIST_CHARS",
@@ -52,6 +53,10 @@ DECODER_QA_QUESTION_CHARS = 2_000  # a decoder's QA question: a sentence or two
 DISTILLATION_SENTENCE_CHARS = 2_000  # the distillation mechanism: one short sentence, masked and compared
 SIFT_PROMPT_CHARS = 2_000  # SiFT's perturbation: a sentence shows it
 DEBERTA_SENTENCE_CHARS = 2_000  # DeBERTa's disentangled attention: a short sentence, every head's maps kept
+# "Why this prediction": every token is one occlusion pass and one row of gradients at each integrated-gradients
+# step, so a paragraph (~250 tokens), not a document; a target or foil is a word or a short phrase.
+EXPLAIN_TEXT_CHARS = 1_000
+EXPLAIN_TARGET_CHARS = 100
 
 # ---- the compression lab (each method's copy answers the text again) -------------------------------------------
 COMPRESSION_PROMPT_CHARS = 500  # the side-by-side answers need a sentence, not a document

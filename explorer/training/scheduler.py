@@ -1,5 +1,6 @@
 """The Lab's runs on a server: each :class:`~explorer.training.session.Session` trains in a background thread,
-queued fairly, bounded per server, stopped by its visitor.
+queued fairly, bounded per server, stopped by its visitor. Other background trainings (a tuned lens) take the same
+slots, bound and budget through :func:`serve` and :func:`start`: anything with the fields of :class:`Queued`.
 
 A training takes minutes, longer than a page's script run and than a request's budget, so the page only queues a
 :class:`Job` (:func:`launch`) and redraws what its thread records. Bounds:
@@ -25,9 +26,9 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypedDict
+from typing import Protocol, TypedDict, TypeVar
 
 from explorer.core import settings
 from explorer.core.errors import ExplorerError
@@ -38,8 +39,8 @@ from explorer.training import admission, exits, memory, probe, recipes
 from explorer.training.session import Hooks, Session
 from explorer.training.trainer import Plan, Progress
 
-__all__ = ["QUICK_STEP", "Fits", "Job", "budget", "launch", "limits", "max_trainings",
-           "pace", "plans", "quick", "resume", "slots", "specs", "stop", "work"]
+__all__ = ["QUICK_STEP", "Fits", "Job", "Queued", "budget", "launch", "limits", "max_trainings",
+           "pace", "plans", "quick", "resume", "serve", "should_stop", "slots", "specs", "start", "stop", "work"]
 
 _LOG = logging.getLogger("transformer_explorer")
 QUICK_STEP = (256, 32, 4)  # EXPLORER_LAB_QUICK: the tests' small steps (tokens per step, window, held-out windows)
@@ -63,6 +64,22 @@ def max_trainings() -> int:
 def quick() -> bool:
     """Whether the server trains the tests' small steps (``EXPLORER_LAB_QUICK``)."""
     return settings.LAB_QUICK.value()
+
+
+class Queued(Protocol):
+    """What the scheduler needs of a background job: its label (the thread's name), whether its visitor still
+    wants it, its Stop, and where it is (the worker writes ``state`` and ``note``; the page reads them)."""
+
+    label: str
+    stop_event: threading.Event
+    state: str
+    note: str | None
+
+    @property
+    def alive(self) -> Callable[[], bool]: ...
+
+
+Q = TypeVar("Q", bound=Queued)
 
 
 @dataclass(eq=False)
@@ -139,13 +156,15 @@ def plans(objectives: list[str], size: str, steps: int, seed: int, device: str, 
     return made
 
 
-def _token(job: Job) -> cancel.CancelToken:
+def _token(job: Queued) -> cancel.CancelToken:
     seconds = settings.LAB_SECONDS.value()
     request = cancel.request_budget()
     return cancel.CancelToken(RequestBudget(seconds, request.memory_bytes, request.why), job.alive)
 
 
-def _should_stop(job: Job, token: cancel.CancelToken) -> bool:
+def should_stop(job: Queued, token: cancel.CancelToken) -> bool:
+    """Whether a background job must stop at this step (Stop pressed, its tab gone, its budget spent); the reason
+    goes to ``job.note``."""
     if job.stop_event.is_set():
         job.note = "Stopped: Resume continues from this step."
         return True
@@ -169,33 +188,34 @@ def _hooks(job: Job, token: cancel.CancelToken) -> Hooks:
         if job.state == "exits":
             job.note = f"FastBERT exits: {text} ({share:.0%})"
 
-    return Hooks(teacher=teacher, progress=progress, fraction=fraction, should_stop=lambda: _should_stop(job, token))
+    return Hooks(teacher=teacher, progress=progress, fraction=fraction, should_stop=lambda: should_stop(job, token))
 
 
-def _train(job: Job) -> None:
-    token = _token(job)  # the clock starts with the slot: waiting is not training
-    with cancel.scope(token):
-        job.execute(_hooks(job, token), budget=memory.budget(job.plan.device, share=max_trainings()))
+def _train(job: Job, token: cancel.CancelToken) -> None:
+    job.execute(_hooks(job, token), budget=memory.budget(job.plan.device, share=max_trainings()))
     if job.exits_error:
         job.note = f"No FastBERT exits: {job.exits_error}"
     elif job.state == "done":
         job.note = job.note if job.note and not job.note.startswith("FastBERT exits:") else ""
 
 
-def work(job: Job) -> None:
-    """The worker: wait for a slot, build (first time), train, probe, exits; every outcome ends in a state, and the
-    run leaves the server-wide count (it was admitted when queued)."""
+def serve(job: Q, body: Callable[[Q, cancel.CancelToken], None]) -> None:
+    """The worker of any background job: wait for a slot, run ``body(job, token)`` under the job's budget and
+    liveness, and end in a state whatever happens; the job leaves the server's count (it was admitted when
+    queued)."""
     try:
         if not _SLOTS.wait_turn(max_trainings, lambda: job.stop_event.is_set() or not job.alive()):
             job.state, job.note = "stopped", "Stopped before it started (Stop pressed, or the tab closed)."
             return
         try:
-            _train(job)
+            token = _token(job)  # the clock starts with the slot: waiting is not training
+            with cancel.scope(token):
+                body(job, token)
         except ExplorerError as err:  # bad text, memory refused, the budget ran out inside a step
             job.state, job.note = ("stopped" if isinstance(err, RequestStopped) else "failed"), str(err)
         except Exception:  # a bug: the details go to the server log, the page gets a reference
             ref = uuid.uuid4().hex[:8]
-            _LOG.exception("lab training failed (reference %s)", ref)
+            _LOG.exception("background training %s failed (reference %s)", job.label, ref)
             job.state, job.note = "failed", (f"This training failed (reference `{ref}`); "
                                              "the details are in the server's log.")
         finally:
@@ -204,20 +224,31 @@ def work(job: Job) -> None:
         admission.GATE.leave()
 
 
+def work(job: Job) -> None:
+    """The Lab's worker: wait for a slot, build (first time), train, probe, exits (:func:`serve`)."""
+    serve(job, _train)
+
+
 def launch(new: list[Job]) -> None:
-    """Queue ``new`` jobs (all admitted against the server-wide bound, or none) and start their workers."""
+    """Queue ``new`` Lab jobs (all admitted against the server-wide bound, or none) and start their workers."""
+    start(new, work)
+
+
+def start(new: Sequence[Q], worker: Callable[[Q], None], prefix: str = "lab") -> None:
+    """Queue background jobs (all admitted against the server-wide bound, or none) and start ``worker(job)`` for
+    each in its own thread (``worker`` calls :func:`serve`)."""
     _admit(len(new))
     for job in new:
-        _start(job)
+        _start(job, worker, prefix)
 
 
-def _start(job: Job) -> None:
+def _start(job: Q, worker: Callable[[Q], None], prefix: str = "lab") -> None:
     job.stop_event.clear()
     job.state, job.note = "waiting", None
-    threading.Thread(target=work, args=(job,), name=f"lab-{job.label}", daemon=True).start()
+    threading.Thread(target=worker, args=(job,), name=f"{prefix}-{job.label}", daemon=True).start()
 
 
-def stop(job: Job) -> None:
+def stop(job: Queued) -> None:
     """Ask the worker to stop at its next step (or to leave the queue)."""
     job.stop_event.set()
 
@@ -227,7 +258,7 @@ def resume(job: Job) -> None:
     ExplorerError when the server is full)."""
     if job.state == "stopped":
         _admit(1)
-        _start(job)
+        _start(job, work)
 
 
 def specs() -> tuple[probe.ProbeSpec, exits.ExitSpec]:

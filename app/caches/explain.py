@@ -1,0 +1,64 @@
+"""Cached wrappers of "Why this prediction": the lens, attributions (local and served), the tuned lens's card.
+
+Results are ``st.cache_data`` keyed by the :class:`~explorer.runtime.resolve.ModelRef` (its weights' stamp
+included) or the :class:`~explorer.serving.endpoints.Endpoint`, the text and every choice, with the sidebar's
+device and precision. Local work waits for a model slot (``workers.queued``); served work only for the
+endpoint's own bound (``workers.remote``). A tuned-lens training is a background job, not a cached result
+(:mod:`explorer.explain.background`): its card is read again once it is done.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.architecture import catalog
+from explorer.explain import attribution, lens, served, translator
+from explorer.explain.attribution import Attribution
+from explorer.explain.lens import Lens
+from explorer.runtime import bundled, workers
+from explorer.runtime.resolve import ModelRef
+from explorer.serving.endpoints import Endpoint
+from explorer.tasks import defaults
+from explorer.tasks.similarity import BI_ENCODER
+
+DEFAULT_MODELS = (bundled.KEY, BI_ENCODER)  # the two real models every clone has: a decoder and a sentence encoder
+
+
+@st.cache_data(max_entries=8, show_spinner=False, ttl=60)
+def offered(directory: str | None) -> list[str]:
+    """The bundled decoder and MiniLM, the masked LMs, T5 and BART, then the lab's models (a minute: new ones
+    appear)."""
+    seq2seq = [k for k in defaults.infill_keys(directory) if k != bundled.KEY and not k.startswith("lab/")]
+    keys = [*DEFAULT_MODELS, *defaults.mlm_keys(), *seq2seq, *defaults.lab_models("any", directory)]
+    return [k for k in dict.fromkeys(keys) if k.startswith("lab/") or k in catalog.keys()]
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
+def logit_lens(ref: ModelRef, text: str, target: str | None, position: int | None, tuned: bool,
+               directory: str | None, device: str = "auto", dtype: str = "auto") -> Lens:
+    """Every layer's reading of ``ref`` on ``text`` (the grid of every position included)."""
+    return lens.run(ref, text, target, position=position, tuned=tuned, models_dir=directory, device=device,
+                    dtype=dtype)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+@workers.queued
+def attribute(ref: ModelRef, text: str, target: str | None, foil: str | None, pair: str | None, method: str,
+              steps: int, directory: str | None, device: str = "auto", dtype: str = "auto") -> Attribution:
+    """``method``'s score of every token (the request's budget bounds it; occlusion keeps what it reached)."""
+    return attribution.run(ref, text, target, method, foil=foil, pair=pair, steps=steps, models_dir=directory,
+                           device=device, dtype=dtype)
+
+
+@st.cache_data(max_entries=64, ttl=600, show_spinner=False)
+@workers.remote  # the request's budget, no local model slot: the engine does the work
+def served_occlusion(ep: Endpoint, text: str, target: str | None, foil: str | None) -> Attribution:
+    """Occlusion through a served decoder's scoring (ten minutes: a server can change)."""
+    return served.attribute(ep, text, target, "occlusion", foil=foil)
+
+
+@st.cache_data(max_entries=64, ttl=10, show_spinner=False)
+def tuned_card(ref: ModelRef) -> dict[str, object] | None:
+    """The card of the tuned lens trained for ``ref``'s current weights, or None (ten seconds: a training ends)."""
+    return translator.find(ref.path, ref.spec)

@@ -1,0 +1,131 @@
+"""Occlusion through a served model: each token left out of the text, the target scored again by the engine.
+
+A served model sends no gradients and no hidden states, but an echo request returns its log-probabilities of
+the text's own tokens (:mod:`explorer.serving.scoring`), which is all occlusion needs: ``log p(target | text)``
+and ``log p(target | text without token i)`` for every token. The tokens are the server's own (its tokenize
+route; a server without one is occluded word by word, and says so); a decoder's fill-in also scores the words
+after the blank, as the local frame does (:mod:`explorer.explain.framer`). The requests run concurrently within
+the endpoint's bound (``max_concurrent``), a round at a time: when the request's budget runs out between rounds,
+the tokens scored so far are kept (anytime) and a notice says how many.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from explorer.core.errors import ExplorerError
+from explorer.core.limits import EXPLAIN_TEXT_CHARS
+from explorer.core.notices import Notice
+from explorer.core.userinput import MARKER, require_text, split_blanks
+from explorer.explain.attribution import SERVED_INSIDES, Attribution, TokenScore
+from explorer.explain.occlusion import cut_notice
+from explorer.explain.target import spaced
+from explorer.runtime import backend, cancel
+from explorer.runtime.cancel import RequestStopped
+from explorer.serving import decoding, probe, scoring
+from explorer.serving.endpoints import Endpoint
+
+__all__ = ["Unit", "attribute", "units"]
+
+Unit = tuple[str, int, int, str]  # (where: "before" | "after", start, end, the token's text)
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    """(task, the words before the target, the words after it) of a served decoder's text."""
+    text = require_text(text, what="text", empty_hint="type a sentence for the model to read.",
+                        max_chars=EXPLAIN_TEXT_CHARS, limit_note="every token is one more request to the server")
+    if not MARKER.search(text):
+        return "next-token", text, ""
+    left, right = split_blanks(text, max_blanks=1, max_chars=EXPLAIN_TEXT_CHARS,
+                               why_cap="one blank is explained at a time")
+    return "fill-in", left, right
+
+
+def units(ep: Endpoint, text: str, where: str) -> tuple[list[Unit], tuple[Notice, ...]]:
+    """The server's tokens of ``text`` (its specials left out), or its words when it cannot tokenize."""
+    if not text.strip():
+        return [], ()
+    served = backend.served(ep)
+    if served.why_not("tokenize") is None:
+        split = served.tokens(text).tokenization
+        return [(where, a, b, text[a:b]) for (a, b), sp in zip(split.offsets, split.special, strict=True)
+                if not sp and b > a], ()
+    words, at = [], 0
+    for word in text.split():
+        start = text.index(word, at)
+        at = start + len(word)
+        words.append((where, start - (1 if start and text[start - 1] == " " else 0), at, text[start:at]))
+    return words, (Notice("info", f"{ep.shown} has no tokenize route: words are left out one at a time, "
+                                  "not tokens."),)
+
+
+def _pairs(context: str, right: str, scored: list[str], unit: Unit | None) -> list[tuple[str, str]]:
+    """(context, continuation) of each scored answer, with ``unit`` left out of the text."""
+    ctx, after = context, right
+    if unit is not None:
+        where, a, b, _ = unit
+        ctx, after = (context[:a] + context[b:], right) if where == "before" else (context, right[:a] + right[b:])
+    return [(ctx, answer + after) for answer in scored]
+
+
+def _value(logprobs: list[float]) -> float:
+    return logprobs[0] - (logprobs[1] if len(logprobs) > 1 else 0.0)
+
+
+def _target(ep: Endpoint, context: str, left: str, target: str | None) -> tuple[str, tuple[Notice, ...]]:
+    if target is not None and target.strip():
+        return spaced(left, target), ()
+    top = decoding.next_token(ep, context or " ", 1).candidates[0].token
+    return top, (Notice("info", f"No target given: {ep.shown}'s own top prediction {top!r} is explained."),)
+
+
+def _rounds(ep: Endpoint, jobs: list[list[tuple[str, str]]], progress: Callable[[float, str], None] | None,
+            ) -> tuple[list[float | None], tuple[Notice, ...]]:
+    """Each job's value (its pairs scored), ``max_concurrent`` jobs' requests at a time; anytime."""
+    done: list[float | None] = []
+    width = max(1, ep.max_concurrent // max(1, len(jobs[0])))
+    try:
+        for start in range(0, len(jobs), width):
+            cancel.check()
+            chunk = jobs[start:start + width]
+            flat = scoring.score_many(ep, [p for job in chunk for p in job])
+            size = len(jobs[0])
+            done += [_value(flat[i:i + size]) for i in range(0, len(flat), size)]
+            if progress is not None:
+                progress(len(done) / len(jobs), f"occlusion on {ep.shown}: {len(done)} of {len(jobs)}")
+    except RequestStopped as err:
+        if err.reason == "gone" or not done:
+            raise
+        return done + [None] * (len(jobs) - len(done)), (cut_notice(len(done) - 1, len(jobs) - 1, err),)
+    return done, ()
+
+
+def attribute(ep: Endpoint, text: str, target: str | None, method: str = "occlusion", *, foil: str | None = None,
+              progress: Callable[[float, str], None] | None = None) -> Attribution:
+    """Occlusion of every token of ``text`` for ``target`` (against ``foil``) through ``ep`` (see the module)."""
+    if method != "occlusion":
+        raise ExplorerError(f"{ep.shown}: {method} needs the model's gradients, and {SERVED_INSIDES}.")
+    caps = probe.require(ep, "prompt_logprobs", "occlusion (it scores the text with each token left out)")
+    task, left, right = _split(text)
+    context = left.rstrip() if left.strip() else ""
+    aim, notes = _target(ep, context, left, target)
+    scored = [aim] + ([spaced(left, foil)] if foil is not None and foil.strip() else [])
+    before, n1 = units(ep, context, "before")
+    after, n2 = units(ep, right, "after")
+    shown = before + after
+    if not shown:
+        raise ExplorerError("The text has no token to leave out: type a few words before the target.")
+    started = time.perf_counter()
+    found, cut = _rounds(ep, [_pairs(context, right, scored, None)] + [_pairs(context, right, scored, u)
+                                                                         for u in shown], progress)
+    output = found[0]
+    if output is None:
+        raise ExplorerError("The text could not be scored before the request's budget ran out.")
+    tokens = tuple(TokenScore(u[3], None if v is None else output - v) for u, v in zip(shown, found[1:], strict=True))
+    said = f"log p({aim!r}" + (" and the words after it" if right else "") + ")"
+    return Attribution(ep.key, "occlusion", task, said + (f" minus the same for {scored[1]!r}" if foil else ""),
+                       aim, scored[1] if len(scored) > 1 else None, output, None, None, tokens, None,
+                       round(time.perf_counter() - started, 3), None, notes + n1 + n2 + cut, False,
+                       **probe.served_on(ep, caps))
+
