@@ -28,7 +28,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -49,7 +49,7 @@ def view_copy(model: torch.nn.Module) -> torch.nn.Module:
 
     Tied weights stay tied (one original tensor maps to one new one); the copy's parameters need no gradient,
     so a backward pass on the copy (Michel et al.'s importance) never toggles the shared model's flags."""
-    memo: dict[int, Any] = {}
+    memo: dict[int, torch.Tensor] = {}
     for p in model.parameters():
         memo[id(p)] = torch.nn.Parameter(p.detach(), requires_grad=False)
     for b in model.buffers():

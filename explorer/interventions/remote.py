@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING
+
+import httpx
+import torch
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.notices import Notice
 from explorer.interventions import metrics, stacks
 from explorer.interventions.grid import PatchGrid
 from explorer.interventions.pair import Pair, make_pair
+
+if TYPE_CHECKING:  # typing only: nnsight loads when a remote request is made
+    from nnsight import TransformersModel
+    from nnsight.tracing.backend import Backend
 
 __all__ = ["NOT_VERIFIED", "api_key", "deployed", "remote_patch", "trace_grid"]
 
@@ -57,8 +64,6 @@ def check_repo(repo: str) -> str:
 def deployed(repo: str, host: str) -> None:
     """Return when NDIF at ``host`` says ``repo`` is running; else an ExplorerError saying what it said, or that it
     could not be reached (always the case on a machine without internet)."""
-    import httpx
-
     try:
         response = httpx.get(f"{host.rstrip('/')}/status", timeout=httpx.Timeout(STATUS_TIMEOUT[0],
                                                                                   read=STATUS_TIMEOUT[1]))
@@ -74,11 +79,11 @@ def deployed(repo: str, host: str) -> None:
         raise ExplorerError(f"NDIF does not run {repo} at the moment; it runs: {shown}.")
 
 
-def trace_grid(model: Any, paths: list[str], pair: Pair, backend: Any) -> tuple[float, float, list[list[float]]]:
+def trace_grid(model: TransformersModel, paths: list[str], pair: Pair, backend: Backend,
+               ) -> tuple[float, float, list[list[float]]]:
     """(clean logit difference, corrupted one, layers x positions of patched ones) from one nnsight session of
     ``model`` (a TransformersModel) run by ``backend``: one trace per layer, a row per position."""
     import nnsight
-    import torch
 
     clean = torch.tensor([pair.clean.ids])
     corrupt = torch.tensor([pair.corrupt.ids])
@@ -101,7 +106,7 @@ def trace_grid(model: Any, paths: list[str], pair: Pair, backend: Any) -> tuple[
     return ends[0], ends[1], rows
 
 
-def _backend(model: Any, key: str, host: str, simulate: bool) -> Any:
+def _backend(model: TransformersModel, key: str, host: str, simulate: bool) -> Backend:
     if simulate:  # nnsight's dry run of the remote path: serialized, modules hidden, run here
         from nnsight.intervention.backends.local import LocalSimulationBackend
 
@@ -111,7 +116,7 @@ def _backend(model: Any, key: str, host: str, simulate: bool) -> Any:
     return RemoteBackend(model.to_model_key(), host=host, api_key=key)
 
 
-def _model(repo: str, simulate: bool) -> Any:
+def _model(repo: str, simulate: bool) -> TransformersModel:
     """nnsight's wrapper of ``repo``: a weightless skeleton for NDIF; loaded here for the simulation."""
     from nnsight import TransformersModel
 

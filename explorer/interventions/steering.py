@@ -17,12 +17,13 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import nnsight
 import torch
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.labels import UNTRAINED_NOTE
 from explorer.core.notices import Notice, texts
 from explorer.internals import sites
@@ -34,6 +35,8 @@ from explorer.tasks.generation.nexttoken import takes_logits_to_keep
 from explorer.tasks.generation.steps import eos_ids
 
 if TYPE_CHECKING:
+    from transformers import Cache
+
     from explorer.runtime.loading import LoadedModel
 
 __all__ = ["MAX_NEW_TOKENS", "MAX_PROMPTS", "STRATEGIES", "Steering", "decode", "direction", "steer", "steer_loaded"]
@@ -41,7 +44,7 @@ __all__ = ["MAX_NEW_TOKENS", "MAX_PROMPTS", "STRATEGIES", "Steering", "decode", 
 MAX_NEW_TOKENS = 64  # two generations per request, one forward per token each
 MAX_PROMPTS = 16  # prompts per list a direction averages over
 STRATEGIES = ("greedy", "sample")
-Step = Callable[[torch.Tensor, Any], tuple[torch.Tensor, Any]]  # (new ids (1, n), cache) -> (logits (V,), cache)
+Step = Callable[[torch.Tensor, "Cache | None"], tuple[torch.Tensor, "Cache | None"]]  # ids (1, n) -> logits (V,)
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def check_settings(coefficient: float, max_new_tokens: int, strategy: str) -> No
         raise ExplorerError(f"Unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}.")
 
 
-def _mean_activation(engine: Engine, s: sites.Sites, layer: int, tokenizer: Any, text: str) -> torch.Tensor:
+def _mean_activation(engine: Engine, s: sites.Sites, layer: int, tokenizer: Tokenizer, text: str) -> torch.Tensor:
     """(d_model,) block ``layer``'s output averaged over ``text``'s ordinary tokens."""
     ids = list(tokenizer(text, add_special_tokens=True)["input_ids"])[:prompts.MAX_TOKENS]
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
@@ -111,7 +114,7 @@ def _mean_activation(engine: Engine, s: sites.Sites, layer: int, tokenizer: Any,
     return out
 
 
-def direction(engine: Engine, s: sites.Sites, layer: int, tokenizer: Any, positive: Sequence[str],
+def direction(engine: Engine, s: sites.Sites, layer: int, tokenizer: Tokenizer, positive: Sequence[str],
               negative: Sequence[str]) -> torch.Tensor:
     """(d_model,) mean activation of the positive prompts minus that of the negative ones, after block ``layer``."""
     means = [torch.stack([_mean_activation(engine, s, layer, tokenizer, t) for t in group]).mean(dim=0)
@@ -122,7 +125,7 @@ def direction(engine: Engine, s: sites.Sites, layer: int, tokenizer: Any, positi
 def _plain_step(model: torch.nn.Module) -> Step:
     keep = {"logits_to_keep": 1} if takes_logits_to_keep(model) else {}
 
-    def step(ids: torch.Tensor, cache: Any) -> tuple[torch.Tensor, Any]:
+    def step(ids: torch.Tensor, cache: Cache | None) -> tuple[torch.Tensor, Cache | None]:
         out = model(input_ids=ids, past_key_values=cache, use_cache=True, **keep)
         return out.logits[0, -1], out.past_key_values
     return step
@@ -131,7 +134,7 @@ def _plain_step(model: torch.nn.Module) -> Step:
 def _steered_step(engine: Engine, s: sites.Sites, layer: int, vector: torch.Tensor) -> Step:
     keep = {"logits_to_keep": 1} if takes_logits_to_keep(engine.model) else {}
 
-    def step(ids: torch.Tensor, cache: Any) -> tuple[torch.Tensor, Any]:
+    def step(ids: torch.Tensor, cache: Cache | None) -> tuple[torch.Tensor, Cache | None]:
         with engine.envoy.trace(input_ids=ids, past_key_values=cache, use_cache=True, **keep):
             hidden = sites.first(engine.at(s.block(layer)).output)
             hidden += vector.to(hidden.dtype)  # every position this forward computes
