@@ -109,9 +109,10 @@ def _vocab(engine: Engine, pair: Pair, readout: int) -> int:
 
 def patch_loaded(loaded: LoadedModel, clean: object, corrupt: object, target: object, foil: object = None, *,
                  site: str = "resid", metric: str = "logit-diff", stack: str | None = None,
-                 progress: Progress | None = None) -> PatchGrid:
+                 progress: Progress | None = None, max_rows: int | None = None) -> PatchGrid:
     """The patching grid of a loaded model (see the module docstring). ``stack``: an encoder-decoder's "encoder"
-    (default: the typed prompt's positions) or "decoder"."""
+    (default: the typed prompt's positions) or "decoder"; ``max_rows``: copies per forward at most (1: one forward
+    per cell, what a loop over cells would do)."""
     check_site(site)
     metrics.check_metric(metric, foil)
     started, report = time.perf_counter(), progress or (lambda _f, _t: None)
@@ -125,7 +126,7 @@ def patch_loaded(loaded: LoadedModel, clean: object, corrupt: object, target: ob
     positions = len(pair.tokens)
     readout = traces.readout_index(pair.clean, traces.batch_inputs(engine, pair.clean, 1))
     work = plan.plan(engine.model.config, len(grid_cells(s, site, positions)), len(pair.clean.ids),
-                     _vocab(engine, pair, readout), dtype_bytes=engine.dtype_bytes)
+                     _vocab(engine, pair, readout), dtype_bytes=engine.dtype_bytes, max_rows=max_rows)
     report(0.0, f"{work.cells:,} patched copies in {work.forwards:,} forwards")
     with engine.session():
         runs, readout = _runs(engine, s, site, pair)

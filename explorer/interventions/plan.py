@@ -51,9 +51,10 @@ def _budget(budget: int | None) -> int:
 
 
 def plan(config: object, cells: int, length: int, logits_per_row: int, *, dtype_bytes: int = 4,
-         budget: int | None = None) -> Plan:
+         budget: int | None = None, max_rows: int | None = None) -> Plan:
     """The work of ``cells`` patched copies of a ``length``-token forward whose output keeps ``logits_per_row``
-    values per copy; an ExplorerError when it is past :data:`MAX_WORK` or one copy does not fit the memory."""
+    values per copy (at most ``max_rows`` a forward when given: 1 is one forward per cell); an ExplorerError when
+    it is past :data:`MAX_WORK` or one copy does not fit the memory."""
     if cells * length > MAX_WORK:
         raise ExplorerError(f"This grid patches {cells:,} copies of a {length}-token forward ({cells * length:,} "
                             f"token positions), more than the {MAX_WORK:,} one grid computes: shorten the prompts or "
@@ -63,5 +64,5 @@ def plan(config: object, cells: int, length: int, logits_per_row: int, *, dtype_
     if row > allowed:
         raise ExplorerError(f"One patched copy needs {row / 2**20:,.0f} MB beside the weights and this request may "
                             f"use {allowed / 2**20:,.0f} MB more: shorten the prompts or pick a smaller model.")
-    rows = max(1, min(cells, allowed // row))
+    rows = max(1, min(cells, allowed // row, max_rows or cells))
     return Plan(cells, length, rows, BASE_FORWARDS + -(-cells // rows), rows * row)

@@ -17,7 +17,8 @@ The bodies below read envoys in the order the model runs them, as nnsight requir
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import nnsight
 import torch
@@ -28,7 +29,11 @@ from explorer.interventions.prompts import Prompt
 from explorer.runtime.offload import input_device
 from explorer.tasks.generation.nexttoken import takes_logits_to_keep
 
-__all__ = ["SITES", "SITE_LABELS", "Cell", "batch_inputs", "capture", "readout_index", "replaced", "site_path"]
+if TYPE_CHECKING:
+    from nnsight.intervention.tracer import InterleavingTracer
+
+__all__ = ["SITES", "SITE_LABELS", "Cell", "batch_inputs", "capture", "occurrence", "readout_index", "replaced",
+           "site_path"]
 
 SITES = ("resid", "attn", "mlp", "heads", "neurons", "layer")
 SITE_LABELS = {"resid": "residual stream", "attn": "attention output", "mlp": "MLP output",
@@ -59,6 +64,12 @@ def readout_index(prompt: Prompt, inputs: Mapping[str, object]) -> int:
     return -1 if "logits_to_keep" in inputs else prompt.readout
 
 
+def occurrence(tracer: InterleavingTracer, s: sites.Sites, layer: int) -> Iterable[object]:
+    """Where in the run ``layer``'s modules are read: a stack of distinct blocks has one call of each (iterate
+    once); a shared block (ALBERT) is called once per layer, and nnsight binds reads to its ``layer``-th call."""
+    return tracer.iter[layer] if s.shared else (None,)
+
+
 def _live(engine: Engine, s: sites.Sites, site: str, layer: int) -> torch.Tensor:
     """The value at ``site`` of ``layer`` in the running forward (inside a trace only), (B, T, X)."""
     envoy = engine.at(site_path(s, site, layer))
@@ -69,13 +80,14 @@ def capture(engine: Engine, s: sites.Sites, site: str, inputs: Mapping[str, obje
             ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """One forward of one input: every layer's value at ``site`` [(T, X)] * layers, and the answer's logits (V,)."""
     acts: list[torch.Tensor] = []
-    with engine.envoy.trace(**inputs):
+    with engine.envoy.trace(**inputs) as tracer:
         for layer in range(s.layers):
-            if site == "layer":
-                entering = sites.first(engine.at(s.block(layer)).input)[0].clone()
-                acts.append(_live(engine, s, "resid", layer)[0] - entering)
-            else:
-                acts.append(_live(engine, s, site, layer)[0].clone())
+            for _ in occurrence(tracer, s, layer):
+                if site == "layer":
+                    entering = sites.first(engine.at(s.block(layer)).input)[0].clone()
+                    acts.append(_live(engine, s, "resid", layer)[0] - entering)
+                else:
+                    acts.append(_live(engine, s, site, layer)[0].clone())
         logits = nnsight.save(engine.envoy.output.logits[0, readout].clone())
     return acts, logits
 
@@ -106,14 +118,15 @@ def replaced(engine: Engine, s: sites.Sites, site: str, inputs: Mapping[str, obj
     """One batched forward, row ``r`` with cell ``cells[r]`` replaced by ``replacement[layer]``: the answer's logits
     of every row (B, V), in float32 on the CPU. The inputs hold ``len(cells)`` rows."""
     groups = _by_layer(cells)
-    with engine.envoy.trace(**inputs):
+    with engine.envoy.trace(**inputs) as tracer:
         for layer, rows in groups.items():
-            if site == "layer":  # the block's output becomes its input plus the replaced contribution
-                entering = sites.first(engine.at(s.block(layer)).input).clone()
-                out = _live(engine, s, "resid", layer)
-                for row, _column in rows:
-                    out[row] = entering[row] + replacement[layer].to(out.dtype)
-            else:
-                _write(_live(engine, s, site, layer), rows, replacement[layer], site, s.head_width)
+            for _ in occurrence(tracer, s, layer):
+                if site == "layer":  # the block's output becomes its input plus the replaced contribution
+                    entering = sites.first(engine.at(s.block(layer)).input).clone()
+                    out = _live(engine, s, "resid", layer)
+                    for row, _column in rows:
+                        out[row] = entering[row] + replacement[layer].to(out.dtype)
+                else:
+                    _write(_live(engine, s, site, layer), rows, replacement[layer], site, s.head_width)
         logits = nnsight.save(engine.envoy.output.logits[:, readout].float().cpu())
     return logits
