@@ -82,7 +82,7 @@ def _check_gap(clean: float, corrupt: float, metric: str, pair: Pair) -> None:
 def _fill(engine: Engine, s: Sites, site: str, pair: Pair, runs: _Runs, readout: int, work: plan.Plan,
           metric: str, progress: Progress) -> tuple[list[float], Notice | None]:
     """Every cell's metric in cell order (NaN for cells a stopped request did not reach) and why it stopped."""
-    cells = grid_cells(s, site, len(pair.clean.ids))
+    cells = grid_cells(s, site, len(pair.tokens))
     out = [float("nan")] * len(cells)
     step = work.rows_per_forward
     for start in range(0, len(cells), step):
