@@ -106,7 +106,7 @@ def _race(env, shared: torch.nn.Module, x: dict) -> dict[str, object]:
     def a() -> None:
         try:
             with torch.no_grad(), env.trace(**x):
-                env.transformer.h[0].output
+                _ = env.transformer.h[0].output  # the trace is open and the model is running
                 started.set()
                 go.wait(30)
                 out["a"] = nnsight.save(env.output.logits)
