@@ -3,7 +3,7 @@ relative-depth axis, the next-token distribution before and after an ablation, h
 their gradient importance.
 
 A grid is drawn on a diverging scale centred on 0 (the corrupted run; 1 is the clean run), its cells clipped to
-[-1, 1.5] for the colours only (the hover says the value); positions before the first token the prompts differ in
+[-1, 1] for the colours only (the hover says the value); positions before the first token the prompts differ in
 are outlined, since patching them cannot change a decoder. Tokens and titles are user text: escaped
 (:func:`explorer.core.labels.token_labels`).
 """
@@ -26,7 +26,7 @@ from explorer.interventions.ranking import HeadRanking
 __all__ = ["COLORSCALE", "across_figure", "distribution_figure", "patch_heatmap", "ranking_figure"]
 
 COLORSCALE = "RdBu"  # red below 0 (worse than corrupted), white 0, blue 1 (clean)
-Z_RANGE = (-1.0, 1.5)
+Z_RANGE = (-1.0, 1.0)  # symmetric, so 0 (the corrupted run) is white; beyond is clipped for colour only
 
 
 def _z(grid: PatchGrid) -> np.ndarray:
