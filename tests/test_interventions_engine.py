@@ -167,3 +167,32 @@ def test_two_sessions_tracing_one_model_at_once_get_their_own_values(tiny) -> No
         t.join(60)
     for i in (0, 1):
         assert all(torch.equal(a, b) for a, b in zip(results[i], serial[i], strict=True))
+
+
+def test_traces_of_two_models_overlap_in_two_threads(tiny) -> None:
+    """nnsight's tracing state is per thread and per wrapper: two sessions on two models need no common lock.
+    Each trace waits inside its body until the other is open too, so the two really overlap."""
+    models = [tiny["gpt2"], tiny["gemma3-270m"]]
+    engines = [engine_for(m) for m in models]
+    feeds = [inputs(m) for m in models]
+    with torch.no_grad():
+        expected = [m(**x).logits for m, x in zip(models, feeds, strict=True)]
+    both_open = threading.Barrier(2, timeout=30)
+    got: dict[int, object] = {}
+
+    def run(i: int) -> None:
+        engine, s = engines[i], engines[i].sites
+        try:
+            with engine.session(), engine.envoy.trace(**feeds[i]):
+                _ = sites.first(engine.at(s.block(0)).output)
+                both_open.wait()  # the other session's trace is open now as well
+                got[i] = nnsight.save(engine.envoy.output.logits)
+        except Exception as err:  # noqa: BLE001  (reported by the assertion below)
+            got[i] = err
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert all(torch.equal(got[i], expected[i]) for i in (0, 1)), got  # type: ignore[arg-type]
