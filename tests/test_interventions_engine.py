@@ -196,3 +196,19 @@ def test_traces_of_two_models_overlap_in_two_threads(tiny) -> None:
     for t in threads:
         t.join(60)
     assert all(torch.equal(got[i], expected[i]) for i in (0, 1)), got  # type: ignore[arg-type]
+
+
+def test_an_engine_goes_with_its_model() -> None:
+    """The model cache frees a model it evicts: the engine (and the view over the model's storage) must not keep it."""
+    import gc
+    import weakref
+
+    from explorer.interventions import engine as engine_module
+
+    model = tiny_family("gpt2")
+    engine = weakref.ref(engine_for(model))
+    gone = weakref.ref(model)
+    held = len(engine_module._ENGINES)
+    del model
+    gc.collect()
+    assert gone() is None and engine() is None and len(engine_module._ENGINES) == held - 1
