@@ -91,14 +91,14 @@ def _steering(where: cache.Target) -> None:
     text = view.url_text("Prompt", "iv_st_text", "st_text", "I think that you are", max_chars=PROMPT_CHARS)
     c1, c2 = st.columns(2)
     with c1:
-        positive = view.url_text("Positive prompts (one per line)", "iv_st_pos", "pos", "Love", area=True,
+        positive = view.url_text("Positive prompts (one per line)", "iv_st_pos", "pos", "I love you", area=True,
                                  height=68, max_chars=PROMPT_CHARS)
     with c2:
-        negative = view.url_text("Negative prompts (one per line)", "iv_st_neg", "neg", "Hate", area=True,
+        negative = view.url_text("Negative prompts (one per line)", "iv_st_neg", "neg", "I hate you", area=True,
                                  height=68, max_chars=PROMPT_CHARS)
     c1, c2, c3, c4 = st.columns(4)
     layer = c1.number_input("Layer", 0, 511, ui.query_int("layer", 6, 0, 511), key="iv_st_layer")
-    coefficient = c2.number_input("Coefficient", -50.0, 50.0, 1.0, 0.25, key="iv_st_coef")
+    coefficient = c2.number_input("Coefficient", -50.0, 50.0, 3.0, 0.25, key="iv_st_coef")
     tokens = c3.number_input("New tokens", 1, steering.MAX_NEW_TOKENS, 12, key="iv_st_tokens")
     seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="iv_st_seed")
     strategy = view.url_choice("Decoding", steering.STRATEGIES, "iv_st_strategy", "strategy")
