@@ -105,6 +105,33 @@ def overhead(loaded: LoadedModel, repeats: int) -> dict[str, object]:
             "same_logits": same, "tokens": int(x["input_ids"].shape[1])}
 
 
+def fixed_cost(repeats: int) -> dict[str, float]:
+    """nnsight's own cost per trace, apart from any model: a trace of one 8x8 linear layer against calling it
+    (medians, ms). On an idle machine the overhead on a forward is about this much over the forward's time."""
+    layer = torch.nn.Linear(8, 8)
+    envoy = nnsight.NNsight(layer)
+    x = torch.ones(1, 8)
+
+    def traced() -> object:
+        with torch.no_grad(), envoy.trace(x):
+            out = nnsight.save(envoy.output)
+        return out
+
+    def plain() -> object:
+        with torch.no_grad():
+            return layer(x)
+
+    ms: dict[str, list[float]] = {"traced": [], "plain": []}
+    for run in (traced, plain):
+        run()
+    for _ in range(repeats):
+        for name, run in (("traced", traced), ("plain", plain)):
+            start = time.perf_counter()
+            run()
+            ms[name].append((time.perf_counter() - start) * 1000)
+    return {k: round(statistics.median(v), 3) for k, v in ms.items()}
+
+
 def machine(loaded: LoadedModel) -> dict[str, object]:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
@@ -129,7 +156,10 @@ def markdown(res: dict) -> str:
         f"| nnsight trace, logits saved | {o['median_ms']['traced']} ms | plain forward {o['median_ms']['plain']} ms |"
         f" **{o['ratio']['traced']}x** | <= 1.2x | same logits: {o['same_logits']} |",
         f"| nnsight trace, every block read | {o['median_ms']['traced_blocks']} ms | plain forward "
-        f"{o['median_ms']['plain']} ms | {o['ratio']['traced_blocks']}x | | |", "",
+        f"{o['median_ms']['plain']} ms | {o['ratio']['traced_blocks']}x | | |",
+        f"| nnsight's fixed cost per trace (an 8x8 linear layer) | {res['fixed_cost_ms']['traced']} ms | the call "
+        f"{res['fixed_cost_ms']['plain']} ms | {res['fixed_cost_ms']['traced'] - res['fixed_cost_ms']['plain']:.2f} ms "
+        "a trace | | |", "",
         f"The two grids agree to float32 rounding, not bit for bit: a matrix product over 162 rows sums in another "
         f"order than over one row (max abs diff {g['max_abs_diff']:.1e} on a clean-minus-corrupted gap of "
         f"{g['metric_gap']} logits). The per-cell timings are what a notebook loop of patched forwards costs; the "
@@ -143,7 +173,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
     loaded = load_model("gemma3-270m", "causal-lm", device=args.device)
-    res = {"overhead": overhead(loaded, args.forward_repeats), "grid": grids(loaded, args.repeats)}
+    res = {"overhead": overhead(loaded, args.forward_repeats), "fixed_cost_ms": fixed_cost(200),
+           "grid": grids(loaded, args.repeats)}
     res["machine"] = machine(loaded)
     suffix = "" if args.device == "cpu" else f"-{args.device}"
     RESULTS.mkdir(exist_ok=True)

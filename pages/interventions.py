@@ -97,15 +97,14 @@ def _steering(where: cache.Target) -> None:
         negative = view.url_text("Negative prompts (one per line)", "iv_st_neg", "neg", "I hate you", area=True,
                                  height=68, max_chars=PROMPT_CHARS)
     c1, c2, c3, c4 = st.columns(4)
-    layer = c1.number_input("Layer", 0, 511, ui.query_int("layer", 6, 0, 511), key="iv_st_layer")
-    coefficient = c2.number_input("Coefficient", -50.0, 50.0, 3.0, 0.25, key="iv_st_coef")
-    tokens = c3.number_input("New tokens", 1, steering.MAX_NEW_TOKENS, 12, key="iv_st_tokens")
-    seed = c4.number_input("Seed", 0, 2**31 - 1, 0, key="iv_st_seed")
+    layer = view.url_number(c1, "Layer", "iv_st_layer", "layer", 6, 0, 511)
+    coefficient = view.url_number(c2, "Coefficient", "iv_st_coef", "coef", 3.0, -50.0, 50.0, 0.25)
+    tokens = view.url_number(c3, "New tokens", "iv_st_tokens", "tokens", 12, 1, steering.MAX_NEW_TOKENS)
+    seed = view.url_number(c4, "Seed", "iv_st_seed", "seed", 0, 0, 2**31 - 1)
     strategy = view.url_choice("Decoding", steering.STRATEGIES, "iv_st_strategy", "strategy")
-    st.query_params["layer"] = str(int(layer))
     with st.spinner("Generating with and without the steering vector…"):
         view.steering(cache.steer(where, text, tuple(positive.splitlines()), tuple(negative.splitlines()),
-                                  int(layer), float(coefficient), int(tokens), strategy, int(seed)))
+                                  layer, coefficient, tokens, strategy, seed))
 
 
 def _across(where: cache.Target, pair: cache.PairReq) -> None:

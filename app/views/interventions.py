@@ -8,10 +8,13 @@ be shared as a link.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import ui
 from explorer.core.labels import escape_markdown
@@ -25,6 +28,8 @@ from explorer.interventions.ranking import HeadRanking
 from explorer.interventions.remote import NOT_VERIFIED
 from explorer.interventions.steering import Steering
 from explorer.plots import interventions as plots
+
+N = TypeVar("N", int, float)
 
 
 def url_text(label: str, key: str, param: str, default: str, *, max_chars: int, area: bool = False,
@@ -50,6 +55,22 @@ def url_choice(label: str, options: Sequence[str], key: str, param: str, *, radi
         value = st.selectbox(label, list(options), key=key, format_func=format_func)
     st.query_params[param] = str(value)
     return str(value)
+
+
+def url_number(col: DeltaGenerator, label: str, key: str, param: str, default: N, lo: N, hi: N,
+               step: N | None = None) -> N:
+    """A number box (whole numbers when ``default`` is an int) seeded from ``?param=`` within [lo, hi], written back
+    to the URL; a value in a link that is not a finite number gives ``default``."""
+    kind = type(default)
+    if key not in st.session_state:
+        try:
+            value = float(str(st.query_params.get(param, default))[:32])
+        except ValueError:
+            value = float(default)
+        st.session_state[key] = kind(min(max(value, lo), hi)) if math.isfinite(value) else default
+    value = kind(col.number_input(label, lo, hi, key=key, step=step))
+    st.query_params[param] = str(value)
+    return value
 
 
 def how_to_corrupt() -> None:

@@ -58,9 +58,22 @@ def test_unequal_prompts_are_one_red_box_and_the_rest_still_draws(default_run) -
 
 def test_the_url_seeds_the_pair(bundled_decoder) -> None:
     at = page_app("interventions.py", timeout=900, clean="The Louvre is in the city of ___.",
-                  corrupt="The Vatican City in Rome is in the city of ___.", site="mlp", metric="prob", ab="3.1").run()
+                  corrupt="The Vatican City in Rome is in the city of ___.", site="mlp", metric="prob", ab="3.1",
+                  layer="4", coef="2.5", tokens="1", seed="nan").run()
     assert at.text_input(key="iv_clean").value == "The Louvre is in the city of ___."
     assert at.radio(key="iv_site").value == "mlp" and at.radio(key="iv_metric").value == "prob"
     assert at.text_input(key="iv_ab_spec").value == "3.1"
+    assert [at.number_input(key=k).value for k in ("iv_st_layer", "iv_st_coef", "iv_st_tokens", "iv_st_seed")] == [
+        4, 2.5, 1, 0]  # a seed that is no number falls back to the default
     assert_clean(at, errors_expected=True)
     assert "tokens and the corrupted one" in at.error[0].value  # a shared link with a bad pair: said in words
+
+
+def test_ndif_without_a_key_is_refused_in_words(default_run, monkeypatch) -> None:
+    from nnsight import CONFIG
+
+    monkeypatch.setattr(CONFIG.API, "APIKEY", None)
+    at = default_run
+    at.button(key="iv_ndif_go").click().run()
+    assert_clean(at, errors_expected=True)
+    assert any("needs an NDIF API key" in e.value for e in at.error)
