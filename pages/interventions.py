@@ -65,7 +65,7 @@ def _patching(where: cache.Target, pair: cache.PairReq) -> None:
         metric = view.url_choice("Metric", metrics.METRICS, "iv_metric", "metric",
                                  format_func=lambda m: metrics.LABELS[m])
     bar = st.progress(0.0, text="Patching…")
-    result = cache.patch(where, pair, site, metric, _progress=ui.progress_to(bar))
+    result = cache.patch(where, pair, site, metric, ui.progress_to(bar))
     bar.empty()
     view.grid(result, "iv_grid")
 

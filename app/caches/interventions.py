@@ -2,22 +2,26 @@
 
 Models are cached process-wide by the loader, and each one's nnsight engine by :mod:`explorer.interventions.engine`
 (a view of the shared model, never the model itself); here only results are cached, keyed by plain hashable
-requests. Model work queues for a worker and runs under the request's budget (``workers.queued``); the progress
-callback of a grid is not part of its key (a leading underscore). The NDIF request is not cached (it is a network
-call a visitor asks for on purpose) and runs under a request budget without a local model slot.
+requests. Model work queues for a worker and runs under the request's budget (``workers.queued``). A patching grid
+reports progress while it runs, so it is kept among the session's last few instead (:func:`patch`). The NDIF
+request is not cached (a network call a visitor asks for on purpose) and runs under a request budget without a
+local model slot.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
 import streamlit as st
 
 from explorer.interventions import ablation, across, components, models, patching, ranking, remote, steering
+from explorer.interventions.grid import PatchGrid
 from explorer.runtime import workers
 
 Progress = Callable[[float, str], None]
+GRIDS_KEPT = 6  # patching grids a session keeps (a few KB each): switching sites back and forth costs nothing
 
 
 class Target(NamedTuple):
@@ -47,12 +51,29 @@ def options(random_weights: bool, models_dir: str | None) -> list[tuple[str, str
     return models.options(random_weights, models_dir)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 @workers.queued
-def patch(where: Target, pair: PairReq, site: str, metric: str, _progress: Progress | None = None):
-    """A patching grid (:func:`explorer.interventions.patching.patch`)."""
-    return patching.patch(where.model, *pair, site=site, metric=metric, progress=_progress,
+def _patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progress | None) -> PatchGrid:
+    return patching.patch(where.model, *pair, site=site, metric=metric, progress=progress,
                           **where.load_kwargs())  # type: ignore[arg-type]
+
+
+def patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progress | None = None) -> PatchGrid:
+    """A patching grid (:func:`explorer.interventions.patching.patch`), kept among this session's last
+    :data:`GRIDS_KEPT`. Not ``st.cache_data``: a grid reports progress to the page while it runs, and that cache
+    replays the elements a function drew (the progress bar lives outside it). A grid a stopped request left
+    partial is not kept: asking again computes it whole."""
+    kept: OrderedDict[tuple[object, ...], PatchGrid] = st.session_state.setdefault("_interventions_grids",
+                                                                                   OrderedDict())
+    key = (where, pair, site, metric)
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    grid = _patch(where, pair, site, metric, progress)
+    if grid.plan is None or grid.cells_done == grid.plan.cells:
+        kept[key] = grid
+        while len(kept) > GRIDS_KEPT:
+            kept.popitem(last=False)
+    return grid
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
