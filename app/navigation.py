@@ -29,5 +29,6 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),
         ("why.py", "Why this prediction", ":material/psychology_alt:", "why"),
         ("compression.py", "Compression lab", ":material/compress:", "compression"),
+        ("interventions.py", "Interventions", ":material/science:", "interventions"),
     ],
 }

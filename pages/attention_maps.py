@@ -24,6 +24,7 @@ st.title("Attention maps")
 st.caption("Who attends to whom, per layer and head, from a real forward pass (eager attention). "
            "Rows are queries (the token attending), columns are keys (the token attended to). "
            "Longformer's windowed and BigBird's block-sparse outputs are mapped back onto the full matrix.")
+ui.page_link("interventions.py", "Which heads cause a prediction? Ablate them: Interventions", ":material/science:")
 
 
 def _pick_model() -> tuple[str, bool]:

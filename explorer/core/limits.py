@@ -20,7 +20,8 @@ __all__ = [
     "DISTILLATION_SENTENCE_CHARS", "EARLY_EXIT_PASSAGE_CHARS", "ECHO_CHARS", "ENDPOINT_MODEL_CHARS",
     "ENDPOINT_NAME_CHARS", "ENDPOINT_URL_CHARS", "EXPLAIN_TARGET_CHARS", "EXPLAIN_TEXT_CHARS",
     "FILL_MASK_PROMPT_CHARS", "GENERATION_PROMPT_CHARS",
-    "HEAD_IMPORTANCE_TEXT_CHARS", "OBJECTIVES_TEXT_CHARS", "PATH_CHARS", "POSITIONS_LIST_CHARS", "QA_CONTEXT_CHARS",
+    "HEAD_IMPORTANCE_TEXT_CHARS", "INTERVENTION_ANSWER_CHARS", "INTERVENTION_PROMPT_CHARS",
+    "OBJECTIVES_TEXT_CHARS", "PATH_CHARS", "POSITIONS_LIST_CHARS", "QA_CONTEXT_CHARS",
     "QA_QUESTION_CHARS", "SBERT_SENTENCE_CHARS", "SERVED_EMBEDDING_TEXT_CHARS", "SERVED_EMBEDDING_TOTAL_CHARS",
     "SERVED_PROMPT_CHARS", "SERVED_SCORED_CHARS", "SIFT_PROMPT_CHARS", "SIMILARITY_LIST_CHARS",
     "SPAN_PROMPT_CHARS", "TEXT2TEXT_INPUT_CHARS", "TOKENIZATION_TEXT_CHARS",
@@ -62,6 +63,10 @@ EXPLAIN_TARGET_CHARS = 100
 COMPRESSION_PROMPT_CHARS = 500  # the side-by-side answers need a sentence, not a document
 EARLY_EXIT_PASSAGE_CHARS = 2_000  # the classifier reads its first tokens; the page's box takes as much
 HEAD_IMPORTANCE_TEXT_CHARS = 1_500  # about 300 tokens of prose: one forward and one backward per head score
+
+# ---- interventions (every position of a prompt is patched in its own copy of the forward) ----------------------
+INTERVENTION_PROMPT_CHARS = 1_000  # a clean/corrupted pair or a steering prompt: a sentence or two, not a page
+INTERVENTION_ANSWER_CHARS = 100  # a target or foil answer: a word (only its first token is scored)
 
 # ---- served models (the text is sent whole to an engine) -----------------------------------------------------
 SERVED_PROMPT_CHARS = 20_000  # a served prompt is sent whole; the engine cuts to its context and says so

@@ -1,0 +1,117 @@
+"""Cached wrappers of the Interventions page (the only Streamlit caching of this area).
+
+Models are cached process-wide by the loader, and each one's nnsight engine by :mod:`explorer.interventions.engine`
+(a view of the shared model, never the model itself); here only results are cached, keyed by plain hashable
+requests. Model work queues for a worker and runs under the request's budget (``workers.queued``). A patching grid
+reports progress while it runs, so it is kept among the session's last few instead (:func:`patch`). The NDIF
+request is not cached (a network call a visitor asks for on purpose) and runs under a request budget without a
+local model slot.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import NamedTuple
+
+import streamlit as st
+
+from explorer.interventions import ablation, across, components, models, patching, ranking, remote, steering
+from explorer.interventions.grid import PatchGrid
+from explorer.runtime import workers
+
+Progress = Callable[[float, str], None]
+GRIDS_KEPT = 6  # patching grids a session keeps (a few KB each): switching sites back and forth costs nothing
+
+
+class Target(NamedTuple):
+    """A model and where it runs: part of every key below."""
+
+    model: str
+    random_weights: bool = False
+    models_dir: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+
+    def load_kwargs(self) -> dict[str, object]:
+        return {"random_weights": self.random_weights, "models_dir": self.models_dir, "device": self.device,
+                "dtype": self.dtype}
+
+
+class PairReq(NamedTuple):
+    clean: str
+    corrupt: str
+    target: str
+    foil: str
+
+
+@st.cache_data(max_entries=4, ttl=60, show_spinner=False)
+def options(random_weights: bool, models_dir: str | None) -> list[tuple[str, str]]:
+    """The models offered; re-read every minute so downloads and Lab runs appear."""
+    return models.options(random_weights, models_dir)
+
+
+@workers.queued
+def _patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progress | None) -> PatchGrid:
+    return patching.patch(where.model, *pair, site=site, metric=metric, progress=progress,
+                          **where.load_kwargs())  # type: ignore[arg-type]
+
+
+def patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progress | None = None) -> PatchGrid:
+    """A patching grid (:func:`explorer.interventions.patching.patch`), kept among this session's last
+    :data:`GRIDS_KEPT`. Not ``st.cache_data``: a grid reports progress to the page while it runs, and that cache
+    replays the elements a function drew (the progress bar lives outside it). A grid a stopped request left
+    partial is not kept: asking again computes it whole."""
+    kept: OrderedDict[tuple[object, ...], PatchGrid] = st.session_state.setdefault("_interventions_grids",
+                                                                                   OrderedDict())
+    key = (where, pair, site, metric)
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    grid = _patch(where, pair, site, metric, progress)
+    if grid.plan is None or grid.cells_done == grid.plan.cells:
+        kept[key] = grid
+        while len(kept) > GRIDS_KEPT:
+            kept.popitem(last=False)
+    return grid
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+@workers.queued
+def ablate(where: Target, text: str, kind: str, spec: str, mode: str, target: str):
+    """One ablation (:func:`explorer.interventions.ablation.ablate`)."""
+    return ablation.ablate(where.model, text, components.parse(kind, spec), mode=mode, target=target or None,
+                           **where.load_kwargs())  # type: ignore[arg-type]
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+@workers.queued
+def rank(where: Target, text: str, target: str, foil: str, mode: str):
+    """Every head by ablation effect, beside its gradient importance."""
+    loaded = models.load(where.model, **where.load_kwargs())  # type: ignore[arg-type]
+    return ranking.rank_heads(loaded, text, target or None, foil or None, mode=mode)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+@workers.queued
+def steer(where: Target, text: str, positive: tuple[str, ...], negative: tuple[str, ...], layer: int,
+          coefficient: float, max_new_tokens: int, strategy: str, seed: int):
+    """Generations with and without a steering vector (:func:`explorer.interventions.steering.steer`)."""
+    return steering.steer(where.model, text, positive, negative, layer=layer, coefficient=coefficient,
+                          max_new_tokens=max_new_tokens, strategy=strategy, seed=seed,
+                          **where.load_kwargs())  # type: ignore[arg-type]
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+@workers.queued
+def side_by_side(specs: tuple[str, ...], pair: PairReq, site: str, metric: str, random_weights: bool,
+                 models_dir: str | None, device: str, dtype: str):
+    """The same grid for several models (:func:`explorer.interventions.across.across`)."""
+    return across.across(specs, *pair, site=site, metric=metric, random_weights=random_weights,
+                         models_dir=models_dir, device=device, dtype=dtype)
+
+
+@workers.remote
+def on_ndif(repo: str, pair: PairReq, key: str):
+    """The residual grid of a model NDIF hosts (:func:`explorer.interventions.remote.remote_patch`)."""
+    return remote.remote_patch(repo, *pair, key=key)
