@@ -28,5 +28,6 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("decoding.py", "Decoding lab", ":material/auto_awesome:", "decoding"),
         ("similarity.py", "Sentence similarity", ":material/join_inner:", "similarity"),
         ("compression.py", "Compression lab", ":material/compress:", "compression"),
+        ("evaluate.py", "Evaluate", ":material/fact_check:", "evaluate"),
     ],
 }

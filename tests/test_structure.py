@@ -24,7 +24,7 @@ MAX_PAGE_LINES = 150
 # that `python -m explorer compare` or `list` never pays for them.
 HEAVY_PACKAGES = frozenset({
     "accelerate", "gguf", "huggingface_hub", "networkx", "numpy", "pandas", "plotly", "safetensors", "scipy",
-    "sentence_transformers", "sklearn", "tokenizers", "torch", "torchinfo", "transformers",
+    "sentence_transformers", "sklearn", "tokenizers", "torch", "torchinfo", "transformers", "umap",
 })
 # Imported inside the function that handles their absence: an optional package, a POSIX-only module.
 OPTIONAL_IMPORTS = {

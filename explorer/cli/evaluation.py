@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, seed
@@ -107,15 +107,14 @@ def _task(args: argparse.Namespace, task: Task) -> int:
         result = run.score_task(scorer, task, progress=lambda f, what: ticker.say(f"{f:6.1%}  {what}")
                                 if ticker.due() else None)
     rep = report.build(task, [result])
-    out = _task_json(rep, task)
     if args.json:
-        print_json(out)
+        print_json(_task_json(rep, task))
         return 0
-    _print_task(out)
+    _print_task(rep, task)
     return 0
 
 
-def _task_json(rep: Report, task: Task) -> dict[str, Any]:
+def _task_json(rep: Report, task: Task) -> dict[str, object]:
     run, summary = rep.runs[0], rep.summaries[0]
     body = run.to_dict(task)
     return {"model": run.model, "task": task.name, "kind": task.kind, "accuracy": round(summary.acc.value, 6),
@@ -125,19 +124,19 @@ def _task_json(rep: Report, task: Task) -> dict[str, Any]:
             **{k: v for k, v in body.items() if k not in ("model", "kind")}, "notices": texts(rep.notices)}
 
 
-def _print_task(out: dict[str, Any]) -> None:
-    for note in out["notices"]:
+def _print_task(rep: Report, task: Task) -> None:
+    for note in rep.notices:
         print(f"note: {note}")
-    low, high = out["interval"]
-    norm = f" · acc_norm {out['acc_norm']:.3f}" if out["acc_norm"] is not None else ""
-    print(f"{out['model']} on {out['task']} ({out['kind']}): accuracy {out['accuracy']:.3f} "
-          f"(95% interval {low:.3f}-{high:.3f}){norm} · {out['scored']} of {out['total']} examples · "
-          f"{out['seconds']:.1f} s")
-    print(f"scored by {out['method']}")
+    run, s = rep.runs[0], rep.summaries[0]
+    norm = f" · acc_norm {s.acc_norm.value:.3f}" if s.acc_norm is not None else ""
+    print(f"{run.model} on {task.name} ({task.kind}): accuracy {s.acc.value:.3f} (95% interval {s.acc.low:.3f}-"
+          f"{s.acc.high:.3f}){norm} · {s.scored} of {s.total} examples · {run.seconds:.1f} s")
+    print(f"scored by {run.method}")
     print("  line  choice  right  scores")
-    for ex in out["examples"]:
-        mark = {True: "yes", False: "no", None: "?"}[ex["correct"]]
-        print(f"{ex['line']:>6} {ex['choice']:>7}  {mark:>5}  " + " ".join(f"{s:.3f}" for s in ex["scores"]))
+    for ex in run.examples:
+        mark = {True: "yes", False: "no", None: "?"}[run.correct(ex.index, task.examples[ex.index].answer)]
+        print(f"{task.examples[ex.index].line:>6} {run.choice(ex.index):>7}  {mark:>5}  "
+              + " ".join(f"{v:.3f}" for v in ex.scores))
 
 
 def _perplexity(args: argparse.Namespace, text: str) -> int:

@@ -1,7 +1,7 @@
 """The tasks bundled in ``assets/evaluation/`` (written for this project), one per kind, so pages open on results.
 
 >>> sorted(TASKS)
-['cloze', 'multiple_choice', 'perplexity']
+['cloze', 'multiple_choice', 'perplexity', 'sentences']
 >>> task("multiple_choice").source
 'written here (assets/evaluation/multiple_choice.jsonl)'
 """
@@ -14,7 +14,7 @@ from explorer.core.errors import ExplorerError
 from explorer.evaluation import taskfile
 from explorer.evaluation.task import Task
 
-__all__ = ["DIRECTORY", "TASKS", "path", "task", "text"]
+__all__ = ["DIRECTORY", "TASKS", "lines", "path", "task", "text"]
 
 DIRECTORY = Path(__file__).resolve().parents[2] / "assets" / "evaluation"
 # name -> (file, what it is, in words)
@@ -22,6 +22,7 @@ TASKS: dict[str, tuple[str, str]] = {
     "multiple_choice": ("multiple_choice.jsonl", "26 general-knowledge questions, 4 choices each (multiple choice)"),
     "cloze": ("cloze.jsonl", "22 phrases to complete (cloze: exact next words)"),
     "perplexity": ("perplexity.txt", "three paragraphs of prose (rolling perplexity)"),
+    "sentences": ("sentences.txt", "30 sentences on five topics, one a line (the projector's points)"),
 }
 
 
@@ -43,3 +44,9 @@ def text(name: str = "perplexity") -> str:
     """A bundled perplexity text."""
     file = path(name)
     return taskfile.parse_text(file.read_bytes(), file.name)
+
+
+def lines(name: str = "sentences") -> list[str]:
+    """A bundled file of texts, one a line (the projector's points)."""
+    file = path(name)
+    return taskfile.parse_lines(file.read_bytes(), file.name)

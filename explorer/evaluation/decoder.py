@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
 
 import torch
+from transformers.cache_utils import Cache
 
 from explorer.core.errors import ExplorerError
+from explorer.core.handles import Tokenizer
 from explorer.core.locks import lock_of
 from explorer.evaluation.score import Group, Score, where_fields
 from explorer.runtime import cancel
@@ -47,18 +48,19 @@ METHOD = ("summed log-likelihood of the continuation's tokens (lm-eval's loglike
           "per example and its KV cache is shared by the choices")
 
 
-def prefix_token(tok: Any) -> int:
+def prefix_token(tok: Tokenizer) -> int:
     """The token an empty context is (lm-eval's ``prefix_token_id``): ``<bos>``, else ``<eos>``."""
     bos = getattr(tok, "bos_token_id", None)
-    return int(bos if bos is not None else tok.eos_token_id)
+    eos = tok.eos_token_id
+    return int(bos if bos is not None else eos if eos is not None else 0)
 
 
-def _ids(tok: Any, text: str, specials: bool = True) -> list[int]:
+def _ids(tok: Tokenizer, text: str, specials: bool = True) -> list[int]:
     with lock_of(tok):  # a fast tokenizer is not safe to call from two threads at once
         return [int(i) for i in tok(text, add_special_tokens=specials)["input_ids"]]
 
 
-def encode_pair(tok: Any, context: str, continuation: str) -> tuple[list[int], list[int]]:
+def encode_pair(tok: Tokenizer, context: str, continuation: str) -> tuple[list[int], list[int]]:
     """(context ids, continuation ids) exactly as lm-eval's ``_encode_pair`` for a causal model."""
     spaces = len(context) - len(context.rstrip())
     if spaces:
@@ -74,7 +76,7 @@ def encode_pair(tok: Any, context: str, continuation: str) -> tuple[list[int], l
     return ctx, whole[len(ctx):]
 
 
-def context_window(config: Any, cap: int = WINDOW_CAP) -> int:
+def context_window(config: object, cap: int = WINDOW_CAP) -> int:
     """Tokens a decoder reads at once: its positions (``max_position_embeddings``, ``n_positions``...), at most
     ``cap``."""
     for name in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
@@ -128,16 +130,16 @@ class DecoderScorer:
             scores.extend(self._choices(first, cache, conts[start:start + self.max_rows]))
         return scores
 
-    def _context(self, ctx: list[int]) -> tuple[torch.Tensor, Any]:
+    def _context(self, ctx: list[int]) -> tuple[torch.Tensor, Cache]:
         """log p of the token after the context (V,), and the context's KV cache."""
         model = self.loaded.model
         x = torch.tensor([ctx], device=input_device(model))  # (1, P)
-        kwargs: dict[str, Any] = {"logits_to_keep": 1} if self._keeps else {}
+        kwargs: dict[str, int] = {"logits_to_keep": 1} if self._keeps else {}
         with torch.inference_mode():
             out = model(input_ids=x, use_cache=True, **kwargs)
         return _logprobs(out.logits[0, -1]), out.past_key_values  # (V,)
 
-    def _choices(self, first: torch.Tensor, cache: Any, conts: list[list[int]]) -> list[Score]:
+    def _choices(self, first: torch.Tensor, cache: Cache, conts: list[list[int]]) -> list[Score]:
         """Scores of ``conts`` after the cached context: one forward of their tokens but the last (B, W)."""
         width = max(len(c) for c in conts) - 1
         lead = first[torch.tensor([c[0] for c in conts], device=first.device)].cpu()  # (B,)

@@ -18,7 +18,6 @@ model in padded batches sized by :mod:`explorer.runtime.activations`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
@@ -141,7 +140,7 @@ class MaskedScorer:
               batch: list[int], lps: list[float], hits: list[bool]) -> None:
         model = self.loaded.model
         device = input_device(model)
-        kwargs: dict[str, Any] = {"input_ids": ids.to(device), "attention_mask": attn.to(device)}
+        kwargs: dict[str, torch.Tensor] = {"input_ids": ids.to(device), "attention_mask": attn.to(device)}
         with torch.inference_mode():
             logits = model(**kwargs).logits  # (B, T, V)
             rows = logits[torch.arange(len(batch), device=logits.device), at.to(logits.device)]  # (B, V)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import EVALUATION_TEXT_CHARS, SERVED_SCORED_CHARS
@@ -32,6 +32,9 @@ from explorer.evaluation.score import Scorer
 from explorer.evaluation.served import ServedScorer
 from explorer.runtime import cancel
 from explorer.serving import scoring
+
+if TYPE_CHECKING:  # typing only: transformers loads with the model
+    from transformers import PreTrainedModel
 
 __all__ = ["Perplexity", "perplexity", "pieces"]
 
@@ -100,7 +103,7 @@ def _check(text: str) -> str:
 Job = Callable[[], tuple[float, int]]  # one window: its summed log-likelihood and its tokens scored
 
 
-def _decoder_window(model: Any, context: list[int], predicted: list[int]) -> tuple[float, int]:
+def _decoder_window(model: PreTrainedModel, context: list[int], predicted: list[int]) -> tuple[float, int]:
     return float(rolling.window_logprobs(model, context, predicted).sum()), len(predicted)
 
 
@@ -125,19 +128,26 @@ def _served_piece(scorer: ServedScorer, piece: str) -> tuple[float, int]:
     return got.logprob, got.scored
 
 
+def _around(scorer: MaskedScorer) -> tuple[list[int], list[int]]:
+    """The special tokens a masked LM's input starts and ends with ([CLS] ... [SEP], <s> ... </s>)."""
+    tok = scorer.loaded.tokenizer
+    first = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
+    last = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
+    return ([first] if first is not None else []), ([last] if last is not None else [])
+
+
 def _masked_window(scorer: MaskedScorer, chunk: list[int]) -> tuple[float, int]:
     """A window's pseudo-log-likelihood: each of its tokens masked in turn, the special tokens around it."""
-    tok: Any = scorer.loaded.tokenizer
-    full = [int(i) for i in tok.build_inputs_with_special_tokens(chunk)]
-    special = set(tok.all_special_ids)
-    positions = [i for i, t in enumerate(full) if t not in special]
+    head, tail = _around(scorer)
+    full = [*head, *chunk, *tail]
+    positions = list(range(len(head), len(head) + len(chunk)))
     lps, _ = scorer.masked_logprobs([full] * len(positions), positions)
     return sum(lps), len(positions)
 
 
 def _masked_units(scorer: MaskedScorer, text: str, window: int | None) -> tuple[list[Job], int]:
-    tok: Any = scorer.loaded.tokenizer
-    specials = len(tok.build_inputs_with_special_tokens([]))
+    tok = scorer.loaded.tokenizer
+    specials = sum(map(len, _around(scorer)))
     size = max(1, min(window or scorer.limit, scorer.limit) - specials)
     ids = [int(i) for i in tok(text, add_special_tokens=False)["input_ids"]]
     return [partial(_masked_window, scorer, ids[s:s + size]) for s in range(0, len(ids), size)], size

@@ -21,6 +21,7 @@ first import: seconds).
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -93,8 +94,6 @@ def _tsne(x: np.ndarray, dims: int, seed: int) -> np.ndarray:
 
 
 def _umap(x: np.ndarray, dims: int, seed: int) -> np.ndarray:
-    import warnings
-
     import umap  # type: ignore[import-untyped]  # umap-learn ships no type hints
 
     with warnings.catch_warnings():  # "n_jobs overridden to 1 by setting random_state": the price of a seed

@@ -21,11 +21,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from explorer.core.errors import ExplorerError
+from explorer.core.limits import EVALUATION_QUERY_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.evaluation import procrustes, projection
 from explorer.evaluation.vectors import Vectors
 
-__all__ = ["Neighbour", "Projection", "neighbours", "project", "side_by_side"]
+__all__ = ["Neighbour", "Projection", "check_query", "neighbours", "project", "side_by_side"]
 
 Progress = Callable[[float, str], None]
 
@@ -90,6 +91,18 @@ def side_by_side(first: Projection, second: Projection) -> tuple[Projection, Pro
                           "unrelated).")
     return replace(first, disparity=0.0), replace(second, points=moved, disparity=disparity,
                                                   notices=second.notices + (note,))
+
+
+def check_query(text: object) -> str:
+    """The typed sentence whose neighbours to find, or one ExplorerError (not text, empty, too long, NUL)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ExplorerError("Type a sentence to find its nearest neighbours among the points.")
+    if len(text) > EVALUATION_QUERY_CHARS:
+        raise ExplorerError(f"The sentence has {len(text):,} characters; at most {EVALUATION_QUERY_CHARS:,}: "
+                            "shorten it.")
+    if "\x00" in text:
+        raise ExplorerError("The sentence holds a NUL character, which no tokenizer reads: remove it.")
+    return text.strip()
 
 
 def neighbours(vectors: Vectors, query: np.ndarray, k: int = 10) -> tuple[Neighbour, ...]:

@@ -20,11 +20,15 @@ model's own forward, slice by slice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from explorer.runtime.offload import input_device
+
+if TYPE_CHECKING:  # typing only: transformers loads with the model
+    from transformers import PreTrainedModel
+    from transformers.modeling_outputs import BaseModelOutputWithPast
 
 __all__ = ["HEAD_ROWS", "window_logprobs", "windows"]
 
@@ -49,7 +53,7 @@ def windows(tokens: Sequence[int], prefix: int, window: int) -> list[tuple[list[
     return out
 
 
-def _head(model: Any, hidden: torch.Tensor) -> torch.Tensor:
+def _head(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
     """Logits (N, V) from final hidden states (N, D) as the model's own forward computes them."""
     logits = model.get_output_embeddings()(hidden)
     cap = getattr(model.config, "final_logit_softcapping", None)
@@ -62,7 +66,7 @@ def _scored(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.float(), dim=-1).gather(1, targets[:, None])[:, 0]  # (N,)
 
 
-def _by_slices(model: Any, x: torch.Tensor, targets: torch.Tensor, start: int) -> torch.Tensor:
+def _by_slices(model: PreTrainedModel, x: torch.Tensor, targets: torch.Tensor, start: int) -> torch.Tensor:
     """The fallback: the model's own forward, projecting one slice of positions at a time."""
     parts = []
     for s in range(start, x.shape[1], HEAD_ROWS):
@@ -72,7 +76,7 @@ def _by_slices(model: Any, x: torch.Tensor, targets: torch.Tensor, start: int) -
     return torch.cat(parts)
 
 
-def window_logprobs(model: Any, context: Sequence[int], predicted: Sequence[int]) -> torch.Tensor:
+def window_logprobs(model: PreTrainedModel, context: Sequence[int], predicted: Sequence[int]) -> torch.Tensor:
     """log p of each ``predicted`` token (P,) after ``context`` and the predicted tokens before it."""
     ids = [*context, *predicted][:-1]
     x = torch.tensor([ids], device=input_device(model))  # (1, T)
@@ -80,8 +84,11 @@ def window_logprobs(model: Any, context: Sequence[int], predicted: Sequence[int]
     start = len(context) - 1  # position predicting the first predicted token
     captured: list[torch.Tensor] = []
 
-    def keep_hidden(_module: Any, _args: Any, output: Any) -> None:
-        captured.append(output[0] if isinstance(output, tuple) else output.last_hidden_state)
+    def keep_hidden(_module: torch.nn.Module, _args: tuple[object, ...],
+                    output: BaseModelOutputWithPast | tuple[torch.Tensor, ...]) -> None:
+        hidden = output[0] if isinstance(output, tuple) else output.last_hidden_state
+        if hidden is not None:
+            captured.append(hidden)
 
     with torch.inference_mode():
         hook = model.base_model.register_forward_hook(keep_hidden)

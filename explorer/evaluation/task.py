@@ -9,7 +9,7 @@ Two kinds of examples (one kind per task):
 * **cloze** (``{"context", "continuation"}``): the continuation is scored verbatim (lm-eval's ``loglikelihood``
   output: write its leading space in the file); right when greedy decoding gives it token by token.
 
-Any other field of a line whose value is a string, a number or a boolean is kept (:attr:`Example.fields`): pages
+Every other field of a line whose value is a string, a number or a boolean is kept (:attr:`Example.fields`): pages
 slice the results by it and colour the projector's points by it.
 
 >>> ex = Example(0, 1, "The sky is", ("blue", "green"), 0, (("topic", "colour"),))

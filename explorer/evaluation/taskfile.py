@@ -17,13 +17,13 @@ explorer.core.errors.ExplorerError: Line 1 of sums.jsonl: the answer 2 is out of
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.limits import EVALUATION_EXAMPLE_CHARS, EVALUATION_TEXT_CHARS
 from explorer.core.notices import Notice
-from explorer.evaluation.task import CHOICE, CLOZE, Example, Task
+from explorer.evaluation.task import CHOICE, CLOZE, Example, Scalar, Task
 
 __all__ = ["MAX_CHOICES", "MAX_EXAMPLES", "MAX_LINE_BYTES", "MAX_TEXTS", "check_bytes", "parse_lines", "parse_task",
            "parse_text", "read_lines", "read_task", "read_text"]
@@ -57,7 +57,7 @@ def check_bytes(data: bytes, what: str, limit: int = userfiles.MAX_UPLOAD_BYTES)
     return userfiles.decode_text(data, what)
 
 
-def _object(line: str, where: str) -> dict[str, Any]:
+def _object(line: str, where: str) -> dict[str, object]:
     try:
         value = userfiles.loads_json(line, where, limit=MAX_LINE_BYTES)
     except ExplorerError as err:
@@ -83,7 +83,7 @@ def _text(value: object, name: str, where: str, empty_ok: bool = False) -> str:
     return value
 
 
-def _choices(obj: dict[str, Any], where: str) -> tuple[tuple[str, ...], int]:
+def _choices(obj: dict[str, object], where: str) -> tuple[tuple[str, ...], int]:
     raw = obj["choices"]
     if not isinstance(raw, list):
         raise ExplorerError(f"{where}: \"choices\" must be a list of texts, not {type(raw).__name__}.")
@@ -104,7 +104,7 @@ def _choices(obj: dict[str, Any], where: str) -> tuple[tuple[str, ...], int]:
     return choices, answer
 
 
-def _example(obj: dict[str, Any], index: int, line: int, where: str) -> Example:
+def _example(obj: dict[str, object], index: int, line: int, where: str) -> Example:
     kind = CHOICE if "choices" in obj else CLOZE if "continuation" in obj else None
     if kind is None or "context" not in obj:
         missing = [f for f in ("context", "choices" if kind != CLOZE else "continuation") if f not in obj]
@@ -122,7 +122,7 @@ def _example(obj: dict[str, Any], index: int, line: int, where: str) -> Example:
     return Example(index, line, context, choices, answer, fields, kind)
 
 
-def _scalar(value: object) -> bool:
+def _scalar(value: object) -> TypeGuard[Scalar]:
     return isinstance(value, str | int | float | bool) and not (isinstance(value, str) and len(value) > 200)
 
 

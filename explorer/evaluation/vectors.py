@@ -18,12 +18,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from explorer.architecture.modeltypes import num_layers
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import SIMILARITY_LIST_CHARS
 from explorer.core.locks import lock_of
@@ -63,7 +63,7 @@ class Vectors:
 def _layer(loaded: LoadedModel, layer: int | None) -> int | None:
     if layer is None:
         return None
-    count = int(getattr(loaded.model.config, "num_hidden_layers", 0) or 0)
+    count = num_layers(loaded.model.config) or 0
     if not 0 <= layer <= count:
         raise ExplorerError(f"{loaded.key} has layers 0 (the embeddings) to {count}: layer {layer} is not one.")
     return layer
@@ -84,7 +84,7 @@ def _states(loaded: LoadedModel, rows: list[list[int]], layer: int | None) -> tu
     pad = int(getattr(loaded.tokenizer, "pad_token_id", None) or 0)
     x = torch.tensor([r + [pad] * (width - len(r)) for r in rows], device=device)  # (B, T)
     mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], device=device)  # (B, T)
-    base: Any = loaded.model.base_model if hasattr(loaded.model, "base_model") else loaded.model
+    base: torch.nn.Module = loaded.model.base_model
     if modelkind.config_family(loaded.model.config.to_dict()) == "encoder-decoder":
         base = loaded.model.get_encoder()
     out = base(input_ids=x, attention_mask=mask, output_hidden_states=layer is not None)
