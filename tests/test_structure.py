@@ -25,6 +25,7 @@ MAX_PAGE_LINES = 150
 HEAVY_PACKAGES = frozenset({
     "accelerate", "gguf", "huggingface_hub", "networkx", "numpy", "pandas", "plotly", "safetensors", "scipy",
     "sentence_transformers", "sklearn", "tokenizers", "torch", "torchinfo", "transformers", "umap",
+    "numba",
 })
 # Imported inside the function that handles their absence: an optional package, a POSIX-only module.
 OPTIONAL_IMPORTS = {

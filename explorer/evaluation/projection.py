@@ -8,8 +8,11 @@
   search on 2,000 x 384 values is most of their time. Perplexity (t-SNE) and neighbours (UMAP) shrink for small
   sets, which would otherwise be refused.
 
-scikit-learn and umap-learn are imported when their method is asked for (umap-learn compiles with numba on its
-first import: seconds).
+scikit-learn and umap-learn are imported when their method is asked for. umap-learn compiles its functions with
+numba the first time they run in a process, and caches few of them: on 2 CPU cores that is 30-90 s before the first
+layout, every process, past a page's time budget. :func:`_umap_module` turns numba's on-disk cache on for all of them
+(in the explorer's cache folder unless ``NUMBA_CACHE_DIR`` says where), so they compile once per machine and later
+processes load them in about a second.
 
 >>> import numpy as np
 >>> x = np.array([[2.0, 0.0], [0.0, 1.0], [-2.0, 0.0], [0.0, -1.0]])
@@ -20,13 +23,18 @@ first import: seconds).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import os
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
+from explorer.core import persist
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 
@@ -37,6 +45,7 @@ PRE_PCA = 50  # dimensions t-SNE and UMAP read (van der Maaten 2014 reduces to 5
 MIN_POINTS = 5  # t-SNE and UMAP need some neighbours; PCA needs two points
 TSNE_ITERATIONS = 500  # scikit-learn's default is 1,000; the layout settles by 500 on sentence embeddings
 Progress = Callable[[float, str], None]
+_UMAP_CACHED: list[bool] = []  # numba's cache turned on for umap-learn in this process (once)
 
 
 @dataclass(frozen=True)
@@ -93,9 +102,26 @@ def _tsne(x: np.ndarray, dims: int, seed: int) -> np.ndarray:
     return np.asarray(model.fit_transform(x), dtype=np.float64)
 
 
-def _umap(x: np.ndarray, dims: int, seed: int) -> np.ndarray:
+def _umap_module() -> ModuleType:
+    """umap-learn, with numba's on-disk cache on for every compiled function of it (see the module docstring)."""
+    import numba
     import umap  # type: ignore[import-untyped]  # umap-learn ships no type hints
+    from numba.core.dispatcher import Dispatcher
 
+    if not _UMAP_CACHED:
+        if not os.environ.get("NUMBA_CACHE_DIR"):
+            numba.config.CACHE_DIR = str(persist.cache_dir() / "numba")  # type: ignore[attr-defined]  # set at import
+        for name in ("umap_", "layouts", "utils", "spectral", "sparse", "distances"):
+            for fn in vars(importlib.import_module(f"umap.{name}")).values():
+                if isinstance(fn, Dispatcher):
+                    with contextlib.suppress(RuntimeError):  # a function numba cannot cache compiles as before
+                        fn.enable_caching()
+        _UMAP_CACHED.append(True)
+    return umap
+
+
+def _umap(x: np.ndarray, dims: int, seed: int) -> np.ndarray:
+    umap = _umap_module()
     with warnings.catch_warnings():  # "n_jobs overridden to 1 by setting random_state": the price of a seed
         warnings.simplefilter("ignore", UserWarning)
         model = umap.UMAP(n_components=dims, n_neighbors=min(15, x.shape[0] - 1), random_state=seed, init="pca")

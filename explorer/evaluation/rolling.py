@@ -1,8 +1,9 @@
 """Rolling windows over a long text, each token scored once, as lm-evaluation-harness's ``loglikelihood_rolling``.
 
 The text's tokens (without special tokens) are cut into windows of the model's context: the first window reads
-``<bos>`` and predicts its tokens, each later one reads the token before it and predicts the next ``window`` tokens
-(:func:`windows`, lm-eval's ``get_rolling_token_windows`` with ``context_len=1`` and ``make_disjoint_window``).
+``<bos>`` and predicts its tokens, each later one reads the token before it and predicts the next ``window`` tokens,
+and the last, shorter one reads as many tokens before it as fill a window (:func:`windows`, lm-eval's
+``get_rolling_token_windows`` with ``context_len=1`` and ``make_disjoint_window``).
 Summed over the windows, the log-probabilities give the text's log-likelihood; its perplexity is
 ``exp(-log-likelihood / tokens)``. (lm-eval's ``hf`` model encodes the text with the tokenizer's special tokens, so
 with Gemma's tokenizer it also scores ``<bos>`` after ``<bos>``; pass ``add_bos_token=False`` to it to compare.)
@@ -14,7 +15,7 @@ against the model's own logits of the window's last position; a head this does n
 model's own forward, slice by slice.
 
 >>> windows([11, 12, 13, 14, 15], prefix=2, window=3)
-[([2], [11, 12, 13]), ([13], [14, 15])]
+[([2], [11, 12, 13]), ([12, 13], [14, 15])]
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def windows(tokens: Sequence[int], prefix: int, window: int) -> list[tuple[list[
     done = first
     while done < len(tokens):
         n = min(len(tokens) - done, window)
-        out.append(([tokens[done - 1]], tokens[done:done + n]))
+        read = tokens[done + n - window - 1:done + n - 1]  # a full window's input, ending before the last token
+        out.append((read[:len(read) - (n - 1)], tokens[done:done + n]))  # the context: what is not predicted
         done += n
     return out
 

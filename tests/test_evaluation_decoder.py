@@ -1,0 +1,85 @@
+"""A decoder's continuation scores (context run once, KV cache shared by the choices) equal a direct transformers
+computation on the same weights: every choice run from scratch, full logits, log-softmax, summed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from explorer.core.errors import ExplorerError
+from explorer.evaluation import bundled, run
+from explorer.evaluation.decoder import DecoderScorer, encode_pair
+from explorer.evaluation.scorer import local_scorer, scorer_for
+from explorer.runtime.loading import load_model
+from tests.tiny_gemma import save_tiny_gemma
+
+GROUPS = [
+    ("The cat sat on the", (" mat", " hat and then slept", " dog")),
+    ("Numbers: 1, 2, 3, ", ("4", "four, five and six", "3")),  # trailing space moved to the continuation
+    ("", ("Hello world", "Goodbye")),  # empty context: <bos> (else <eos>) alone
+]
+
+
+def direct(model: torch.nn.Module, ctx: list[int], cont: list[int]) -> tuple[float, bool]:
+    """log p(cont | ctx) and the greedy match from one full forward of ctx + cont (lm-eval's arithmetic)."""
+    x = torch.tensor([ctx + cont])
+    with torch.inference_mode():
+        lp = torch.log_softmax(model(input_ids=x).logits[0].float(), dim=-1)  # (T, V)
+    rows = lp[len(ctx) - 1: len(ctx) - 1 + len(cont)]  # position t predicts token t + 1
+    picked = rows.gather(1, torch.tensor(cont)[:, None])[:, 0]
+    return float(picked.sum()), bool((rows.argmax(1) == torch.tensor(cont)).all())
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    path = save_tiny_gemma(tmp_path_factory.mktemp("tiny-gemma"))
+    return load_model(str(path), "causal-lm", device="cpu")
+
+
+def test_tiny_decoder_scores_equal_the_direct_computation(tiny) -> None:
+    scorer = local_scorer(tiny)
+    assert isinstance(scorer, DecoderScorer)
+    for (context, conts), scores in zip(GROUPS, scorer.score(GROUPS), strict=True):
+        for cont, got in zip(conts, scores, strict=True):
+            ctx_ids, cont_ids = encode_pair(tiny.tokenizer, context, cont)
+            want, greedy = direct(tiny.model, ctx_ids, cont_ids)
+            assert got.logprob == pytest.approx(want, abs=1e-4) and got.greedy == greedy
+            assert got.tokens == len(cont_ids)
+
+
+def test_splitting_the_choices_over_several_forwards_changes_nothing(tiny) -> None:
+    whole = DecoderScorer(tiny).score(GROUPS)
+    split = DecoderScorer(tiny, max_rows=1).score(GROUPS)
+    assert [s.logprob for g in split for s in g] == pytest.approx([s.logprob for g in whole for s in g], abs=1e-5)
+
+
+def test_a_context_past_the_window_is_cut_from_the_left_as_lm_eval_does(tiny) -> None:
+    scorer = DecoderScorer(tiny)
+    scorer.window = 8
+    context = "one two three four five six seven eight nine ten eleven twelve"
+    got = scorer.example(context, [" thirteen"])[0]
+    ctx_ids, cont_ids = encode_pair(tiny.tokenizer, context, " thirteen")
+    keep = (ctx_ids + cont_ids)[-(8 + 1):]  # lm-eval: (context + continuation)[-(max_length + 1):]
+    want, _ = direct(tiny.model, keep[: len(keep) - len(cont_ids)], cont_ids)
+    assert got.logprob == pytest.approx(want, abs=1e-4)
+
+
+def test_a_continuation_without_a_token_of_its_own_is_refused_with_its_line(tiny) -> None:
+    from explorer.evaluation.task import Example, Task
+
+    task = Task("t", "cloze", (Example(0, 7, "hel", ("lo",), 0, (), "cloze"),), "t.jsonl")  # "hello": one token
+    with pytest.raises(ExplorerError, match="Line 7 of t.jsonl: A continuation adds no token"):
+        run.score_task(local_scorer(tiny), task)
+
+
+@pytest.mark.slow
+def test_gemma_choices_equal_a_direct_transformers_computation(bundled_decoder) -> None:
+    """The bundled Gemma 3 270M on a few bundled questions: same scores (float32 rounding) and the same choices."""
+    scorer = scorer_for("gemma3-270m", device="cpu")
+    task = bundled.task("multiple_choice").head(3)
+    result = run.score_task(scorer, task)
+    for ex, got in zip(task.examples, result.examples, strict=True):
+        want = [direct(scorer.loaded.model, *encode_pair(scorer.loaded.tokenizer, ex.context, c))[0]
+                for c in ex.continuations()]
+        assert list(got.scores) == pytest.approx(want, abs=2e-4)
+        assert result.choice(ex.index) == int(torch.tensor(want).argmax())
