@@ -83,3 +83,20 @@ def test_gemma_choices_equal_a_direct_transformers_computation(bundled_decoder) 
                 for c in ex.continuations()]
         assert list(got.scores) == pytest.approx(want, abs=2e-4)
         assert result.choice(ex.index) == int(torch.tensor(want).argmax())
+
+
+def test_parts_stop_when_their_time_together_passes_the_budget_and_say_so(tiny) -> None:
+    """The page's way: parts of a few examples, each its own request; past the budget the run keeps what it has."""
+    from explorer.evaluation.task import Example, Task
+
+    task = Task("t", "cloze", tuple(Example(i, i + 1, f"Count {i}:", (" one",), 0, (), "cloze") for i in range(7)),
+                "t.jsonl")
+    scorer = local_scorer(tiny)
+    whole = run.score_in_parts(lambda a, b: run.score_task(scorer, task, first=a, last=b), 7, 3, budget=1e9)
+    assert whole.complete and [e.index for e in whole.examples] == list(range(7)) and not whole.notices
+    assert [e.scores for e in whole.examples] == [e.scores for e in run.score_task(scorer, task).examples]
+    seen: list[float] = []
+    cut = run.score_in_parts(lambda a, b: run.score_task(scorer, task, first=a, last=b), 7, 3, budget=0.0,
+                             progress=lambda f, _: seen.append(f))
+    assert len(cut.examples) == 3 and not cut.complete and cut.stopped and seen == [3 / 7]
+    assert "scored 3 of 7 examples" in cut.notices[-1].text

@@ -93,11 +93,11 @@ def task_part(where: Placement, directory: str | None) -> None:
                f"{', '.join(task.fields) or 'none'}")
     ui.notices(task.notices)
     runs = _runs(models, served, lambda m, p: (
-        cache.served_run(m, name, data, _progress=p) if not isinstance(m, str) else
-        cache.local_run(m, name, data, directory, **where.kwargs(), _progress=p)), "Scoring the examples")
+        cache.served_run(m, name, data, p) if not isinstance(m, str) else
+        cache.local_run(m, name, data, directory, where.device, where.dtype, p)), "Scoring the examples")
     if served:
-        st.caption(f"Served models score the first {cache.SERVED_EXAMPLES} examples here (one request per choice; "
-                   "a CPU engine takes about a second a token): the command line scores them all.")
+        st.caption("A served model answers one request per choice (a CPU engine takes about half a second a "
+                   "token): on this page it scores what fits in one request's time; the command line scores all.")
     if not runs:
         return
     rep = report.build(task, runs)
@@ -145,9 +145,9 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
     models = _models("ppl_models", "eval_ppl_models", directory)
     served = served_picker.pick("evaluate_ppl", "prompt_logprobs", "perplexity (the text's own log-probabilities)",
                                 param="ppl_served")
-    results: list[Perplexity] = _runs(models, served, lambda m, p: (
-        cache.served_perplexity(m, text, _progress=p) if not isinstance(m, str) else
-        cache.local_perplexity(m, text, directory, **where.kwargs(), _progress=p)), "Scoring the text")
+    results: list[Perplexity] = _runs(models, served, lambda m, _: (
+        cache.served_perplexity(m, text) if not isinstance(m, str) else
+        cache.local_perplexity(m, text, directory, **where.kwargs())), "Scoring the text")
     if not results:
         return
     for r in results:
@@ -161,7 +161,7 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
     ui.csv_download(table, "evaluate_perplexity", key="eval_ppl_csv")
 
 
-def _texts(where: Placement, directory: str | None) -> tuple[tuple[str, ...], Task | None]:
+def _texts(where: Placement, directory: str | None) -> tuple[tuple[str, ...], Task | None] | None:
     """The projector's texts: a task's contexts (colour by its fields, by right/wrong) or typed lines."""
     kinds = {"multiple_choice": "The multiple-choice task's questions", "lines": "Sentences, one a line"}
     ui.seed_from_url("eval_proj_texts", "texts", list(kinds))
@@ -170,7 +170,9 @@ def _texts(where: Placement, directory: str | None) -> tuple[tuple[str, ...], Ta
     if which == "lines":
         typed = st.text_area("Sentences", value="\n".join(bundled.lines()), height=150,
                              key="eval_proj_lines", max_chars=EVALUATION_TEXT_CHARS)
-        return cache.lines(typed), None
+        with ui.guard():  # too many or too long lines: one box, and nothing is embedded
+            return cache.lines(typed), None
+        return None
     task = cache.task("multiple_choice")
     return tuple(ex.context for ex in task.examples), task
 
@@ -210,7 +212,10 @@ def _colours(projection: Projection, task: Task | None, colour_by: str, runs: Se
 
 def projector_part(where: Placement, directory: str | None) -> None:
     """Sentence embeddings or token states of one or two models, projected and compared."""
-    texts, task = _texts(where, directory)
+    chosen = _texts(where, directory)
+    if chosen is None:
+        return
+    texts, task = chosen
     offered = list(dict.fromkeys([BI_ENCODER, DEFAULT, *cache.offered(directory)]))
     picked = st.multiselect("Models (two: side by side, aligned)", offered,
                             default=ui.query_list("proj_models", [BI_ENCODER], offered, limit=2),
@@ -223,14 +228,14 @@ def projector_part(where: Placement, directory: str | None) -> None:
     colour_by = st.selectbox("Colour by", fields + (["model"] if len(sources) == 2 else []), key="eval_colour")
     query = st.text_input("Nearest neighbours of", key="eval_query", max_chars=EVALUATION_QUERY_CHARS,
                           value="Which animal has eight legs?")
-    projections: list[Projection] = _runs(picked, served[: 2 - len(picked)], lambda m, p: (
-        cache.served_project(m, texts, method, dims, seed, _progress=p) if not isinstance(m, str) else
-        cache.project(m, texts, layer, tokens, method, dims, seed, directory, **where.kwargs(), _progress=p)),
+    projections: list[Projection] = _runs(picked, served[: 2 - len(picked)], lambda m, p: cache.layout(
+        cache.served_vectors(m, texts, p) if not isinstance(m, str) else
+        cache.local_vectors(m, texts, layer, tokens, directory, where.device, where.dtype, p), method, dims, seed),
         f"Embedding {len(texts):,} texts")
     if not projections:
         return
-    runs = _runs([picked[0] if picked else DEFAULT], [], lambda m, p: cache.local_run(
-        m, "multiple_choice", None, directory, **where.kwargs(), _progress=p), "Scoring") \
+    runs = _runs([DEFAULT], [], lambda m, p: cache.local_run(
+        m, "multiple_choice", None, directory, where.device, where.dtype, p), "Scoring") \
         if colour_by == "right or wrong" else []
     _draw(projections, sources, texts, task, colour_by, runs, query, layer, tokens, where, directory)
 

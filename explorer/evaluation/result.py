@@ -58,6 +58,11 @@ class ModelRun:
     def complete(self) -> bool:
         return len(self.examples) == self.total
 
+    @property
+    def stopped(self) -> bool:
+        """Whether a request's budget stopped the run (or a part of it) before its planned end."""
+        return any(n.kind == "stopped" for n in self.notices)
+
     def scored(self, index: int) -> ExampleScores | None:
         """The scores of the example at ``index``, or None when the run stopped before it."""
         return self.examples[index] if index < len(self.examples) else None

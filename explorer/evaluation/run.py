@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
@@ -57,30 +58,34 @@ def _scores(index: int, scores: list[Score]) -> ExampleScores:
                          tuple(s.tokens for s in scores))
 
 
-def _stopped(scorer: Scorer, done: int, total: int, err: cancel.RequestStopped) -> Notice:
-    return Notice("stopped", f"{scorer.key} scored {done:,} of {total:,} examples before this request's "
-                             f"{'time' if err.reason == 'time' else 'memory'} budget ran out: the results below are "
+def _stopped(model: str, done: int, total: int, reason: str) -> Notice:
+    return Notice("stopped", f"{model} scored {done:,} of {total:,} examples before this request's "
+                             f"{'memory' if reason == 'memory' else 'time'} budget ran out: the results below are "
                              "on those. The command line scores them all (python -m explorer evaluate --model "
                              f"... --task FILE).")
 
 
-def score_task(scorer: Scorer, task: Task, progress: Progress | None = None, chunk: int | None = None) -> ModelRun:
-    """``scorer``'s run on every example of ``task`` (a prefix of them when the request's budget ends first)."""
+def score_task(scorer: Scorer, task: Task, progress: Progress | None = None, chunk: int | None = None,
+               first: int = 0, last: int | None = None) -> ModelRun:
+    """``scorer``'s run on the examples ``first`` to ``last`` of ``task`` (all by default; fewer when the request's
+    budget ends first). A run from the first example checks every example before it scores one."""
     groups = [(ex.context, ex.continuations()) for ex in task.examples]
-    _checked(scorer, task, groups)
+    if first == 0:
+        _checked(scorer, task, groups)
     size, total = chunk or _chunk(scorer, task), len(groups)
+    end = total if last is None else min(total, last)
     done: list[ExampleScores] = []
     notices: list[Notice] = []
     began = time.perf_counter()
-    for start in range(0, total, size):
-        stop = min(total, start + size)
+    for start in range(first, end, size):
+        stop = min(end, start + size)
         try:
             cancel.check()
             scored = scorer.score(groups[start:stop])
         except cancel.RequestStopped as err:
             if err.reason == "gone" or not done:
                 raise
-            notices.append(_stopped(scorer, len(done), total, err))
+            notices.append(_stopped(scorer.key, first + len(done), total, err.reason))
             break
         except ServedError:
             raise
@@ -88,8 +93,37 @@ def score_task(scorer: Scorer, task: Task, progress: Progress | None = None, chu
             raise ExplorerError(f"{_lines(task, start, stop).capitalize()} of {task.source}: {err}") from None
         done.extend(_scores(i, s) for i, s in zip(range(start, stop), scored, strict=True))
         if progress is not None:
-            progress(len(done) / total, f"{scorer.key}: {len(done):,} of {total:,} examples scored")
+            count = first + len(done)
+            progress(count / total, f"{scorer.key}: {count:,} of {total:,} examples scored")
     where = scorer.where()
     return ModelRun(scorer.key, scorer.family, scorer.method, task.kind, tuple(done), total,
                     time.perf_counter() - began, scorer.untrained, tuple(notices), where["device"],
                     where["device_name"], where["dtype"])
+
+
+def merge(parts: Sequence[ModelRun]) -> ModelRun:
+    """Consecutive parts of one model's run (each a range of the task's examples, in order) as one run."""
+    head = parts[0]
+    examples = tuple(e for p in parts for e in p.examples)
+    return replace(head, examples=examples, seconds=sum(p.seconds for p in parts),
+                   notices=tuple(n for p in parts for n in p.notices))
+
+
+def score_in_parts(part: Callable[[int, int], ModelRun], total: int, size: int, budget: float,
+                   progress: Progress | None = None) -> ModelRun:
+    """A run made of parts of ``size`` examples (``part(first, last)``, each its own request, each cached by the
+    page), reporting after each one, until every example is scored, a part stops early (its own budget ran out),
+    or the parts' time together passes ``budget`` seconds: the run keeps what was scored and says what was cut."""
+    parts: list[ModelRun] = []
+    for first in range(0, total, size):
+        parts.append(part(first, min(total, first + size)))
+        done = first + len(parts[-1].examples)
+        if progress is not None:
+            progress(done / total, f"{parts[-1].model}: {done:,} of {total:,} examples scored")
+        if parts[-1].stopped:
+            break
+        if done < total and sum(p.seconds for p in parts) > budget:
+            parts.append(replace(parts[-1], examples=(), seconds=0.0,
+                                 notices=(_stopped(parts[-1].model, done, total, "time"),)))
+            break
+    return merge(parts)

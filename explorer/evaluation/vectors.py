@@ -35,7 +35,7 @@ from explorer.serving import embedding, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import similarity
 
-__all__ = ["MAX_TOKEN_POINTS", "Vectors", "sentences", "served", "tokens"]
+__all__ = ["MAX_TOKEN_POINTS", "Vectors", "concat", "sentences", "served", "tokens"]
 
 MAX_TOKEN_POINTS = 20_000  # token states drawn at once (WebGL draws them; hover and neighbours stay quick)
 SERVED_LIST = similarity.MAX_SENTENCES  # texts per served call (its own cap on one list)
@@ -190,3 +190,16 @@ def served(ep: Endpoint, texts: Sequence[str], progress: Progress | None = None)
     return Vectors(ep.key, "sentences", np.concatenate(parts).astype(np.float32), tuple(texts),
                    tuple(range(len(texts))), "the server's /v1/embeddings, unit length", None,
                    time.perf_counter() - began, **probe.served_on(ep, caps))
+
+
+def concat(parts: Sequence[Vectors]) -> Vectors:
+    """The vectors of consecutive lists of texts as one (the owners renumbered to follow on)."""
+    owners: list[int] = []
+    offset = 0
+    for p in parts:
+        owners.extend(o + offset for o in p.owners)
+        offset += max(p.owners, default=-1) + 1
+    head = parts[0]
+    return Vectors(head.model, head.kind, np.concatenate([p.matrix for p in parts]), tuple(lb for p in parts
+                   for lb in p.labels), tuple(owners), head.how, head.layer, sum(p.seconds for p in parts),
+                   head.device, head.device_name, head.dtype)
