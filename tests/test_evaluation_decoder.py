@@ -49,8 +49,30 @@ def test_tiny_decoder_scores_equal_the_direct_computation(tiny) -> None:
 
 def test_splitting_the_choices_over_several_forwards_changes_nothing(tiny) -> None:
     whole = DecoderScorer(tiny).score(GROUPS)
-    split = DecoderScorer(tiny, max_rows=1).score(GROUPS)
-    assert [s.logprob for g in split for s in g] == pytest.approx([s.logprob for g in whole for s in g], abs=1e-5)
+    for split in (DecoderScorer(tiny, max_rows=1), DecoderScorer(tiny, examples=1), DecoderScorer(tiny, 2, 2)):
+        got = split.score(GROUPS)
+        assert [s.logprob for g in got for s in g] == pytest.approx([s.logprob for g in whole for s in g], abs=1e-5)
+        assert [s.greedy for g in got for s in g] == [s.greedy for g in whole for s in g]
+
+
+def test_left_padded_contexts_of_a_model_with_absolute_positions_equal_each_alone(tmp_path) -> None:
+    """GPT-2 learns a vector per absolute position: a padded context must still start at position 0."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from explorer.architecture.build import BUILD_LOCK
+    from explorer.tokenization import load_tokenizer
+
+    tok = load_tokenizer("gpt2")
+    with BUILD_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=64))
+    model.eval().save_pretrained(tmp_path / "gpt2")
+    tok.save_pretrained(tmp_path / "gpt2")
+    loaded = load_model(str(tmp_path / "gpt2"), "causal-lm", device="cpu")
+    for (context, conts), scores in zip(GROUPS, local_scorer(loaded).score(GROUPS), strict=True):
+        for cont, got in zip(conts, scores, strict=True):
+            want, greedy = direct(loaded.model, *encode_pair(loaded.tokenizer, context, cont))
+            assert got.logprob == pytest.approx(want, abs=1e-4) and got.greedy == greedy
 
 
 def test_a_context_past_the_window_is_cut_from_the_left_as_lm_eval_does(tiny) -> None:
@@ -100,3 +122,29 @@ def test_parts_stop_when_their_time_together_passes_the_budget_and_say_so(tiny) 
                              progress=lambda f, _: seen.append(f))
     assert len(cut.examples) == 3 and not cut.complete and cut.stopped and seen == [3 / 7]
     assert "scored 3 of 7 examples" in cut.notices[-1].text
+
+
+def test_branched_sequences_are_used_where_they_fit_and_equal_the_direct_computation(tmp_path) -> None:
+    """A Gemma-3 whose sliding window is wider than the examples: every choice of an example in one branched
+    sequence (checked once against the KV-cache path, then used), equal to each choice run alone."""
+    from transformers import Gemma3ForCausalLM
+
+    from explorer.architecture.build import BUILD_LOCK
+    from explorer.evaluation import decoder
+    from explorer.tokenization import load_tokenizer
+    from tests.tiny_gemma import tiny_gemma_config
+
+    tok = load_tokenizer("gpt2")
+    config = tiny_gemma_config(len(tok), tok.eos_token_id)
+    config.sliding_window = 64
+    with BUILD_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        Gemma3ForCausalLM(config).eval().save_pretrained(tmp_path / "wide")
+    tok.save_pretrained(tmp_path / "wide")
+    loaded = load_model(str(tmp_path / "wide"), "causal-lm", device="cpu")
+    scores = local_scorer(loaded).score(GROUPS)
+    assert decoder._BRANCHES_AGREE[loaded.model] is True  # the branched path was checked, and taken
+    for (context, conts), got in zip(GROUPS, scores, strict=True):
+        for cont, score in zip(conts, got, strict=True):
+            want, greedy = direct(loaded.model, *encode_pair(loaded.tokenizer, context, cont))
+            assert score.logprob == pytest.approx(want, abs=1e-4) and score.greedy == greedy

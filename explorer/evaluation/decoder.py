@@ -7,10 +7,19 @@ Gemma's ``<bos>``), the continuation is what encoding the whole text adds after 
 tokens are scored, so each example's choices equal lm-eval's for the same weights.
 
 lm-eval runs ``context + choice`` from scratch for every choice and turns every position of the batch into
-full-vocabulary log-probabilities (Gemma 3: 262,144 values a position). Here the context runs once with its KV
-cache and projects only its last position (``logits_to_keep``); the cache is copied to one row per choice and
-only the choices' own tokens are fed, right-padded (a causal model's padded tail cannot change the positions
-before it), with only their real positions projected.
+full-vocabulary log-probabilities (Gemma 3: 262,144 values a position). Here each context runs once, in one of two
+ways, and only the positions whose prediction is scored go through the output layer (``logits_to_keep``):
+
+* branched (:mod:`explorer.evaluation.branches`): one sequence per example, its choices branching off its context
+  under a mask, several examples a forward: one forward per batch;
+* through the KV cache: several examples' contexts in one left-padded forward (positions counted from each one's
+  first real token, so a padded context gives the numbers it gives alone); the token after each context scores
+  every choice's first token at once, and the choices longer than one token are fed after their context's cache
+  rows, right-padded (a causal model's padded tail cannot change the positions before it).
+
+The branched way is taken where it is sure to be right (the model takes a custom mask, the sequences fit its
+sliding window, and its scores on a first example equal the KV-cache way's, checked once per model); the KV-cache
+way otherwise.
 
 >>> class Tok:  # a toy tokenizer: one token a character, <bos> = 0 first
 ...     bos_token_id, eos_token_id, bos_token = 0, 1, "<bos>"
@@ -25,14 +34,17 @@ before it), with only their real positions projected.
 from __future__ import annotations
 
 import copy
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
-from transformers.cache_utils import Cache
+from transformers.cache_utils import Cache, DynamicCache
 
 from explorer.core.errors import ExplorerError
 from explorer.core.handles import Tokenizer
 from explorer.core.locks import lock_of
+from explorer.evaluation import branches
 from explorer.evaluation.score import Group, Score, where_fields
 from explorer.runtime import cancel
 from explorer.runtime.loading import LoadedModel
@@ -42,7 +54,12 @@ from explorer.tasks.generation.nexttoken import takes_logits_to_keep
 
 __all__ = ["DecoderScorer", "context_window", "encode_pair", "prefix_token"]
 
-MAX_ROWS = 32  # choices fed in one forward after the shared context (more are split; each split copies the cache)
+MAX_ROWS = 64  # choices fed in one forward after their contexts (more are split; each split copies the cache rows)
+# contexts run in one forward: each forward reads every weight once (Gemma 3's 262,144 x 640 output layer alone is
+# 671 MB), so on a CPU a few short contexts cost little more than one
+EXAMPLES = 8
+# per model: do its branched scores (explorer.evaluation.branches) equal the KV-cache path's? Checked once.
+_BRANCHES_AGREE: weakref.WeakKeyDictionary[torch.nn.Module, bool] = weakref.WeakKeyDictionary()
 WINDOW_CAP = 2048  # the longest input scored at once by default: one window's attention stays small on a CPU
 METHOD = ("summed log-likelihood of the continuation's tokens (lm-eval's loglikelihood); the context runs once "
           "per example and its KV cache is shared by the choices")
@@ -86,18 +103,43 @@ def context_window(config: object, cap: int = WINDOW_CAP) -> int:
     return cap
 
 
+def _fork(cache: Cache) -> Cache:
+    """A cache of the same tensors whose layers can be re-bound without touching ``cache``: a dynamic cache's
+    forward and row selection re-bind each layer's ``keys``/``values`` (new tensors, never written in place), so
+    copying the layer objects is enough; any other cache is copied whole."""
+    if not isinstance(cache, DynamicCache):
+        return copy.deepcopy(cache)
+    fork = copy.copy(cache)
+    fork.layers = [copy.copy(layer) for layer in cache.layers]
+    return fork
+
+
 def _logprobs(logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.to(torch.float32), dim=-1)
 
 
+@dataclass(frozen=True)
+class _Contexts:
+    """A batch of examples' contexts run once: the next token's log-probabilities, the cache, its padding mask."""
+
+    first: torch.Tensor  # (B, V) log p of the token after each context
+    cache: Cache  # keys and values of the left-padded contexts
+    mask: torch.Tensor  # (B, P) 1 on real tokens, 0 on the left padding
+
+
 class DecoderScorer:
-    """Continuations scored by a local causal LM (``loaded``: a :class:`LoadedModel` loaded as ``causal-lm``)."""
+    """Continuations scored by a local causal LM (``loaded``: a :class:`LoadedModel` loaded as ``causal-lm``).
+
+    ``examples``: contexts run in one forward (left-padded, positions counted from each one's first real token);
+    ``max_rows``: choices of those examples fed in one forward after them (each row a copy of its example's cache
+    rows, right-padded)."""
 
     family = "decoder"
     method = METHOD
 
-    def __init__(self, loaded: LoadedModel, max_rows: int = MAX_ROWS) -> None:
+    def __init__(self, loaded: LoadedModel, max_rows: int = MAX_ROWS, examples: int = EXAMPLES) -> None:
         self.loaded, self.key, self.max_rows = loaded, loaded.key, max(1, max_rows)
+        self.examples = max(1, examples)
         self.untrained = bool(loaded.untrained)
         self.window = context_window(loaded.model.config, max(WINDOW_CAP, 1))
         self._keeps = takes_logits_to_keep(loaded.model)
@@ -109,67 +151,110 @@ class DecoderScorer:
         """Nothing to refuse before the tokenizer runs: an empty continuation is found when it is encoded."""
 
     def score(self, groups: Sequence[Group]) -> list[list[Score]]:
-        out = []
-        for context, continuations in groups:
-            cancel.check()  # a stopped request frees its worker between examples
-            out.append(self.example(context, continuations))
+        """Every group's scores: ``examples`` contexts a forward, then their choices ``max_rows`` a forward."""
+        out: list[list[Score]] = []
+        for start in range(0, len(groups), self.examples):
+            cancel.check()  # a stopped request frees its worker between batches
+            out.extend(self._batch(groups[start:start + self.examples]))
         return out
 
     def example(self, context: str, continuations: Sequence[str]) -> list[Score]:
-        """Every continuation of one context: the context once, the choices in batches of ``max_rows``."""
+        """Every continuation of one context."""
+        return self._batch([(context, tuple(continuations))])[0]
+
+    def _encoded(self, context: str, continuations: Sequence[str]) -> tuple[list[int], list[list[int]]]:
         pairs = [encode_pair(self.loaded.tokenizer, context, c) for c in continuations]
         conts = [cont for _, cont in pairs]
         if any(not c for c in conts):
             raise ExplorerError("A continuation adds no token after its context (it is empty or only merges "
                                 "with the context's last word): give it words of its own.")
         longest = max(len(c) for c in conts)
-        ctx = pairs[0][0][-max(1, self.window - longest + 1):]  # left-truncated as lm-eval does past the window
-        first, cache = self._context(ctx)
-        scores: list[Score] = []
-        for start in range(0, len(conts), self.max_rows):
-            scores.extend(self._choices(first, cache, conts[start:start + self.max_rows]))
-        return scores
+        return pairs[0][0][-max(1, self.window - longest + 1):], conts  # left-truncated as lm-eval does
 
-    def _context(self, ctx: list[int]) -> tuple[torch.Tensor, Cache]:
-        """log p of the token after the context (V,), and the context's KV cache."""
+    def _batch(self, groups: Sequence[Group]) -> list[list[Score]]:
+        encoded = [self._encoded(ctx, conts) for ctx, conts in groups]
+        seqs = [branches.branch(ctx, conts) for ctx, conts in encoded]
+        if self._branching(seqs, encoded[0]):
+            return branches.score_batch(self.loaded.model, seqs, prefix_token(self.loaded.tokenizer),
+                                        input_device(self.loaded.model))
+        return self._cached(encoded)
+
+    def _branching(self, seqs: list[branches.Branched], sample: tuple[list[int], list[list[int]]]) -> bool:
+        """Whether this batch can go as one branched sequence per example: the model takes a custom mask and
+        ``logits_to_keep``, the sequences fit its local-attention window, and (checked once per model, on this
+        batch's first example) the branched scores equal the KV-cache path's."""
         model = self.loaded.model
-        x = torch.tensor([ctx], device=input_device(model))  # (1, P)
+        if not self._keeps or not all(branches.fits(model.config, len(s.ids)) for s in seqs):
+            return False
+        if model not in _BRANCHES_AGREE:
+            got = branches.score_batch(model, seqs[:1], prefix_token(self.loaded.tokenizer), input_device(model))[0]
+            want = self._cached([sample])[0]
+            tol = 1e-3 if next(model.parameters()).dtype == torch.float32 else 5e-2
+            _BRANCHES_AGREE[model] = all(abs(a.logprob - b.logprob) <= tol * max(1.0, abs(b.logprob))
+                                         for a, b in zip(got, want, strict=True))
+        return _BRANCHES_AGREE[model]
+
+    def _cached(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list[Score]]:
+        """The KV-cache path: the contexts in one left-padded forward, then the choices after their cache rows."""
+        ran = self._contexts([ctx for ctx, _ in encoded])
+        rows = [(b, cont) for b, (_, conts) in enumerate(encoded) for cont in conts]
+        flat: list[Score] = []
+        for start in range(0, len(rows), self.max_rows):
+            flat.extend(self._choices(ran, rows[start:start + self.max_rows]))
+        out, at = [], 0
+        for _, conts in encoded:
+            out.append(flat[at:at + len(conts)])
+            at += len(conts)
+        return out
+
+    def _contexts(self, ctxs: list[list[int]]) -> _Contexts:
+        """The contexts left-padded into one forward (B, P); positions count from each one's first real token."""
+        model, width = self.loaded.model, max(len(c) for c in ctxs)
+        device, pad = input_device(model), prefix_token(self.loaded.tokenizer)
+        x = torch.tensor([[pad] * (width - len(c)) + c for c in ctxs], device=device)  # (B, P)
+        mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in ctxs], device=device)  # (B, P)
         kwargs: dict[str, int] = {"logits_to_keep": 1} if self._keeps else {}
         with torch.inference_mode():
-            out = model(input_ids=x, use_cache=True, **kwargs)
-        return _logprobs(out.logits[0, -1]), out.past_key_values  # (V,)
+            out = model(input_ids=x, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0),
+                        use_cache=True, **kwargs)
+        return _Contexts(_logprobs(out.logits[:, -1]), out.past_key_values, mask)  # (B, V)
 
-    def _choices(self, first: torch.Tensor, cache: Cache, conts: list[list[int]]) -> list[Score]:
-        """Scores of ``conts`` after the cached context: one forward of their tokens but the last (B, W)."""
-        width = max(len(c) for c in conts) - 1
-        lead = first[torch.tensor([c[0] for c in conts], device=first.device)].cpu()  # (B,)
-        lead_greedy = [int(first.argmax()) == c[0] for c in conts]
-        if width == 0:  # one-token choices: the context's own prediction scores them all
-            return [Score(float(lp), g, 1) for lp, g in zip(lead.tolist(), lead_greedy, strict=True)]
-        model, device = self.loaded.model, first.device
-        x = torch.tensor([[*c[:-1], *[c[0]] * (width + 1 - len(c))] for c in conts], device=device)  # (B, W)
-        real = torch.tensor([[w + 1 < len(c) for w in range(width)] for c in conts], device=device)  # (B, W)
-        targets = torch.tensor([c[w + 1] for c in conts for w in range(len(c) - 1)], device=device)  # (N,)
-        rows = copy.deepcopy(cache)  # every forward re-binds the cache's tensors: never touch the shared one
-        rows.batch_repeat_interleave(len(conts))
+    def _choices(self, ran: _Contexts, rows: list[tuple[int, list[int]]]) -> list[Score]:
+        """Scores of ``rows`` (example, continuation ids): the first token from its context's prediction, the
+        rest from one forward of the multi-token ones after copies of their contexts' cache rows."""
+        first = ran.first
+        lead = torch.stack([first[b, c[0]] for b, c in rows]).cpu()  # (R,)
+        tops = first.argmax(1).tolist()  # (B,)
+        lead_greedy = [tops[b] == c[0] for b, c in rows]
+        longer = [i for i, (_, c) in enumerate(rows) if len(c) > 1]
+        picked: dict[int, tuple[float, bool]] = {}
+        if longer:
+            picked = self._rest([rows[i] for i in longer], ran, longer)
+        return [Score(float(lead[i]) + picked.get(i, (0.0, True))[0], lead_greedy[i] and picked.get(i, (0.0, True))[1],
+                      len(c)) for i, (_, c) in enumerate(rows)]
+
+    def _rest(self, rows: list[tuple[int, list[int]]], ran: _Contexts, ids: list[int]) -> dict[int, tuple[float, bool]]:
+        """Sum of log p of each row's tokens after its first, and whether each was the argmax: one forward."""
+        model, device = self.loaded.model, ran.first.device
+        width = max(len(c) for _, c in rows) - 1
+        x = torch.tensor([[*c[:-1], *[c[0]] * (width + 1 - len(c))] for _, c in rows], device=device)  # (R, W)
+        real = torch.tensor([[w + 1 < len(c) for w in range(width)] for _, c in rows], device=device)  # (R, W)
+        targets = torch.tensor([c[w + 1] for _, c in rows for w in range(len(c) - 1)], device=device)  # (N,)
+        which = torch.tensor([b for b, _ in rows], device=device)  # (R,) each row's example
+        cache = _fork(ran.cache)
+        cache.batch_select_indices(which)
+        mask = torch.cat([ran.mask[which], torch.ones_like(x)], dim=1)  # (R, P + W)
+        positions = ran.mask.sum(1)[which][:, None] + torch.arange(width, device=device)  # (R, W)
         with torch.inference_mode():
-            if self._keeps:  # the model projects only the real positions through its output layer
-                logits = model(input_ids=x, past_key_values=rows, logits_to_keep=real).logits  # (N, V)
-            else:
-                logits = model(input_ids=x, past_key_values=rows).logits[real]  # (N, V)
-            lp = _logprobs(logits)
-            picked = lp.gather(1, targets[:, None])[:, 0].cpu()  # (N,)
+            kwargs = {"logits_to_keep": real} if self._keeps else {}
+            logits = model(input_ids=x, past_key_values=cache, attention_mask=mask, position_ids=positions,
+                           **kwargs).logits  # (N, V) with logits_to_keep, else (R, W, V)
+            lp = _logprobs(logits if self._keeps else logits[real])
+            got = lp.gather(1, targets[:, None])[:, 0].cpu()  # (N,)
             hits = (lp.argmax(1) == targets).cpu()  # (N,)
-        return self._collect(conts, lead, lead_greedy, picked, hits)
-
-    @staticmethod
-    def _collect(conts: list[list[int]], lead: torch.Tensor, lead_greedy: list[bool], picked: torch.Tensor,
-                 hits: torch.Tensor) -> list[Score]:
-        """Per choice: its first token's score plus its own share of the flat (N,) rest, in row order."""
-        out, at = [], 0
-        for i, c in enumerate(conts):
+        out, at = {}, 0
+        for i, (_, c) in zip(ids, rows, strict=True):
             n = len(c) - 1
-            out.append(Score(float(lead[i]) + float(picked[at:at + n].sum()),
-                             lead_greedy[i] and bool(hits[at:at + n].all()), len(c)))
+            out[i] = (float(got[at:at + n].sum()), bool(hits[at:at + n].all()))
             at += n
         return out

@@ -131,3 +131,22 @@ def test_projector_settings_live_in_the_url_and_bad_lines_are_refused() -> None:
     at.text_area(key="eval_proj_lines").set_value("x" * 20_001).run()
     assert_clean(at, errors_expected=True)
     assert "at most 20,000" in shown(at.error)[0]
+
+
+def test_a_served_column_scores_what_fits_in_the_budget_beside_the_local_model(tiny, served_engine,
+                                                                                monkeypatch) -> None:
+    """The real engine configured by the operator: picked by default, scored part by part until one request's
+    budget is spent (a CPU engine takes about half a second a token), what was cut said, the rows it did not reach
+    marked as not scored."""
+    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", served_engine.endpoint.base_url)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "gemma-engine")
+    monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "15")
+    at = _tiny_app(tiny, task="cloze").run()
+    assert_clean(at)
+    summary = at.dataframe[0].value
+    assert list(summary["model"]) == [tiny, "served:gemma-engine"]
+    scored = int(summary["scored"][1].split(" of ")[0])
+    assert 0 < scored < 22 and summary["ran on"][1].startswith("llama-cpp-python")
+    assert any("scored" in w and "of 22 examples" in w for w in shown(at.warning))
+    rows = at.dataframe[1].value
+    assert rows["served:gemma-engine: choice"].isna().sum() == 22 - scored
