@@ -12,6 +12,7 @@ within the engine's tolerance, and the test says which). The engine's echo costs
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -21,6 +22,7 @@ from explorer.evaluation.scorer import scorer_for
 from explorer.evaluation.served import served_scorer
 from tests.conftest import FIGURES
 
+SLOW_CPU = 900.0  # seconds a request may take: a CPU engine echoes about two tokens a second, slower when busy
 TOLERANCE = 0.25  # nats per continuation: 4-bit weights in llama.cpp against their float32 dequantisation
 EXAMPLES = 3
 
@@ -33,7 +35,7 @@ def local_mc(bundled_decoder):
 
 def test_served_choices_equal_the_local_ones_on_the_same_gguf(served_engine, local_mc) -> None:
     task, local = local_mc
-    served = run.score_task(served_scorer(served_engine.endpoint), task)
+    served = run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
     assert served.family == "served" and served.device == "served" and served.complete
     ties = []
     for ours, theirs in zip(local.examples, served.examples, strict=True):
@@ -50,13 +52,13 @@ def test_served_choices_equal_the_local_ones_on_the_same_gguf(served_engine, loc
 def test_served_cloze_gives_the_greedy_match_and_perplexity(served_engine, bundled_decoder) -> None:
     task = bundled.task("cloze").head(2)
     local = run.score_task(scorer_for("gemma3-270m", device="cpu"), task)
-    served = run.score_task(served_scorer(served_engine.endpoint), task)
+    served = run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
     for ours, theirs in zip(local.examples, served.examples, strict=True):
         assert theirs.scores[0] == pytest.approx(ours.scores[0], abs=TOLERANCE)
         if abs(ours.scores[0]) > 2 * TOLERANCE:  # a continuation the model is not sure of: greedy agrees
             assert theirs.greedy == ours.greedy
     text = bundled.text()[:300]
-    served_ppl = perplexity.perplexity(served_scorer(served_engine.endpoint), text)
+    served_ppl = perplexity.perplexity(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), text)
     local_ppl = perplexity.perplexity(scorer_for("gemma3-270m", device="cpu"), text)
     assert served_ppl.tokens == local_ppl.tokens and served_ppl.windows == 1
     assert served_ppl.perplexity == pytest.approx(local_ppl.perplexity, rel=0.1)
@@ -74,14 +76,14 @@ def test_a_text_past_what_one_request_carries_is_refused_before_any_request(serv
 
     task = Task("t", "cloze", (Example(0, 4, "x" * 5000, (" y",), 0, (), "cloze"),), "long.jsonl")
     with pytest.raises(ExplorerError, match="Line 4 of long.jsonl: The text to score has 5,002 characters"):
-        run.score_task(served_scorer(served_engine.endpoint), task)
+        run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
 
 
 @pytest.mark.slow
 def test_lm_evals_local_completions_makes_the_same_choices(served_engine, local_mc, tmp_path) -> None:
-    """lm-eval's ``local-completions`` against the same engine. It sends the text without ``<bos>`` and slices the
-    echo by its own token count, so against an engine that prepends ``<bos>`` its sum includes the context's last
-    token too: the same amount for every choice of an example, so the same choices, each score shifted by it."""
+    """lm-eval's ``local-completions`` against the same engine (the text sent as text, its echo sliced by the
+    tokenizer's count of the context's tokens): the same choices, and every score the same up to one amount per
+    example (zero when the engine echoes the text's tokens as the tokenizer splits them)."""
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     lm_eval = pytest.importorskip("lm_eval")
     from lm_eval.tasks import TaskManager
@@ -95,11 +97,11 @@ def test_lm_evals_local_completions_makes_the_same_choices(served_engine, local_
     lmeval.write_task(tmp_path / "tasks", "explorer_served_mc", "choice", tmp_path / "mc.jsonl")
     args = (f"model={served_engine.endpoint.model},base_url={served_engine.endpoint.base_url}/completions,"
             f"tokenizer_backend=huggingface,tokenizer={runtime_bundled.converted_dir()},tokenized_requests=False,"
-            "num_concurrent=1,max_retries=1")
+            f"num_concurrent=1,max_retries=1,timeout={int(SLOW_CPU)}")
     out = lm_eval.simple_evaluate(model="local-completions", model_args=args, tasks=["explorer_served_mc"],
                                   task_manager=TaskManager(include_path=str(tmp_path / "tasks")), log_samples=True,
                                   verbosity="ERROR")
-    served = run.score_task(served_scorer(served_engine.endpoint), task)
+    served = run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
     for sample in sorted(out["samples"]["explorer_served_mc"], key=lambda s: s["doc_id"]):
         theirs = [r[0] for r in sample["filtered_resps"]]
         ours = served.examples[sample["doc_id"]].scores

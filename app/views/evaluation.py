@@ -61,7 +61,7 @@ def _task(where: Placement) -> tuple[str, bytes | None, Task] | None:
     if source == UPLOAD:
         st.caption(SHAPES)
         upload = st.file_uploader(f"Task file (JSONL, at most {MAX_UPLOAD_MB} MB)", type=["jsonl", "json", "txt"],
-                                  key="eval_upload")
+                                  key="eval_upload", max_upload_size=MAX_UPLOAD_MB)
         if upload is None:
             return None
         name, data = upload.name, upload.getvalue()

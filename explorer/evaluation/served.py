@@ -1,10 +1,11 @@
 """A served model's scores of continuations, through the engine's echoed prompt log-probabilities.
 
 Multiple choice goes through :func:`explorer.serving.scoring.scored_many` (one ``/v1/completions`` request with
-``echo`` per choice, at most the endpoint's ``max_concurrent`` in flight, tokens matched to the continuation by
-their text offsets). A cloze example also needs to know whether each of its tokens was the model's most likely
-one (greedy match), so its request asks for the top log-probability of every echoed position too and the
-continuation's tokens are compared with it, as lm-eval's ``local-completions`` does.
+``echo`` per choice, at most the endpoint's ``max_concurrent`` in flight, one for an engine that serves one request
+at a time, tokens matched to the continuation by their text offsets). A cloze example also needs to know whether
+each of its tokens was the model's most likely one (greedy match), so its request asks for the top log-probability
+of every echoed position too and the continuation's tokens are compared with it, as lm-eval's
+``local-completions`` does.
 
 A server that sends no log-probabilities for the prompt's own tokens (llama.cpp's ``llama-server`` ignores
 ``echo``) cannot score anything: :func:`served_scorer` says so in words before any example is sent.
@@ -13,6 +14,7 @@ A server that sends no log-probabilities for the prompt's own tokens (llama.cpp'
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from explorer.core.errors import ExplorerError
 from explorer.evaluation.score import Group, Score
@@ -24,6 +26,7 @@ from explorer.serving.probe import Capabilities
 
 __all__ = ["METHOD", "ServedScorer", "greedy_of", "served_scorer"]
 
+SERIAL_ENGINES = ("llama-cpp-python",)  # engines that answer one request at a time
 TIE = 1e-6  # a continuation token within this of the top log-probability counts as the top one (engines round)
 METHOD = ("summed log-likelihood of the continuation's tokens from the engine's echoed prompt log-probabilities "
           "(/v1/completions with echo and logprobs, one request per choice)")
@@ -48,7 +51,10 @@ class ServedScorer:
     untrained = False
 
     def __init__(self, ep: Endpoint, caps: Capabilities) -> None:
-        self.ep, self.caps, self.key = ep, caps, ep.key
+        # llama-cpp-python's server runs one request at a time (benchmarks/results/serving.md): more in flight only
+        # queue there, and a queued request's wait counts against its timeout; others get the endpoint's bound
+        self.ep = replace(ep, max_concurrent=1) if caps.engine in SERIAL_ENGINES else ep
+        self.caps, self.key = caps, ep.key
 
     def where(self) -> dict[str, str]:
         return probe.served_on(self.ep, self.caps)
