@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import io
 import re
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,7 @@ from tests.tiny_models import save_tiny
 HOSTILE = ("-1", "0", "99999999999999999999", "nan", "inf", "1e-45", "", "x" * 10_000,
            "\u202eé東京🙂\u0000"[:-1], "<script>alert(1)</script>")
 
+EVALUATION = Path(__file__).resolve().parents[1] / "assets" / "evaluation"  # the bundled task files
 # A cheap valid invocation per command: option -> value (a list for nargs="+"); "{bert}" etc. are the
 # tiny models' directories. A command missing here still runs, with "x" for every required argument.
 BASE: dict[str, dict[str, object]] = {
@@ -61,6 +63,8 @@ BASE: dict[str, dict[str, object]] = {
     "attribute": {"--model": "{gemma}", "--text": "Hello there", "--target": "world", "--method": "grad"},
     "tuned-lens train": {"--model": "{gemma}", "--steps": "1", "--windows": "1", "--seq-len": "8", "--heldout": "1",
                          "--out": "lens-out"},
+    "evaluate": {"--model": "{gemma}", "--task": str(EVALUATION / "cloze.jsonl"), "--limit": "2"},
+    "project": {"--model": "{bert_base}", "--text-file": str(EVALUATION / "sentences.txt"), "--method": "pca"},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
 # progress and notes may precede the one error line

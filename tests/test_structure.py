@@ -23,9 +23,9 @@ MAX_PAGE_LINES = 150
 # function may import lazily, directly or through an explorer module that imports one at its top, so
 # that `python -m explorer compare` or `list` never pays for them.
 HEAVY_PACKAGES = frozenset({
-    "accelerate", "captum", "gguf", "huggingface_hub", "networkx", "nnsight", "numpy", "pandas", "plotly", "safetensors",
-    "scipy",
-    "sentence_transformers", "sklearn", "tokenizers", "torch", "torchinfo", "transformers",
+    "accelerate", "captum", "gguf", "huggingface_hub", "networkx", "nnsight", "numba", "numpy", "pandas", "plotly",
+    "safetensors", "scipy", "sentence_transformers", "sklearn", "tokenizers", "torch", "torchinfo", "transformers",
+    "umap",
 })
 # Imported inside the function that handles their absence: an optional package, a POSIX-only module.
 OPTIONAL_IMPORTS = {

@@ -18,7 +18,8 @@ __all__ = [
     "ATTENTION_TEXT_CHARS", "C4_PASTE_CHARS", "COLBERT_QUERY_CHARS", "COMPRESSION_PROMPT_CHARS",
     "DEBERTA_SENTENCE_CHARS", "DECODER_FILL_TEXT_CHARS", "DECODER_QA_CONTEXT_CHARS", "DECODER_QA_QUESTION_CHARS",
     "DISTILLATION_SENTENCE_CHARS", "EARLY_EXIT_PASSAGE_CHARS", "ECHO_CHARS", "ENDPOINT_MODEL_CHARS",
-    "ENDPOINT_NAME_CHARS", "ENDPOINT_URL_CHARS", "EXPLAIN_TARGET_CHARS", "EXPLAIN_TEXT_CHARS",
+    "ENDPOINT_NAME_CHARS", "ENDPOINT_URL_CHARS", "EVALUATION_EXAMPLE_CHARS", "EVALUATION_QUERY_CHARS",
+    "EVALUATION_TEXT_CHARS", "EXPLAIN_TARGET_CHARS", "EXPLAIN_TEXT_CHARS",
     "FILL_MASK_PROMPT_CHARS", "GENERATION_PROMPT_CHARS",
     "HEAD_IMPORTANCE_TEXT_CHARS", "INTERVENTION_ANSWER_CHARS", "INTERVENTION_PROMPT_CHARS",
     "OBJECTIVES_TEXT_CHARS", "PATH_CHARS", "POSITIONS_LIST_CHARS", "QA_CONTEXT_CHARS",
@@ -41,6 +42,13 @@ OBJECTIVES_TEXT_CHARS = 200_000  # the objectives page's text: far beyond the 51
 TOKENIZATION_TEXT_CHARS = 200_000  # the tokenizers page: far above any model limit
 FILL_MASK_PROMPT_CHARS = 100_000  # fill-mask prompts (one per line): beyond this, tokenizing is the slow part
 C4_PASTE_CHARS = 2_000_000  # a text pasted into the C4 cleaning view; the bundled 6 MB corpus is read by the library
+
+# ---- evaluation (task files are read line by line; each example is scored whole) ------------------------------
+# 200,000 characters: about 50,000 tokens of English, a short book chapter; rolling windows score every token once,
+# about four minutes of Gemma 3 270M on 2 CPU cores (the page keeps what its budget allows and says so)
+EVALUATION_TEXT_CHARS = 200_000
+EVALUATION_EXAMPLE_CHARS = 20_000  # one example's context and its longest choice: ~5,000 tokens, run per choice
+EVALUATION_QUERY_CHARS = 2_000  # the projector's typed sentence whose nearest neighbours are shown
 
 # ---- texts read whole by the model -------------------------------------------------------------------------------
 QA_CONTEXT_CHARS = 20_000  # extractive QA: about 5,000 tokens, i.e. ~20 windows of 384 tokens

@@ -1,0 +1,163 @@
+"""Several models' runs on one task, side by side: accuracy with its interval, and the examples where they differ.
+
+A :class:`Report` is pure arithmetic on :class:`~explorer.evaluation.result.ModelRun`s (nothing runs here): each
+model's accuracy (``acc``), length-normalised accuracy (``acc_norm``, multiple choice) and the perplexity of the
+right continuations, each accuracy with Wilson's 95% interval on the examples that model scored; the paired
+bootstrap interval of the difference between the first model and each other one, on the examples both scored;
+and one row per example, those where the models disagree first.
+
+>>> from explorer.evaluation.result import ExampleScores, ModelRun
+>>> from explorer.evaluation.task import Example, Task
+>>> sky, grass = Example(0, 1, "Sky:", ("blue", "red"), 0), Example(1, 2, "Grass:", ("red", "green"), 1)
+>>> task = Task("t", "choice", (sky, grass), "written here")
+>>> a = ModelRun("a", "decoder", "", "choice", (ExampleScores(0, (-1.0, -2.0), (True, False), (1, 1)),
+...                                              ExampleScores(1, (-1.0, -2.0), (True, False), (1, 1))), 2)
+>>> rep = build(task, [a])
+>>> rep.summaries[0].acc.correct, [r.index for r in rep.rows]
+(1, [0, 1])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from explorer.core.notices import Notice
+from explorer.evaluation.interval import paired_difference, wilson
+from explorer.evaluation.result import ModelRun
+from explorer.evaluation.task import CHOICE, Task
+
+__all__ = ["Accuracy", "Difference", "Pick", "Report", "Row", "Summary", "build"]
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Right answers out of the examples scored, with Wilson's 95% interval."""
+
+    correct: int
+    total: int
+    low: float
+    high: float
+
+    @property
+    def value(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    @staticmethod
+    def of(hits: Sequence[bool | None]) -> Accuracy:
+        known = [h for h in hits if h is not None]
+        right = sum(bool(h) for h in known)
+        return Accuracy(right, len(known), *wilson(right, len(known)))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One model's numbers on the task."""
+
+    model: str
+    acc: Accuracy
+    acc_norm: Accuracy | None  # multiple choice only
+    perplexity: float  # exp(-log-likelihood per token) of the right continuations
+    scored: int
+    total: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Accuracy of ``first`` minus ``other`` on the examples both scored, with a paired bootstrap 95% interval."""
+
+    first: str
+    other: str
+    value: float
+    low: float
+    high: float
+    examples: int
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One model's answer to one example."""
+
+    model: str
+    choice: int | None  # None: not scored (the run stopped before it)
+    correct: bool | None
+    scores: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One example across the models."""
+
+    index: int
+    line: int
+    context: str
+    choices: tuple[str, ...]
+    answer: int
+    picks: tuple[Pick, ...]
+    disagree: bool  # the models that scored it chose differently (or were not all right, or all wrong)
+
+
+@dataclass(frozen=True)
+class Report:
+    task: str
+    kind: str
+    source: str
+    runs: tuple[ModelRun, ...]
+    summaries: tuple[Summary, ...]
+    differences: tuple[Difference, ...]
+    rows: tuple[Row, ...]  # disagreements first, then in file order
+    notices: tuple[Notice, ...] = ()
+
+
+def _perplexity(run: ModelRun, task: Task) -> float:
+    lp = sum(s.scores[task.examples[s.index].answer] for s in run.examples)
+    n = sum(s.tokens[task.examples[s.index].answer] for s in run.examples)
+    return math.exp(-lp / n) if n else math.nan
+
+
+def _summary(run: ModelRun, task: Task) -> Summary:
+    hits = [run.correct(s.index, task.examples[s.index].answer) for s in run.examples]
+    norm = None
+    if task.kind == CHOICE:
+        ex = task.examples
+        norm = Accuracy.of([run.norm_choice(s.index, ex[s.index].choices) == ex[s.index].answer
+                            for s in run.examples])
+    return Summary(run.model, Accuracy.of(hits), norm, _perplexity(run, task), len(run.examples), run.total,
+                   run.seconds)
+
+
+def _pick(run: ModelRun, index: int, answer: int) -> Pick:
+    scored = run.scored(index)
+    if scored is None:
+        return Pick(run.model, None, None, ())
+    return Pick(run.model, run.choice(index), run.correct(index, answer), scored.scores)
+
+
+def _rows(task: Task, runs: Sequence[ModelRun]) -> tuple[Row, ...]:
+    rows = []
+    for ex in task.examples:
+        picks = tuple(_pick(r, ex.index, ex.answer) for r in runs)
+        seen = [p for p in picks if p.choice is not None]
+        differ = len({p.choice for p in seen}) > 1 or len({p.correct for p in seen}) > 1
+        rows.append(Row(ex.index, ex.line, ex.context, ex.choices, ex.answer, picks, differ))
+    return tuple(sorted(rows, key=lambda r: (not r.disagree, r.index)))
+
+
+def _differences(task: Task, runs: Sequence[ModelRun]) -> tuple[Difference, ...]:
+    out = []
+    for other in runs[1:]:
+        both = min(len(runs[0].examples), len(other.examples))
+        answers = [task.examples[i].answer for i in range(both)]
+        a = [bool(runs[0].correct(i, answers[i])) for i in range(both)]
+        b = [bool(other.correct(i, answers[i])) for i in range(both)]
+        out.append(Difference(runs[0].model, other.model, *paired_difference(a, b), both))
+    return tuple(out)
+
+
+def build(task: Task, runs: Sequence[ModelRun]) -> Report:
+    """The report of ``runs`` (each a model's run on ``task``, possibly stopped early) on ``task``."""
+    notices = tuple(n for r in runs for n in r.notices)
+    return Report(task.name, task.kind, task.source, tuple(runs), tuple(_summary(r, task) for r in runs),
+                  _differences(task, runs), _rows(task, runs), task.notices + notices)

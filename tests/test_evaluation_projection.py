@@ -1,0 +1,125 @@
+"""The projector: PCA equal to scikit-learn's up to sign, t-SNE and UMAP identical across runs with one seed,
+Procrustes alignment, neighbours, and real MiniLM embeddings that put paraphrases nearer than random pairs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.decomposition import PCA
+
+from explorer.compression import quality
+from explorer.core.errors import ExplorerError
+from explorer.evaluation import bundled, projection, projector, vectors
+from explorer.runtime.loading import load_model
+from explorer.tasks import similarity
+from tests.tiny_gemma import save_tiny_gemma
+
+RNG = np.random.default_rng(0)
+# three clusters in 20 dimensions: every method should keep them apart
+BLOBS = np.concatenate([RNG.normal(c, 0.3, size=(15, 20)) for c in (0.0, 3.0, -3.0)])
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_model(similarity.BI_ENCODER, device="cpu")
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_pca_equals_scikit_learns_up_to_sign(dims: int) -> None:
+    ours = projection.project(BLOBS, "pca", dims).points
+    theirs = PCA(dims).fit_transform(BLOBS)
+    for k in range(dims):
+        same = np.allclose(ours[:, k], theirs[:, k], atol=1e-8) or np.allclose(ours[:, k], -theirs[:, k], atol=1e-8)
+        assert same, f"axis {k} differs beyond its sign"
+    assert projection.project(BLOBS, "pca", dims).explained == pytest.approx(
+        tuple(PCA(dims).fit(BLOBS).explained_variance_ratio_))
+
+
+@pytest.mark.parametrize("method", ["tsne", "umap"])
+def test_one_seed_gives_the_same_picture_every_time(method: str) -> None:
+    first = projection.project(BLOBS, method, 2, seed=7).points
+    again = projection.project(BLOBS, method, 2, seed=7).points
+    assert np.array_equal(first, again)
+    labels = np.repeat([0, 1, 2], 15)
+    centres = np.array([first[labels == k].mean(0) for k in range(3)])
+    spread = max(np.linalg.norm(first[labels == k] - centres[k], axis=1).mean() for k in range(3))
+    gaps = min(np.linalg.norm(centres[a] - centres[b]) for a, b in ((0, 1), (0, 2), (1, 2)))
+    assert gaps > spread  # the three clusters stay apart
+
+
+def test_umaps_compiled_functions_are_cached_on_disk_for_the_next_process() -> None:
+    projection.project(BLOBS, "umap", 2, seed=0)
+    import numba
+
+    assert any(Path(numba.config.CACHE_DIR).rglob("*.nbi"))  # the next process loads instead of compiling
+
+
+@pytest.mark.parametrize("matrix, method, dims, needle", [
+    (BLOBS[:3], "tsne", 2, "at least 5 points"), (BLOBS[:1], "pca", 2, "at least 2 points"),
+    (BLOBS, "mds", 2, "Unknown projection"), (BLOBS, "pca", 4, "2 or 3 dimensions"),
+    (np.full((6, 3), np.nan), "pca", 2, "finite"),
+])
+def test_bad_projection_requests_are_refused(matrix, method: str, dims: int, needle: str) -> None:
+    with pytest.raises(ExplorerError, match=needle):
+        projection.project(matrix, method, dims)
+
+
+def test_procrustes_turns_a_rotated_mirrored_layout_back() -> None:
+    vec = vectors.Vectors("a", "sentences", BLOBS.astype(np.float32), tuple(map(str, range(45))),
+                          tuple(range(45)), "test")
+    first = projector.project(vec, "pca", 2)
+    turn = np.array([[0.0, 1.0], [1.0, 0.0]])  # a reflection: Procrustes allows it
+    second = projector.Projection(**{**first.__dict__, "model": "b", "points": 4 * first.points @ turn - 2})
+    a, b = projector.side_by_side(first, second)
+    assert np.allclose(b.points, a.points) and b.disparity == pytest.approx(0.0, abs=1e-12)
+    assert "Procrustes" in b.notices[-1].text
+    with pytest.raises(ExplorerError, match="same texts"):
+        projector.side_by_side(first, projector.Projection(**{**first.__dict__, "points": first.points[:3]}))
+
+
+def test_neighbours_rank_by_cosine_and_queries_are_checked() -> None:
+    vec = vectors.Vectors("m", "sentences", np.eye(4, dtype=np.float32), ("a", "b", "c", "d"), (0, 1, 2, 3), "unit")
+    near = projector.neighbours(vec, np.array([0.1, 0.0, 0.9, 0.3]), k=3)
+    assert [n.text for n in near] == ["c", "d", "a"] and near[0].rank == 1
+    for bad, needle in (("", "Type a sentence"), ("x" * 2001, "at most 2,000"), ("a\x00", "NUL")):
+        with pytest.raises(ExplorerError, match=needle):
+            projector.check_query(bad)
+
+
+def test_minilm_sentence_vectors_are_sentence_berts_and_token_states_are_per_token(minilm) -> None:
+    texts = bundled.lines()[:6]
+    vec = vectors.sentences(minilm, texts)
+    assert np.allclose(vec.matrix, similarity.encode(minilm, texts).numpy(), atol=1e-6)
+    layer = vectors.sentences(minilm, texts, layer=3)
+    assert layer.matrix.shape == vec.matrix.shape and not np.allclose(layer.matrix, vec.matrix)
+    assert np.allclose(np.linalg.norm(layer.matrix, axis=1), 1.0, atol=1e-5)
+    tokens = vectors.tokens(minilm, texts[:2], layer=2)
+    words = [len(minilm.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts[:2]]
+    assert tokens.matrix.shape[0] == sum(words) and set(tokens.owners) == {0, 1}
+    assert "·" in tokens.labels[0]
+    with pytest.raises(ExplorerError, match="layers 0 \\(the embeddings\\) to 6"):
+        vectors.sentences(minilm, texts, layer=7)
+    out = projector.project(vec, "pca").to_dict()
+    assert out["model"] == minilm.key and out["method"] == "pca" and np.shape(out["points"]) == (6, 2)
+
+
+def test_a_decoders_sentence_vector_leaves_its_special_tokens_out(tmp_path) -> None:
+    tiny = load_model(str(save_tiny_gemma(tmp_path / "g")), "causal-lm", device="cpu")
+    vec = vectors.sentences(tiny, ["one two three", "four"])
+    assert vec.matrix.shape == (2, 32) and "mean-pooled" in vec.how
+    assert np.allclose(np.linalg.norm(vec.matrix, axis=1), 1.0, atol=1e-5)
+
+
+def test_paraphrases_are_nearer_than_random_pairs(minilm) -> None:
+    """The bundled graded pairs: those graded 4-5 (the same meaning) are nearer in MiniLM's space than random
+    pairings of the same sentences."""
+    pairs, grades = quality.sentence_pairs(), quality.pair_grades()
+    close = [p for p, g in zip(pairs, grades, strict=True) if g >= 4]
+    firsts = vectors.sentences(minilm, [a for a, _ in close]).matrix
+    seconds = vectors.sentences(minilm, [b for _, b in close]).matrix
+    paraphrase = np.sum(firsts * seconds, axis=1)  # (P,) unit vectors: cosine
+    shuffled = np.sum(firsts * np.roll(seconds, 1, axis=0), axis=1)  # each first with another pair's second
+    assert len(close) >= 5 and paraphrase.mean() > shuffled.mean() + 0.3
+    assert (paraphrase > np.median(shuffled)).mean() >= 0.9
