@@ -6,8 +6,8 @@ A server of its own (cold: nothing from the other browser tests is cached, every
 processes spinning for the whole module, and each live page opened with its defaults: each must show its answers
 (every column of Fill-mask, the span and the written answer of Spans & QA, the continuation of the Decoding lab,
 the matrix and the late-interaction ranking of Similarity, ELECTRA's strip, the attention map, DeBERTa's terms on
-the Mechanisms page). Where a request's time ran out, what it computed is shown with a notice saying what was cut, in the
-column it belongs to; a page-wide "stopped" box, an error or an exception fails."""
+the Mechanisms page). Where a request's time ran out, what it computed is shown with a notice saying what was cut,
+in the column it belongs to; a page-wide "stopped" box, an error or an exception fails."""
 
 from __future__ import annotations
 
