@@ -9,8 +9,7 @@ import math
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.runtime import backend
-from explorer.serving import localengine, probe
+from explorer.serving import backend, localengine, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.causal.scoring import sequence_logprob
 from explorer.tasks.generation import DecodingSettings, load_decoder

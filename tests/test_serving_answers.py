@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.runtime import backend
-from explorer.serving import answers, decoding, embedding, probe, scoring, spans
+from explorer.serving import answers, backend, decoding, embedding, probe, scoring, spans
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings

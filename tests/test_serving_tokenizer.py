@@ -8,8 +8,7 @@ import json
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.runtime import backend
-from explorer.serving import probe, tokenizer
+from explorer.serving import backend, probe, tokenizer
 from explorer.serving.endpoints import Endpoint
 from tests.test_cli_served import _run
 

@@ -14,9 +14,9 @@ from dataclasses import replace
 import streamlit as st
 
 from explorer.core.notices import Notice
-from explorer.runtime import backend, workers
+from explorer.runtime import workers
 from explorer.runtime.cancel import RequestStopped
-from explorer.serving import decoding, endpoints, probe
+from explorer.serving import backend, decoding, endpoints, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.tokenizer import ServedTokens
 from explorer.tasks.generation import DecodingSettings, Generation, NextToken

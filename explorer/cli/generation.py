@@ -19,9 +19,10 @@ from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, seed, text_source
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
-from explorer.runtime import backend, limits
-from explorer.runtime.backend import Backend, ServedBackend
+from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
+from explorer.serving import backend
+from explorer.serving.backend import Backend, ServedBackend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings, load_decoder
 from explorer.tasks.generation.nexttoken import MAX_TABLE

@@ -51,7 +51,7 @@ def _served(args: argparse.Namespace, text: str) -> list:
     ep = endpoint_from_args(args)
     if ep is None:
         return []
-    from explorer.runtime import backend
+    from explorer.serving import backend
 
     out = backend.served(ep).tokens(text)
     for notice in out.notices:

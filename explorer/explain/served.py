@@ -21,9 +21,9 @@ from explorer.core.userinput import MARKER, require_text, split_blanks
 from explorer.explain.attribution import SERVED_INSIDES, Attribution, TokenScore
 from explorer.explain.occlusion import cut_notice
 from explorer.explain.target import spaced
-from explorer.runtime import backend, cancel
+from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestStopped
-from explorer.serving import decoding, probe, scoring
+from explorer.serving import backend, decoding, probe, scoring
 from explorer.serving.endpoints import Endpoint
 
 __all__ = ["Unit", "attribute", "units"]

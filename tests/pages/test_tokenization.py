@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import tokenization as tk
-from explorer.runtime import backend
+from explorer.serving import backend
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "tokenization.py")
