@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from explorer.core.errors import ExplorerError
 from explorer.papers import speed
-
-
-def test_schedule_alternates_models_round_by_round():
-    assert speed.schedule(2, 3) == [0, 1, 0, 1, 0, 1]
-    assert speed.schedule(3, 1) == [0, 1, 2]
-
-
-def test_interleaved_warms_up_then_alternates_and_times_each_call():
-    calls: list[str] = []
-    ticks = itertools.count()
-    times = speed.interleaved([lambda: calls.append("a"), lambda: calls.append("b")], runs=3,
-                              clock=lambda: float(next(ticks)))
-    assert calls == ["a", "b", "a", "b", "a", "b", "a", "b"]  # one untimed warm-up each, then rounds
-    assert times == [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 
 def test_speed_result_shape_and_ratio():

@@ -17,19 +17,19 @@ from __future__ import annotations
 import contextlib
 import functools
 import statistics
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from explorer.architecture import catalog, modeltypes
 from explorer.core.errors import ExplorerError
+from explorer.core.timing import interleaved
 from explorer.runtime import membudget
 
 if TYPE_CHECKING:  # typing only: torch loads when a model is built
     import torch
 
-__all__ = ["PAPER", "Speed", "interleaved", "measure", "schedule"]
+__all__ = ["PAPER", "Speed", "measure"]
 
 MAX_RUNS = 500
 MAX_SEQ_LEN = 4096  # beyond this one forward of a base model takes seconds on a CPU
@@ -60,24 +60,6 @@ class Speed:
                                                                                       strict=True)],
                 "ratio": round(self.ratio, 3), "device": self.device, "device_name": self.device_name,
                 "dtype": self.dtype}
-
-
-def schedule(n_models: int, runs: int) -> list[int]:
-    """The order of timed calls: ``runs`` rounds, each model once per round (0, 1, 0, 1, ...)."""
-    return [m for _ in range(runs) for m in range(n_models)]
-
-
-def interleaved(calls: Sequence[Callable[[], object]], runs: int,
-                clock: Callable[[], float] = time.perf_counter) -> list[list[float]]:
-    """Seconds per call of each callable, timed in interleaved rounds after one untimed warm-up each."""
-    for call in calls:  # first calls allocate buffers and pick kernels: not part of the timing
-        call()
-    times: list[list[float]] = [[] for _ in calls]
-    for m in schedule(len(calls), runs):
-        start = clock()
-        calls[m]()
-        times[m].append(clock() - start)
-    return times
 
 
 @contextlib.contextmanager

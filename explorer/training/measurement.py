@@ -24,7 +24,7 @@ from dataclasses import replace
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.papers import speed
+from explorer.core.timing import interleaved
 from explorer.training import batches, families, probe, recipes, trainer, vocab
 from explorer.training.corpus import Corpus
 from explorer.training.figures import Measurement, VariantRun
@@ -92,7 +92,7 @@ def _speed(teacher: torch.nn.Module, student: torch.nn.Module, seq_len: int) -> 
         return lambda: encoder(input_ids=ids, attention_mask=mask)
 
     with torch.no_grad():
-        times = speed.interleaved([call(e) for e in encoders], SPEED_ROUNDS)
+        times = interleaved([call(e) for e in encoders], SPEED_ROUNDS)
     for e in encoders:
         e.train()
     t_ms, s_ms = (statistics.median(t) * 1000 for t in times)
