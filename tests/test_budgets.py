@@ -7,9 +7,8 @@ import math
 
 import pytest
 
-from explorer.architecture import catalog
+from explorer.architecture import budgets, catalog
 from explorer.core.errors import ExplorerError
-from explorer.papers import budgets
 
 RAW = {r["key"]: r for r in json.loads(budgets.BUDGETS_FILE.read_text(encoding="utf-8"))}
 

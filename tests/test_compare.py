@@ -36,8 +36,7 @@ def test_bad_input() -> None:
 
 
 def test_rows_carry_the_pretraining_budget_one_type_per_column():
-    from explorer.architecture import compare
-    from explorer.papers import budgets
+    from explorer.architecture import budgets, compare
 
     result = compare.compare(["bert-base", "mobilebert"], seq_len=128)  # MobileBERT: no budget recorded
     bert, mobile = result.rows

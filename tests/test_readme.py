@@ -84,8 +84,7 @@ def test_the_readmes_counts_and_lists_are_those_of_the_data() -> None:
     budgets where 23 are recorded) or a variant left out (Gemma 3 270M) fails."""
     import re
 
-    from explorer.architecture import catalog
-    from explorer.papers import budgets
+    from explorer.architecture import budgets, catalog
 
     text = README
     assert re.search(r"every variant in the catalog \((\d+):", text).group(1) == str(len(catalog.keys()))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.architecture import catalog
-from explorer.papers import budgets, scaling
+from explorer.architecture import budgets, catalog
+from explorer.papers import scaling
 from explorer.plots import scaling as plots
 
 

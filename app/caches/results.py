@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.papers import budgets, claims, crosspaper, results, scaling, speed
+from explorer.architecture import budgets
+from explorer.papers import claims, crosspaper, results, scaling, speed
 from explorer.runtime import workers
 
 

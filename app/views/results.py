@@ -1,5 +1,5 @@
 """Drawing the Published results page's views (Streamlit only; the numbers come from explorer.papers.results,
-explorer.papers.crosspaper, explorer.papers.budgets and explorer.papers.scaling)."""
+explorer.papers.crosspaper, explorer.architecture.budgets and explorer.papers.scaling)."""
 
 from __future__ import annotations
 

@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from explorer.architecture import catalog, census
+from explorer.architecture import budgets, catalog, census
 from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
-from explorer.papers import budgets
 
 if TYPE_CHECKING:  # torch and transformers load only when an entry must be computed
     from transformers import PretrainedConfig

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.architecture import budgets
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
-from explorer.papers import budgets, results, speed
+from explorer.papers import results, speed
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -255,7 +255,7 @@ class Point:
     params: int
     flops_per_token: int
     source: str
-    train_flops: float | None = None  # pretraining compute from explorer.papers.budgets (reported or 6ND), when known
+    train_flops: float | None = None  # pretraining compute (explorer.architecture.budgets: reported or 6ND), if known
 
 
 def variant_cost(key: str, seq_len: int = COST_SEQ_LEN) -> tuple[int, int]:

@@ -26,7 +26,7 @@ position embeddings left out), Chinchilla's N counts **all** parameters (the dif
 explains much of the gap between their exponents: Pearce & Song 2024). So each catalog model is placed on L(N) by
 its non-embedding count (:func:`non_embedding_params`, counted on the model built from its config: Gemma 3 270M
 has 100M of them beside 170M of embeddings, 2.7x fewer than its total), and on Chinchilla's fit and the (N, D)
-plane by its published total, with the tokens its budget records (:mod:`explorer.papers.budgets`). A predicted
+plane by its published total, with the tokens its budget records (:mod:`explorer.architecture.budgets`). A predicted
 loss is what the fit says, not a measurement. ALBERT's layers share one set of weights: both counts take that set
 once (they count weights), while each token runs it once per layer, so ALBERT's 6·N·D ``compute`` is a lower bound.
 A variant whose budget is not its checkpoint's (the catalog's ALBERT v2 checkpoints trained 24x to 80x the steps
@@ -42,8 +42,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from explorer.architecture import catalog
-from explorer.papers import budgets
+from explorer.architecture import budgets, catalog
 
 __all__ = ["ALPHA_D", "ALPHA_N", "CHINCHILLA_FIT", "D_C", "N_C", "TOKENS_PER_PARAM", "ScalingPoint",
            "chinchilla_optimal", "geomspace", "loss_chinchilla", "loss_d", "loss_n", "non_embedding_params",
