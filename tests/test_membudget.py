@@ -1,4 +1,4 @@
-"""explorer.runtime.membudget: every size field checked in range (nested configs too), memory estimated before
+"""explorer.architecture.membudget: every size field checked in range (nested configs too), memory estimated before
 allocation."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.architecture import membudget
 from explorer.core.errors import ExplorerError
-from explorer.runtime import membudget
 
 
 @pytest.mark.parametrize("data, field", [

@@ -216,7 +216,8 @@ def test_a_bfloat16_load_is_admitted_where_its_two_bytes_a_parameter_fit(fresh, 
 def test_a_cuda_bfloat16_checkpoint_is_admitted_by_the_gpu_budget(monkeypatch):
     """Injected device facts: 100 GB of RAM, a GPU with 10 GB free (7 GB budget). 3B parameters fit in bfloat16
     (6.6 GB) and load normally; in float32 (13.2 GB) they go to the GPU/CPU/disk split."""
-    from explorer.runtime import membudget, offload
+    from explorer.architecture import membudget
+    from explorer.runtime import offload
 
     monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
     monkeypatch.setattr(membudget, "_available_ram", lambda: 100 * 10**9)

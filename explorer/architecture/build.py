@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from explorer.architecture import catalog, custom_models
+from explorer.architecture import catalog, custom_models, membudget
 from explorer.architecture.modeltypes import is_encoder_decoder, num_heads, num_layers
 from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import membudget
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from transformers import PretrainedConfig
@@ -46,7 +45,7 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "num_hidden_groups": ("num_hidden_groups",),
 }
 STANDARD_HEADS = ("base", "pretraining", "mlm", "causal-lm", "seq2seq")
-MAX_LAYERS = membudget.MAX_LAYERS  # one limit, in explorer.runtime.membudget
+MAX_LAYERS = membudget.MAX_LAYERS  # one limit, in explorer.architecture.membudget
 
 # transformers 5.23 builds models by patching process-wide state (torch's default dtype in
 # from_config; PreTrainedModel.tie_weights and torch.nn.init swapped for no-ops in
@@ -71,7 +70,7 @@ def _auto(head: str):
 def config_from_dict(data: Mapping[str, object]) -> PretrainedConfig:
     """A transformers config from a config.json dict (``model_type`` required).
 
-    Every size field of every nested sub-config is checked (``explorer.runtime.membudget``) before
+    Every size field of every nested sub-config is checked (``explorer.architecture.membudget``) before
     transformers sees the dict; mistakes are ``ExplorerError`` messages.
 
     >>> config = config_from_dict({"model_type": "bert", "hidden_size": 64, "num_hidden_layers": 2,

@@ -37,11 +37,12 @@ import torch
 from torch.ao.quantization import default_dynamic_qconfig, quantize_dynamic
 from torch.nn.utils import prune
 
+from explorer.architecture import membudget
 from explorer.compression import heads
 from explorer.compression.families import FAMILIES, valid_names
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
-from explorer.runtime import membudget, modelcache
+from explorer.runtime import modelcache
 
 __all__ = ["CASTS", "FIXED", "PATTERNS", "Method", "apply", "available", "canonical", "linear_layers", "masked_scores",
            "parse", "sparsity", "valid_names"]

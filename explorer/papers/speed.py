@@ -21,10 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from explorer.architecture import catalog, modeltypes
+from explorer.architecture import catalog, membudget, modeltypes
 from explorer.core.errors import ExplorerError
 from explorer.core.timing import interleaved
-from explorer.runtime import membudget
 
 if TYPE_CHECKING:  # typing only: torch loads when a model is built
     import torch

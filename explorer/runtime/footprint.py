@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from explorer.architecture import membudget
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
-from explorer.runtime import cancel, membudget, modelcache, weights
+from explorer.runtime import cancel, modelcache, weights
 
 if TYPE_CHECKING:  # typing only: torch loads with the first model
     import torch

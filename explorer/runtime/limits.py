@@ -30,8 +30,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from explorer.architecture.membudget import memory_budget
 from explorer.architecture.modeltypes import num_heads, num_layers
-from explorer.runtime.membudget import memory_budget
 
 if TYPE_CHECKING:  # typing only: torch loads when a device is read
     import torch
@@ -68,8 +68,8 @@ MAX_BEAMS = 8  # the decoding lab's widest beam: each beam keeps its own KV cach
 @dataclass(frozen=True)
 class DeviceFacts:
     """What the caps depend on: the device kind ("cpu", "cuda", "mps"), its name, the bytes free
-    where the tensors live (GPU: ``torch.cuda.mem_get_info``; CPU: :func:`explorer.runtime.membudget.memory_budget`)
-    and the CPU cores."""
+    where the tensors live (GPU: ``torch.cuda.mem_get_info``; CPU:
+    :func:`explorer.architecture.membudget.memory_budget`) and the CPU cores."""
 
     kind: str
     name: str

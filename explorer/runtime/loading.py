@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from explorer.architecture import build, catalog
+from explorer.architecture import build, catalog, membudget
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
@@ -38,7 +38,6 @@ from explorer.runtime import (
     bundled,
     cancel,
     fence,
-    membudget,
     modelcache,
     modelkind,
     offload,

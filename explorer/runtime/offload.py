@@ -7,7 +7,7 @@ first (each up to its budget), then the CPU, then *disk*: layers that fit nowher
 The result says where every module went, so the page can tell the user what it will cost.
 
 :func:`explorer.runtime.loading.load_model` comes here by itself when a real checkpoint is over the
-single-device memory budget (:mod:`explorer.runtime.membudget`): :func:`load_if_over_budget` loads it within
+single-device memory budget (:mod:`explorer.architecture.membudget`): :func:`load_if_over_budget` loads it within
 that same budget, into a per-model folder under the explorer cache (:func:`offload_dir_for`), or
 refuses it with the budget's message and why offloading cannot help (:func:`over_budget_refusal`).
 This module never imports ``explorer.runtime.loading`` (no import cycle).
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import torch
 
+from explorer.architecture import membudget
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core import persist
 from explorer.core.errors import ExplorerError
-from explorer.runtime import membudget
 
 __all__ = ["AUTO_CLASSES", "MAX_OFFLOAD_PARAMS", "Offloaded", "auto_class", "budget", "input_device",
            "load_if_over_budget", "load_offloaded", "load_over_budget", "max_memory_for", "offload_dir_for",
@@ -201,7 +201,7 @@ def load_over_budget(path: str | Path, task: str, *, device: str, dtype: torch.d
 def load_if_over_budget(path: str, formats: tuple[str, ...], task: str, n_params: int, *, what: str, device: str,
                         dtype: torch.dtype, attn: str | None = None) -> Offloaded | None:
     """None when ``n_params`` in ``dtype`` (2 bytes each in bfloat16/float16, 4 in float32) fit the budget
-    of a load for ``device`` (:func:`explorer.runtime.membudget.load_budget`): the caller loads normally.
+    of a load for ``device`` (:func:`explorer.architecture.membudget.load_budget`): the caller loads normally.
 
     Over it, a downloaded GPT-J 6B or T5-11B loads spread over GPU, CPU and disk rather than failing;
     when even that is impossible, the budget's usual message about ``what``, plus why, is raised.

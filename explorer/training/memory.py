@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from explorer.architecture import modeltypes
+from explorer.architecture import membudget, modeltypes
 from explorer.core.errors import ExplorerError
-from explorer.runtime import cancel, membudget
+from explorer.runtime import cancel
 from explorer.training import recipes
 
 __all__ = ["MAX_ACCUMULATION", "Estimate", "Shape", "Stack", "StepPlan", "activation_bytes", "budget", "estimate",
@@ -271,7 +271,7 @@ def shape(objective: str, size: str, seq_len: int = 128) -> Shape:
 
 
 def budget(device: str = "cpu", request: tuple[int, str] | None = None, share: int = 1) -> tuple[int, str]:
-    """The bytes one training may take on ``device``: :func:`explorer.runtime.membudget.memory_budget` (a share of
+    """The bytes one training may take on ``device``: :func:`explorer.architecture.membudget.memory_budget` (a share of
     what is free, or EXPLORER_MEMORY_CAP_GB), and no more than ``request`` (bytes, where the figure comes from: a
     server request's memory budget; inside a request by default what it may still add,
     :func:`explorer.runtime.cancel.memory_left`), split ``share`` ways when that many trainings may run at once."""

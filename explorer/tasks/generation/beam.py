@@ -57,7 +57,7 @@ class _StepNumbers:
               alt_probs: torch.Tensor, running: torch.Tensor, finished: torch.Tensor,
               go_on: torch.Tensor) -> _StepNumbers:
         """One device -> CPU copy of every number above, packed in float32: token ids are below 2**24
-        (2,000,000 at most, explorer.runtime.membudget.FIELD_RANGES), so they survive exactly; float32, not float64,
+        (2,000,000 at most: explorer.architecture.membudget.FIELD_RANGES), so they survive exactly; not float64
         because Apple's MPS has no float64."""
         k, b, a = beam.numel(), running.numel(), alt_ids.shape[-1]
         parts = (beam, token, running, finished, go_on.reshape(1), alt_ids.reshape(-1), prob, alt_probs.reshape(-1))
