@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import explorer  # noqa: E402,F401  (offline defaults)
-from explorer import patterns as P  # noqa: E402
+from explorer.architecture import patterns as P  # noqa: E402
 from explorer.plots import patterns as plots  # noqa: E402
 
 T = 4096

@@ -7,7 +7,7 @@ import streamlit as st
 from app import ui
 from app.caches import patterns as cache
 from app.views import patterns as view
-from explorer import patterns
+from explorer.architecture import patterns
 from explorer.core import limits, userinput
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice

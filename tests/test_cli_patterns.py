@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -1,4 +1,4 @@
-"""explorer.patterns.config: published configs -> the pattern of each layer."""
+"""explorer.architecture.patterns.config: published configs -> the pattern of each layer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 
 
 def _cfg(key: str) -> dict:
@@ -68,8 +68,7 @@ def test_self_attention_spec_follows_bigbird_and_refuses_unknown_attention() -> 
 
 
 def test_gemma3_local_and_global_layers_come_from_its_layer_types() -> None:
-    from explorer import patterns
-    from explorer.architecture import catalog
+    from explorer.architecture import catalog, patterns
 
     cfg = catalog.variant_config("gemma3-270m")
     kinds = patterns.alternating_layers(cfg)

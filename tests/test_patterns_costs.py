@@ -1,8 +1,8 @@
-"""explorer.patterns.costs: memory, FLOPs and cost curves from the closed forms."""
+"""explorer.architecture.patterns.costs: memory, FLOPs and cost curves from the closed forms."""
 
 from __future__ import annotations
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 
 
 def test_stats_memory_and_flops() -> None:

@@ -1,4 +1,4 @@
-"""explorer.patterns.counts: the closed forms agree with the masks for every kind, any length."""
+"""explorer.architecture.patterns.counts: the closed forms agree with the masks for every kind, any length."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 from explorer.core.errors import ExplorerError
 
 FAST = settings(max_examples=40, deadline=None)

@@ -1,10 +1,10 @@
-"""explorer.patterns.kinds: constructors validate their parameters; BigBird's fallback decides the kind run."""
+"""explorer.architecture.patterns.kinds: constructors check their parameters; BigBird's fallback picks the kind run."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 from explorer.architecture.modeltypes import bigbird_falls_back
 from explorer.core.errors import ExplorerError
 

@@ -1,11 +1,11 @@
-"""explorer.patterns.masks: BigBird's block layout, seeded random blocks, chunked and pooled masks."""
+"""explorer.architecture.patterns.masks: BigBird's block layout, seeded random blocks, chunked and pooled masks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 from explorer.core.errors import ExplorerError
 
 

@@ -1,8 +1,8 @@
-"""explorer.patterns.table: plain rows of the comparison table."""
+"""explorer.architecture.patterns.table: plain rows of the comparison table."""
 
 from __future__ import annotations
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 
 
 def test_table_row_is_plain() -> None:

@@ -1,10 +1,10 @@
-"""explorer.patterns.variants: catalogued variants' patterns, parts, limits and cost curves."""
+"""explorer.architecture.patterns.variants: catalogued variants' patterns, parts, limits and cost curves."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 from explorer.core.errors import ExplorerError
 
 

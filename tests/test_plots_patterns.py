@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer import patterns as P
+from explorer.architecture import patterns as P
 from explorer.plots import patterns as plots
 
 

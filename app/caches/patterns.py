@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer import patterns
+from explorer.architecture import patterns
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

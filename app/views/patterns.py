@@ -1,5 +1,5 @@
 """Drawing for the Sparse patterns page: mask diagrams, the cost table and the scaling curves (Streamlit only;
-every number comes from explorer.patterns through app/caches/patterns.py)."""
+every number comes from explorer.architecture.patterns through app/caches/patterns.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import ui
 from app.caches import patterns as cache
-from explorer import patterns
+from explorer.architecture import patterns
 from explorer.plots import patterns as plots
 
 METRIC_LABELS = {"score_memory_bytes": "Score memory", "flops": "FLOPs", "nnz": "Non-zeros", "density": "Density"}

@@ -118,11 +118,11 @@ def disentangled_flops(config: PretrainedConfig, seq_len: int) -> int:
 def context(attention: str, seq_len: int, config: PretrainedConfig, average_causal: bool = True) -> float:
     """Average number of keys a query attends to, averaged over layers (alternating patterns).
 
-    Sparse kinds use the closed-form non-zero counts of :mod:`explorer.patterns` with the
+    Sparse kinds use the closed-form non-zero counts of :mod:`explorer.architecture.patterns` with the
     config's own window / block sizes. ``average_causal=False`` counts what a kernel computes: a causal
     layer as dense (a dense kernel scores the whole matrix, then masks), a local causal window as its band.
     """
-    from explorer import patterns
+    from explorer.architecture import patterns
 
     if attention in ("full", "encoder-decoder", "disentangled") or seq_len < 1:
         return float(seq_len)

@@ -12,7 +12,7 @@ from explorer.core.userinput import parse_positions
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
-    from explorer.patterns.kinds import MAX_LEN
+    from explorer.architecture.patterns.kinds import MAX_LEN
 
     p = sub.add_parser("pattern", help="attention pattern of a variant: non-zeros, density, score memory")
     p.add_argument("key", help="variant key (python -m explorer list)")
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_pattern(args: argparse.Namespace) -> int:
     """Print the pattern's kind and closed-form costs (and optional checks / curve)."""
-    from explorer import patterns
+    from explorer.architecture import patterns
 
     if args.seq_len <= 0:
         raise ExplorerError(f"--seq-len must be a positive number of tokens, got {args.seq_len}.")

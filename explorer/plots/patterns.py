@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.patterns import CostCurve, MaskView, VariantPattern
+from explorer.architecture.patterns import CostCurve, MaskView, VariantPattern
 
 __all__ = ["METRICS", "cost_chart", "mask_heatmap", "variant_mask_heatmap"]
 

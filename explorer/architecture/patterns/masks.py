@@ -5,7 +5,7 @@ that key. Masks are produced in row chunks (:func:`mask_rows`, :func:`iter_mask_
 counting or drawing a 16k x 16k pattern never materialises it: :func:`mask_view` max-pools for
 drawing and counts in the same pass, and :func:`build_mask` refuses anything too large to hold.
 
->>> from explorer.patterns.kinds import causal
+>>> from explorer.architecture.patterns.kinds import causal
 >>> build_mask(causal(3)).astype(int).tolist()
 [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
 >>> view = mask_view(causal(1000), max_cells=100)
@@ -21,8 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from explorer.architecture.patterns.kinds import PatternSpec, effective_kind
 from explorer.core.errors import ExplorerError
-from explorer.patterns.kinds import PatternSpec, effective_kind
 
 __all__ = [
     "CHUNK_CELLS", "MaskView", "bigbird_block_layout", "bigbird_random_blocks", "build_mask",

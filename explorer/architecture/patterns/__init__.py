@@ -2,17 +2,17 @@
 
 One module per noun; this package re-exports the public API, so ``patterns.X`` works for all of them:
 
-- :mod:`~explorer.patterns.kinds`: :class:`PatternSpec` and the six kinds (``full``, ``causal``,
+- :mod:`~explorer.architecture.patterns.kinds`: :class:`PatternSpec` and the six kinds (``full``, ``causal``,
   ``cross``, ``local_causal``, ``sliding_window``, ``block_sparse``).
-- :mod:`~explorer.patterns.masks`: boolean masks ``(q_len, k_len)``, streamed in row chunks,
+- :mod:`~explorer.architecture.patterns.masks`: boolean masks ``(q_len, k_len)``, streamed in row chunks,
   max-pooled for drawing (:func:`mask_view`).
-- :mod:`~explorer.patterns.counts`: closed-form non-zero counts (:func:`nnz_closed_form`).
-- :mod:`~explorer.patterns.costs`: memory and FLOPs (:func:`pattern_stats`, :func:`cost_curve`).
-- :mod:`~explorer.patterns.config`: a published config -> the spec of one layer.
-- :mod:`~explorer.patterns.variants`: catalogued variants (:func:`pattern_for_variant`).
-- :mod:`~explorer.patterns.table`: rows of the comparison table.
+- :mod:`~explorer.architecture.patterns.counts`: closed-form non-zero counts (:func:`nnz_closed_form`).
+- :mod:`~explorer.architecture.patterns.costs`: memory and FLOPs (:func:`pattern_stats`, :func:`cost_curve`).
+- :mod:`~explorer.architecture.patterns.config`: a published config -> the spec of one layer.
+- :mod:`~explorer.architecture.patterns.variants`: catalogued variants (:func:`pattern_for_variant`).
+- :mod:`~explorer.architecture.patterns.table`: rows of the comparison table.
 
->>> from explorer import patterns
+>>> from explorer.architecture import patterns
 >>> spec = patterns.sliding_window(4096, 512, (0,))
 >>> patterns.nnz_closed_form(spec) == patterns.nnz_from_mask(spec)
 True
@@ -22,14 +22,14 @@ True
 
 from __future__ import annotations
 
-from explorer.patterns.config import (
+from explorer.architecture.patterns.config import (
     KNOWN_ATTENTION,
     alternating_layers,
     head_dim,
     max_positions,
     self_attention_spec,
 )
-from explorer.patterns.costs import (
+from explorer.architecture.patterns.costs import (
     FP32_BYTES,
     CostCurve,
     PatternStats,
@@ -38,8 +38,8 @@ from explorer.patterns.costs import (
     describe,
     pattern_stats,
 )
-from explorer.patterns.counts import nnz_block_sparse, nnz_closed_form, nnz_sliding_window
-from explorer.patterns.kinds import (
+from explorer.architecture.patterns.counts import nnz_block_sparse, nnz_closed_form, nnz_sliding_window
+from explorer.architecture.patterns.kinds import (
     KINDS,
     MAX_LEN,
     PatternSpec,
@@ -51,7 +51,7 @@ from explorer.patterns.kinds import (
     local_causal,
     sliding_window,
 )
-from explorer.patterns.masks import (
+from explorer.architecture.patterns.masks import (
     CHUNK_CELLS,
     MaskView,
     bigbird_block_layout,
@@ -63,8 +63,8 @@ from explorer.patterns.masks import (
     nnz_from_mask,
     pooled_mask,
 )
-from explorer.patterns.table import table_row
-from explorer.patterns.variants import (
+from explorer.architecture.patterns.table import table_row
+from explorer.architecture.patterns.variants import (
     ENCODER_DECODER_PARTS,
     PARTS,
     VariantPattern,

@@ -1,6 +1,6 @@
 """What a pattern costs: non-zeros, density, fp32 score memory and FLOPs, at one length or many.
 
->>> from explorer.patterns.kinds import causal, full
+>>> from explorer.architecture.patterns.kinds import causal, full
 >>> s = pattern_stats(causal(512))
 >>> s.nnz, s.score_memory_bytes, s.dense_score_memory_bytes
 (131328, 525312, 1048576)
@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from explorer.architecture.patterns.counts import nnz_closed_form
+from explorer.architecture.patterns.kinds import PatternSpec, effective_kind
 from explorer.core.errors import ExplorerError
-from explorer.patterns.counts import nnz_closed_form
-from explorer.patterns.kinds import PatternSpec, effective_kind
 
 __all__ = ["FP32_BYTES", "CostCurve", "PatternStats", "cost_curve", "default_lengths", "describe",
            "pattern_stats"]

@@ -1,6 +1,6 @@
 """Rows of the patterns comparison table: one flat dict of plain values per drawn pattern.
 
->>> from explorer.patterns.variants import pattern_for_variant
+>>> from explorer.architecture.patterns.variants import pattern_for_variant
 >>> row = table_row(pattern_for_variant("gpt2", 1024))
 >>> row["kind"], row["non-zeros"], row["max positions"]
 ('causal', 524800, 1024)
@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from explorer.patterns.variants import VariantPattern
+from explorer.architecture.patterns.variants import VariantPattern
 
 __all__ = ["table_row"]
 

@@ -1,9 +1,9 @@
 """Closed-form non-zero counts of attention masks: exact for any length, no mask built.
 
-The tests check each formula against the mask itself (:func:`explorer.patterns.masks.nnz_from_mask`)
+The tests check each formula against the mask itself (:func:`explorer.architecture.patterns.masks.nnz_from_mask`)
 for every kind, including BigBird's padded lengths and Longformer's dilated windows with globals.
 
->>> from explorer.patterns.kinds import block_sparse, causal
+>>> from explorer.architecture.patterns.kinds import block_sparse, causal
 >>> nnz_closed_form(causal(4))
 10
 >>> nnz_closed_form(block_sparse(16_384, 64, 3)) < 16_384 ** 2 // 10
@@ -12,7 +12,7 @@ True
 
 from __future__ import annotations
 
-from explorer.patterns.kinds import PatternSpec, effective_kind
+from explorer.architecture.patterns.kinds import PatternSpec, effective_kind
 
 __all__ = ["nnz_block_sparse", "nnz_closed_form", "nnz_sliding_window"]
 

@@ -22,8 +22,7 @@ from typing import Any
 from explorer.architecture import modeltypes
 from explorer.architecture.catalog import Variant
 from explorer.architecture.modeltypes import RELATIVE_POSITION_TYPES, position_offset
-from explorer.core.errors import ExplorerError, shorten
-from explorer.patterns.kinds import (
+from explorer.architecture.patterns.kinds import (
     PatternSpec,
     block_sparse,
     causal,
@@ -32,6 +31,7 @@ from explorer.patterns.kinds import (
     local_causal,
     sliding_window,
 )
+from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["KNOWN_ATTENTION", "alternating_layers", "head_dim", "max_positions",
            "self_attention_spec"]
@@ -116,4 +116,4 @@ def self_attention_spec(attention: str, cfg: dict[str, Any], layer: int, seq_len
             return f"{kind} (window {w})", local_causal(seq_len, w, d)
         return f"{kind} (causal)", causal(seq_len, d)
     raise ExplorerError(f"No pattern is known for attention {shorten(attention)!r}: "
-                        "update explorer/patterns/config.py.")
+                        "update explorer/architecture/patterns/config.py.")

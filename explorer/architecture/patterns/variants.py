@@ -18,16 +18,16 @@ from dataclasses import dataclass
 
 from explorer.architecture import catalog
 from explorer.architecture.modeltypes import num_layers
-from explorer.core.errors import ExplorerError, shorten
-from explorer.patterns.config import (
+from explorer.architecture.patterns.config import (
     KNOWN_ATTENTION,
     alternating_layers,
     head_dim,
     max_positions,
     self_attention_spec,
 )
-from explorer.patterns.costs import CostCurve, PatternStats, cost_curve, default_lengths, pattern_stats
-from explorer.patterns.kinds import PatternSpec, causal, check_len, cross
+from explorer.architecture.patterns.costs import CostCurve, PatternStats, cost_curve, default_lengths, pattern_stats
+from explorer.architecture.patterns.kinds import PatternSpec, causal, check_len, cross
+from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["ENCODER_DECODER_PARTS", "PARTS", "VariantPattern", "diagram_plan", "layer_count",
            "pattern_for_variant", "supported_variants", "variant_cost_curve", "variant_layers"]
