@@ -15,9 +15,6 @@ Decoders (Gemma 3 270M): the held-out paragraphs of ``assets/compression/heldout
 
 The texts were written for this project (``assets/ATTRIBUTION.md``). For the bundled Gemma the "original"
 is itself the dequantised Q4_K_M GGUF: every figure is relative to that 4-bit model, not to Google's bf16 one.
-
->>> round(spearman([1.0, 2.0, 3.0], [10.0, 30.0, 20.0]), 6)
-0.5
 """
 
 from __future__ import annotations
@@ -32,11 +29,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from explorer.core.correlation import spearman
 from explorer.core.handles import Tokenizer
 from explorer.core.notices import Notice
 
 __all__ = ["ASSETS", "Quality", "Reference", "answer", "heldout_text", "measure", "pair_grades", "probes",
-           "prompt_used", "reference", "sentence_pairs", "spearman"]
+           "prompt_used", "reference", "sentence_pairs"]
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "compression"
 MAX_TOKENS = 256  # held-out tokens scored per forward: enough for a stable perplexity, one forward on 2 cores
@@ -70,30 +68,6 @@ def heldout_text() -> str:
 def probes() -> dict[str, Any]:
     """{"encoder": [{"query", "candidates"}], "decoder": [prompt, ...]}."""
     return json.loads((ASSETS / "probes.json").read_text(encoding="utf-8"))
-
-
-def _ranks(values: list[float]) -> torch.Tensor:
-    """Ranks from 0, ties given the average of the ranks they share (hand grades tie often)."""
-    x = torch.tensor(values, dtype=torch.float64)
-    order = x.argsort(stable=True)
-    ranks = torch.empty_like(x)
-    ranks[order] = torch.arange(len(values), dtype=torch.float64)
-    for value in x.unique():
-        same = x == value
-        ranks[same] = ranks[same].mean()
-    return ranks
-
-
-def spearman(a: list[float], b: list[float]) -> float:
-    """Spearman rank correlation: Pearson's correlation of the ranks, tied values at their average rank.
-
-    >>> round(spearman([1.0, 2.0, 2.0], [1.0, 2.0, 3.0]), 4)
-    0.866
-    """
-    ra, rb = _ranks(a), _ranks(b)
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denom = float(ra.norm() * rb.norm())
-    return float((ra * rb).sum()) / denom if denom else 0.0
 
 
 @dataclass(frozen=True)

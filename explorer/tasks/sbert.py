@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from explorer.compression import quality
+from explorer.core.correlation import spearman
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import SBERT_SENTENCE_CHARS
 from explorer.core.locks import lock_of
@@ -96,7 +97,7 @@ def pooling_study(loaded: LoadedModel) -> list[PoolingRow]:
         cancel.check()
         u, v = (pool(h, m, how) for h, m in states)
         cos = (u * v).sum(-1).tolist()
-        rows.append(PoolingRow(how, round(100 * quality.spearman(cos, grades), 2), tuple(round(c, 4) for c in cos)))
+        rows.append(PoolingRow(how, round(100 * spearman(cos, grades), 2), tuple(round(c, 4) for c in cos)))
     return rows
 
 
