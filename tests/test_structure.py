@@ -1,6 +1,7 @@
-"""The package's shape, checked: no import cycle (function-level imports included), no module or page
-over its size, the library never imports streamlit, no machine's absolute path in the repository, and
-imports at the top of each module unless importing lazily saves start-up time (heavy packages only).
+"""The package's shape, checked: no import cycle (function-level imports included), packages in the layers
+CONTRIBUTING.md states, no module or page over its size, the library never imports streamlit, no machine's
+absolute path in the repository, and imports at the top of each module unless importing lazily saves start-up
+time (heavy packages only).
 
 These are the rules CONTRIBUTING states; a new module that breaks one fails here with its name.
 """
@@ -112,6 +113,109 @@ def test_no_import_cycle_in_the_library() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert import_cycles({"x": {"y"}, "y": {"z"}, "z": {"x"}, "w": set()}) == [["x", "y", "z"]]
+
+
+def _runtime_imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: at the top or inside a function, not under ``if TYPE_CHECKING``."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            for stmt in child.orelse:
+                found += [stmt] if isinstance(stmt, ast.Import | ast.ImportFrom) else _runtime_imports(stmt)
+        elif isinstance(child, ast.Import | ast.ImportFrom):
+            found.append(child)
+        else:
+            found += _runtime_imports(child)
+    return found
+
+
+def package_graph(sources: dict[str, str], packages: Collection[str]) -> dict[str, dict[str, str]]:
+    r"""Package -> {package it imports: the first module:line that does}, for the modules of ``explorer/<package>/``.
+
+    >>> typing_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from explorer.a import x"
+    >>> package_graph({"explorer.a.x": "from explorer.b import y\ndef f():\n    import explorer.c.z",
+    ...                "explorer.b.y": typing_only, "explorer.c.z": "from explorer import ROOT"}, {"a", "b", "c"})
+    {'a': {'b': 'explorer.a.x:1', 'c': 'explorer.a.x:3'}, 'b': {}, 'c': {}}
+    """
+    graph: dict[str, dict[str, str]] = {p: {} for p in sorted(packages)}
+    for name, text in sorted(sources.items()):
+        parts = name.split(".")
+        if len(parts) < 3 or parts[1] not in packages:  # explorer/__init__.py and __main__.py belong to none
+            continue
+        for node in sorted(_runtime_imports(ast.parse(text)), key=lambda n: n.lineno):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif node.level == 0 and node.module:
+                targets = [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in (t.split(".") for t in targets):
+                if target[0] == "explorer" and len(target) > 1 and target[1] in packages and target[1] != parts[1]:
+                    graph[parts[1]].setdefault(target[1], f"{name}:{node.lineno}")
+    return graph
+
+
+def _library_packages() -> tuple[dict[str, str], set[str]]:
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    return sources, {p.name for p in (ROOT / "explorer").iterdir() if (p / "__init__.py").is_file()}
+
+
+def package_cycle_edges(graph: dict[str, dict[str, str]]) -> list[str]:
+    """The edges inside each cycle of packages, each with the module and line that import: empty when none.
+
+    >>> package_cycle_edges({"a": {"b": "explorer.a.x:3"}, "b": {"a": "explorer.b.y:9"}, "c": {"a": "explorer.c.z:1"}})
+    ['a -> b (explorer.a.x:3)', 'b -> a (explorer.b.y:9)']
+    """
+    edges = []
+    for group in import_cycles({p: set(targets) for p, targets in graph.items()}):
+        edges += [f"{p} -> {q} ({graph[p][q]})" for p in group for q in sorted(graph[p]) if q in group]
+    return edges
+
+
+def layer_order() -> list[str]:
+    """The packages in the order CONTRIBUTING.md's "Layers, lowest first:" line lists them."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    lines = re.findall(r"^Layers, lowest first:(.*)$", text, re.M)
+    assert len(lines) == 1, "CONTRIBUTING.md states the layers on one line starting 'Layers, lowest first:'"
+    return [name.strip(" `.") for name in lines[0].split(",")]
+
+
+def upward_imports(graph: dict[str, dict[str, str]], order: list[str]) -> list[str]:
+    """Imports of a package listed after the importer (or of one the order does not list).
+
+    >>> upward_imports({"low": {"high": "explorer.low.x:4"}, "high": {"low": "explorer.high.y:2"}}, ["low", "high"])
+    ['low imports high (explorer.low.x:4): a package may import only those listed before it']
+    """
+    rank = {name: i for i, name in enumerate(order)}
+    return [f"{p} imports {q} ({where}): a package may import only those listed before it"
+            for p, targets in sorted(graph.items()) for q, where in sorted(targets.items())
+            if rank.get(q, len(order)) >= rank.get(p, -1)]
+
+
+def test_no_import_cycle_between_the_library_packages() -> None:
+    sources, packages = _library_packages()
+    assert package_cycle_edges(package_graph(sources, packages)) == []
+
+
+def test_the_package_cycle_finder_names_a_planted_cycle() -> None:
+    sources, packages = _library_packages()
+    sources = {**sources, "explorer.core.planted": "def f():\n    from explorer.cli import main"}
+    assert "core -> cli (explorer.core.planted:2)" in package_cycle_edges(package_graph(sources, packages))
+
+
+def test_the_layers_contributing_states_list_every_package_once() -> None:
+    order = layer_order()
+    assert len(order) == len(set(order)) and set(order) == _library_packages()[1]
+
+
+def test_each_package_imports_only_the_layers_below_it() -> None:
+    sources, packages = _library_packages()
+    assert upward_imports(package_graph(sources, packages), layer_order()) == []
+
+
+def test_the_map_lists_the_packages_in_layer_order() -> None:
+    top = [folder.split("/")[1] for folder in _map_rows() if folder.startswith("explorer/") and folder.count("/") == 2]
+    assert top == layer_order()
 
 
 def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
