@@ -1,12 +1,13 @@
 # Two commands on a fresh machine: `make run` (install + start the app) and `make test`
-# (install + lint + the whole test suite, browser test included).
+# (install + lint + the whole test suite, browser test included). After every change: `make check`
+# (lint and the quick tests, a few minutes).
 PY ?= python3
 PORT ?= 8501
 # localhost: only this machine can open the app. To share it (classroom, lab server) use
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
 ADDRESS ?= localhost
 
-.PHONY: install install-dev browser prepare engine serve run run-served test test-gpu test-vllm lint bench
+.PHONY: install install-dev browser prepare engine serve run run-served check test test-gpu test-vllm lint bench
 
 install:
 	$(PY) -m pip install -q -r requirements.txt
@@ -81,11 +82,22 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
+# The guard to run after every change (a few minutes on 2 cores; nothing to install or prepare): ruff, then mypy
+# beside the quick tests on CHECK_WORKERS pytest-xdist workers. Quick: every test that reaches no real model,
+# engine or browser; those are marked slow by the fixtures they take (tests/tiers.py), and the quick ones see tiny
+# stand-ins for the bundled Gemma and MiniLM. `make test` runs them all.
+CHECK_WORKERS ?= 2
+check:
+	$(PY) -m ruff check .
+	@$(PY) -m mypy & MYPY=$$!; \
+	EXPLORER_TEST_STAND_INS=1 $(PY) -m pytest -q -n $(CHECK_WORKERS) --dist loadfile -m "not slow" --durations=10; TESTS=$$?; \
+	wait $$MYPY && exit $$TESTS
+
 # The load test runs in a process of its own: it drives its own server with Playwright's async API,
 # which cannot share a process with the sync browser fixtures of the other tests.
 # -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
 test: install-dev engine browser lint prepare
-	EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -m "not load"
+	EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -m "not load" --durations=30
 	$(PY) -m pytest -q -m load tests/browser/test_load.py
 
 # The CUDA half of tests/gpu/ (every live path per dtype on the GPU, CPU-vs-CUDA agreement); on a GPU machine

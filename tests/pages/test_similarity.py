@@ -62,8 +62,8 @@ def test_heatmap_is_the_library_matrix(default_run) -> None:
     np.testing.assert_allclose(_array(heat["z"]), expected, atol=1e-6)
 
 
-def test_search_ranks_the_eating_sentences_first(default_run) -> None:
-    table = default_run.dataframe[0].value
+def test_search_ranks_the_eating_sentences_first(bundled_encoder) -> None:
+    table = _app().run().dataframe[0].value  # the real MiniLM's ranking (default_run may be on the stand-in)
     assert list(table["rank"]) == list(range(1, 9))
     assert set(table["sentence"][:2]) == {"A man is eating food.", "A man is eating a piece of bread."}
 
@@ -161,12 +161,12 @@ def test_each_notice_is_shown_once_with_the_icon_of_its_kind() -> None:
     assert len(stand_in) == 1 and stand_in[0][2] == ":material/science:"
 
 
-def test_the_sentence_bert_tab_measures_each_pooling_and_computes_each_objective(default_run) -> None:
+def test_the_sentence_bert_tab_measures_each_pooling_and_computes_each_objective(bundled_encoder) -> None:
     """Sentence-BERT's pooling strategies and its three objectives, computed on the bundled MiniLM."""
     from explorer.runtime.loading import load_model
     from explorer.tasks import sbert
 
-    at = default_run
+    at = _app().run()
     pooling = next(d.value for d in at.dataframe if "Spearman x 100" in d.value.columns)
     expected = sbert.pooling_study(load_model("sentence-bert", device="cpu"))
     assert list(pooling["Spearman x 100"]) == pytest.approx([r.spearman for r in expected], abs=0.5)

@@ -23,11 +23,11 @@ def tiny(tmp_path_factory):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def no_weights(tmp_path_factory, bundled_decoder):
+def no_weights(tmp_path_factory):
     """Real checkpoints may sit in a developer's HF cache: point every lookup at empty directories.
 
-    One directory for the whole module, so the default page's decoder answers (the bundled Gemma,
-    found in the explorer's cache whatever the models directory) are computed once and cached.
+    One directory for the whole module, so the default page's decoder answers (the bundled Gemma, or its
+    tiny stand-in, found whatever the models directory) are computed once and cached.
     """
     empty = tmp_path_factory.mktemp("no-weights")
     with pytest.MonkeyPatch.context() as mp:
@@ -56,8 +56,7 @@ def _with_models(tiny, models: list[str], directory: str) -> AppTest:
     return at.run()
 
 
-@pytest.mark.slow
-def test_out_of_the_box_the_bundled_decoder_fills_spans_and_answers() -> None:
+def test_out_of_the_box_the_bundled_decoder_fills_spans_and_answers(bundled_decoder) -> None:
     """A fresh clone (after `make run`'s prepare): real answers on both tabs, no warning, no error."""
     at = _app().run()
     _clean(at)
@@ -187,7 +186,6 @@ def test_wrong_kind_of_checkpoint_is_a_message(tiny) -> None:
     assert not at.get("plotly_chart")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("question, context, needle", [
     ("", "Some context.", "question is empty"),
     ("Why?", "x" * 50_000, "limit is 20,000"),
@@ -200,7 +198,6 @@ def test_generative_qa_bad_input_gets_a_message(question: str, context: str, nee
     assert any(needle in e for e in _errors(at))
 
 
-@pytest.mark.slow
 def test_generative_qa_keeps_html_as_text() -> None:
     at = _app().run()
     at.text_input(key="qa_question").set_value("<b>Who</b> named <script>x</script> it?")
