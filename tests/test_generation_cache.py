@@ -77,3 +77,4 @@ def test_a_backends_ident_names_the_model_and_where_it_runs(tiny_dir) -> None:
     a, b = Endpoint("gemma", "http://127.0.0.1:9/v1", "m"), Endpoint("gemma", "http://127.0.0.1:10/v1", "m")
     assert backend.served(a).ident == backend.served(a).ident != backend.served(b).ident
     assert backend.local(load_decoder(tiny_dir, device="cpu")).in_process and not backend.served(a).in_process
+    assert here.shown == Path(tiny_dir).name and backend.served(a).shown == "gemma (served)"  # never a whole path

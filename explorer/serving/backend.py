@@ -131,7 +131,8 @@ class LocalBackend:
 
     @property
     def shown(self) -> str:
-        return Path(self.key).name or self.key  # a directory by its last part, never the whole path
+        path = Path(self.key)  # a directory by its last part, never the whole path; a catalog key as it is
+        return path.name if path.is_absolute() else self.key
 
     @property
     def loaded(self) -> LoadedModel:
