@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from app import ui
 from app.caches import generation as cache
 from app.caches import objectives as cache_objectives
-from app.views import decoding_served, device_picker, served_picker
+from app.views import device_picker, served_picker
+from app.views import generation as view
 from explorer.core.errors import ExplorerError
 from explorer.objectives import decoding as toy
-from explorer.plots import generation as plots
 from explorer.plots import objectives as toy_plots
-from explorer.tasks.generation import STRATEGIES, DecodingSettings, step_table
+from explorer.serving import backend
+from explorer.serving.backend import Backend
+from explorer.tasks.generation import STRATEGIES, DecodingSettings
 from explorer.tasks.generation.settings import MAX_BEAMS, MAX_PROMPT_TOKENS, MAX_TOP_K
 
 DEFAULT_MODEL = "gemma3-270m"
@@ -75,6 +76,7 @@ except ExplorerError as err:
 bar.empty()
 
 served = served_picker.pick("dec", "top_k", "next-token tables and decoding")
+models: list[Backend] = [backend.decoder(model, **where), *map(backend.served, served)]  # one road for every column
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
                       help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens on a CPU; on a GPU to "
                            "the model's context where its KV caches fit (the notice says which limit applied).")
@@ -100,44 +102,16 @@ slot = st.empty()  # disabled look-alikes while the page runs; the live buttons 
 with slot.container():
     buttons(live=False, pending=pending)
 try:
-    with next_area, ui.guard():
-        nxt = cache.next_token(model, prompt, k, **where)
-        ui.notices(nxt.notices)
-        tied = "is" if nxt.tied_output else "is not"
-        st.caption(f"{nxt.prompt_tokens} prompt tokens · vocabulary {nxt.vocab_size:,} · the output layer {tied} the "
-                   f"input embedding matrix (checked on the loaded tensors) · {device_picker.ran_caption(nxt)}.")
-        left, right = st.columns([2, 3])
-        left.dataframe(pd.DataFrame([c.to_dict() for c in nxt.candidates]), hide_index=True, key="dec_table")
-        with right:
-            ui.figure(plots.next_token_figure(nxt), "next-token")
     with next_area:
-        for ep in served:  # beside the local model, each in its own guarded panel
-            decoding_served.next_token_panel(ep, prompt, k)
-
+        for i, m in enumerate(models):  # each column in its own guarded panel
+            view.next_token_panel(m, prompt, k, i)
     if not strategies:
         st.info("Pick at least one strategy.", icon=":material/info:")
     elif prompt.strip():  # an empty prompt: the next-token box above already says so (one message, not two)
         settings = [DecodingSettings(s, temperature, top_k, top_p, beams, LAB_MAX, seed) for s in strategies]
-        with ui.guard():
-            gens = [cache.generation(model, prompt, s, st.session_state["dec_steps"], **where) for s in settings]
-            ui.notices((note for g in gens for note in g.notices), ("stopped",))
-            st.caption(f"{st.session_state['dec_steps']} token(s) per strategy; each step feeds only the new token "
-                       f"(the prompt's keys and values stay in the KV cache) · {device_picker.ran_caption(gens[0])}.")
-            for g in gens:
-                st.text(f"{g.settings.strategy:>7}: {g.prompt}{g.text}")
-            ui.figure(plots.tokens_figure(gens), "generated-tokens")
-            ui.figure(plots.repetition_figure(gens), "repetition")
-            with st.expander("Every step as a table"):
-                pick = st.selectbox("Strategy", [g.settings.strategy for g in gens], key="dec_table_pick")
-                rows = step_table(next(g for g in gens if g.settings.strategy == pick).steps)
-                st.dataframe(pd.DataFrame(rows), hide_index=True)
-                ui.csv_download(pd.DataFrame(rows), f"decoding-{pick}", key="dec_csv")
-        if served:
-            fast = st.toggle("Served models: one request per continuation (fast; the server samples)",
-                             key="dec_served_fast", help="Off: the client asks for every step's alternatives and "
-                             "decodes itself, as the local lab does (beam search included).")
-            for ep in served:
-                decoding_served.generation_panel(ep, prompt, settings, st.session_state["dec_steps"], fast)
+        fast = view.fast_toggle(models)
+        for i, m in enumerate(models):
+            view.generation_panel(m, prompt, settings, st.session_state["dec_steps"], fast, i, details=i == 0)
 finally:
     with slot.container():
         buttons(live=True)

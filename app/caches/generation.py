@@ -1,27 +1,54 @@
-"""Cached wrappers of the decoding lab (the page calls these, never the library directly).
+"""Cached wrappers of the decoding lab, one road for every model (the page calls these, never the library).
+
+A model is a :class:`~explorer.serving.backend.Backend`, in this process or served; every wrapper keys on the
+backend's ``ident`` (a stable hashable key) and runs its work as the backend needs: a model here holds a model
+slot (``workers.queued``), a served one waits on its server without one (``workers.remote``).
 
 - ``prepared``: the one-time conversion of the bundled GGUF (``st.cache_resource``: once per
   process; the page's progress callback is not part of the key). Models themselves are not
   held here: ``explorer.runtime.loading`` keeps one memory-bounded LRU cache for every session.
-- ``next_token``: ``st.cache_data`` (hashable arguments, bounded).
+- ``next_token``, ``fast_generation``: ``st.cache_data`` (hashable arguments, bounded, and a ``ttl``: a server
+  can change under us).
 - ``generation``: live step-by-step decoders kept per browser session (``st.session_state``),
-  so the Step button continues from the decoder's KV cache instead of starting over.
+  so the Step button continues from where the decoder stopped (a KV cache here, a prefix on a server)
+  instead of starting over.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import streamlit as st
 
 from explorer.core.notices import Notice
 from explorer.runtime import workers
 from explorer.runtime.cancel import RequestStopped
+from explorer.serving.backend import Backend, LocalBackend, ServedBackend
 from explorer.tasks import generation as gen
 
-MAX_DECODERS = 8  # live decoders kept per session (each holds a KV cache)
+MAX_DECODERS = 8  # live decoders kept per model and session (each holds a KV cache or a prefix)
+MAX_LIVE = 40  # live decoders kept per session across models (a model typed earlier is let go)
+# a backend is hashed as its ident (never its model's weights)
+BY_IDENT: dict[str | type[Any], Callable[[Any], Any]] = {LocalBackend: lambda b: b.ident,
+                                                          ServedBackend: lambda b: b.ident}
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _scheduled(model: Backend, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn`` under the request's budget, holding a local model slot only for a model in this process."""
+    return (workers.queued if model.in_process else workers.remote)(fn)(*args, **kwargs)
+
+
+def _next_token(model: Backend, prompt: str, top_k: int) -> gen.NextToken:
+    return model.next_token(prompt, top_k)
+
+
+def _fast_generation(model: Backend, prompt: str, settings: gen.DecodingSettings) -> gen.Generation:
+    return model.generate(prompt, settings, fast=True)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -31,34 +58,48 @@ def prepared(model: str, _progress: Any = None, device: str = "auto", dtype: str
     return model
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the prompt through the model…")
-@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def next_token(model: str, prompt: str, top_k: int, device: str = "auto", dtype: str = "auto") -> gen.NextToken:
-    return gen.next_token(gen.load_decoder(model, device=device, dtype=dtype), prompt, top_k)
+@st.cache_data(max_entries=64, ttl=600, hash_funcs=BY_IDENT, show_spinner="Running the prompt through the model…")
+def next_token(model: Backend, prompt: str, top_k: int) -> gen.NextToken:
+    return _scheduled(model, _next_token, model, prompt, top_k)
+
+
+@st.cache_data(max_entries=64, ttl=600, hash_funcs=BY_IDENT, show_spinner="The server writes the whole continuation…")
+def fast_generation(model: Backend, prompt: str, settings: gen.DecodingSettings) -> gen.Generation:
+    """The whole continuation in one request (a served model's fast mode)."""
+    return _scheduled(model, _fast_generation, model, prompt, settings)
 
 
 def _decoders() -> OrderedDict:
     return st.session_state.setdefault("_decoding_lab_decoders", OrderedDict())
 
 
-@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def generation(model: str, prompt: str, settings: gen.DecodingSettings, steps: int, device: str = "auto",
-               dtype: str = "auto") -> gen.Generation:
-    """The first ``steps`` tokens of this strategy, continuing this session's decoder when it can (a decoder
-    is kept per device and dtype: its KV cache lives there)."""
-    live, key = _decoders(), (model, prompt, settings, device, dtype)
-    loaded = gen.load_decoder(model, device=device, dtype=dtype)
-    if key not in live or len(live[key][1].steps) > steps:  # new settings, or asked for fewer tokens
-        live[key] = gen.start(loaded, prompt, settings)
+def _keep(live: OrderedDict, key: tuple) -> None:
+    """``key`` most recent; the oldest let go past :data:`MAX_DECODERS` for its model or :data:`MAX_LIVE` in all."""
     live.move_to_end(key)
-    while len(live) > MAX_DECODERS:
+    same = [k for k in live if k[0] == key[0]]
+    while len(same) > MAX_DECODERS:
+        live.pop(same.pop(0))
+    while len(live) > MAX_LIVE:
         live.popitem(last=False)
-    prompt_ids, decoder = live[key]
+
+
+def generation(model: Backend, prompt: str, settings: gen.DecodingSettings, steps: int) -> gen.Generation:
+    """The first ``steps`` tokens of this strategy, continuing this session's decoder when it can (a decoder is
+    kept per backend: a local one's KV cache lives on its device)."""
+    return _scheduled(model, _generation, model, prompt, settings, steps)
+
+
+def _generation(model: Backend, prompt: str, settings: gen.DecodingSettings, steps: int) -> gen.Generation:
+    live, key = _decoders(), (model.ident, prompt, settings)
+    if key not in live or live[key].done > steps:  # new settings, or asked for fewer tokens
+        live[key] = model.start(prompt, settings)
+    _keep(live, key)
+    decoding = live[key]
     try:
-        decoder.run(until=steps)
+        decoding.run(steps)
     except RequestStopped as err:  # out of budget: the tokens so far, and why there are not more
         if err.reason == "gone":  # nobody will see it; the decoder keeps its tokens for the next run
             raise
-        done = gen.result(loaded, prompt_ids, decoder)
+        done = decoding.result()
         return replace(done, notices=(*done.notices, Notice("stopped", str(err))))
-    return gen.result(loaded, prompt_ids, decoder)
+    return decoding.result()

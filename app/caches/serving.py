@@ -1,4 +1,5 @@
-"""Cached wrappers of served models (every live page that offers them calls these, never the library directly).
+"""Cached wrappers of served models: the endpoints, their probes, their tokenizers (the Decoding lab's next tokens and
+generations, here or served, are ``app/caches/generation.py``'s, keyed by the backend).
 
 Endpoints are the operator's (:func:`explorer.serving.endpoints.configured`) plus, on a private machine, those
 typed on the Models page in this session. Results are ``st.cache_data`` keyed by the :class:`Endpoint` itself
@@ -8,18 +9,12 @@ under us. Remote work runs under ``workers.remote``: the request budget applies,
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import replace
-
 import streamlit as st
 
-from explorer.core.notices import Notice
 from explorer.runtime import workers
-from explorer.runtime.cancel import RequestStopped
-from explorer.serving import backend, decoding, endpoints, probe
+from explorer.serving import backend, endpoints, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.tokenizer import ServedTokens
-from explorer.tasks.generation import DecodingSettings, Generation, NextToken
 
 TYPED = "_served_typed"  # session key: endpoints typed on the Models page (a tuple of Endpoint)
 
@@ -54,48 +49,8 @@ def capabilities_of(eps: tuple[Endpoint, ...]) -> tuple[probe.Capabilities, ...]
     return probe.capabilities_many(eps, max_age=PROBE_AGE)
 
 
-@st.cache_data(max_entries=64, ttl=600, show_spinner="Asking the served model…")
-@workers.remote
-def next_token(ep: Endpoint, prompt: str, top_k: int) -> NextToken:
-    return decoding.next_token(ep, prompt, top_k)
-
-
-@st.cache_data(max_entries=64, ttl=600, show_spinner="The server writes the whole continuation…")
-@workers.remote
-def fast_generation(ep: Endpoint, prompt: str, settings: DecodingSettings) -> Generation:
-    return decoding.fast(ep, prompt, settings)
-
-
 @st.cache_data(max_entries=32, ttl=600, show_spinner="Asking the server's tokenizer…")
 @workers.remote
 def tokens(ep: Endpoint, text: str) -> ServedTokens:
     """The text as the served model's own tokenizer splits it (its server's tokenize route)."""
     return backend.served(ep).tokens(text)
-
-
-MAX_DECODERS = 8  # live served decoders kept per session (each is a prefix and a few numbers)
-
-
-def _decoders() -> OrderedDict:
-    return st.session_state.setdefault("_served_decoders", OrderedDict())
-
-
-@workers.remote
-def generation(ep: Endpoint, prompt: str, settings: DecodingSettings, steps: int) -> Generation:
-    """The first ``steps`` tokens of a strategy, decoded from the client; the session's decoder continues where
-    it stopped (the Step button asks the server for one more token, not for the whole prefix again)."""
-    live, key = _decoders(), (ep, prompt, settings)
-    if key not in live or len(live[key][1].steps) > steps:
-        live[key] = decoding.start(ep, prompt, settings)
-    live.move_to_end(key)
-    while len(live) > MAX_DECODERS:
-        live.popitem(last=False)
-    caps, decoder, notices = live[key]
-    try:
-        decoder.run(until=steps)
-    except RequestStopped as err:  # out of budget: the tokens so far, and why there are not more
-        if err.reason == "gone":
-            raise
-        done = decoding.result(ep, caps, prompt, decoder, notices)
-        return replace(done, notices=(*done.notices, Notice("stopped", str(err))))
-    return decoding.result(ep, caps, prompt, decoder, notices)

@@ -22,7 +22,7 @@ from explorer.core.errors import ExplorerError
 from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
 from explorer.serving import backend
-from explorer.serving.backend import Backend, ServedBackend
+from explorer.serving.backend import Backend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings, load_decoder
 from explorer.tasks.generation.nexttoken import MAX_TABLE
@@ -64,8 +64,7 @@ def _generate(args: argparse.Namespace) -> int:
         raise ExplorerError("--fast asks a served model for the whole continuation in one request: give "
                             "--endpoint or --base-url with it.")
     model = _backend(args, served, "`generate`")
-    result = model.generate(text, settings, fast=True) if args.fast and isinstance(model, ServedBackend) \
-        else model.generate(text, settings)
+    result = model.generate(text, settings, fast=args.fast)
     _notes(result.notice_texts)
     if args.json:
         print_json(result.to_dict())

@@ -1,11 +1,13 @@
 """One interface to a model, wherever it runs: in this process, or behind an inference engine.
 
 A :class:`Backend` answers what the live pages and the CLI ask of a model: the next-token table, a text's
-log-likelihood, step-by-step decoding, a whole generation, sentence embeddings, its own tokenization, and
-whether it can do each (:meth:`Backend.why_not`, a reason in words, or None). Two implementations:
+log-likelihood, step-by-step decoding (:meth:`Backend.start`, a :class:`Stepping` the page's Step button
+continues), a whole generation, sentence embeddings, its own tokenization, and whether it can do each
+(:meth:`Backend.why_not`, a reason in words, or None). ``ident`` is a stable hashable key (the same model in the
+same place, asked the same way) that caches key on. Two implementations:
 
-* :class:`LocalBackend`: a model loaded here (:class:`~explorer.runtime.loading.LoadedModel`), computed by the
-  task modules (``explorer.tasks``);
+* :class:`LocalBackend`: a model in this process (:class:`~explorer.runtime.loading.LoadedModel`, loaded already
+  or on first use: :func:`decoder`), computed by the task modules (``explorer.tasks``);
 * :class:`ServedBackend`: an endpoint of an OpenAI-compatible engine (:mod:`explorer.serving`), its capabilities
   read by the probe.
 
@@ -16,10 +18,15 @@ page or command shows either, and tests compare them on the same weights.
 >>> down = served(Endpoint("nowhere", "http://127.0.0.1:9/v1"))  # nothing listens on port 9
 >>> down.key, down.why_not("attention").split(":")[0]
 ('served:nowhere', 'no inference engine sends attention weights')
+>>> here = decoder("gemma3-270m", device="cpu")  # nothing is loaded until a result is asked
+>>> here.ident, here.shown, here.in_process
+(('local', 'gemma3-270m', None, 'cpu', None), 'gemma3-270m', True)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import torch
@@ -36,14 +43,15 @@ from explorer.serving.endpoints import Endpoint
 from explorer.tasks import similarity
 from explorer.tasks.generation import run
 from explorer.tasks.generation.nexttoken import NextToken, next_token
-from explorer.tasks.generation.run import Generation
+from explorer.tasks.generation.run import Generation, load_decoder
 from explorer.tasks.generation.settings import DecodingSettings
+from explorer.tasks.generation.steps import Step
 from explorer.tokenization.split import Tokenization, assemble, check_text
 
 if TYPE_CHECKING:
     from explorer.runtime.loading import LoadedModel
 
-__all__ = ["CAPABILITIES", "Backend", "LocalBackend", "ServedBackend", "local", "served"]
+__all__ = ["CAPABILITIES", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder", "local", "served"]
 
 # What a backend may be asked, and the probe's flag each needs on a server.
 CAPABILITIES = ("next_token", "score", "step", "fast", "embed", "tokenize", "attention")
@@ -51,16 +59,52 @@ _SERVER_FLAG = {"next_token": "top_k", "step": "top_k", "fast": "top_k", "score"
                 "embed": "embeddings", "tokenize": "tokenizer"}
 
 
+class _Decoder(Protocol):
+    """A step-by-step decoder, here or fed by a server (``TokenDecoder``, ``BeamDecoder``, ``ClientDecoder``)."""
+
+    @property
+    def steps(self) -> Sequence[Step]: ...
+    def run(self, until: int | None = None) -> object: ...
+
+
+class Stepping:
+    """A generation under way, one token at a time (the page's Step button continues it): :meth:`run` decodes up
+    to ``until`` tokens (each step under the request's budget), :meth:`result` is the generation so far."""
+
+    def __init__(self, decoder: _Decoder, result: Callable[[], Generation]) -> None:
+        self.decoder, self._result = decoder, result
+
+    @property
+    def done(self) -> int:
+        """Tokens decoded so far."""
+        return len(self.decoder.steps)
+
+    def run(self, until: int) -> None:
+        self.decoder.run(until=until)
+
+    def result(self) -> Generation:
+        return self._result()
+
+
 class Backend(Protocol):
-    """What a model can be asked, in process or served (``key``: its results' model key)."""
+    """What a model can be asked, in process or served (``key``: its results' model key; ``ident``: a stable
+    hashable key for caches; ``shown``: its name on a page; ``in_process``: its work runs in this process and
+    holds one of its model slots, :mod:`explorer.runtime.workers`, rather than waiting on a server)."""
 
     key: str
 
+    @property
+    def ident(self) -> Hashable: ...
+    @property
+    def shown(self) -> str: ...
+    @property
+    def in_process(self) -> bool: ...
     def where(self) -> str: ...
     def why_not(self, capability: str) -> str | None: ...
     def next_token(self, text: str, top_k: int = 10) -> NextToken: ...
     def score(self, context: str, continuation: str) -> float: ...
-    def generate(self, text: str, settings: DecodingSettings) -> Generation: ...
+    def start(self, text: str, settings: DecodingSettings) -> Stepping: ...
+    def generate(self, text: str, settings: DecodingSettings, fast: bool = False) -> Generation: ...
     def embed(self, texts: list[str]) -> torch.Tensor: ...
     def tokenize(self, text: str) -> Tokenization: ...
 
@@ -72,11 +116,31 @@ def _refuse(backend: Backend, capability: str) -> None:
 
 
 class LocalBackend:
-    """A model loaded in this process."""
+    """A model in this process: ``source`` is the loaded model, or a loader asked on each use (the loader's
+    memory-bounded cache keeps it, so a backend a page holds never pins a model nor loads one for a cached
+    answer)."""
 
-    def __init__(self, loaded: LoadedModel) -> None:
-        self.loaded, self.key = loaded, loaded.key
-        self.decoder = modelkind.config_family(loaded.model.config.to_dict()) == "decoder"
+    in_process = True
+
+    def __init__(self, source: LoadedModel | Callable[[], LoadedModel], key: str, ident: Hashable) -> None:
+        self._source, self.key, self._ident = source, key, ident
+
+    @property
+    def ident(self) -> Hashable:
+        return self._ident
+
+    @property
+    def shown(self) -> str:
+        path = Path(self.key)  # a directory by its last part, never the whole path; a catalog key as it is
+        return path.name if path.is_absolute() else self.key
+
+    @property
+    def loaded(self) -> LoadedModel:
+        return self._source() if callable(self._source) else self._source
+
+    @property
+    def decoder(self) -> bool:
+        return modelkind.config_family(self.loaded.model.config.to_dict()) == "decoder"
 
     def where(self) -> str:
         return f"in this process · {self.loaded.device_name} · {self.loaded.dtype}"
@@ -111,8 +175,14 @@ class LocalBackend:
             raise ExplorerError("The text to score is a single token: give some context before the continuation.")
         return float(sum(lp for lp in mine if lp is not None))
 
-    def generate(self, text: str, settings: DecodingSettings) -> Generation:
+    def start(self, text: str, settings: DecodingSettings) -> Stepping:
         _refuse(self, "step")
+        loaded = self.loaded
+        prompt, decoding = run.start(loaded, text, settings)
+        return Stepping(decoding, lambda: run.result(loaded, prompt, decoding))
+
+    def generate(self, text: str, settings: DecodingSettings, fast: bool = False) -> Generation:
+        _refuse(self, "fast" if fast else "step")
         return run.generate(self.loaded, text, settings)
 
     def embed(self, texts: list[str]) -> torch.Tensor:
@@ -143,8 +213,18 @@ def _token_logprobs(model: torch.nn.Module, ids: list[int]) -> list[float]:
 class ServedBackend:
     """An endpoint of an OpenAI-compatible engine; what it can do comes from its probe."""
 
+    in_process = False
+
     def __init__(self, ep: Endpoint) -> None:
         self.ep, self.key = ep, ep.key
+
+    @property
+    def ident(self) -> Hashable:
+        return ("served", self.ep)  # the frozen endpoint: a changed URL or model is another backend
+
+    @property
+    def shown(self) -> str:
+        return f"{self.ep.shown} (served)"
 
     def where(self) -> str:
         return probe.served_on(self.ep, probe.capabilities(self.ep))["device_name"]
@@ -169,6 +249,10 @@ class ServedBackend:
     def score(self, context: str, continuation: str) -> float:
         return scoring.score(self.ep, context, continuation)
 
+    def start(self, text: str, settings: DecodingSettings) -> Stepping:
+        caps, decoding, notices = served_decoding.start(self.ep, text, settings)
+        return Stepping(decoding, lambda: served_decoding.result(self.ep, caps, text, decoding, notices))
+
     def generate(self, text: str, settings: DecodingSettings, fast: bool = False) -> Generation:
         return (served_decoding.fast if fast else served_decoding.generate)(self.ep, text, settings)
 
@@ -186,7 +270,16 @@ class ServedBackend:
 
 def local(loaded: LoadedModel) -> LocalBackend:
     """The backend of a model loaded in this process."""
-    return LocalBackend(loaded)
+    return LocalBackend(loaded, loaded.key, ("local", loaded.key, loaded.path, loaded.device, loaded.dtype))
+
+
+def decoder(model: str, models_dir: str | None = None, *, device: str | None = None,
+            dtype: str | None = None, purpose: str = "the Decoding lab") -> LocalBackend:
+    """The backend of a decoder loaded here on first use (:func:`~explorer.tasks.generation.run.load_decoder`,
+    with the same arguments): a page builds it on every run at no cost."""
+    name = (model or "").strip()
+    return LocalBackend(lambda: load_decoder(name, models_dir, purpose=purpose, device=device, dtype=dtype), name,
+                        ("local", name, models_dir, device, dtype))
 
 
 def served(ep: Endpoint) -> ServedBackend:
