@@ -10,6 +10,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
 from explorer.runtime.offload import input_device
+from explorer.runtime.resolve import resolve
 from explorer.tasks import discriminator as dsc
 from tests.tiny_models import save_tiny
 
@@ -21,7 +22,8 @@ def dirs(tmp_path_factory) -> dict[str, Path]:
 
 
 def _lm(dirs, kind: str):
-    return load_model(str(dirs[kind]), "electra-discriminator" if kind == "electra-discriminator" else "masked-lm")
+    task = "electra-discriminator" if kind == "electra-discriminator" else "masked-lm"
+    return load_model(resolve(str(dirs[kind])), task)
 
 
 def test_electra_generator_and_discriminator(dirs) -> None:

@@ -62,7 +62,7 @@ def _loaded(model: str, directory: str | None, device: str, dtype: str, states: 
     with its scoring, any other model bare)."""
     ref = resolve(model, directory)
     return load_model(ref, ref.task("base") if states else load_task(ref), device=device, dtype=dtype,
-                      models_dir=directory, purpose="the Evaluate page")
+                      purpose="the Evaluate page")
 
 
 @st.cache_data(max_entries=512, show_spinner=False)

@@ -146,8 +146,8 @@ def cmd_tuned_lens_train(args: argparse.Namespace) -> int:
         translator.check_out(args.out)  # before any model loads: a folder of the user's is never replaced
     text = corpus.from_file(args.text_file) if args.text_file is not None else corpus.bundled()
     ref = _ref(args)
-    loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=args.models_dir,
-                                purpose="the tuned lens", **placement_of(args).kwargs())
+    loaded = loading.load_model(ref, tasks.loading_task(ref), purpose="the tuned lens",
+                                **placement_of(args).kwargs())
     with Ticker() as ticker:
         def progress(fraction: float, what: str) -> None:
             ticker.say(f"{what} ({eta(ticker.elapsed, fraction)} left)")

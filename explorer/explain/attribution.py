@@ -141,7 +141,7 @@ def run(ref: ModelRef, text: str, target: str | None, method: str, *, foil: str 
     if method not in METHODS:
         raise ExplorerError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
     _steps(method, steps)
-    loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=models_dir, device=device, dtype=dtype,
+    loaded = loading.load_model(ref, tasks.loading_task(ref), device=device, dtype=dtype,
                                 purpose="Why this prediction")
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     result = attribute(loaded, task, text, target, method, foil=foil, pair=pair, steps=steps, progress=progress)

@@ -63,8 +63,8 @@ def _key(ref: ModelRef, chosen: TuneSpec, device: str | None, dtype: str | None)
 
 def _body(job: TuningJob, token: cancel.CancelToken) -> None:
     job.state, job.note = "training", "Loading the model…"
-    loaded = loading.load_model(job.ref, tasks.loading_task(job.ref), models_dir=job.models_dir, device=job.device,
-                                dtype=job.dtype, purpose="the tuned lens")
+    loaded = loading.load_model(job.ref, tasks.loading_task(job.ref), device=job.device, dtype=job.dtype,
+                                purpose="the tuned lens")
 
     def progress(fraction: float, text: str) -> None:
         job.fraction, job.note = fraction, text

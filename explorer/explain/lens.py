@@ -248,7 +248,7 @@ def run(ref: ModelRef, text: str, target: str | None = None, *, position: int | 
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     if task == "similarity":
         raise ExplorerError(f"{ref.spec} {NO_HEAD}")
-    loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=models_dir, device=device, dtype=dtype,
+    loaded = loading.load_model(ref, tasks.loading_task(ref), device=device, dtype=dtype,
                                 purpose="Why this prediction")
     return replace(lens(loaded, task, text, target, position=position, top_k=top_k, tuned=tuned, grid=grid),
                    model=ref.spec)

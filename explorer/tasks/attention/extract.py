@@ -32,6 +32,7 @@ from explorer.core.limits import ATTENTION_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 from explorer.runtime import limits
+from explorer.runtime.resolve import resolve
 from explorer.tasks.attention.blocks import block_for, block_mass, check_span
 from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
 from explorer.tasks.attention.sparse import bigbird_runner, longformer_stack, stack_layers
@@ -354,8 +355,8 @@ def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | N
     from explorer.runtime.loading import load_model
 
     check_text(text)  # before loading: bad input should not cost a model load
-    return load_model(key_or_path, "base", attn_implementation="eager", random_weights=random_weights,
-                      models_dir=models_dir, device=device, dtype=dtype)
+    return load_model(resolve(key_or_path, models_dir, random_weights=random_weights), "base",
+                      attn_implementation="eager", device=device, dtype=dtype)
 
 
 def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
