@@ -92,7 +92,7 @@ def cmd_lens(args: argparse.Namespace) -> int:
     if ep is not None:
         raise ExplorerError(f"{ep.shown}: the lens reads the model's layers, and {SERVED_INSIDES}.")
     result = lens.run(_ref(args), read_source(args), args.target, position=args.position, top_k=args.top_k,
-                      tuned=args.tuned, grid=False, models_dir=args.models_dir, **placement_of(args).kwargs())
+                      tuned=args.tuned, grid=False, **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -119,7 +119,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             result = served.attribute(ep, text, args.target, args.method, foil=args.foil, progress=report)
         else:
             result = attribution.run(_ref(args), text, args.target, args.method, foil=args.foil, steps=args.steps,
-                                     models_dir=args.models_dir, progress=report, **placement_of(args).kwargs())
+                                     progress=report, **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0

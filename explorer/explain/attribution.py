@@ -131,8 +131,8 @@ def attribute(loaded: LoadedModel, task: str, text: str, target: str | None, met
 
 
 def run(ref: ModelRef, text: str, target: str | None, method: str, *, foil: str | None = None,
-        pair: str | None = None, steps: int | None = None, models_dir: str | None = None, device: str | None = None,
-        dtype: str | None = None, progress: Callable[[float, str], None] | None = None) -> Attribution:
+        pair: str | None = None, steps: int | None = None, device: str | None = None, dtype: str | None = None,
+        progress: Callable[[float, str], None] | None = None) -> Attribution:
     """:func:`attribute` after loading ``ref`` for what it predicts (:func:`explorer.explain.task.loading_task`);
     the text, target, foil, method and steps are checked before the model loads."""
     targets.check_typed(text)

@@ -240,8 +240,7 @@ def _translators(loaded: LoadedModel, found: sites.Sites, tuned: bool,
 
 
 def run(ref: ModelRef, text: str, target: str | None = None, *, position: int | None = None, top_k: int = 5,
-        tuned: bool = False, grid: bool = True, models_dir: str | None = None, device: str | None = None,
-        dtype: str | None = None) -> Lens:
+        tuned: bool = False, grid: bool = True, device: str | None = None, dtype: str | None = None) -> Lens:
     """:func:`lens` after loading ``ref`` for what it predicts (the text and target checked first)."""
     targets.check_typed(text)
     targets.check_typed_target(target)
