@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -144,7 +146,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     if args.install_bertviz and not BERTVIZ_DIR.is_dir():
         install_bertviz()
-    lm = load_model("sentence-bert", "base", attn_implementation="eager")
+    lm = load_model(resolve("sentence-bert"), "base", attn_implementation="eager")
     text = PROSE * 20  # ~700 tokens: truncated to the model's 512
     renderers: dict[str, Callable] = {"ours (uint8 mosaic)": render_ours, "naive plotly float32 grid": render_naive}
     if have_bertviz():

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
@@ -36,7 +38,7 @@ def _load(tiny: bool):
 
     if not tiny:
         bundled.ensure_converted()
-        return loading.load_model("gemma3-270m", "causal-lm")
+        return loading.load_model(resolve("gemma3-270m"), "causal-lm")
     from tests.tiny_gemma import load_tiny_gemma
 
     return load_tiny_gemma(Path(tempfile.mkdtemp()) / "gemma")

@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -94,7 +96,8 @@ def bench_local(repeats: int, batch: int) -> dict:
     from explorer.runtime.loading import load_model
 
     task = bundled.task("multiple_choice")
-    scorer = DecoderScorer(load_model("gemma3-270m", "causal-lm", device="cpu", dtype="float32"), examples=batch)
+    gemma = load_model(resolve("gemma3-270m"), "causal-lm", device="cpu", dtype="float32")
+    scorer = DecoderScorer(gemma, examples=batch)
     run.score_task(scorer, task.head(batch))  # the one-time check of the branched path (once per model)
     lm = HFLM(pretrained=str(runtime_bundled.converted_dir()), device="cpu", batch_size=batch, dtype="float32")
     requests = _lm_eval_requests(task)
@@ -211,7 +214,7 @@ def bench_projector(repeats: int) -> dict:
     from explorer.runtime.loading import load_model
 
     texts = _sentences(SENTENCES)
-    minilm = load_model("sentence-bert", device="cpu")
+    minilm = load_model(resolve("sentence-bert"), device="cpu")
     began = time.perf_counter()
     vec = vectors.sentences(minilm, texts, progress=lambda f, what: print(f"    {what}", flush=True) if f in (
         0.0, 1.0) else None)

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
@@ -88,7 +90,7 @@ def side_by_side(dirs: dict[str, Path]) -> dict:
     from explorer.tasks.fillmask import fill_mask
 
     specs = [str(p) for p in dirs.values()]
-    loaded = [load_model(s, "masked-lm") for s in specs]
+    loaded = [load_model(resolve(s), "masked-lm") for s in specs]
     pipes = [pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=5) for lm in loaded]
     prompts = [PROMPT.replace("[MASK]", lm.tokenizer.mask_token) for lm in loaded]
     ours = fill_mask(specs, PROMPT, 5)
@@ -107,7 +109,7 @@ def single_bert(path: Path) -> dict:
     from explorer.runtime.loading import load_model
     from explorer.tasks import fillmask
 
-    lm = load_model(str(path), "masked-lm")
+    lm = load_model(resolve(str(path)), "masked-lm")
     pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=5)
     ours, theirs = paired_p50(lambda: fillmask.fill_one(lm, PROMPT, 5), lambda: pipe(PROMPT))
     ids = torch.tensor([lm.tokenizer(PROMPT)["input_ids"]])
@@ -179,7 +181,7 @@ def many_prompts(path: Path, device: str, n: int = 64, reps: int = 5, rounds: in
     from explorer.tasks import fillmask
     from explorer.tasks.fillmask import batch as fillbatch
 
-    lm = load_model(str(path), "masked-lm", device=device)
+    lm = load_model(resolve(str(path)), "masked-lm", device=device)
     prompts = many_prompts_list(n)
     native = [fillmask.model_prompt(p, lm.tokenizer, lm.name) for p in prompts]
     pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=5, device=lm.model.device)

@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -172,7 +174,7 @@ def main() -> None:
     parser.add_argument("--forward-repeats", type=int, default=30, help="alternating forward triples (default 30)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
-    loaded = load_model("gemma3-270m", "causal-lm", device=args.device)
+    loaded = load_model(resolve("gemma3-270m"), "causal-lm", device=args.device)
     res = {"overhead": overhead(loaded, args.forward_repeats), "fixed_cost_ms": fixed_cost(200),
            "grid": grids(loaded, args.repeats)}
     res["machine"] = machine(loaded)

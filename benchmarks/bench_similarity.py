@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -31,9 +33,8 @@ def make_sentences(n: int, seed: int = 0) -> list[str]:
 
     Real corpora mix short queries and long passages; that mix is what length sorting is for.
     """
-    from explorer.runtime.weights import locate
 
-    path = locate("sentence-bert").path  # the bundled package, or a copy in EXPLORER_MODELS_DIR (a GPU machine)
+    path = resolve("sentence-bert").path  # the bundled package, or a copy in EXPLORER_MODELS_DIR (a GPU machine)
     if path is None:
         raise SystemExit("all-MiniLM-L6-v2 is not here: `make install` brings it.")
     vocab = (Path(path) / "vocab.txt").read_text(encoding="utf-8").split("\n")
@@ -100,7 +101,7 @@ def run(threads: int, batches: list[int], repeats: int, n: int, device: str = "c
     from explorer.tasks import similarity
 
     torch.set_num_threads(threads)
-    loaded = load_model("sentence-bert", device=device)
+    loaded = load_model(resolve("sentence-bert"), device=device)
     st_model = SentenceTransformer(loaded.path, device=loaded.device)
     sentences = make_sentences(n)
     similarity.encode(loaded, sentences[:64])  # warm-up both (first calls allocate)

@@ -15,6 +15,7 @@ from app.views import attention as attention_view
 from app.views import device_picker
 from explorer.core import userinput
 from explorer.plots import attention as plots
+from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks import attention
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -27,8 +28,8 @@ st.caption("Who attends to whom, per layer and head, from a real forward pass (e
 ui.page_link("interventions.py", "Which heads cause a prediction? Ablate them: Interventions", ":material/science:")
 
 
-def _pick_model() -> tuple[str, bool]:
-    """Model key or directory, and whether weights are random."""
+def _pick_model() -> ModelRef:
+    """The model (key or directory, untrained or not), resolved once: every cache of the page is keyed on it."""
     c1, c2 = st.columns([3, 1])
     random_weights = c2.toggle("Random weights", key="att_random",
                                help="Untrained model built from the variant's config: shows the mechanics only.")
@@ -47,11 +48,11 @@ def _pick_model() -> tuple[str, bool]:
         if not key:
             st.info("Type the path of a directory holding config.json, weights and tokenizer files.")
             st.stop()
-    return key, random_weights
+    return resolve(key, random_weights=random_weights)
 
 
 def _request() -> cache.Req:
-    key, random_weights = _pick_model()
+    ref = _pick_model()
     where = device_picker.pick().kwargs()  # the sidebar's device and precision: part of the key, and the cap
     ceiling, why = cache.token_ceiling(where["device"])
     text = st.text_area("Text", DEFAULT_TEXT, key="att_text", height=100,
@@ -65,7 +66,7 @@ def _request() -> cache.Req:
     extra: tuple[int, ...] = ()
     with ui.guard():  # a typo: say so, and go on with [CLS] alone so the field stays editable
         extra = userinput.parse_positions(st.session_state.get("att_global", ""), int(max_tokens))
-    return cache.Req(key, text, target or None, int(max_tokens), random_weights, tuple(sorted({0, *extra})), **where)
+    return cache.Req(ref, text, target or None, int(max_tokens), tuple(sorted({0, *extra})), **where)
 
 
 def _global_tokens(info: dict) -> None:
@@ -76,8 +77,7 @@ def _global_tokens(info: dict) -> None:
 
 
 def _index(col, label: str, count: int, key: str, disabled: bool = False) -> int:
-    """A 0-based slider (a fixed 0 when there is only one): its key carries ``count`` so a
-    smaller model never meets a remembered value above its range."""
+    """A 0-based slider (0 for one): its key carries ``count``: a smaller model never meets a value past its range."""
     if count <= 1:
         return 0
     return int(col.slider(label, 0, count - 1, 0, key=f"{key}_{count}", disabled=disabled))

@@ -10,7 +10,7 @@ from app.caches import models as cache
 from app.views import device_picker
 from explorer.core.errors import ExplorerError
 from explorer.plots import fillmask as plots
-from explorer.runtime import weights
+from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks.discriminator import ReplacedTokens
 
 EXAMPLE = "The chef cooked the meal and everyone enjoyed it."
@@ -34,9 +34,9 @@ def inputs(pairs: list[str]) -> tuple[str | None, float, int, str, bool]:
     return pair, float(fraction), seed, sentence, allow_random
 
 
-def plans(models: tuple[str, str], directory: str | None, allow_random: bool) -> list[weights.LoadPlan] | None:
-    """What each model will load; None, with how to get them, when weights are absent and may not be random."""
-    found = [weights.plan(k, directory, allow_random) for k in models]
+def refs(models: tuple[str, str], directory: str | None, allow_random: bool) -> list[ModelRef] | None:
+    """Each model resolved once; None, with how to get them, when weights are absent and may not be random."""
+    found = [resolve(k, directory, allow_random=allow_random) for k in models]
     absent = [p for p in found if p.missing and not p.random_weights]
     for p in absent:  # how to get them: a state to explain, not a failure
         st.warning(ui.markdown_safe(p.reason), icon=":material/cloud_download:")
@@ -69,11 +69,10 @@ def page() -> None:
     with ui.guard():
         if pair is None:
             raise ExplorerError("The catalog has no ELECTRA pair: add one with a generator and a discriminator.")
-        found = plans(pairs[pair], directory, allow_random)
+        found = refs(pairs[pair], directory, allow_random)
         if found is not None:
             with st.spinner("Generator and discriminator at work…"):
-                res = cache.electra(*pairs[pair], sentence, fraction, seed, allow_random, directory,
-                                    tuple(p.stamp for p in found), **where)
+                res = cache.electra(found[0], found[1], sentence, fraction, seed, **where)
             result(res)
 
 

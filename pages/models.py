@@ -10,8 +10,10 @@ from app.caches import models as cache
 from app.caches import serving as cache_serving
 from app.views import device_picker
 from explorer.core import limits
+from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.runtime import download, fence, modelcache, placement, weights, workers
+from explorer.runtime.resolve import resolve
 from explorer.serving import endpoints
 from explorer.serving import probe as serving_probe
 
@@ -64,7 +66,10 @@ st.subheader("Check a directory", divider="gray")
 path = st.text_input("Directory saved with save_pretrained", key="check_path")
 if path.strip():
     with ui.guard():
-        found = weights.locate(path, directory)
+        ref = resolve(path, directory)
+        if ref.status is None:  # neither a key, a hub id nor a directory: the guard shows why
+            raise ExplorerError(ref.reason)
+        found = ref.status
         show = st.success if found.status == "ready" else st.error
         show(ui.markdown_safe(f"{found.status}: {found.message}"))  # a typed path may hold markdown
         if found.status == "ready":

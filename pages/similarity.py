@@ -16,6 +16,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.labels import safe_label
 from explorer.core.notices import Notice
 from explorer.plots import similarity as plots
+from explorer.runtime.resolve import resolve
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.colbert import RATIO_NOTE
 from explorer.tasks.similarity import BI_ENCODER
@@ -63,6 +64,7 @@ text = st.text_area("Sentences, one per line", value=EXAMPLE, height=200, key="s
 query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
 served = served_picker.pick("similarity", "embeddings", "sentence embeddings")  # each beside the local model
 ui.page_link("why.py", "Explain this prediction", text=query, pair=text.strip().split("\n")[0], models=model)
+ref = resolve(model)  # once: every tab's cache is keyed on it (its stamp changes with the weights)
 
 lines = None
 with ui.guard():  # one message for a bad list, instead of one per tab
@@ -77,7 +79,7 @@ t_matrix, t_search, t_late, t_comp, t_sbert = st.tabs(
 
 with t_matrix:
     with ui.guard():
-        res = cache.matrix(model, text, **where)
+        res = cache.matrix(ref, text, **where)
         ui.notices(res.notices, ("truncated",))
         if res.untrained:
             ui.notice(ui.UNTRAINED)
@@ -96,7 +98,7 @@ with t_matrix:
 
 with t_search:
     with ui.guard():
-        hits = cache.search(model, query, text, **where)
+        hits = cache.search(ref, query, text, **where)
         st.caption(f"{len(hits.hits)} sentences ranked · {device_picker.ran_caption(hits)} · "
                    f"{hits.seconds * 1000:.0f} ms")
         ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
@@ -142,4 +144,4 @@ with t_comp, ui.guard():
     ui.csv_download(report, "compression", key="sim_comp_csv")
 
 with t_sbert:
-    sbert_view.show(model, where)
+    sbert_view.show(ref, where)

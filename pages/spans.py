@@ -9,7 +9,7 @@ from app.caches import spans as cache
 from app.caches.models import models_dir
 from app.views import device_picker, served_picker
 from app.views import spans as view
-from explorer.runtime import weights
+from explorer.runtime.resolve import resolve
 from explorer.tasks import infill, qa
 
 PROMPT = "Thank you ___ me to your party ___ week."
@@ -49,7 +49,7 @@ with t_infill:
     columns = st.columns(max(1, len(models) + len(served)))
     for col, model in zip(columns, models, strict=False):
         with col:
-            view.infill_column(model, prompt, max_new, random_weights, directory, where)
+            view.infill_column(resolve(model, directory, random_weights=random_weights), prompt, max_new, where)
     for col, ep in zip(columns[len(models):], served, strict=True):
         with col:
             view.served_infill_column(ep, prompt, max_new)
@@ -67,13 +67,13 @@ with t_qa:
         "Hub id or directory of a question-answering checkpoint", key="qa_path").strip()
     question = st.text_input("Question", value=QUESTION, key="qa_question")
     context = st.text_area("Context", value=CONTEXT, key="qa_context", height=140)
-    max_len = 30 if qa.is_generative(model) else st.slider("Longest answer (tokens)", 1, 64, 30, key="qa_max_len")
-    found = weights.plan(model, directory, allow_random=False) if model else None
-    if (found is None or not found.ready) and not random_weights:
-        view.not_ready(found)
+    ref = qa.model_ref(model, directory, random_weights) if model else None  # resolved once, passed down
+    max_len = 30 if ref and qa.is_generative(ref) else st.slider("Longest answer (tokens)", 1, 64, 30,
+                                                                 key="qa_max_len")
+    if ref is None or (not ref.ready and not ref.random_weights):
+        view.not_ready(ref)
     else:
         with view.ui.guard():
-            view.answer(cache.answer(model, question, context, max_len, random_weights, directory,
-                                     found.stamp if found else "", **where))
+            view.answer(cache.answer(ref, question, context, max_len, **where))
     for ep in served:  # below the local answer, each in its own guarded box
         view.served_answer(ep, question, context)

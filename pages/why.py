@@ -105,13 +105,13 @@ def insides(_item: Endpoint, _key: str) -> None:
 
 lenses: list[Lens | None] = []
 row("Every layer's guess (logit lens)",
-    lambda ref, key: lenses.append(view.lens_cell(ref, text, target, position, False, directory, where, key)), insides)
+    lambda ref, key: lenses.append(view.lens_cell(ref, text, target, position, False, where, key)), insides)
 view.depth([x for x in lenses if x is not None])
 row("Tuned lens (a translator per layer, trained to match the last layer)",
-    lambda ref, key: view.tuned_cell(ref, text, target, position, directory, where, key), insides)
+    lambda ref, key: view.tuned_cell(ref, text, target, position, where, key), insides)
 for method in methods:
     def local(ref: ModelRef, key: str, m: str = method) -> None:
-        view.attribution_cell(ref, m, text, target, foil, pair, steps, directory, where, key)
+        view.attribution_cell(ref, m, text, target, foil, pair, steps, where, key)
 
     def remote(ep: Endpoint, key: str, m: str = method) -> None:
         view.served_cell(ep, m, text, target, foil, key)

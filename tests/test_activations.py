@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from explorer.runtime import activations
+from explorer.runtime.resolve import resolve
 from tests.peak_rss import PROBE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def test_similarity_batches_follow_the_memory_bound(monkeypatch) -> None:
     from explorer.runtime.loading import load_model
     from explorer.tasks import similarity
 
-    loaded = load_model("sentence-bert", device="cpu")
+    loaded = load_model(resolve("sentence-bert"), device="cpu")
     texts = [f"Sentence number {i} " + "word " * (40 + i) for i in range(12)]
     seen: list[int] = []
     real = activations.plan_batches

@@ -13,6 +13,7 @@ import pytest
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime import bundled, weights
+from explorer.runtime.resolve import resolve
 
 
 def _fake(calls: list[int], fail: bool = False):
@@ -157,7 +158,7 @@ def test_catalog_config_builds_the_loaded_models_parameter_count(real_dir) -> No
     from explorer.runtime import loading
 
     meta = build.build("gemma3-270m")
-    loaded = loading.load_model("gemma3-270m", "causal-lm")
+    loaded = loading.load_model(resolve("gemma3-270m"), "causal-lm")
     real = loaded.model.num_parameters()
     assert real == meta.num_parameters() == bundled.EXPECTED_PARAMETERS == 268_098_176
     assert layertree.layer_tree(meta).params == real

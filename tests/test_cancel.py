@@ -11,6 +11,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 from explorer.runtime.cancel import CancelToken, MachineFacts, RequestBudget, RequestStopped
+from explorer.runtime.resolve import resolve
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.settings import DecodingSettings
@@ -157,7 +158,7 @@ def test_a_model_load_is_not_charged_to_the_request(monkeypatch, tmp_path) -> No
     modelcache.clear_cache()
     token = CancelToken(RequestBudget(60.0, 100 * GB, "test"), clock=clock, memory=lambda: 0)
     with cancel.scope(token):
-        loading.load_model(str(path), "masked-lm")
+        loading.load_model(resolve(str(path)), "masked-lm")
         cancel.check()  # 100 s went to the load: nothing charged
         assert token.seconds_left() == 60.0
         clock.now += 61.0

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from explorer import objectives
+from explorer.runtime.resolve import resolve
 from explorer.tasks import infill
 from explorer.tasks.generation import run as generation
 from explorer.tasks.generation.settings import DecodingSettings
@@ -77,5 +78,5 @@ def test_saved_checkpoint_decodes_on_the_live_paths(trained, tmp_path) -> None:
     assert prompt.ids[0] == 2 and prompt.ids[-1] != 3  # [CLS] the list is: no [SEP] for the decoder to continue after
     out = generation.generate(loaded, "the list is", DecodingSettings(max_new_tokens=4))
     assert 1 <= len(out.steps) <= 4 and not out.notices
-    filled = infill.run(str(tmp_path), "the list is ___ by the function.", max_new_tokens=2)
+    filled = infill.run(resolve(str(tmp_path)), "the list is ___ by the function.", max_new_tokens=2)
     assert filled.family == "causal" and len(filled.spans) == 1 and filled.aligned

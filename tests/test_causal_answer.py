@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 from explorer.tasks.causal.answer import answer_question, locate, locate_part, qa_prompt
 from tests.tiny_gemma import load_tiny_gemma
 
@@ -53,7 +54,7 @@ def test_bad_input_says_what_to_do(tiny, question, context, says):
 def test_real_gemma_answer_is_highlighted():
     from explorer.runtime import loading
 
-    gemma = loading.load_model("gemma3-270m", "causal-lm")
+    gemma = loading.load_model(resolve("gemma3-270m"), "causal-lm")
     out = answer_question(gemma, "In which city was Marie Curie born?", "Marie Curie was born in Warsaw in 1867.")
     assert "Warsaw" in out.answer
 

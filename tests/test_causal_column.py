@@ -14,7 +14,7 @@ from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 def test_column_has_the_fillmask_shape(tmp_path):
     path = save_tiny_gemma(tmp_path / "gemma")
     load_tiny_gemma(path)
-    col = fill_causal_lm(str(path), "The cat sat on the [MASK].", 3, False, None,
+    col = fill_causal_lm(resolve(str(path)), "The cat sat on the [MASK].", 3,
                          lambda spec, task, **kw: load_tiny_gemma(path))
     out = json.loads(json.dumps(col.to_dict()))
     assert len(out["masks"]) == 1 and len(out["masks"][0]["predictions"]) == 3

@@ -15,6 +15,7 @@ import pytest
 import torch
 from tokenizers import AddedToken
 
+from explorer.runtime.resolve import resolve
 from explorer.tasks import infill
 from explorer.tasks.causal.control import control_ids, is_blank, looks_like_control
 from explorer.tasks.causal.fill import _visible, causal_fill
@@ -114,7 +115,7 @@ def gemma():
     from explorer.runtime import bundled, loading
 
     bundled.ensure_converted()
-    return loading.load_model(bundled.KEY, "causal-lm")
+    return loading.load_model(resolve(bundled.KEY), "causal-lm")
 
 
 def _clean(text: str) -> bool:

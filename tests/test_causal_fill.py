@@ -8,6 +8,7 @@ import pytest
 
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import DECODER_FILL_TEXT_CHARS
+from explorer.runtime.resolve import resolve
 from explorer.tasks.causal.fill import DECODER_MAX_BLANKS, CausalFill, causal_fill
 from explorer.tasks.causal.scoring import naive_scores
 from tests.tiny_gemma import load_tiny_gemma
@@ -79,7 +80,7 @@ def gemma():
     from explorer.runtime import bundled, loading
 
     bundled.ensure_converted()
-    return loading.load_model("gemma3-270m", "causal-lm")
+    return loading.load_model(resolve("gemma3-270m"), "causal-lm")
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ import pytest
 from explorer.cli import main
 from explorer.runtime import weights
 from explorer.runtime.loading import best_device
+from explorer.runtime.resolve import resolve
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -169,7 +170,7 @@ def test_text_file_equals_the_pipeline_prompt_by_prompt(cpu, peaked, tmp_path, c
     prompts.write_text("\n".join(lines), encoding="utf-8")
     assert main(["fill-mask", "--models", str(peaked), "--text-file", str(prompts), "--top-k", "4", "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)
-    lm = load_model(str(peaked), "masked-lm")
+    lm = load_model(resolve(str(peaked)), "masked-lm")
     ref = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=4)(
         [line.replace("___", "[MASK]") for line in lines], batch_size=64)
     for entry, expected in zip(entries, ref, strict=True):

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from explorer.runtime.resolve import resolve
 from explorer.tasks import similarity as sim
 
 
@@ -15,7 +16,7 @@ def bundled():
     from explorer.runtime.loading import load_model
 
     torch.set_num_threads(2)
-    return load_model("sentence-bert")
+    return load_model(resolve("sentence-bert"))
 
 
 def test_cli_json_matrix(capsys, bundled) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import colbert, infill, qa, similarity
 from tests.tiny_gemma import save_tiny_gemma
 from tests.tiny_models import save_tiny
@@ -64,7 +65,7 @@ def test_infill_json_is_the_spans_page_result(dirs, capsys, golden) -> None:
     code, out, _ = _run(capsys, "infill", "--model", str(dirs["t5"]), "--text", PROMPT, "--max-new-tokens", "3",
                         "--json")
     data = _golden_json(golden, "infill-t5-tiny.json", out)
-    page = infill.run(str(dirs["t5"]), PROMPT, 3).to_dict()
+    page = infill.run(resolve(str(dirs["t5"])), PROMPT, 3).to_dict()
     assert code == 0 and stable(data) == stable(page)
     assert data["family"] == "t5" and len(data["spans"]) == 2 and data["prompt"] == PROMPT
 
@@ -90,7 +91,7 @@ def test_qa_extractive_json_is_the_page_result(dirs, capsys, golden) -> None:
     code, out, _ = _run(capsys, "qa", "--model", str(dirs["qa"]), "--question", QUESTION, "--context", CONTEXT,
                         "--json")
     data = _golden_json(golden, "qa-distilbert-tiny.json", out)
-    page = qa.ask(str(dirs["qa"]), QUESTION, CONTEXT).to_dict()
+    page = qa.ask(resolve(str(dirs["qa"])), QUESTION, CONTEXT).to_dict()
     assert code == 0 and stable(data) == stable(page) and data["kind"] == "extractive"
     assert CONTEXT[data["start_char"]:data["end_char"]] == data["answer"]
 
@@ -128,7 +129,7 @@ def test_colbert_json_is_the_similarity_page_ranking(capsys, golden) -> None:
     sentences = ["A man is eating food.", "A man is riding a horse.", "A woman is playing violin."]
     code, out, _ = _run(capsys, "colbert", "--query", "A man is eating pasta.", *sentences, "--json")
     data = _golden_json(golden, "colbert.json", out)
-    page = colbert.rank(colbert.default_encoder(), load_model(similarity.BI_ENCODER), "A man is eating pasta.",
+    page = colbert.rank(colbert.default_encoder(), load_model(resolve(similarity.BI_ENCODER)), "A man is eating pasta.",
                         sentences).to_dict()
     assert code == 0 and stable(data) == stable(page)
     assert data["docs"][0]["text"] == "A man is eating food." and data["docs"][0]["colbert_rank"] == 1

@@ -8,6 +8,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
+from explorer.runtime.resolve import resolve
 from explorer.tasks import colbert as cb
 
 
@@ -15,7 +16,7 @@ from explorer.tasks import colbert as cb
 def bundled():
     from explorer.runtime.loading import load_model
 
-    return load_model("sentence-bert")
+    return load_model(resolve("sentence-bert"))
 
 
 def _tiny_colbert(path, projection: bool = True):
@@ -48,7 +49,7 @@ def test_stand_in_is_labelled(bundled) -> None:
 def test_colbert_checkpoint_uses_projection_and_input_format(colbert_dir) -> None:
     from explorer.runtime.loading import load_model
 
-    enc = cb.make_encoder(load_model(str(colbert_dir)))
+    enc = cb.make_encoder(load_model(resolve(str(colbert_dir))))
     assert not enc.stand_in and enc.projection.shape == (128, 32) and enc.label.startswith("ColBERT (")
     q = cb.encode_tokens(enc, "where is paris?", "query")
     assert q.vectors.shape == (cb.QUERY_MAXLEN, 128)  # padded with [MASK] to 32 (query augmentation)
@@ -68,7 +69,7 @@ def test_a_projection_of_the_wrong_width_is_refused(tmp_path) -> None:
     path = _tiny_colbert(tmp_path / "bad", projection=False)
     save_file({"linear.weight": torch.randn(128, 64)}, str(path / "colbert_linear.safetensors"))
     with pytest.raises(ExplorerError, match="64-d input but the model is 32-d"):
-        cb.make_encoder(load_model(str(path)))
+        cb.make_encoder(load_model(resolve(str(path))))
 
 
 def test_checkpoint_key_needs_weights_and_a_projection(tmp_path) -> None:
@@ -92,7 +93,7 @@ def test_read_projection_without_a_path_or_file(tmp_path) -> None:
 def test_long_texts_are_reported_cut(colbert_dir) -> None:
     from explorer.runtime.loading import load_model
 
-    enc = cb.make_encoder(load_model(str(colbert_dir)))
+    enc = cb.make_encoder(load_model(resolve(str(colbert_dir))))
     notes = cb.truncation_notices(enc, "a question " * 20, ("short doc", "word " * 300))
     assert notes == (Notice("truncated", "The query has 40 tokens; only the first 29 are used."),
                      Notice("truncated", "Document 2 has 300 tokens; only the first 125 are used."))

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
+from explorer.runtime.resolve import resolve
 from explorer.tasks import colbert as cb
 
 DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A kitten sleeps on a rug.",
@@ -22,7 +23,7 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 def bundled():
     from explorer.runtime.loading import load_model
 
-    return load_model("sentence-bert")
+    return load_model(resolve("sentence-bert"))
 
 
 def _emb(rows: list[list[float]], kind: str = "document") -> cb.TokenEmbeddings:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from explorer.runtime.resolve import resolve
 from explorer.tasks import colbert as cb
 
 DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A kitten sleeps on a rug.",
@@ -16,7 +17,8 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 def study():
     from explorer.runtime.loading import load_model
 
-    return cb.compression_study(cb.make_encoder(load_model("sentence-bert")), "Where is the Eiffel Tower?", DOCS, k=8)
+    encoder = cb.make_encoder(load_model(resolve("sentence-bert")))
+    return cb.compression_study(encoder, "Where is the Eiffel Tower?", DOCS, k=8)
 
 
 def test_compression_study_reports_both_bit_widths(study) -> None:

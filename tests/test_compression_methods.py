@@ -10,6 +10,7 @@ import torch
 
 from explorer.compression import measure, methods
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 
 ALL = ["fp32", "bf16", "int8", "prune-0", "prune-37", "prune-99", "heads-25", "heads-50"]
 
@@ -27,7 +28,7 @@ def minilm():
     from explorer.runtime.loading import load_model
 
     torch.set_num_threads(2)
-    return load_model("sentence-bert", device="cpu", dtype="float32")
+    return load_model(resolve("sentence-bert"), device="cpu", dtype="float32")
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from explorer.compression import quality
+from explorer.runtime.resolve import resolve
 
 
 def test_bundled_texts() -> None:
@@ -23,7 +24,7 @@ def test_bundled_texts() -> None:
 def minilm():
     from explorer.runtime.loading import load_model
 
-    return load_model("sentence-bert", device="cpu", dtype="float32")
+    return load_model(resolve("sentence-bert"), device="cpu", dtype="float32")
 
 
 def test_the_original_agrees_with_itself_and_noise_agrees_less(minilm) -> None:

@@ -13,6 +13,7 @@ from explorer.compression import quality, study
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
+from explorer.runtime.resolve import resolve
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +156,7 @@ def test_mheads_on_a_lab_encoder_uses_its_masked_lm_ranking(lab_exits, monkeypat
     from explorer.runtime.loading import load_model
 
     key, folder = "lab/mlm-tiny-20steps-seed0", str(lab_exits)
-    mlm = load_model(key, "masked-lm", models_dir=folder, device="cpu", dtype="float32")
+    mlm = load_model(resolve(key, folder), "masked-lm", device="cpu", dtype="float32")
     expected = methods.masked_scores(mlm.model, mlm.tokenizer, "cpu")
     pruned: list = []
     real = heads.prune

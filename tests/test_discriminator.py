@@ -10,6 +10,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
 from explorer.runtime.offload import input_device
+from explorer.runtime.resolve import resolve
 from explorer.tasks import discriminator as dsc
 from tests.tiny_models import save_tiny
 
@@ -21,7 +22,8 @@ def dirs(tmp_path_factory) -> dict[str, Path]:
 
 
 def _lm(dirs, kind: str):
-    return load_model(str(dirs[kind]), "electra-discriminator" if kind == "electra-discriminator" else "masked-lm")
+    task = "electra-discriminator" if kind == "electra-discriminator" else "masked-lm"
+    return load_model(resolve(str(dirs[kind])), task)
 
 
 def test_electra_generator_and_discriminator(dirs) -> None:
@@ -50,9 +52,22 @@ def test_electra_pair_must_share_vocab(dirs) -> None:
 
 def test_detect_loads_the_pair_and_long_text_is_cut_with_a_notice(dirs) -> None:
     text = "<script>x</script> " + "word " * 400
-    r = dsc.detect(str(dirs["electra-generator"]), str(dirs["electra-discriminator"]), text, 0.1)
+    r = dsc.detect(resolve(str(dirs["electra-generator"])), resolve(str(dirs["electra-discriminator"])), text, 0.1)
     assert len(r.tokens) == 126 and [n.kind for n in r.notices] == ["truncated"]
     assert "Only the first 126" in r.to_dict()["notice"] and not r.untrained
+
+
+def test_one_untrained_model_makes_the_pair_untrained(dirs) -> None:
+    """Random weights for one and real ones for the other would not share a vocabulary: both go untrained."""
+    asked = []
+
+    def loader(ref, task, **kw):
+        asked.append((ref.spec, ref.random_weights, ref.ready))
+        return _lm(dirs, "electra-generator" if task == "masked-lm" else "electra-discriminator")
+
+    real = resolve(str(dirs["electra-discriminator"]))
+    dsc.detect(resolve("electra-small-generator", random_weights=True), real, "A sentence.", loader=loader)
+    assert asked == [("electra-small-generator", True, False), (str(dirs["electra-discriminator"]), True, False)]
 
 
 def test_bad_fraction_and_empty_text(dirs) -> None:

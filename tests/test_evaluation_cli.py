@@ -11,6 +11,7 @@ from explorer.cli import main
 from explorer.evaluation import bundled, perplexity, run, taskfile
 from explorer.evaluation.scorer import local_scorer
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import save_tiny_gemma
 
 GOOD = '{"context": "The sky is", "choices": ["blue", "green", "loud"], "answer": 0, "topic": "colour"}\n'
@@ -40,7 +41,8 @@ def test_evaluate_prints_the_issues_shape_with_the_librarys_numbers(tiny, tmp_pa
     out = _json(capsys, ["evaluate", "--model", str(tiny), "--task", str(path), "--json", "--device", "cpu"])
     assert {"model", "accuracy", "examples"} <= set(out) and out["kind"] == "choice"
     assert set(out["examples"][0]) >= {"index", "choice", "correct", "scores"}
-    want = run.score_task(local_scorer(load_model(str(tiny), "causal-lm", device="cpu")), taskfile.read_task(path))
+    scorer = local_scorer(load_model(resolve(str(tiny)), "causal-lm", device="cpu"))
+    want = run.score_task(scorer, taskfile.read_task(path))
     assert [e["scores"] for e in out["examples"]] == [[round(v, 6) for v in e.scores] for e in want.examples]
     right = [e["choice"] == a for e, a in zip(out["examples"], (0, 0, 2), strict=True)]
     assert out["accuracy"] == pytest.approx(sum(right) / 3, abs=1e-6)
@@ -58,7 +60,8 @@ def test_evaluate_perplexity_prints_perplexity_and_tokens(tiny, capsys) -> None:
     text_file = str(bundled.path("perplexity"))
     out = _json(capsys, ["evaluate", "--model", str(tiny), "--text-file", text_file, "--metric", "perplexity",
                          "--window", "64", "--json", "--device", "cpu"])
-    want = perplexity.perplexity(local_scorer(load_model(str(tiny), "causal-lm", device="cpu")), bundled.text(), 64)
+    scorer = local_scorer(load_model(resolve(str(tiny)), "causal-lm", device="cpu"))
+    want = perplexity.perplexity(scorer, bundled.text(), 64)
     assert {"model", "perplexity", "tokens"} <= set(out)
     assert out["perplexity"] == pytest.approx(want.perplexity) and out["tokens"] == want.tokens
     assert out["windows"] == want.windows > 1

@@ -11,6 +11,7 @@ from explorer.evaluation import bundled, run
 from explorer.evaluation.decoder import DecoderScorer, encode_pair
 from explorer.evaluation.scorer import local_scorer, scorer_for
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import save_tiny_gemma
 
 GROUPS = [
@@ -33,7 +34,7 @@ def direct(model: torch.nn.Module, ctx: list[int], cont: list[int]) -> tuple[flo
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     path = save_tiny_gemma(tmp_path_factory.mktemp("tiny-gemma"))
-    return load_model(str(path), "causal-lm", device="cpu")
+    return load_model(resolve(str(path)), "causal-lm", device="cpu")
 
 
 def test_tiny_decoder_scores_equal_the_direct_computation(tiny) -> None:
@@ -68,7 +69,7 @@ def test_left_padded_contexts_of_a_model_with_absolute_positions_equal_each_alon
         model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=64))
     model.eval().save_pretrained(tmp_path / "gpt2")
     tok.save_pretrained(tmp_path / "gpt2")
-    loaded = load_model(str(tmp_path / "gpt2"), "causal-lm", device="cpu")
+    loaded = load_model(resolve(str(tmp_path / "gpt2")), "causal-lm", device="cpu")
     for (context, conts), scores in zip(GROUPS, local_scorer(loaded).score(GROUPS), strict=True):
         for cont, got in zip(conts, scores, strict=True):
             want, greedy = direct(loaded.model, *encode_pair(loaded.tokenizer, context, cont))
@@ -141,7 +142,7 @@ def test_branched_sequences_are_used_where_they_fit_and_equal_the_direct_computa
         torch.manual_seed(1)
         Gemma3ForCausalLM(config).eval().save_pretrained(tmp_path / "wide")
     tok.save_pretrained(tmp_path / "wide")
-    loaded = load_model(str(tmp_path / "wide"), "causal-lm", device="cpu")
+    loaded = load_model(resolve(str(tmp_path / "wide")), "causal-lm", device="cpu")
     scores = local_scorer(loaded).score(GROUPS)
     assert decoder._BRANCHES_AGREE[loaded.model] is True  # the branched path was checked, and taken
     for (context, conts), got in zip(GROUPS, scores, strict=True):

@@ -17,6 +17,7 @@ from explorer.evaluation import bundled, lmeval, perplexity, run
 from explorer.evaluation.scorer import local_scorer, scorer_for
 from explorer.evaluation.task import CHOICE
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import save_tiny_gemma
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")  # lm-eval's data loading reads the local JSONL only
@@ -45,7 +46,7 @@ def test_requests_on_a_tiny_gemma_equal_lm_evals_hf_model(tmp_path) -> None:
     path = save_tiny_gemma(tmp_path / "tiny")
     lm = HFLM(pretrained=str(path), device="cpu", batch_size=2, dtype="float32")
     theirs = lm.loglikelihood(_requests("loglikelihood", PAIRS), disable_tqdm=True)
-    scorer = local_scorer(load_model(str(path), "causal-lm", device="cpu"))
+    scorer = local_scorer(load_model(resolve(str(path)), "causal-lm", device="cpu"))
     ours = [s for ctx, cont in PAIRS for s in scorer.score([(ctx, (cont,))])[0]]
     assert [s.logprob for s in ours] == pytest.approx([t[0] for t in theirs], abs=1e-4)
     assert [s.greedy for s in ours] == [t[1] for t in theirs]

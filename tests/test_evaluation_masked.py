@@ -12,6 +12,7 @@ from explorer.evaluation.masked import MaskedScorer
 from explorer.evaluation.scorer import local_scorer, scorer_for
 from explorer.evaluation.seq2seq import Seq2SeqScorer
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from tests.tiny_models import save_tiny
 
 
@@ -39,7 +40,7 @@ def brute_pll(loaded, context: str, continuation: str) -> float:
 
 @pytest.mark.parametrize("kind", ["bert", "roberta"])
 def test_pseudo_log_likelihood_equals_masking_one_token_at_a_time(tiny_dir, kind: str) -> None:
-    loaded = load_model(str(tiny_dir[kind]), "masked-lm", device="cpu")
+    loaded = load_model(resolve(str(tiny_dir[kind])), "masked-lm", device="cpu")
     scorer = local_scorer(loaded)
     assert isinstance(scorer, MaskedScorer) and "Salazar" in scorer.method
     context, conts = "The capital of France is", (" Paris", " a large city by the river")
@@ -50,7 +51,7 @@ def test_pseudo_log_likelihood_equals_masking_one_token_at_a_time(tiny_dir, kind
 
 @pytest.mark.parametrize("kind", ["t5", "bart"])
 def test_encoder_decoder_scores_equal_the_model_with_labels(tiny_dir, kind: str) -> None:
-    loaded = load_model(str(tiny_dir[kind]), "seq2seq", device="cpu")
+    loaded = load_model(resolve(str(tiny_dir[kind])), "seq2seq", device="cpu")
     scorer = local_scorer(loaded)
     assert isinstance(scorer, Seq2SeqScorer)
     tok, model = loaded.tokenizer, loaded.model
@@ -65,14 +66,14 @@ def test_encoder_decoder_scores_equal_the_model_with_labels(tiny_dir, kind: str)
 
 
 def test_masked_pseudo_perplexity_scores_every_token_once(tiny_dir) -> None:
-    loaded = load_model(str(tiny_dir["bert"]), "masked-lm", device="cpu")
+    loaded = load_model(resolve(str(tiny_dir["bert"])), "masked-lm", device="cpu")
     res = perplexity.perplexity(local_scorer(loaded), "one two three four five six seven", window=5)
     assert res.method.startswith("pseudo-perplexity") and res.tokens == 7 and res.windows == res.total_windows == 3
     assert res.perplexity > 1
 
 
 def test_an_encoder_decoder_has_no_perplexity_of_a_text(tiny_dir) -> None:
-    loaded = load_model(str(tiny_dir["t5"]), "seq2seq", device="cpu")
+    loaded = load_model(resolve(str(tiny_dir["t5"])), "seq2seq", device="cpu")
     with pytest.raises(ExplorerError, match="encoder-decoder: a text's perplexity needs a decoder"):
         perplexity.perplexity(local_scorer(loaded), "Some text.")
 

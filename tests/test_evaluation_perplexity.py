@@ -16,6 +16,7 @@ from explorer.evaluation.decoder import prefix_token
 from explorer.evaluation.scorer import local_scorer, scorer_for
 from explorer.runtime import cancel
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import save_tiny_gemma
 
 TEXT = "The old lighthouse stood at the edge of the cliff for more than a century, and every evening the keeper lit it."
@@ -31,7 +32,8 @@ def cross_entropy_perplexity(model: torch.nn.Module, ids: list[int]) -> float:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    return load_model(str(save_tiny_gemma(tmp_path_factory.mktemp("tiny-gemma-ppl"))), "causal-lm", device="cpu")
+    path = save_tiny_gemma(tmp_path_factory.mktemp("tiny-gemma-ppl"))
+    return load_model(resolve(str(path)), "causal-lm", device="cpu")
 
 
 @pytest.mark.parametrize("n, window", [(1, 4), (5, 5), (11, 4), (30, 7), (7, 1)])

@@ -13,6 +13,7 @@ from explorer.compression import quality
 from explorer.core.errors import ExplorerError
 from explorer.evaluation import bundled, projection, projector, vectors
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import similarity
 from tests.tiny_gemma import save_tiny_gemma
 
@@ -23,7 +24,7 @@ BLOBS = np.concatenate([RNG.normal(c, 0.3, size=(15, 20)) for c in (0.0, 3.0, -3
 
 @pytest.fixture(scope="module")
 def minilm():
-    return load_model(similarity.BI_ENCODER, device="cpu")
+    return load_model(resolve(similarity.BI_ENCODER), device="cpu")
 
 
 @pytest.mark.parametrize("dims", [2, 3])
@@ -106,7 +107,7 @@ def test_minilm_sentence_vectors_are_sentence_berts_and_token_states_are_per_tok
 
 
 def test_a_decoders_sentence_vector_leaves_its_special_tokens_out(tmp_path) -> None:
-    tiny = load_model(str(save_tiny_gemma(tmp_path / "g")), "causal-lm", device="cpu")
+    tiny = load_model(resolve(str(save_tiny_gemma(tmp_path / "g"))), "causal-lm", device="cpu")
     vec = vectors.sentences(tiny, ["one two three", "four"])
     assert vec.matrix.shape == (2, 32) and "mean-pooled" in vec.how
     assert np.allclose(np.linalg.norm(vec.matrix, axis=1), 1.0, atol=1e-5)

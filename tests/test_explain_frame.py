@@ -9,6 +9,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.explain import framer, scorer
 from explorer.runtime import loading
+from explorer.runtime.resolve import resolve
 from explorer.tasks.similarity import encode
 from tests.tiny_gemma import load_tiny_gemma
 from tests.tiny_models import save_tiny
@@ -17,7 +18,7 @@ from tests.tiny_models import save_tiny
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("explain-frame")
-    out = {k: loading.load_model(str(save_tiny(k, root / k)), t, device="cpu")
+    out = {k: loading.load_model(resolve(str(save_tiny(k, root / k))), t, device="cpu")
            for k, t in (("bert", "masked-lm"), ("t5", "seq2seq"), ("bart", "seq2seq"), ("bert-base", "base"))}
     out["gemma"] = load_tiny_gemma(root / "gemma", device="cpu")
     return out

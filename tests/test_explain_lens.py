@@ -33,7 +33,7 @@ def paths(tmp_path_factory):
 
 def _loaded(paths, kind: str):
     task = {"gemma": "causal-lm", "bert": "masked-lm", "t5": "seq2seq", "bart": "seq2seq"}[kind]
-    return loading.load_model(paths[kind], task, device="cpu")
+    return loading.load_model(resolve(paths[kind]), task, device="cpu")
 
 
 @pytest.mark.parametrize(("kind", "task", "text"), [
@@ -78,7 +78,7 @@ def test_positions_are_checked(paths) -> None:
 
 
 def test_a_model_without_a_head_says_so(paths) -> None:
-    loaded = loading.load_model(paths["bert-base"], "base", device="cpu")
+    loaded = loading.load_model(resolve(paths["bert-base"]), "base", device="cpu")
     with pytest.raises(ExplorerError, match="no language-model head"):
         lens.lens(loaded, "masked", "The capital is [MASK].")
     with pytest.raises(ExplorerError, match="no language-model head .* similarity still work"):

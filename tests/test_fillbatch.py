@@ -11,6 +11,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import fillmask as fm
 from explorer.tasks.fillmask import batch as fb
 from tests.peaked_models import save_peaked
@@ -44,7 +45,7 @@ def dirs(tmp_path_factory) -> dict[str, Path]:
 
 
 def _lm(dirs, kind: str):
-    return load_model(str(dirs[kind]), "masked-lm")
+    return load_model(resolve(str(dirs[kind])), "masked-lm")
 
 
 def _same(a, b, tol: float = 1e-5) -> None:
@@ -227,7 +228,7 @@ def test_on_cuda_equals_the_pipeline_and_the_cpu(dirs) -> None:
     model and as float32 on the CPU; probabilities within bfloat16's rounding."""
     from transformers import pipeline
 
-    gpu, cpu = (load_model(str(dirs["bert"]), "masked-lm", device=d) for d in ("cuda", "cpu"))
+    gpu, cpu = (load_model(resolve(str(dirs["bert"])), "masked-lm", device=d) for d in ("cuda", "cpu"))
     assert next(gpu.model.parameters()).device.type == "cuda"
     ours, on_cpu = fb.fill_batch(gpu, PROMPTS, 3, max_batch=3), fb.fill_batch(cpu, PROMPTS, 3)
     ref = pipeline("fill-mask", model=gpu.model, tokenizer=gpu.tokenizer, top_k=3)(

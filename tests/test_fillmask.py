@@ -31,7 +31,7 @@ def dirs(tmp_path_factory) -> dict[str, Path]:
 def _lm(dirs, kind: str, device: str | None = None):
     """The tiny model on ``device`` (None: the app's choice, CUDA in half precision on a GPU machine)."""
     task = "electra-discriminator" if kind == "electra-discriminator" else "masked-lm"
-    return load_model(str(dirs[kind]), task, device=device)
+    return load_model(resolve(str(dirs[kind])), task, device=device)
 
 
 @pytest.mark.parametrize("kind", MLM_KINDS)
@@ -130,8 +130,8 @@ def test_side_by_side_keeps_going_and_dedups(dirs) -> None:
 
 
 def test_untrained_label_is_carried(dirs) -> None:
-    def loader(spec, task, **kw):
-        return dataclasses.replace(load_model(spec, task), untrained=True)
+    def loader(ref, task, **kw):
+        return dataclasses.replace(load_model(ref, task), untrained=True)
 
     res = fm.fill_mask([str(dirs["bert"])], "The [MASK] sat.", loader=loader)
     assert res.models[0].untrained and res.to_dict()["models"][0]["untrained"] is True
@@ -179,8 +179,8 @@ def test_allow_random_runs_only_models_without_weights(dirs, monkeypatch) -> Non
     asked = []
 
     def loader(ref, task, **kw):  # fill_mask resolves each model once and hands the loader the ref
-        asked.append((ref.spec, kw["random_weights"]))
-        return load_model(str(dirs["bert"]), task)
+        asked.append((ref.spec, ref.random_weights))
+        return load_model(resolve(str(dirs["bert"])), task)
 
     fm.fill_mask(["bert-base", str(dirs["bert"])], "The [MASK] sat.", allow_random=True, loader=loader)
     assert asked == [("bert-base", True), (str(dirs["bert"]), False)]

@@ -6,15 +6,16 @@ import pytest
 
 from explorer.runtime import cancel, footprint, modelcache
 from explorer.runtime.cancel import CancelToken, RequestBudget
+from explorer.runtime.resolve import resolve
 from explorer.tasks import fillmask
 
 GB = 2**30
 
 
 def test_estimate_reads_the_stored_parameter_counts() -> None:
-    base, large = footprint.estimate("bert-base"), footprint.estimate("bert-large")
+    base, large = footprint.estimate(resolve("bert-base")), footprint.estimate(resolve("bert-large"))
     assert 0.4 * GB < base < 0.6 * GB and 1.3 * GB < large < 1.6 * GB  # ~110M / ~335M float32 parameters
-    assert footprint.estimate("/no/such/dir/anywhere") == 0 and footprint.estimate("not a key") == 0
+    assert footprint.estimate(resolve("/no/such/dir/anywhere")) == 0 and footprint.estimate(resolve("not a key")) == 0
 
 
 def test_a_directory_is_estimated_from_its_safetensors_headers(tmp_path) -> None:
@@ -23,11 +24,12 @@ def test_a_directory_is_estimated_from_its_safetensors_headers(tmp_path) -> None
 
     save_file({"w": torch.zeros(1000, 250)}, str(tmp_path / "model.safetensors"))
     (tmp_path / "config.json").write_text('{"model_type": "bert"}')
-    assert footprint.estimate(str(tmp_path)) == int(250_000 * 4 * 1.1)
+    assert footprint.estimate(resolve(str(tmp_path))) == int(250_000 * 4 * 1.1)
 
 
 def test_outside_a_request_everything_is_kept() -> None:
-    assert footprint.fit_request(["bert-base", "bert-large"], {}) == (["bert-base", "bert-large"], [], 0)
+    refs = [resolve("bert-base"), resolve("bert-large")]
+    assert footprint.fit_request(refs, {}) == (["bert-base", "bert-large"], [], 0)
 
 
 @pytest.fixture
@@ -56,13 +58,14 @@ def test_without_a_request_budget_every_model_runs(fake_fillers) -> None:
 
 
 def test_a_request_in_bfloat16_counts_half_the_bytes(fake_fillers) -> None:
-    assert abs(footprint.estimate("bert-large", dtype="bfloat16") * 2 - footprint.estimate("bert-large")) <= 2
+    large = resolve("bert-large")
+    assert abs(footprint.estimate(large, dtype="bfloat16") * 2 - footprint.estimate(large)) <= 2
     link = ["bert-base", "bert-large", "deberta-v2-xlarge"]  # ~0.4, 1.4, 3.6 GB in float32; half in bfloat16
     token = CancelToken(RequestBudget(60.0, int(3.0 * GB), "a test budget"), memory=lambda: 0)
     with cancel.scope(token):
-        kept, dropped, _ = footprint.fit_request(link, {}, dtype="bfloat16")
+        kept, dropped, _ = footprint.fit_request([resolve(k) for k in link], {}, dtype="bfloat16")
         assert kept == link and dropped == []  # 5.4 GB in float32 would not fit 3 GB; 2.7 GB does
-        kept, dropped, _ = footprint.fit_request(link, {}, dtype="float32")
+        kept, dropped, _ = footprint.fit_request([resolve(k) for k in link], {}, dtype="float32")
         assert kept == ["bert-base", "bert-large"]
         result = fillmask.fill_mask(link, "The capital of France is [MASK].", dtype="bfloat16")
     assert fake_fillers == link and result.skipped == ()

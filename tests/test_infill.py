@@ -9,6 +9,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import infill
 from explorer.tasks.causal.fill import DECODER_MAX_BLANKS
 from tests.tiny_models import save_tiny
@@ -59,7 +60,7 @@ def test_a_decoder_prompt_over_its_cap_is_refused_before_loading(monkeypatch) ->
 
     monkeypatch.setattr(loading, "load_model", lambda *a, **k: pytest.fail("loaded"))
     with pytest.raises(ExplorerError, match="a decoder reads the text once per blank"):
-        infill.run("gemma3-270m", " ___ " * (DECODER_MAX_BLANKS + 1))
+        infill.run(resolve("gemma3-270m"), " ___ " * (DECODER_MAX_BLANKS + 1))
 
 
 def test_parse_sentinels() -> None:
@@ -91,7 +92,7 @@ def test_align_spans(pieces, output, expected) -> None:
 
 
 def test_t5_infill_places_spans_back(tiny) -> None:
-    loaded = load_model(str(tiny["t5"]), "seq2seq")
+    loaded = load_model(resolve(str(tiny["t5"])), "seq2seq")
     res = infill.infill(_scripted(loaded, "<pad> <extra_id_0> for inviting <extra_id_1> last </s>"),
                        "Thank you ___ me to your party ___ week.")
     assert res.family == "t5" and res.aligned and res.spans == ("for inviting", "last")
@@ -100,7 +101,7 @@ def test_t5_infill_places_spans_back(tiny) -> None:
 
 
 def test_t5_real_generation_runs_and_uses_sentinels(tiny) -> None:
-    loaded = load_model(str(tiny["t5"]), "seq2seq")
+    loaded = load_model(resolve(str(tiny["t5"])), "seq2seq")
     res = infill.infill(loaded, "The <extra_id_0> walks in ___ park.", max_new_tokens=5)
     assert res.model_input == "The <extra_id_0> walks in <extra_id_1> park."
     assert len(res.spans) == 2 and not res.untrained
@@ -113,7 +114,7 @@ def test_t5_real_generation_runs_and_uses_sentinels(tiny) -> None:
 
 
 def test_bart_infill_aligns_or_says_it_could_not(tiny) -> None:
-    loaded = load_model(str(tiny["bart"]), "seq2seq")
+    loaded = load_model(resolve(str(tiny["bart"])), "seq2seq")
     good = infill.infill(_scripted(loaded, "<s>The cat sat on the mat today.</s>"), "The cat ___ on the mat ___.")
     assert good.family == "bart" and good.aligned and good.spans == ("sat", "today")
     assert good.model_input == "The cat <mask> on the mat <mask>."
@@ -125,29 +126,29 @@ def test_bart_infill_aligns_or_says_it_could_not(tiny) -> None:
 
 
 def test_infill_refuses_non_seq2seq_and_overlong_prompts(tiny) -> None:
-    qa = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    qa = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering")
     with pytest.raises(ExplorerError, match="T5 \\(sentinels\\), BART \\(<mask>\\) or decoder"):
         infill.infill(qa, "a ___ b")
-    bart = load_model(str(tiny["bart"]), "seq2seq")  # 128 positions
+    bart = load_model(resolve(str(tiny["bart"])), "seq2seq")  # 128 positions
     with pytest.raises(ExplorerError, match="tokens; this model takes at most"):
         infill.infill(bart, "word " * 300 + "___")
 
 
 def test_run_refuses_a_bad_prompt_before_loading() -> None:
     with pytest.raises(ExplorerError, match="No blank"):
-        infill.run("/no/such/dir", "no blank here")  # the prompt is checked first: no "does not exist"
+        infill.run(resolve("/no/such/dir"), "no blank here")  # the prompt is checked first: no "does not exist"
 
 
 def test_run_loads_and_reports_the_device(tiny) -> None:
     from explorer.runtime.loading import best_device
 
-    res = infill.run(str(tiny["t5"]), "The ___ walks.", max_new_tokens=3)
+    res = infill.run(resolve(str(tiny["t5"])), "The ___ walks.", max_new_tokens=3)
     assert res.family == "t5" and res.device == best_device() and res.to_dict()["device"] == best_device()
 
 
 def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
     """A caller's stale ``device`` (a namespace saying "meta" for a model on the CPU or CUDA) is not trusted."""
-    loaded = load_model(str(tiny["t5"]), "seq2seq")
+    loaded = load_model(resolve(str(tiny["t5"])), "seq2seq")
     stale = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name", "untrained")},
                             device="meta")
     assert infill.infill(stale, "The ___ walks.", max_new_tokens=3).spans == infill.infill(
@@ -155,10 +156,10 @@ def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
 
 
 def test_task_follows_the_catalog_family_or_the_directory_config(tiny, gemma_dir) -> None:
-    assert [infill.task(k) for k in ("gemma3-270m", "gpt2", "t5-small", "bart-base")] == [
+    assert [infill.task(resolve(k)) for k in ("gemma3-270m", "gpt2", "t5-small", "bart-base")] == [
         "causal-lm", "causal-lm", "seq2seq", "seq2seq"]
-    assert infill.task(str(gemma_dir)) == "causal-lm" and infill.task(str(tiny["t5"])) == "seq2seq"
-    assert infill.task(str(tiny["bart"])) == "seq2seq"  # BART has a causal-LM class too: still seq2seq
+    assert infill.task(resolve(str(gemma_dir))) == "causal-lm" and infill.task(resolve(str(tiny["t5"]))) == "seq2seq"
+    assert infill.task(resolve(str(tiny["bart"]))) == "seq2seq"  # BART has a causal-LM class too: still seq2seq
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +170,7 @@ def gemma_dir(tmp_path_factory):
 
 
 def test_a_decoder_fills_several_token_spans_ranked_by_the_whole_text(gemma_dir) -> None:
-    res = infill.run(str(gemma_dir), "Thank you ___ me to your ___ week.", max_new_tokens=2)
+    res = infill.run(resolve(str(gemma_dir)), "Thank you ___ me to your ___ week.", max_new_tokens=2)
     assert res.family == "causal" and len(res.spans) == 2 and res.aligned
     assert res.filled == res.raw_output  # the decoder's filled text is its whole output
     assert res.model_input == "Thank you ___ me to your ___ week."
@@ -185,7 +186,7 @@ def test_a_decoder_answer_is_at_most_the_span_cap(gemma_dir, monkeypatch) -> Non
     seen = []
     real = infill.causal_fill
     monkeypatch.setattr(infill, "causal_fill", lambda *a, **k: seen.append(k["answer_tokens"]) or real(*a, **k))
-    infill.run(str(gemma_dir), "a ___ b", max_new_tokens=64)
+    infill.run(resolve(str(gemma_dir)), "a ___ b", max_new_tokens=64)
     assert seen == [infill.CAUSAL_SPAN_TOKENS]
 
 
@@ -210,7 +211,7 @@ def test_a_seq2seq_generation_out_of_time_keeps_its_output(tiny) -> None:
         ticks = itertools.count()
         return CancelToken(RequestBudget(seconds, 2**40, "test"), clock=lambda: float(next(ticks)), memory=lambda: 0)
 
-    loaded = load_model(str(tiny["t5"]), "seq2seq")
+    loaded = load_model(resolve(str(tiny["t5"])), "seq2seq")
     prompt = "The ___ walks in ___ park."
     whole = counting(1e9)
     with cancel.scope(whole):

@@ -17,6 +17,7 @@ from explorer.internals import sites
 from explorer.interventions import ablation, components, prompts, ranking, stacks, traces
 from explorer.interventions.engine import engine_for
 from explorer.runtime import loading
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import load_tiny_gemma
 from tests.tiny_models import save_tiny
 
@@ -28,7 +29,7 @@ def models(tmp_path_factory) -> dict[str, loading.LoadedModel]:
     root = tmp_path_factory.mktemp("ablation")
     out = {"decoder": load_tiny_gemma(root / "gemma", device="cpu")}
     for kind, task in (("bert", "masked-lm"), ("bart", "seq2seq")):
-        out[kind] = loading.load_model(str(save_tiny(kind, root / kind)), task, device="cpu")
+        out[kind] = loading.load_model(resolve(str(save_tiny(kind, root / kind))), task, device="cpu")
     return out
 
 

@@ -14,6 +14,7 @@ from explorer.internals import sites
 from explorer.interventions import stacks, traces
 from explorer.interventions.engine import engine_for, view_copy
 from explorer.interventions.prompts import Prompt
+from explorer.runtime.resolve import resolve
 from tests.tiny_families import inputs, tiny_family
 
 # a decoder, two encoders (one with a shared layer), two encoder-decoders
@@ -73,7 +74,7 @@ def test_nnsight_reads_what_plain_hooks_read(tiny, key: str, site: str) -> None:
 def test_nnsight_reads_the_bundled_minilm_as_hooks_do() -> None:
     from explorer.runtime import loading
 
-    loaded = loading.load_model("sentence-bert", "base", device="cpu")  # a BertModel: no head, still readable
+    loaded = loading.load_model(resolve("sentence-bert"), "base", device="cpu")  # a BertModel: no head, still readable
     engine = engine_for(loaded.model)
     s = engine.sites
     x = dict(loaded.tokenizer("Patching needs a model's insides.", return_tensors="pt"))

@@ -17,6 +17,7 @@ from explorer.interventions import metrics, patching, plan, stacks, traces
 from explorer.interventions.engine import engine_for
 from explorer.interventions.pair import make_pair
 from explorer.runtime import cancel, loading
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import load_tiny_gemma
 from tests.tiny_models import save_tiny
 
@@ -29,7 +30,7 @@ def models(tmp_path_factory) -> dict[str, loading.LoadedModel]:
     root = tmp_path_factory.mktemp("patching")
     out = {"decoder": load_tiny_gemma(root / "gemma", device="cpu")}
     for kind, task in (("bert", "masked-lm"), ("t5", "seq2seq"), ("bart", "seq2seq")):
-        out[kind] = loading.load_model(str(save_tiny(kind, root / kind)), task, device="cpu")
+        out[kind] = loading.load_model(resolve(str(save_tiny(kind, root / kind))), task, device="cpu")
     return out
 
 
@@ -151,7 +152,7 @@ def test_a_masked_lm_needs_a_blank(models) -> None:
 def test_the_bundled_gemma_restores_paris(bundled_decoder) -> None:
     """The real model: its clean and corrupted metrics are its own logits; the last layer at the last position
     restores the clean one, and <bos> (the same in both prompts) changes nothing."""
-    loaded = loading.load_model("gemma3-270m", "causal-lm", device="cpu")
+    loaded = loading.load_model(resolve("gemma3-270m"), "causal-lm", device="cpu")
     (last, bos), clean, corrupt = _metric_of(loaded, [(17, 8), (5, 0)])
     tok = loaded.tokenizer
     paris, rome = (tok(" " + w, add_special_tokens=False)["input_ids"][0] for w in ("Paris", "Rome"))

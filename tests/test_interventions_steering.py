@@ -14,6 +14,7 @@ from explorer.internals import sites
 from explorer.interventions import steering
 from explorer.interventions.engine import engine_for
 from explorer.runtime import loading
+from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import load_tiny_gemma
 from tests.tiny_models import save_tiny
 
@@ -83,7 +84,7 @@ def test_bad_settings_get_one_message(decoder, kwargs, pattern: str) -> None:
 
 
 def test_steering_needs_a_decoder_and_a_local_model(tmp_path) -> None:
-    encoder = loading.load_model(str(save_tiny("bert", tmp_path / "bert")), "masked-lm", device="cpu")
+    encoder = loading.load_model(resolve(str(save_tiny("bert", tmp_path / "bert"))), "masked-lm", device="cpu")
     with pytest.raises(ExplorerError, match="pick a decoder"):
         steering.steer_loaded(encoder, PROMPT, ["Love"], ["Hate"], layer=0, coefficient=1.0)
     with pytest.raises(ExplorerError, match="served by an inference engine"):

@@ -11,6 +11,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime import loading, modelcache, placement, tokenizers
+from explorer.runtime.resolve import resolve
 from tests.tiny_models import fake_variant, patch_catalog, save_tiny
 
 
@@ -28,67 +29,67 @@ def fresh_cache():
 
 
 def test_loads_saved_dir_in_eval_mode(models) -> None:
-    lm = loading.load_model(str(models["bert"]), "masked-lm", device="cpu")  # float32 is the CPU's dtype
+    lm = loading.load_model(resolve(str(models["bert"])), "masked-lm", device="cpu")  # float32 is the CPU's dtype
     assert type(lm.model).__name__ == "BertForMaskedLM" and not lm.model.training
     assert (lm.device, lm.dtype, lm.untrained, lm.source) == ("cpu", "float32", False, "path")
     assert len(lm.tokenizer) == lm.model.config.vocab_size and lm.to_dict()["parameters"] > 0
-    assert loading.load_model(str(models["bert"]), "masked-lm", device="cpu") is lm  # cached
-    assert loading.load_model(str(models["bert"]), "base", device="cpu") is not lm  # task is part of the key
+    assert loading.load_model(resolve(str(models["bert"])), "masked-lm", device="cpu") is lm  # cached
+    assert loading.load_model(resolve(str(models["bert"])), "base", device="cpu") is not lm  # task is part of the key
 
 
 def test_auto_device_is_the_best_one_and_says_its_dtype(models) -> None:
-    lm = loading.load_model(str(models["bert"]), "masked-lm")
+    lm = loading.load_model(resolve(str(models["bert"])), "masked-lm")
     param = next(lm.model.parameters())
     assert lm.device == loading.best_device() == param.device.type  # "cuda" on a GPU machine
     assert lm.dtype == str(param.dtype).removeprefix("torch.")
 
 
 def test_electra_discriminator_and_roberta(models) -> None:
-    disc = loading.load_model(str(models["electra-discriminator"]), "electra-discriminator")
+    disc = loading.load_model(resolve(str(models["electra-discriminator"])), "electra-discriminator")
     assert type(disc.model).__name__ == "ElectraForPreTraining"
-    rob = loading.load_model(str(models["roberta"]), "masked-lm")
+    rob = loading.load_model(resolve(str(models["roberta"])), "masked-lm")
     assert rob.tokenizer.mask_token == "<mask>" and rob.tokenizer.pad_token_id == 1
 
 
 def test_bundled_minilm_base_but_no_mlm_head() -> None:
     from explorer.runtime.weights import BUNDLED_HUB_ID
 
-    lm = loading.load_model(BUNDLED_HUB_ID)
+    lm = loading.load_model(resolve(BUNDLED_HUB_ID))
     assert lm.source == "bundled" and type(lm.model).__name__ == "BertModel" and len(lm.tokenizer) == 30522
     with pytest.raises(ExplorerError, match="an encoder saved without a masked-language-model head"):
-        loading.load_model(BUNDLED_HUB_ID, "masked-lm")
+        loading.load_model(resolve(BUNDLED_HUB_ID), "masked-lm")
 
 
 def test_missing_head_unknown_task_missing_path(models) -> None:
     with pytest.raises(ExplorerError, match="masked-language-model head"):
-        loading.load_model(str(models["bert-base"]), "masked-lm")
+        loading.load_model(resolve(str(models["bert-base"])), "masked-lm")
     with pytest.raises(ExplorerError, match="Unknown task"):
-        loading.load_model(str(models["bert"]), "translate")
+        loading.load_model(resolve(str(models["bert"])), "translate")
     with pytest.raises(ExplorerError, match="does not exist"):
-        loading.load_model("/no/such/model", "masked-lm")
+        loading.load_model(resolve("/no/such/model"), "masked-lm")
     with pytest.raises(ExplorerError, match="Unknown device 'tpu'"):
-        loading.load_model(str(models["bert"]), device="tpu")
+        loading.load_model(resolve(str(models["bert"])), device="tpu")
     assert modelcache.cache_info() == []  # failures are never cached
 
 
 def test_pickle_needs_opt_in(tmp_path: Path) -> None:
     save_tiny("bert", tmp_path / "b", bin_only=True)
     with pytest.raises(ExplorerError, match="pickled"):
-        loading.load_model(str(tmp_path / "b"), "masked-lm")
+        loading.load_model(resolve(str(tmp_path / "b")), "masked-lm")
     with pytest.warns(UserWarning, match="only do this for files you trust"):
-        lm = loading.load_model(str(tmp_path / "b"), "masked-lm", allow_pickle=True)
+        lm = loading.load_model(resolve(str(tmp_path / "b")), "masked-lm", allow_pickle=True)
     assert type(lm.model).__name__ == "BertForMaskedLM"
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage"])
 def test_corrupt_safetensors_is_clear_and_cache_survives(models, tmp_path: Path, damage: str) -> None:
-    good = loading.load_model(str(models["bert"]), "masked-lm")
+    good = loading.load_model(resolve(str(models["bert"])), "masked-lm")
     bad = shutil.copytree(models["bert"], tmp_path / "bad")
     data = (bad / "model.safetensors").read_bytes()
     (bad / "model.safetensors").write_bytes(data[: len(data) // 2] if damage == "truncate" else b"\x00garbage" * 9)
     with pytest.raises(ExplorerError, match="corrupt or truncated"):
-        loading.load_model(str(bad), "masked-lm")
-    assert loading.load_model(str(models["bert"]), "masked-lm") is good
+        loading.load_model(resolve(str(bad)), "masked-lm")
+    assert loading.load_model(resolve(str(models["bert"])), "masked-lm") is good
 
 
 def test_config_contradicting_the_weights_is_a_message(models, tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_config_contradicting_the_weights_is_a_message(models, tmp_path: Path) -
     config["hidden_size"], config["intermediate_size"] = 2 * config["hidden_size"], 2 * config["intermediate_size"]
     (bad / "config.json").write_text(json.dumps(config))
     with pytest.raises(ExplorerError, match="do not have the shapes its config.json describes"):
-        loading.load_model(str(bad), "masked-lm")
+        loading.load_model(resolve(str(bad)), "masked-lm")
 
 
 def test_a_bug_inside_from_pretrained_is_not_turned_into_advice(models, monkeypatch, tmp_path: Path) -> None:
@@ -110,21 +111,21 @@ def test_a_bug_inside_from_pretrained_is_not_turned_into_advice(models, monkeypa
 
     monkeypatch.setattr(loading, "_auto_class", lambda task: type("Broken", (), {"from_pretrained": broken}))
     with pytest.raises(RuntimeError, match="a programming error"):
-        loading.load_model(str(fresh), "masked-lm")
+        loading.load_model(resolve(str(fresh)), "masked-lm")
 
 
 def test_wrong_architecture_for_key(monkeypatch, tmp_path: Path, models) -> None:
     patch_catalog(monkeypatch, fake_variant("tiny-roberta", "roberta", "org/tiny-roberta", "gpt2"))
     shutil.copytree(models["bert"], tmp_path / "tiny-roberta")
     with pytest.raises(ExplorerError, match="holds a 'bert' model but 'tiny-roberta' is a 'roberta'"):
-        loading.load_model("tiny-roberta", "masked-lm", models_dir=str(tmp_path))
+        loading.load_model(resolve("tiny-roberta", str(tmp_path)), "masked-lm")
 
 
 def test_missing_weights_for_key_names_how_to_get_them(monkeypatch) -> None:
     monkeypatch.delenv("EXPLORER_MODELS_DIR", raising=False)
     patch_catalog(monkeypatch, fake_variant("tiny-bert", "bert", "org/tiny-bert"))
     with pytest.raises(ExplorerError, match=r"python -m explorer download tiny-bert"):
-        loading.load_model("tiny-bert", "masked-lm")
+        loading.load_model(resolve("tiny-bert"), "masked-lm")
 
 
 def test_random_weights_are_labelled_and_reproducible(monkeypatch) -> None:
@@ -135,11 +136,11 @@ def test_random_weights_are_labelled_and_reproducible(monkeypatch) -> None:
     patch_catalog(monkeypatch, fake_variant("tiny-bert", "bert", "org/tiny-bert"))
     small = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
     monkeypatch.setattr(explorer.architecture.build, "make_config", lambda key: BertConfig(vocab_size=100, **small))
-    a = loading.load_model("tiny-bert", "masked-lm", random_weights=True)
+    a = loading.load_model(resolve("tiny-bert", random_weights=True), "masked-lm")
     assert a.untrained and a.path is None and not a.model.training
     assert a.model.config.vocab_size == len(a.tokenizer)  # grown to the shipped tokenizer
     modelcache.clear_cache()
-    b = loading.load_model("tiny-bert", "masked-lm", random_weights=True)
+    b = loading.load_model(resolve("tiny-bert", random_weights=True), "masked-lm")
     assert b is not a
     assert all(torch.equal(x, y) for x, y in zip(a.model.parameters(), b.model.parameters(), strict=True))
 
@@ -154,8 +155,8 @@ def test_concurrent_sessions_load_once(models, monkeypatch) -> None:
 
     monkeypatch.setattr(loading, "_from_pretrained", counting)
     got: list[object] = []
-    threads = [threading.Thread(target=lambda: got.append(loading.load_model(str(models["bert"]), "masked-lm")))
-               for _ in range(6)]
+    ref = resolve(str(models["bert"]))
+    threads = [threading.Thread(target=lambda: got.append(loading.load_model(ref, "masked-lm"))) for _ in range(6)]
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert len(got) == 6 and len({id(g) for g in got}) == 1 and len(calls) == 1
@@ -163,9 +164,9 @@ def test_concurrent_sessions_load_once(models, monkeypatch) -> None:
 
 def test_resaved_weights_are_reloaded(tmp_path: Path) -> None:
     save_tiny("bert", tmp_path / "b", seed=1)
-    a = loading.load_model(str(tmp_path / "b"), "masked-lm")
+    a = loading.load_model(resolve(str(tmp_path / "b")), "masked-lm")
     save_tiny("bert", tmp_path / "b", seed=2)
-    b = loading.load_model(str(tmp_path / "b"), "masked-lm")
+    b = loading.load_model(resolve(str(tmp_path / "b")), "masked-lm")
     emb = [m.model.bert.embeddings.word_embeddings.weight for m in (a, b)]
     assert b is not a and not torch.equal(*emb)
 
@@ -181,7 +182,7 @@ def test_gpu_out_of_memory_falls_back_to_cpu(models, monkeypatch) -> None:
     monkeypatch.setattr(torch.nn.Module, "to", to)
     monkeypatch.setattr(placement, "best_device", lambda: "cuda")
     monkeypatch.setattr(placement, "auto_dtype", lambda device: torch.bfloat16)
-    lm = loading.load_model(str(models["bert"]), "masked-lm")
+    lm = loading.load_model(resolve(str(models["bert"])), "masked-lm")
     assert (lm.device, lm.dtype) == ("cpu", "float32") and [n.kind for n in lm.notices] == ["fallback"]
     assert "ran out of memory" in lm.to_dict()["notice"]
     assert next(lm.model.parameters()).device.type == "cpu"
@@ -190,8 +191,8 @@ def test_gpu_out_of_memory_falls_back_to_cpu(models, monkeypatch) -> None:
 def test_random_catalog_electra_pair_and_mask_added_to_copy() -> None:
     from explorer.tokenization import load_tokenizer
 
-    gen = loading.load_model("electra-small-generator", "masked-lm", random_weights=True)
-    disc = loading.load_model("electra-small-discriminator", "electra-discriminator", random_weights=True)
+    gen = loading.load_model(resolve("electra-small-generator", random_weights=True), "masked-lm")
+    disc = loading.load_model(resolve("electra-small-discriminator", random_weights=True), "electra-discriminator")
     assert type(gen.model).__name__ == "ElectraForMaskedLM" and gen.untrained
     assert type(disc.model).__name__ == "ElectraForPreTraining" and disc.untrained and disc.path is None
     patched = tokenizers.tokenizer_with_mask("t5", "deberta-v2")
@@ -208,7 +209,7 @@ def test_half_precision_checkpoint_loads_as_float32_on_cpu(tmp_path: Path) -> No
                         intermediate_size=64)
     tf.BertForMaskedLM(cfg).half().save_pretrained(tmp_path / "fp16")
     tok.save_pretrained(tmp_path / "fp16")
-    lm = loading.load_model(str(tmp_path / "fp16"), "masked-lm", device="cpu")
+    lm = loading.load_model(resolve(str(tmp_path / "fp16")), "masked-lm", device="cpu")
     assert next(lm.model.parameters()).dtype == torch.float32 and lm.dtype == "float32"
 
 
@@ -216,7 +217,7 @@ def test_broken_tokenizer_file_falls_back_to_the_variant_or_says_what_to_do(mode
     bad = shutil.copytree(models["bert"], tmp_path / "bad-tok")
     (bad / "tokenizer.json").write_text("{not json")
     with pytest.raises(ExplorerError, match="no tokenizer files"):
-        loading.load_model(str(bad), "masked-lm")
+        loading.load_model(resolve(str(bad)), "masked-lm")
 
 
 def test_programming_errors_are_not_turned_into_advice(models, monkeypatch) -> None:
@@ -227,7 +228,7 @@ def test_programming_errors_are_not_turned_into_advice(models, monkeypatch) -> N
 
     monkeypatch.setattr(transformers.AutoModelForMaskedLM, "from_pretrained", broken)
     with pytest.raises(KeyError):
-        loading.load_model(str(models["bert"]), "masked-lm")
+        loading.load_model(resolve(str(models["bert"])), "masked-lm")
 
 
 def test_random_weights_over_the_memory_budget_are_refused_before_allocating(monkeypatch) -> None:
@@ -239,7 +240,7 @@ def test_random_weights_over_the_memory_budget_are_refused_before_allocating(mon
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "4")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(ExplorerError, match=r"t5-11b with random weights needs about \d+\.\d GB"):
-        loading.load_model("t5-11b", "seq2seq", random_weights=True)
+        loading.load_model(resolve("t5-11b", random_weights=True), "seq2seq")
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: nothing big allocated
 
 
@@ -254,7 +255,7 @@ def test_checkpoint_over_the_budget_and_offload_cap_is_refused_from_its_headers(
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.000001")
     monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 1_000)
     with pytest.raises(ExplorerError, match="The checkpoint in .* needs about .* beyond this app's limit"):
-        loading.load_model(str(path), "masked-lm")
+        loading.load_model(resolve(str(path)), "masked-lm")
 
 
 def test_pickled_checkpoint_over_the_memory_budget_is_refused_not_offloaded(monkeypatch, tmp_path) -> None:
@@ -265,4 +266,4 @@ def test_pickled_checkpoint_over_the_memory_budget_is_refused_not_offloaded(monk
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.000001")
     with pytest.raises(ExplorerError, match="needs about .* Offloading to disk needs safetensors"), \
             pytest.warns(UserWarning, match="only do this for files you trust"):
-        loading.load_model(str(path), "masked-lm", allow_pickle=True)
+        loading.load_model(resolve(str(path)), "masked-lm", allow_pickle=True)

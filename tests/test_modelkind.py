@@ -9,6 +9,7 @@ import pytest
 from explorer.cli import main
 from explorer.core.errors import ExplorerError
 from explorer.runtime import modelkind
+from explorer.runtime.resolve import resolve
 from explorer.tasks import infill, qa
 from explorer.tasks.fillmask import fill_mask
 from explorer.tasks.generation import load_decoder
@@ -67,7 +68,7 @@ def test_spans_with_an_encoder_says_what_it_needs(fenced) -> None:
     root, d = fenced
     for model in ("bert-base", str(d["bert"])):
         with pytest.raises(ExplorerError) as err:
-            infill.run(model, "Thank you ___ me.")
+            infill.run(resolve(model), "Thank you ___ me.")
         assert "is an encoder: Span infilling needs a T5 or BART model, or a decoder" in str(err.value)
         _no_path(str(err.value), root)
 
@@ -77,7 +78,7 @@ def test_qa_with_a_masked_lm_or_a_seq2seq_directory(fenced) -> None:
     for kind, why in (("bert", "an encoder without a question-answering head"),
                       ("t5", "an encoder-decoder without a question-answering head")):
         with pytest.raises(ExplorerError) as err:
-            qa.ask(str(d[kind]), "Where?", "In Paris.")
+            qa.ask(resolve(str(d[kind])), "Where?", "In Paris.")
         assert f"is {why}: Question answering needs" in str(err.value)
         _no_path(str(err.value), root)
 
@@ -95,21 +96,23 @@ def test_is_decoder_reads_the_catalog_or_the_folder(fenced) -> None:
     root, d = fenced
     assert modelkind.is_decoder("gemma3-270m") and modelkind.is_decoder("gpt2")
     assert not modelkind.is_decoder("bert-base") and not modelkind.is_decoder("t5-small")
-    assert modelkind.is_decoder(str(d["gemma"])) and modelkind.is_decoder("gemma", str(root))  # in models_dir
-    assert not modelkind.is_decoder(str(d["bert"])) and not modelkind.is_decoder(str(d["t5"]))
+    assert modelkind.is_decoder(str(d["gemma"]), resolve(str(d["gemma"])).path)  # the folder's config.json decides
+    assert modelkind.is_decoder("gemma", resolve("gemma", str(root)).path)  # in models_dir
+    assert not modelkind.is_decoder(str(d["bert"]), d["bert"]) and not modelkind.is_decoder(str(d["t5"]), d["t5"])
+    assert not modelkind.is_decoder(str(d["gemma"]))  # a folder not resolved: its name alone says nothing
     for unknown in (str(root / "nothing-here"), "/etc", "not a model!", ""):  # the load says what is wrong
         assert not modelkind.is_decoder(unknown)
 
 
 def test_every_task_asks_the_same_question(fenced) -> None:
-    from explorer.runtime.resolve import resolve
 
     root, d = fenced
     for name in ("gemma3-270m", "bert-base", str(d["gemma"]), str(d["bert"]), str(d["t5"])):
-        decoder = modelkind.is_decoder(name)
-        assert (resolve(name, None).task("masked-lm") == "causal-lm") is decoder
-        assert (infill.task(name) == "causal-lm") is decoder
-        assert qa.is_generative(name) is decoder
+        ref = resolve(name)
+        decoder = modelkind.is_decoder(name, ref.path)
+        assert (ref.task("masked-lm") == "causal-lm") is decoder and ref.decoder is decoder
+        assert (infill.task(ref) == "causal-lm") is decoder
+        assert qa.is_generative(ref) is decoder
 
 
 @pytest.mark.parametrize(("config", "family"), [
@@ -142,6 +145,6 @@ def test_a_checkpoint_missing_its_head_weights_is_shown_without_its_path(fenced,
     from explorer.runtime.loading import load_model
 
     with pytest.raises(ExplorerError) as err:
-        load_model(str(broken), "masked-lm")
+        load_model(resolve(str(broken)), "masked-lm")
     assert "models folder/claims-mlm has no trained weights for the masked-lm head" in str(err.value)
     _no_path(str(err.value), root)

@@ -8,6 +8,7 @@ import torch
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError
 from explorer.runtime.offload import budget, load_offloaded
+from explorer.runtime.resolve import resolve
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def _normal_load(path, monkeypatch):
 
     monkeypatch.delenv("EXPLORER_MEMORY_CAP_GB", raising=False)
     modelcache.clear_cache()
-    return loading.load_model(str(path), "causal-lm", device="cpu")
+    return loading.load_model(resolve(str(path)), "causal-lm", device="cpu")
 
 
 # The tests below are about the CPU and the disk (float32, exact logits): they pin the CPU, else on a GPU
@@ -93,11 +94,11 @@ def test_tiny_gemma_over_the_budget_loads_from_disk_with_the_same_logits(fresh, 
 
     path = save_tiny_gemma(tmp_path / "gemma")  # ~1.6M parameters: ~7 MB as float32 with the overhead
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.003")
-    lm = loading.load_model(str(path), "causal-lm", device="cpu")
+    lm = loading.load_model(resolve(str(path)), "causal-lm", device="cpu")
     [note] = lm.notices
     assert note.kind == "offload" and "too big for one device" in note.text and "disk" in note.text
     assert "disk" in set(lm.model.hf_device_map.values()) and (lm.device, lm.dtype) == ("cpu", "float32")
-    assert loading.load_model(str(path), "causal-lm", device="cpu") is lm  # kept in the shared model cache
+    assert loading.load_model(resolve(str(path)), "causal-lm", device="cpu") is lm  # kept in the shared model cache
     [folder] = (fresh / "offload").iterdir()  # a per-model folder under the explorer cache
     assert folder.name.startswith("gemma-")
     spread = _logits(lm)
@@ -126,7 +127,7 @@ def test_over_the_budget_splits_cpu_and_disk_and_says_so(fresh, checkpoint, monk
 
     load_tokenizer("gpt2").save_pretrained(checkpoint)  # load_model wants a tokenizer; X uses ids < 256 only
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.0006")  # the checkpoint is ~1.3 MB: embedding fits, layers not
-    lm = loading.load_model(str(checkpoint), "causal-lm", device="cpu")
+    lm = loading.load_model(resolve(str(checkpoint)), "causal-lm", device="cpu")
     assert {"cpu", "disk"} <= set(lm.model.hf_device_map.values())
     assert "on the CPU" in lm.notices[0].text and "streamed from disk (slow)" in lm.notices[0].text
     assert torch.allclose(_logits(lm), _logits(_normal_load(checkpoint, monkeypatch)), atol=1e-5)
@@ -136,7 +137,7 @@ def test_within_the_budget_loads_as_before(fresh, tmp_path):
     from explorer.runtime import loading
     from tests.tiny_gemma import save_tiny_gemma
 
-    lm = loading.load_model(str(save_tiny_gemma(tmp_path / "gemma")), "causal-lm", device="cpu")
+    lm = loading.load_model(resolve(str(save_tiny_gemma(tmp_path / "gemma"))), "causal-lm", device="cpu")
     assert lm.notices == () and getattr(lm.model, "hf_device_map", None) is None and lm.device == "cpu"
     assert not (fresh / "offload").exists()
 
@@ -149,7 +150,7 @@ def test_over_the_budget_and_not_offloadable_is_refused_with_why(fresh, monkeypa
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.003")
     monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 1_000_000)
     with pytest.raises(ExplorerError, match=r"The checkpoint in .* needs about .* beyond this app's limit"):
-        loading.load_model(str(path), "causal-lm")
+        loading.load_model(resolve(str(path)), "causal-lm")
     monkeypatch.setattr(offload, "MAX_OFFLOAD_PARAMS", 10**12)
 
     def disk_full(*args, **kwargs):
@@ -157,7 +158,7 @@ def test_over_the_budget_and_not_offloadable_is_refused_with_why(fresh, monkeypa
 
     monkeypatch.setattr(offload, "load_offloaded", disk_full)
     with pytest.raises(ExplorerError, match="cannot be offloaded to disk.*No space left on device"):
-        loading.load_model(str(path), "causal-lm")
+        loading.load_model(resolve(str(path)), "causal-lm")
     assert not any((fresh / "offload").glob("*"))  # the partial folder is removed
 
 
@@ -187,7 +188,7 @@ def test_offloaded_load_honours_the_chosen_dtype(fresh, checkpoint, monkeypatch)
     load_tokenizer("gpt2").save_pretrained(checkpoint)
     # over the budget (counted in float32) and, even at bfloat16's half size, too big for the CPU share alone
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.0003")
-    lm = loading.load_model(str(checkpoint), "causal-lm", device="cpu", dtype="bfloat16")
+    lm = loading.load_model(resolve(str(checkpoint)), "causal-lm", device="cpu", dtype="bfloat16")
     assert "disk" in set(lm.model.hf_device_map.values()) and (lm.device, lm.dtype) == ("cpu", "bfloat16")
     in_memory = {p.dtype for p in lm.model.parameters() if p.device.type != "meta"}
     assert in_memory == {torch.bfloat16}
@@ -207,9 +208,9 @@ def test_a_bfloat16_load_is_admitted_where_its_two_bytes_a_parameter_fit(fresh, 
 
     path = save_tiny_gemma(tmp_path / "gemma")
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.005")
-    half = loading.load_model(str(path), "causal-lm", device="cpu", dtype="bfloat16")
+    half = loading.load_model(resolve(str(path)), "causal-lm", device="cpu", dtype="bfloat16")
     assert half.notices == () and getattr(half.model, "hf_device_map", None) is None and half.dtype == "bfloat16"
-    full = loading.load_model(str(path), "causal-lm", device="cpu", dtype="float32")
+    full = loading.load_model(resolve(str(path)), "causal-lm", device="cpu", dtype="float32")
     assert full.notices[0].kind == "offload" and "disk" in set(full.model.hf_device_map.values())
 
 

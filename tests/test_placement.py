@@ -10,6 +10,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.runtime import loading, modelcache, placement
 from explorer.runtime.placement import Placement
+from explorer.runtime.resolve import resolve
 from tests.tiny_models import save_tiny
 
 
@@ -95,28 +96,28 @@ def test_cuda_device_name_reads_the_gpu(monkeypatch) -> None:
 # ---- load_model honours the choice -------------------------------------------------------------------
 
 def test_bf16_choice_changes_the_loaded_model_and_the_cache_key(bert) -> None:
-    fp32 = loading.load_model(str(bert), "masked-lm", device="cpu", dtype="float32")
-    bf16 = loading.load_model(str(bert), "masked-lm", device="cpu", dtype="bfloat16")
+    fp32 = loading.load_model(resolve(str(bert)), "masked-lm", device="cpu", dtype="float32")
+    bf16 = loading.load_model(resolve(str(bert)), "masked-lm", device="cpu", dtype="bfloat16")
     assert bf16 is not fp32  # the dtype is part of the model-cache key
     assert {p.dtype for p in fp32.model.parameters()} == {torch.float32}
     assert {p.dtype for p in bf16.model.parameters()} == {torch.bfloat16}
     assert (bf16.device, bf16.dtype, bf16.device_name) == ("cpu", "bfloat16", "cpu")
     assert bf16.to_dict()["dtype"] == "bfloat16" and bf16.to_dict()["device_name"] == "cpu"
-    assert loading.load_model(str(bert), "masked-lm", device="cpu", dtype="bf16") is bf16  # alias, same key
-    auto = loading.load_model(str(bert), "masked-lm")
+    assert loading.load_model(resolve(str(bert)), "masked-lm", device="cpu", dtype="bf16") is bf16  # alias, same key
+    auto = loading.load_model(resolve(str(bert)), "masked-lm")
     assert auto.dtype == placement.dtype_name(placement.auto_dtype(placement.best_device()))
 
 
 def test_bf16_random_weights_and_results_still_make_sense(bert) -> None:
     from explorer.tasks.fillmask import fill_mask
 
-    lm = loading.load_model("bert-base", "masked-lm", random_weights=True, device="cpu", dtype="bfloat16")
+    lm = loading.load_model(resolve("bert-base", random_weights=True), "masked-lm", device="cpu", dtype="bfloat16")
     assert lm.untrained and next(lm.model.parameters()).dtype == torch.bfloat16
     res = fill_mask([str(bert)], "The [MASK] sat.", top_k=5, device="cpu", dtype="bfloat16")
     [fill] = res.models
     assert (fill.device, fill.device_name, fill.dtype) == ("cpu", "cpu", "bfloat16")
     ids = torch.tensor([fill.masks[0].position])
-    full = loading.load_model(str(bert), "masked-lm", device="cpu", dtype="bfloat16")
+    full = loading.load_model(resolve(str(bert)), "masked-lm", device="cpu", dtype="bfloat16")
     enc = full.tokenizer(fill.text, return_tensors="pt")
     with torch.inference_mode():
         probs = full.model(**enc).logits[0, ids].float().softmax(-1)  # (1, V)
@@ -127,7 +128,7 @@ def test_bf16_random_weights_and_results_still_make_sense(bert) -> None:
 
 def test_bad_choice_is_refused_before_anything_loads(bert) -> None:
     with pytest.raises(ExplorerError, match="float16 on the CPU"):
-        loading.load_model(str(bert), "masked-lm", device="cpu", dtype="float16")
+        loading.load_model(resolve(str(bert)), "masked-lm", device="cpu", dtype="float16")
     with pytest.raises(ExplorerError, match="Unknown dtype"):
-        loading.load_model(str(bert), "masked-lm", dtype="float8")
+        loading.load_model(resolve(str(bert)), "masked-lm", dtype="float8")
     assert modelcache.cache_info() == []

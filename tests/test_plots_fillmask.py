@@ -8,6 +8,7 @@ import pytest
 
 from explorer.plots import fillmask as plots
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import discriminator as dsc
 from explorer.tasks import fillmask as fm
 from tests.tiny_models import save_tiny
@@ -20,7 +21,8 @@ def dirs(tmp_path_factory) -> dict[str, Path]:
 
 
 def _lm(dirs, kind: str):
-    return load_model(str(dirs[kind]), "electra-discriminator" if kind == "electra-discriminator" else "masked-lm")
+    task = "electra-discriminator" if kind == "electra-discriminator" else "masked-lm"
+    return load_model(resolve(str(dirs[kind])), task)
 
 
 def test_figures_escape_user_text(dirs) -> None:

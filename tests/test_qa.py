@@ -8,6 +8,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import qa
 from tests.tiny_models import save_tiny
 
@@ -40,7 +41,7 @@ def _reference(loaded, enc, w: int, max_len: int):
 
 def test_qa_equals_reference_post_processing_and_maps_characters(tiny) -> None:
     # float32 on the CPU: scores held to 1e-4 on a near-uniform random head (tests/gpu/test_qa.py: per device)
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering", device="cpu")
+    loaded = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering", device="cpu")
     res = qa.answer(loaded, "When was it built?", CONTEXT, max_answer_len=7)
     enc = qa.qa_windows(loaded.tokenizer, "When was it built?", CONTEXT, qa.window_length(loaded))
     i, j, score = _reference(loaded, enc, res.window, 7)
@@ -55,7 +56,7 @@ def test_qa_equals_reference_post_processing_and_maps_characters(tiny) -> None:
 
 
 def test_qa_long_context_uses_windows_and_the_best_one(tiny) -> None:
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering", device="cpu")  # 128-token windows
+    loaded = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering", device="cpu")  # 128-token windows
     context = " ".join(f"Sentence {i} says the tower is {i} metres tall." for i in range(60))
     res = qa.answer(loaded, "How tall is the tower?", context)
     assert res.n_windows > 1 and "windows" in res.notices[0].text and res.notices[0].kind == "truncated"
@@ -72,7 +73,7 @@ def test_qa_long_context_uses_windows_and_the_best_one(tiny) -> None:
     ("why " * 200, CONTEXT, "no room left"),
 ])
 def test_qa_refuses_bad_input(tiny, question: str, context: str, needle: str) -> None:
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    loaded = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering")
     with pytest.raises(ExplorerError, match=needle):
         qa.answer(loaded, question, context)
 
@@ -90,7 +91,7 @@ def test_qa_roberta_tokenizer_offsets(tmp_path) -> None:
     torch.manual_seed(0)
     tf.RobertaForQuestionAnswering(cfg).eval().save_pretrained(tmp_path / "rqa")
     tok.save_pretrained(tmp_path / "rqa")
-    loaded = load_model(str(tmp_path / "rqa"), "question-answering")
+    loaded = load_model(resolve(str(tmp_path / "rqa")), "question-answering")
     res = qa.answer(loaded, "Who built it?", CONTEXT, max_answer_len=5)
     assert res.answer == CONTEXT[res.start_char : res.end_char] and res.answer.strip()
     assert all(CONTEXT[a:b] == t for t, (a, b) in zip(res.tokens, res.offsets, strict=True))
@@ -99,7 +100,7 @@ def test_qa_roberta_tokenizer_offsets(tmp_path) -> None:
 
 def test_qa_needs_a_qa_head(tiny) -> None:
     with pytest.raises(ExplorerError, match="question-answering head"):
-        qa.answer(load_model(str(tiny["bart"]), "seq2seq"), "Why?", CONTEXT)
+        qa.answer(load_model(resolve(str(tiny["bart"])), "seq2seq"), "Why?", CONTEXT)
 
 
 def test_best_span_respects_order_length_and_mask() -> None:
@@ -114,7 +115,7 @@ def test_best_span_respects_order_length_and_mask() -> None:
 def test_concurrent_questions_get_their_own_answers(tiny) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    loaded = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering")
     questions = ["When was it built?", "Who designed it?", "Where is it?", "What is it made of?"]
     expected = {q: qa.answer(loaded, q, CONTEXT).to_dict() for q in questions}
     with ThreadPoolExecutor(4) as pool:  # sessions share one cached model
@@ -127,12 +128,13 @@ def test_concurrent_questions_get_their_own_answers(tiny) -> None:
 
 def test_ask_checks_input_before_loading_and_random_mode_maps_hub_ids(monkeypatch) -> None:
     with pytest.raises(ExplorerError, match="question is empty"):
-        qa.ask("/no/such/dir", "", CONTEXT)  # refused before the missing directory is noticed
+        qa.ask(resolve("/no/such/dir"), "", CONTEXT)  # refused before the missing directory is noticed
     asked = []
-    monkeypatch.setattr("explorer.runtime.loading.load_model", lambda spec, task, **kw: asked.append((spec, task, kw)))
-    qa.load("deepset/roberta-base-squad2", random_weights=True)
-    assert asked == [("roberta-base", "question-answering",
-                      {"random_weights": True, "device": None, "dtype": None, "purpose": "Question answering"})]
+    monkeypatch.setattr("explorer.runtime.loading.load_model",
+                        lambda ref, task, **kw: asked.append((ref.spec, ref.random_weights, task, kw)))
+    qa.load(qa.model_ref("deepset/roberta-base-squad2", random_weights=True))
+    assert asked == [("roberta-base", True, "question-answering",
+                      {"device": None, "dtype": None, "purpose": "Question answering"})]
 
 
 def test_window_length_takes_roberta_offset_off() -> None:
@@ -151,10 +153,10 @@ def test_a_catalog_decoder_answers_generatively(monkeypatch, tmp_path) -> None:
     tiny_decoder = load_tiny_gemma(tmp_path / "gemma")
     asked = []
     monkeypatch.setattr("explorer.runtime.loading.load_model",
-                        lambda spec, task, **kw: asked.append((spec, task)) or tiny_decoder)
-    res = qa.ask("gemma3-270m", "Where did the cat sit?", "The cat sat on the mat.")
+                        lambda ref, task, **kw: asked.append((ref.spec, task)) or tiny_decoder)
+    res = qa.ask(qa.model_ref("gemma3-270m"), "Where did the cat sit?", "The cat sat on the mat.")
     assert asked == [("gemma3-270m", "causal-lm")] and res.kind == "generative"
-    assert qa.is_generative("gemma3-270m") and not qa.is_generative("deepset/roberta-base-squad2")
+    assert qa.is_generative(resolve("gemma3-270m")) and not qa.is_generative(resolve("deepset/roberta-base-squad2"))
     assert qa.qa_models()[0] == "gemma3-270m" and set(qa.QA_CHECKPOINTS) <= set(qa.qa_models())
 
 
@@ -163,7 +165,7 @@ def test_real_gemma_answers_the_eiffel_tower_question_from_the_context(bundled_d
     context = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is "
                "named after the engineer Gustave Eiffel, whose company designed and built the tower from 1887 "
                "to 1889 as the centerpiece of the 1889 World's Fair.")
-    res = qa.ask("gemma3-270m", "When was the Eiffel Tower built?", context)
+    res = qa.ask(resolve("gemma3-270m"), "When was the Eiffel Tower built?", context)
     assert res.kind == "generative" and res.match == "whole" and "1889" in res.answer
     assert context[res.start:res.end].lower() == res.answer.strip().rstrip(".").lower()
 
@@ -172,7 +174,7 @@ def test_inputs_go_where_the_model_is_whatever_loaded_says(tiny) -> None:
     """A caller's stale ``device`` (a namespace saying "meta" for a model on the CPU or CUDA) is not trusted."""
     from types import SimpleNamespace
 
-    loaded = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    loaded = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering")
     stale = SimpleNamespace(**{k: getattr(loaded, k) for k in ("model", "tokenizer", "key", "name", "untrained")},
                             device="meta")
     assert qa.answer(stale, "When was it built?", CONTEXT).answer == qa.answer(loaded, "When was it built?",

@@ -42,6 +42,15 @@ def test_a_folder_of_another_architecture_is_not_ready_and_says_so(bert_dir, tmp
         loading.load_model(ref, "masked-lm")
 
 
+def test_a_ref_knows_its_folder_and_can_go_untrained(bert_dir, tmp_path) -> None:
+    ref = resolve(str(bert_dir), str(tmp_path))
+    assert ref.models_dir == str(tmp_path) and ref.weights_dir == ref.path == str(bert_dir)
+    untrained = ref.as_untrained()
+    assert (untrained.ready, untrained.random_weights, untrained.stamp, untrained.path) == (False, True, "random", None)
+    assert untrained.weights_dir == str(bert_dir) and untrained.family == ref.family  # what a size estimate reads
+    assert untrained.as_untrained() is untrained and hash(untrained) != hash(ref)
+
+
 def test_bad_names_resolve_to_a_reason_not_an_exception() -> None:
     for text in ("", "   ", "<script>x</script>", "x" * 5000, "../../etc/passwd", "名前"):
         ref = resolve(text, None)

@@ -9,6 +9,9 @@ rule cannot miss it. The homes:
   :func:`explorer.runtime.placement.mps_available`;
 - "is this config an encoder-decoder?" and the field names of layer and head counts:
   :mod:`explorer.architecture.modeltypes`;
+- where a model's weights are: :func:`explorer.runtime.weights.locate`, called by the resolver
+  (:func:`explorer.runtime.resolve.resolve`, whose :class:`~explorer.runtime.resolve.ModelRef` is the one handle
+  pages, commands and tasks pass down) and the loader alone;
 - token axis labels: :func:`explorer.core.labels.token_labels`;
 - every ``EXPLORER_*`` environment variable: :mod:`explorer.core.settings` (and ``EXPLORER_MODELS_DIR`` is read
   through it by :func:`explorer.runtime.fence.models_dir_env` alone);
@@ -309,6 +312,45 @@ def test_the_loading_task_is_chosen_in_one_place() -> None:
     assert set(found) == {"explorer/runtime/resolve.py"}, found
     sample = ast.parse('t = "masked-lm" if enc else "causal-lm"\nu = "causal-lm" if dec else other\nv = a if b else c')
     assert _choices_of_a_loading_task(sample) == [1, 2]  # the rule sees both orders, and nothing else
+
+
+WEIGHTS_MODULE = "explorer.runtime.weights"
+
+
+def _locates(tree: ast.Module) -> list[int]:
+    """Lines that reach :func:`explorer.runtime.weights.locate`: ``weights.locate`` as an attribute, or ``locate``
+    imported from the weights module under any name (a ``locate`` of another module, such as an answer located in
+    a context, is not it)."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr == "locate"
+            and (getattr(node.value, "id", None) == "weights" or getattr(node.value, "attr", None) == "weights")
+            or isinstance(node, ast.ImportFrom) and node.module == WEIGHTS_MODULE
+            and any(a.name == "locate" for a in node.names)]
+
+
+def test_only_the_resolver_and_the_loader_locate_weights() -> None:
+    """A model is resolved once (explorer.runtime.resolve.resolve: a ModelRef knows where its weights are) and
+    loaded from that ref (explorer.runtime.loading.load_model, which locates again only after converting the
+    bundled decoder); every page, command, cache, task and benchmark passes the ref down instead of looking again."""
+    found = {path: lines for path, tree in _files(LIBRARY + APP + ("benchmarks",))
+             if path != "explorer/runtime/weights.py" and (lines := _locates(tree))}
+    assert set(found) == {"explorer/runtime/resolve.py", "explorer/runtime/loading.py"}, found
+    sample = ast.parse("from explorer.runtime.weights import locate as where\nweights.locate(k)\n"
+                       "runtime.weights.locate(k)\nanswer.locate(a, b)\nlocate(a, b)")
+    assert _locates(sample) == [1, 2, 3]  # every way in, and not another module's locate
+
+
+def test_the_model_handle_has_no_second_copy() -> None:
+    """``ModelRef`` is the one handle of a resolved model: the plan it replaced is named nowhere again."""
+    from explorer.runtime import weights
+
+    named = {f"{path}:{node.lineno}" for path, tree in _files(LIBRARY + APP + ("tests", "benchmarks"))
+             for node in ast.walk(tree)
+             if isinstance(node, ast.Name) and node.id == "LoadPlan"
+             or isinstance(node, ast.Attribute) and node.attr == "LoadPlan"
+             or isinstance(node, ast.ClassDef) and node.name == "LoadPlan"
+             or isinstance(node, ast.alias) and node.name == "LoadPlan"}
+    assert named == set() and not hasattr(weights, "LoadPlan") and not hasattr(weights, "plan")
 
 
 def _mps_probes(tree: ast.Module) -> list[int]:

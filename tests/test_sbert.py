@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 from explorer.tasks import sbert, similarity
 
 
@@ -16,7 +17,7 @@ from explorer.tasks import sbert, similarity
 def minilm():
     from explorer.runtime.loading import load_model
 
-    return load_model("sentence-bert", device="cpu")
+    return load_model(resolve("sentence-bert"), device="cpu")
 
 
 def test_mean_pooling_is_the_bi_encoders_embedding_and_max_and_cls_differ(minilm) -> None:

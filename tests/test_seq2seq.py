@@ -8,6 +8,7 @@ import torch
 
 from explorer import objectives
 from explorer.architecture import cost
+from explorer.runtime.resolve import resolve
 from explorer.tasks import infill
 from explorer.training import batches, corpus, examples, families, models, recipes, seq2seq, trainer, vocab
 
@@ -98,7 +99,7 @@ def test_same_seed_same_losses() -> None:
 def test_saved_checkpoint_fills_spans_on_the_live_path(trained, tmp_path) -> None:
     trained.model.save_pretrained(tmp_path)
     vocab.tokenizer().save_pretrained(tmp_path)
-    result = infill.run(str(tmp_path), "the list is ___ by the function.", max_new_tokens=4)
+    result = infill.run(resolve(str(tmp_path)), "the list is ___ by the function.", max_new_tokens=4)
     assert result.family == trained.recipe.name
     if result.family == "t5":
         assert result.model_input == "the list is <extra_id_0> by the function."

@@ -7,13 +7,14 @@ import pytest
 
 from explorer.core.errors import ExplorerError
 from explorer.papers.mechanisms import sift
+from explorer.runtime.resolve import resolve
 
 
 @pytest.fixture(scope="module")
 def minilm():
     from explorer.runtime.loading import load_model
 
-    return load_model("sentence-bert", device="cpu")
+    return load_model(resolve("sentence-bert"), device="cpu")
 
 
 def test_sift_moves_each_token_by_the_same_share_and_uniform_moves_small_ones_more(minilm) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
+from explorer.runtime.resolve import resolve
 from explorer.tasks import similarity as sim
 
 SENTENCES = [
@@ -33,7 +34,7 @@ def bundled():
 
     torch.set_num_threads(2)
     # float32 on the CPU, as the sentence-transformers reference below (tests/gpu/test_similarity.py: per device)
-    return load_model("sentence-bert", device="cpu")
+    return load_model(resolve("sentence-bert"), device="cpu")
 
 
 # ---------------------------------------------------------------- cleaning
@@ -198,6 +199,6 @@ def test_encoder_decoder_is_refused(tmp_path) -> None:
     from explorer.runtime.loading import load_model
     from tests.tiny_models import save_tiny
 
-    loaded = load_model(str(save_tiny("t5", tmp_path / "t5")), "base")
+    loaded = load_model(resolve(str(save_tiny("t5", tmp_path / "t5"))), "base")
     with pytest.raises(ExplorerError, match="encoder-decoder"):
         sim.similarity(loaded, ["a", "b"])

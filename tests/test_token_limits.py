@@ -18,6 +18,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import attention, colbert, infill, qa, similarity
 from explorer.tasks.causal.fill import causal_fill
 from explorer.tasks.fillmask import fill_one
@@ -148,7 +149,7 @@ def test_generative_qa_context_of_special_tokens_is_capped(gemma) -> None:
 # ---------------------------------------------------------------- encoders and seq2seq
 
 def test_fill_mask_of_special_tokens_reads_at_most_the_model_positions(tiny) -> None:
-    lm = load_model(str(tiny["bert"]), "masked-lm")
+    lm = load_model(resolve(str(tiny["bert"])), "masked-lm")
     with fed_lengths(lm.model.base_model) as seen:  # the MLM head reads only the mask rows
         res = fill_one(lm, "[PAD] " * 1500 + "[MASK] " + "[SEP] " * 1500, top_k=2)
     assert seen == [128] and res.n_tokens == 128
@@ -157,7 +158,7 @@ def test_fill_mask_of_special_tokens_reads_at_most_the_model_positions(tiny) -> 
 
 
 def test_t5_infilling_of_special_tokens_is_refused_with_a_count(tiny) -> None:
-    lm = load_model(str(tiny["t5"]), "seq2seq")
+    lm = load_model(resolve(str(tiny["t5"])), "seq2seq")
     with pytest.raises(ExplorerError) as err:
         infill.infill(lm, "</s>" * 900 + " ___", max_new_tokens=1)
     sane(str(err.value))
@@ -165,7 +166,7 @@ def test_t5_infilling_of_special_tokens_is_refused_with_a_count(tiny) -> None:
 
 
 def test_extractive_qa_windows_of_special_tokens_are_capped(tiny) -> None:
-    lm = load_model(str(tiny["distilbert-qa"]), "question-answering")
+    lm = load_model(resolve(str(tiny["distilbert-qa"])), "question-answering")
     limit = qa.window_length(lm)
     with fed_lengths(lm.model) as seen:
         res = qa.answer(lm, "Where?", "[PAD] " * 1000 + "Paris." + " [SEP]" * 1000)
@@ -175,7 +176,7 @@ def test_extractive_qa_windows_of_special_tokens_are_capped(tiny) -> None:
 
 
 def test_attention_of_special_tokens_only_is_a_message_and_mixed_text_is_capped(tiny) -> None:
-    lm = load_model(str(tiny["bert-base"]), "base", attn_implementation="eager")
+    lm = load_model(resolve(str(tiny["bert-base"])), "base", attn_implementation="eager")
     with pytest.raises(ExplorerError) as err:
         attention.extract_attention(lm.model, lm.tokenizer, "[PAD]" * 2000, max_tokens=64)
     sane(str(err.value))
@@ -189,7 +190,7 @@ def test_attention_of_special_tokens_only_is_a_message_and_mixed_text_is_capped(
 def test_similarity_of_special_tokens_reads_at_most_the_limit(tiny, monkeypatch) -> None:
     from explorer.tasks import packedencoder
 
-    lm = load_model(str(tiny["bert-base"]))
+    lm = load_model(resolve(str(tiny["bert-base"])))
     packed: list[int] = []  # MiniLM-like encoders run packed (no model.forward): record each sentence's ids
     real_pack = packedencoder.pack
     monkeypatch.setattr(packedencoder, "pack", lambda ids, device: (packed.extend(map(len, ids)),
@@ -202,7 +203,7 @@ def test_similarity_of_special_tokens_reads_at_most_the_limit(tiny, monkeypatch)
 
 
 def test_colbert_of_special_tokens_reads_at_most_its_limits(tiny) -> None:
-    lm = load_model(str(tiny["bert-base"]))
+    lm = load_model(resolve(str(tiny["bert-base"])))
     enc = colbert.make_encoder(lm)
     q_limit, d_limit = colbert.limits(enc)
     with fed_lengths(lm.model) as seen:

@@ -129,19 +129,19 @@ def test_impossible_typed_paths_are_a_clear_error_not_an_oserror(text: str) -> N
         fence.models_dir_default(text)
 
 
-def test_plan_real_weights_random_or_not_ready(catalog, tmp_path: Path, tiny_bert: Path) -> None:
+def test_resolved_weights_are_real_random_or_not_ready(catalog, tmp_path: Path, tiny_bert: Path) -> None:
     shutil.copytree(tiny_bert, tmp_path / "tiny-bert")
-    real = weights.plan("tiny-bert", str(tmp_path), allow_random=True)
+    real = resolve.resolve("tiny-bert", str(tmp_path), allow_random=True)
     assert (real.ready, real.random_weights) == (True, False) and real.stamp.startswith(str(tmp_path / "tiny-bert"))
-    missing = weights.plan("tiny-roberta", str(tmp_path), allow_random=True)
+    missing = resolve.resolve("tiny-roberta", str(tmp_path), allow_random=True)
     assert (missing.ready, missing.random_weights, missing.stamp) == (False, True, "random")
-    refused = weights.plan("tiny-roberta", str(tmp_path), allow_random=False)
+    refused = resolve.resolve("tiny-roberta", str(tmp_path))
     assert not refused.random_weights and "python -m explorer download tiny-roberta" in refused.reason
     assert missing.missing and refused.missing and not real.missing  # a download fixes these two
-    garbage = weights.plan("no such thing", None, allow_random=True)
+    garbage = resolve.resolve("no such thing", None, allow_random=True)
     assert (garbage.ready, garbage.random_weights) == (False, False) and "neither a catalog key" in garbage.reason
     assert not garbage.missing  # a typo is an error to fix, not weights to fetch
-    broken = weights.plan(str(tmp_path / "nowhere"), None, allow_random=True)
+    broken = resolve.resolve(str(tmp_path / "nowhere"), None, allow_random=True)
     assert not broken.random_weights and "does not exist" in broken.reason  # a typo never runs untrained
     assert not broken.missing
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+from explorer.runtime.resolve import resolve
+
 SEED = 0
 
 
@@ -56,4 +58,4 @@ def load_tiny_gemma(directory: Path, eos_token_id: int | None = None, device: st
 
     if not (directory / "config.json").exists():
         save_tiny_gemma(directory, eos_token_id)
-    return loading.load_model(str(directory), "causal-lm", device=device)
+    return loading.load_model(resolve(str(directory)), "causal-lm", device=device)

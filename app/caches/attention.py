@@ -19,6 +19,7 @@ import streamlit as st
 from explorer.core.notices import Notice
 from explorer.plots import attention as plots
 from explorer.runtime import limits, workers
+from explorer.runtime.resolve import ModelRef
 from explorer.tasks import attention
 from explorer.tasks.attention import detail
 
@@ -26,11 +27,10 @@ from explorer.tasks.attention import detail
 class Req(NamedTuple):
     """One extraction request (hashable, so it can key every cache below)."""
 
-    model: str
+    model: ModelRef  # resolved once by the page (untrained or not; its stamp changes with the weights)
     text: str
     target: str | None = None
     max_tokens: int = attention.MAX_TOKENS
-    random_weights: bool = False
     global_positions: tuple[int, ...] = (0,)  # Longformer only: tokens with global attention
     device: str = "auto"  # the sidebar's choice (app.views.device_picker): part of every cache key below
     dtype: str = "auto"
@@ -40,8 +40,7 @@ class Req(NamedTuple):
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def _maps(req: Req) -> attention.AttentionMaps:
     return attention.extract(req.model, req.text, target=req.target, max_tokens=req.max_tokens,
-                             random_weights=req.random_weights, global_positions=req.global_positions,
-                             device=req.device, dtype=req.dtype)
+                             global_positions=req.global_positions, device=req.device, dtype=req.dtype)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -89,7 +88,7 @@ def block_map(req: Req, layer: int, head: int | None) -> tuple[np.ndarray, list[
 @workers.queued
 def _rerun(req: Req, layer: int, head: int, rows: tuple[int, int], cols: tuple[int, int] | None) -> np.ndarray:
     return attention.load_detail(req.model, req.text, layer=layer, head=head, rows=rows, cols=cols,
-                                 target=req.target, max_tokens=req.max_tokens, random_weights=req.random_weights,
+                                 target=req.target, max_tokens=req.max_tokens,
                                  global_positions=req.global_positions, device=req.device, dtype=req.dtype)
 
 

@@ -22,7 +22,7 @@ from explorer.evaluation.scorer import load_task, local_scorer, served_scorer
 from explorer.evaluation.task import Task
 from explorer.runtime import cancel, workers
 from explorer.runtime.loading import LoadedModel, load_model
-from explorer.runtime.resolve import resolve
+from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import defaults
 
@@ -57,20 +57,20 @@ def lines(typed: str) -> tuple[str, ...]:
     return tuple(taskfile.parse_lines(typed.encode("utf-8"), "the sentences"))
 
 
-def _loaded(model: str, directory: str | None, device: str, dtype: str, states: bool = False) -> LoadedModel:
-    """``model`` loaded to score text (``states``: to give its hidden states: a decoder as a causal LM, shared
+def _loaded(ref: ModelRef, device: str, dtype: str, states: bool = False) -> LoadedModel:
+    """The model loaded to score text (``states``: to give its hidden states: a decoder as a causal LM, shared
     with its scoring, any other model bare)."""
-    ref = resolve(model, directory)
     return load_model(ref, ref.task("base") if states else load_task(ref), device=device, dtype=dtype,
-                      models_dir=directory, purpose="the Evaluate page")
+                      purpose="the Evaluate page")
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
 @workers.queued  # model work waits its turn; a cache hit does not
-def local_part(model: str, name: str, data: bytes | None, first: int, last: int, directory: str | None,
-               device: str = "auto", dtype: str = "auto") -> ModelRun:
-    """``model``'s scores of the examples ``first`` to ``last`` (fewer when this request's budget ends first)."""
-    scorer = local_scorer(_loaded(model, directory, device, dtype))
+def local_part(ref: ModelRef, name: str, data: bytes | None, first: int, last: int, device: str = "auto",
+               dtype: str = "auto") -> ModelRun:
+    """The model's scores of the examples ``first`` to ``last`` (fewer when this request's budget ends first; keyed
+    by the ref, whose stamp changes with its weights)."""
+    scorer = local_scorer(_loaded(ref, device, dtype))
     return run.score_task(scorer, task(name, data), first=first, last=last)
 
 
@@ -80,11 +80,11 @@ def served_part(ep: Endpoint, name: str, data: bytes | None, first: int, last: i
     return run.score_task(served_scorer(ep), task(name, data), first=first, last=last)
 
 
-def local_run(model: str, name: str, data: bytes | None, directory: str | None, device: str, dtype: str,
+def local_run(ref: ModelRef, name: str, data: bytes | None, device: str, dtype: str,
               progress: Progress = None) -> ModelRun:
-    """``model``'s run on the task, part by part with progress (not cached itself: its parts are)."""
+    """The model's run on the task, part by part with progress (not cached itself: its parts are)."""
     total = len(task(name, data).examples)
-    return run.score_in_parts(lambda a, b: local_part(model, name, data, a, b, directory, device, dtype), total,
+    return run.score_in_parts(lambda a, b: local_part(ref, name, data, a, b, device, dtype), total,
                               LOCAL_PART, _budget(), progress)
 
 
@@ -96,9 +96,9 @@ def served_run(ep: Endpoint, name: str, data: bytes | None, progress: Progress =
 
 @st.cache_data(max_entries=32, show_spinner="Scoring the text…")
 @workers.queued
-def local_perplexity(model: str, text_value: str, directory: str | None, device: str = "auto",
+def local_perplexity(ref: ModelRef, text_value: str, device: str = "auto",
                      dtype: str = "auto") -> perplexity.Perplexity:
-    return perplexity.perplexity(local_scorer(_loaded(model, directory, device, dtype)), text_value)
+    return perplexity.perplexity(local_scorer(_loaded(ref, device, dtype)), text_value)
 
 
 @st.cache_data(max_entries=16, ttl=600, show_spinner="The served model scores the text…")
@@ -109,9 +109,9 @@ def served_perplexity(ep: Endpoint, text_value: str) -> perplexity.Perplexity:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 @workers.queued
-def local_vectors_part(model: str, texts: tuple[str, ...], layer: int | None, tokens: bool, directory: str | None,
+def local_vectors_part(ref: ModelRef, texts: tuple[str, ...], layer: int | None, tokens: bool,
                        device: str = "auto", dtype: str = "auto") -> vectors.Vectors:
-    loaded = _loaded(model, directory, device, dtype, states=True)
+    loaded = _loaded(ref, device, dtype, states=True)
     return (vectors.tokens if tokens else vectors.sentences)(loaded, texts, layer)
 
 
@@ -132,11 +132,11 @@ def _in_parts(make: Callable[[tuple[str, ...]], vectors.Vectors], texts: tuple[s
     return vectors.concat(parts)
 
 
-def local_vectors(model: str, texts: tuple[str, ...], layer: int | None, tokens: bool, directory: str | None,
+def local_vectors(ref: ModelRef, texts: tuple[str, ...], layer: int | None, tokens: bool,
                   device: str, dtype: str, progress: Progress = None) -> vectors.Vectors:
     """Sentence embeddings (or one layer's token states) of ``texts``, a list at a time."""
-    return _in_parts(lambda part: local_vectors_part(model, part, layer, tokens, directory, device, dtype), texts,
-                     model, progress)
+    return _in_parts(lambda part: local_vectors_part(ref, part, layer, tokens, device, dtype), texts,
+                     ref.spec, progress)
 
 
 def served_vectors(ep: Endpoint, texts: tuple[str, ...], progress: Progress = None) -> vectors.Vectors:
@@ -152,13 +152,13 @@ def layout(vec: vectors.Vectors, method: str, dims: int, seed: int) -> projector
 
 @st.cache_data(max_entries=64, show_spinner=False)
 @workers.queued
-def neighbours(model: str, texts: tuple[str, ...], query: str, layer: int | None, tokens: bool, directory: str | None,
+def neighbours(ref: ModelRef, texts: tuple[str, ...], query: str, layer: int | None, tokens: bool,
                device: str = "auto", dtype: str = "auto") -> tuple[projector.Neighbour, ...]:
     """The points nearest the typed sentence, its vector made as the points' were (a token's points: the mean of
     the sentence's token states at that layer)."""
     query = projector.check_query(query)
-    points = local_vectors(model, texts, layer, tokens, directory, device, dtype)
-    q = local_vectors_part(model, (query,), layer, tokens, directory, device, dtype).matrix.mean(axis=0)
+    points = local_vectors(ref, texts, layer, tokens, device, dtype)
+    q = local_vectors_part(ref, (query,), layer, tokens, device, dtype).matrix.mean(axis=0)
     return projector.neighbours(points, q)
 
 

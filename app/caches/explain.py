@@ -36,19 +36,18 @@ def offered(directory: str | None) -> list[str]:
 @st.cache_data(max_entries=64, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def logit_lens(ref: ModelRef, text: str, target: str | None, position: int | None, tuned: bool,
-               directory: str | None, device: str = "auto", dtype: str = "auto") -> Lens:
+               device: str = "auto", dtype: str = "auto") -> Lens:
     """Every layer's reading of ``ref`` on ``text`` (the grid of every position included)."""
-    return lens.run(ref, text, target, position=position, tuned=tuned, models_dir=directory, device=device,
-                    dtype=dtype)
+    return lens.run(ref, text, target, position=position, tuned=tuned, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 @workers.queued
 def attribute(ref: ModelRef, text: str, target: str | None, foil: str | None, pair: str | None, method: str,
-              steps: int, directory: str | None, device: str = "auto", dtype: str = "auto") -> Attribution:
+              steps: int, device: str = "auto", dtype: str = "auto") -> Attribution:
     """``method``'s score of every token (the request's budget bounds it; occlusion keeps what it reached)."""
-    return attribution.run(ref, text, target, method, foil=foil, pair=pair, steps=steps, models_dir=directory,
-                           device=device, dtype=dtype)
+    return attribution.run(ref, text, target, method, foil=foil, pair=pair, steps=steps, device=device,
+                           dtype=dtype)
 
 
 @st.cache_data(max_entries=64, ttl=600, show_spinner=False)

@@ -15,7 +15,6 @@ from explorer.papers.mechanisms import sift as sift_mechanism
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import resolve
-from explorer.tasks.generation import load_decoder
 
 
 @st.cache_data(max_entries=8, show_spinner="Splitting DeBERTa's attention…")
@@ -84,6 +83,6 @@ def m2m(source_lang: str, target_lang: str, source: str, target: str) -> text2te
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def sift(model: str, text: str, epsilon: float, device: str = "auto", dtype: str = "auto") -> sift_mechanism.SiftResult:
     """SiFT's and a uniform perturbation of ``text``'s embeddings in a bundled real model, compared."""
-    decoder = resolve(model, None).decoder  # a decoder with its output layer: the next-token distribution moves
-    loaded = (load_decoder if decoder else load_model)(model, device=device, dtype=dtype)
+    ref = resolve(model)  # a decoder loads with its output layer (a causal LM): the next-token distribution moves
+    loaded = load_model(ref, ref.task("base"), device=device, dtype=dtype)
     return sift_mechanism.perturb(loaded, text, epsilon)

@@ -81,12 +81,11 @@ def prompt_limit(device: str = "auto") -> int:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def electra(generator: str, disc: str, text: str, fraction: float, seed: int, allow_random: bool,
-            directory: str | None, stamps: tuple[str, ...], device: str = "auto",
+def electra(generator: ModelRef, disc: ModelRef, text: str, fraction: float, seed: int, device: str = "auto",
             dtype: str = "auto") -> discriminator.ReplacedTokens:
-    """ELECTRA's generator corrupts ``text``; its discriminator scores every token."""
-    return discriminator.detect(generator, disc, text, fraction, seed, allow_random=allow_random,
-                                models_dir=directory, device=device, dtype=dtype)
+    """ELECTRA's generator corrupts ``text``; its discriminator scores every token (keyed by the refs, whose
+    stamps change with their weights)."""
+    return discriminator.detect(generator, disc, text, fraction, seed, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=8, show_spinner=False, ttl=60)

@@ -18,6 +18,7 @@ import streamlit as st
 
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
+from explorer.runtime.resolve import ModelRef, resolve
 from explorer.serving import embedding
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import colbert, defaults, sbert, similarity
@@ -50,14 +51,15 @@ def clean_lines(text: str, limit: int = similarity.MAX_SENTENCES) -> similarity.
 
 @st.cache_data(max_entries=32, show_spinner="Embedding the sentences…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def matrix(model: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SimilarityResult:
-    """Cosine matrix of the lines of ``text`` with bi-encoder ``model`` (key or directory)."""
+def matrix(model: ModelRef, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SimilarityResult:
+    """Cosine matrix of the lines of ``text`` with bi-encoder ``model`` (a key or directory resolved by the page)."""
     return similarity.similarity(load_model(model, device=device, dtype=dtype), text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Ranking the sentences…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def search(model: str, query: str, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SearchResult:
+def search(model: ModelRef, query: str, text: str, device: str = "auto",
+           dtype: str = "auto") -> similarity.SearchResult:
     """The lines of ``text`` ranked by cosine similarity to ``query``."""
     return similarity.search(load_model(model, device=device, dtype=dtype), query, text)
 
@@ -81,7 +83,7 @@ def served_search(ep: Endpoint, query: str, text: str) -> similarity.SearchResul
 def late_ranking(query: str, text: str, device: str = "auto", dtype: str = "auto") -> colbert.Ranking:
     """MaxSim ranking of the lines of ``text`` next to the bundled bi-encoder's ranking."""
     return colbert.rank(colbert.default_encoder(device=device, dtype=dtype),
-                        load_model(similarity.BI_ENCODER, device=device, dtype=dtype), query, text)
+                        load_model(resolve(similarity.BI_ENCODER), device=device, dtype=dtype), query, text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Token by token similarity…")
@@ -102,14 +104,14 @@ def compression(query: str, text: str, k: int, seed: int, top_k: int, device: st
 
 @st.cache_data(max_entries=8, show_spinner="Embedding the graded pairs with every pooling…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def pooling_study(model: str, device: str = "auto", dtype: str = "auto") -> list[sbert.PoolingRow]:
+def pooling_study(model: ModelRef, device: str = "auto", dtype: str = "auto") -> list[sbert.PoolingRow]:
     """CLS, mean and max pooling of ``model`` on the bundled graded pairs, with each one's Spearman."""
     return sbert.pooling_study(load_model(model, device=device, dtype=dtype))
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing Sentence-BERT's three objectives…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def objectives(model: str, anchor: str, positive: str, negative: str, label: str, gold: float, device: str = "auto",
-               dtype: str = "auto") -> sbert.Objectives:
+def objectives(model: ModelRef, anchor: str, positive: str, negative: str, label: str, gold: float,
+               device: str = "auto", dtype: str = "auto") -> sbert.Objectives:
     """The classification, regression and triplet losses on real embeddings of three typed sentences."""
     return sbert.objectives(load_model(model, device=device, dtype=dtype), anchor, positive, negative, label, gold)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.runtime import workers
+from explorer.runtime.resolve import ModelRef
 from explorer.serving import spans
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import defaults, infill, qa
@@ -43,20 +44,19 @@ def default_models(directory: str | None) -> list[str]:
 
 @st.cache_data(max_entries=32, show_spinner="Generating…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def fill_spans(model: str, prompt: str, max_new_tokens: int, random_weights: bool, directory: str | None,
-               stamp: str, device: str = "auto", dtype: str = "auto") -> infill.InfillResult:
-    """The prompt filled in by a decoder, T5 or BART ``model`` (``stamp`` only keys the cache)."""
-    return infill.run(model, prompt, max_new_tokens, random_weights, directory, device=device, dtype=dtype)
+def fill_spans(ref: ModelRef, prompt: str, max_new_tokens: int, device: str = "auto",
+               dtype: str = "auto") -> infill.InfillResult:
+    """The prompt filled in by a decoder, T5 or BART (keyed by the ref, whose stamp changes with its weights)."""
+    return infill.run(ref, prompt, max_new_tokens, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=32, show_spinner="Reading the context…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def answer(model: str, question: str, context: str, max_answer_len: int, random_weights: bool,
-           directory: str | None, stamp: str, device: str = "auto",
+def answer(ref: ModelRef, question: str, context: str, max_answer_len: int, device: str = "auto",
            dtype: str = "auto") -> qa.QAResult | GenerativeAnswer:
-    """A decoder's written answer, or a reader's best span with its start/end probability strip (``stamp`` only
-    keys the cache)."""
-    return qa.ask(model, question, context, max_answer_len, random_weights, directory, device=device, dtype=dtype)
+    """A decoder's written answer, or a reader's best span with its start/end probability strip (keyed by the
+    ref, whose stamp changes with its weights)."""
+    return qa.ask(ref, question, context, max_answer_len, device=device, dtype=dtype)
 
 
 @st.cache_data(max_entries=32, ttl=600, show_spinner="The served decoder scores each candidate's whole text…")

@@ -26,6 +26,7 @@ from explorer.evaluation.result import ModelRun
 from explorer.evaluation.task import KINDS, Task
 from explorer.plots import evaluation as plots
 from explorer.runtime.placement import Placement
+from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks.similarity import BI_ENCODER
 
 R = TypeVar("R")
@@ -40,8 +41,8 @@ PLL = ("Masked LMs are scored by pseudo-log-likelihood (Salazar et al. 2020): ea
        "with the whole text visible. It compares the choices of one model; it is not a probability of the text.")
 
 
-def _models(param: str, key: str, directory: str | None, limit: int | None = None) -> list[str]:
-    """The local models to run (URL-bound), plus a typed directory."""
+def _models(param: str, key: str, directory: str | None, limit: int | None = None) -> list[ModelRef]:
+    """The local models to run (URL-bound), plus a typed directory, each resolved once."""
     offered = cache.offered(directory)
     picked = st.multiselect("Local models", list(offered), default=ui.query_list(param, [DEFAULT], list(offered)),
                             key=key, format_func=lambda k: offered.get(k, k), max_selections=limit,
@@ -49,7 +50,7 @@ def _models(param: str, key: str, directory: str | None, limit: int | None = Non
                                  "BART by the continuation as their output. Others: download on the Models page.")
     ui.set_query_list(param, picked)
     typed = st.text_input("Or a directory saved with save_pretrained", key=f"{key}_dir").strip()
-    return picked + ([typed] if typed else [])
+    return [resolve(m, directory) for m in picked + ([typed] if typed else [])]
 
 
 def _task(where: Placement) -> tuple[str, bytes | None, Task] | None:
@@ -70,7 +71,7 @@ def _task(where: Placement) -> tuple[str, bytes | None, Task] | None:
     return None
 
 
-def _runs(models: Sequence[str], served: Sequence, run: Callable[..., R], what: str) -> list[R]:
+def _runs(models: Sequence[ModelRef], served: Sequence, run: Callable[..., R], what: str) -> list[R]:
     """Each model's result, one request each under a progress bar (a failure: a box, the others go on)."""
     out: list[R] = []
     bar = st.progress(0.0, text=f"{what}…")
@@ -93,8 +94,8 @@ def task_part(where: Placement, directory: str | None) -> None:
                f"{', '.join(task.fields) or 'none'}")
     ui.notices(task.notices)
     runs = _runs(models, served, lambda m, p: (
-        cache.served_run(m, name, data, p) if not isinstance(m, str) else
-        cache.local_run(m, name, data, directory, where.device, where.dtype, p)), "Scoring the examples")
+        cache.served_run(m, name, data, p) if not isinstance(m, ModelRef) else
+        cache.local_run(m, name, data, where.device, where.dtype, p)), "Scoring the examples")
     if served:
         st.caption("A served model answers one request per choice (a CPU engine takes about half a second a "
                    "token): on this page it scores what fits in one request's time; the command line scores all.")
@@ -146,8 +147,8 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
     served = served_picker.pick("evaluate_ppl", "prompt_logprobs", "perplexity (the text's own log-probabilities)",
                                 param="ppl_served")
     results: list[Perplexity] = _runs(models, served, lambda m, _: (
-        cache.served_perplexity(m, text) if not isinstance(m, str) else
-        cache.local_perplexity(m, text, directory, **where.kwargs())), "Scoring the text")
+        cache.served_perplexity(m, text) if not isinstance(m, ModelRef) else
+        cache.local_perplexity(m, text, **where.kwargs())), "Scoring the text")
     if not results:
         return
     for r in results:
@@ -223,26 +224,26 @@ def projector_part(where: Placement, directory: str | None) -> None:
     ui.set_query_list("proj_models", picked)
     served = served_picker.pick("evaluate_proj", "embeddings", "sentence embeddings", param="proj_served")
     method, dims, seed, layer, tokens = _layout_choices()
-    sources = [*picked, *served][:2]
+    refs = [resolve(m, directory) for m in picked]  # each resolved once: the caches are keyed on the refs
+    sources = [*refs, *served][:2]
     fields = [*(task.fields if task else ()), *(["right or wrong"] if task else []), "none"]
     colour_by = st.selectbox("Colour by", fields + (["model"] if len(sources) == 2 else []), key="eval_colour")
     query = st.text_input("Nearest neighbours of", key="eval_query", max_chars=EVALUATION_QUERY_CHARS,
                           value="Which animal has eight legs?")
-    projections: list[Projection] = _runs(picked, served[: 2 - len(picked)], lambda m, p: cache.layout(
-        cache.served_vectors(m, texts, p) if not isinstance(m, str) else
-        cache.local_vectors(m, texts, layer, tokens, directory, where.device, where.dtype, p), method, dims, seed),
+    projections: list[Projection] = _runs(refs, served[: 2 - len(refs)], lambda m, p: cache.layout(
+        cache.served_vectors(m, texts, p) if not isinstance(m, ModelRef) else
+        cache.local_vectors(m, texts, layer, tokens, where.device, where.dtype, p), method, dims, seed),
         f"Embedding {len(texts):,} texts")
     if not projections:
         return
-    runs = _runs([DEFAULT], [], lambda m, p: cache.local_run(
-        m, "multiple_choice", None, directory, where.device, where.dtype, p), "Scoring") \
+    runs = _runs([resolve(DEFAULT, directory)], [], lambda m, p: cache.local_run(
+        m, "multiple_choice", None, where.device, where.dtype, p), "Scoring") \
         if colour_by == "right or wrong" else []
-    _draw(projections, sources, texts, task, colour_by, runs, query, layer, tokens, where, directory)
+    _draw(projections, sources, texts, task, colour_by, runs, query, layer, tokens, where)
 
 
 def _draw(projections: list[Projection], sources: list, texts: tuple[str, ...], task: Task | None, colour_by: str,
-          runs: list[ModelRun], query: str, layer: int | None, tokens: bool, where: Placement,
-          directory: str | None) -> None:
+          runs: list[ModelRun], query: str, layer: int | None, tokens: bool, where: Placement) -> None:
     for p in projections:
         ui.notices(p.notices)
         st.caption(f"{ui.markdown_safe(p.model)}: {ui.markdown_safe(p.how)} · {device_picker.ran_caption(p)} · "
@@ -250,10 +251,10 @@ def _draw(projections: list[Projection], sources: list, texts: tuple[str, ...], 
     near: tuple = ()
     src = sources[0]
     with ui.guard():
-        if query.strip() and not isinstance(src, str):
+        if query.strip() and not isinstance(src, ModelRef):
             near = cache.served_neighbours(src, texts, query)
         elif query.strip():
-            near = cache.neighbours(src, texts, query, layer, tokens, directory, **where.kwargs())
+            near = cache.neighbours(src, texts, query, layer, tokens, **where.kwargs())
     colours = _colours(projections[0], task, colour_by, runs)
     if len(projections) == 2:
         first, second = projections

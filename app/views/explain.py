@@ -39,14 +39,14 @@ def _layers_table(result: Lens) -> pd.DataFrame:
                           "KL to final": x.kl_to_final} for x in result.layers])
 
 
-def lens_cell(ref: ModelRef, text: str, target: str, position: int | None, tuned: bool, directory: str | None,
-              where: PlacementKwargs, key: str) -> Lens | None:
+def lens_cell(ref: ModelRef, text: str, target: str, position: int | None, tuned: bool, where: PlacementKwargs,
+              key: str) -> Lens | None:
     """One model's lens: the grid, and every layer's reading at the target's position as a table."""
     if not tasks.has_head(ref):
         ui.notice(NO_HEAD)
         return None
     with ui.guard():
-        result = cache.logit_lens(ref, text, target or None, position, tuned, directory, **where)
+        result = cache.logit_lens(ref, text, target or None, position, tuned, **where)
         if result.untrained:
             ui.notice(ui.UNTRAINED)
         ui.notices(result.notices)
@@ -77,8 +77,8 @@ def _job_status(job: background.TuningJob, key: str) -> None:
         background.stop(job)
 
 
-def tuned_cell(ref: ModelRef, text: str, target: str, position: int | None, directory: str | None,
-               where: PlacementKwargs, key: str) -> Lens | None:
+def tuned_cell(ref: ModelRef, text: str, target: str, position: int | None, where: PlacementKwargs,
+               key: str) -> Lens | None:
     """The tuned lens beside the logit lens when one is trained; else a button that trains one in the background
     (progress redrawn every two seconds by a fragment while it runs)."""
     if not tasks.has_head(ref):
@@ -97,12 +97,12 @@ def tuned_cell(ref: ModelRef, text: str, target: str, position: int | None, dire
                    f"{spec.seq_len} tokens of the bundled corpus, in the background).")
         with ui.guard():
             if st.button("Train a tuned lens", key=f"why_train_{key}"):
-                background.launch(ref, device=where["device"], dtype=where["dtype"], models_dir=directory)
+                background.launch(ref, device=where["device"], dtype=where["dtype"])
                 st.rerun()
         return None
     report = TuneReport(**{k: card[k] for k in TuneReport.__dataclass_fields__ if k in card})  # type: ignore[arg-type]
     ui.figure(plots.tuned_figure(report), f"tuned-kl-{key}", key=f"why_tuned_kl_{key}")
-    return lens_cell(ref, text, target, position, True, directory, where, f"{key}-tuned")
+    return lens_cell(ref, text, target, position, True, where, f"{key}-tuned")
 
 
 def _poll(ref: ModelRef, job: background.TuningJob, key: str) -> None:
@@ -113,11 +113,10 @@ def _poll(ref: ModelRef, job: background.TuningJob, key: str) -> None:
 
 
 def attribution_cell(ref: ModelRef, method: str, text: str, target: str, foil: str, pair: str, steps: int,
-                     directory: str | None, where: PlacementKwargs, key: str) -> None:
+                     where: PlacementKwargs, key: str) -> None:
     """One model's token strip for one method, with the explained number, completeness and cost."""
     with ui.guard():
-        result = cache.attribute(ref, text, target or None, foil or None, pair or None, method, steps, directory,
-                                 **where)
+        result = cache.attribute(ref, text, target or None, foil or None, pair or None, method, steps, **where)
         _strip(result, key)
 
 

@@ -12,13 +12,14 @@ from app.caches import similarity as cache
 from explorer.compression import quality
 from explorer.core import limits
 from explorer.runtime.placement import PlacementKwargs
+from explorer.runtime.resolve import ModelRef
 from explorer.tasks import sbert
 
 HOW = {"cls": "CLS: the first token's output", "mean": "MEAN: the average of the real tokens (as trained)",
        "max": "MAX: per dimension, the largest value over the real tokens"}
 
 
-def _pooling(model: str, where: PlacementKwargs) -> None:
+def _pooling(model: ModelRef, where: PlacementKwargs) -> None:
     st.markdown("**Pooling**: three ways to turn the last layer's token vectors into one sentence vector, each "
                 "scored by how well its cosine similarities rank the 40 bundled sentence pairs as a person graded "
                 "them (0-5, graded by hand for this project: a teaching set, not STS). The paper's own ablation "
@@ -38,7 +39,7 @@ def _pooling(model: str, where: PlacementKwargs) -> None:
     ui.csv_download(detail, "pooling", key="sim_pool_csv")
 
 
-def _objectives(model: str, where: PlacementKwargs) -> None:
+def _objectives(model: ModelRef, where: PlacementKwargs) -> None:
     st.markdown("**Training objectives**, each computed from sentence vectors u (anchor), v (positive) and n "
                 "(negative) of the encoder, mean-pooled as it was trained (Reimers & Gurevych 2019, Sec. 3).")
     c1, c2, c3 = st.columns(3)
@@ -70,7 +71,7 @@ def _objectives(model: str, where: PlacementKwargs) -> None:
                "the anchor is already nearer the positive than the negative by the margin.")
 
 
-def show(model: str, where: PlacementKwargs) -> None:
+def show(model: ModelRef, where: PlacementKwargs) -> None:
     """The tab: pooling first, then the objectives, each under its own guard."""
     with ui.guard():
         _pooling(model, where)

@@ -12,8 +12,8 @@ from app.caches import spans as cache
 from app.views.device_picker import ran_caption
 from explorer.core.labels import escape_markdown
 from explorer.plots import spans as plots
-from explorer.runtime import weights
 from explorer.runtime.placement import PlacementKwargs
+from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.causal.answer import GenerativeAnswer
 from explorer.tasks.qa import QAResult
@@ -22,7 +22,7 @@ MISSING_HINT = ("Tick **Untrained weights** to run the same code with random wei
                 "labelled untrained), or get the real weights as the message says.")
 
 
-def not_ready(found: weights.LoadPlan | None) -> None:
+def not_ready(found: ModelRef | None) -> None:
     """Weights not on disk are a state to explain (how to get them); a bad name or path is an error."""
     if found is None:
         st.info("Type a hub id or a directory.", icon=":material/info:")
@@ -33,19 +33,18 @@ def not_ready(found: weights.LoadPlan | None) -> None:
         st.error(ui.markdown_safe(found.reason), icon=":material/error:")
 
 
-def infill_column(model: str, prompt: str, max_new: int, random_weights: bool, directory: str | None,
-                  where: PlacementKwargs) -> None:
-    """One model's column: weights status, filled-in text with highlighted spans, raw output (``where``: the
-    sidebar's device and dtype, :func:`app.views.device_picker.pick`)."""
+def infill_column(ref: ModelRef, prompt: str, max_new: int, where: PlacementKwargs) -> None:
+    """One model's column (``ref``: resolved by the page): weights status, filled-in text with highlighted spans, raw
+    output (``where``: the sidebar's device and dtype, :func:`app.views.device_picker.pick`)."""
+    model = ref.spec
     st.subheader(escape_markdown(Path(model).name if "/" in model else model))
     if "/" in model:  # a directory: the full path under its short name
         st.caption(escape_markdown(model))
-    found = weights.plan(model, directory, allow_random=False)
-    if not found.ready and not random_weights:
-        not_ready(found)
+    if not ref.ready and not ref.random_weights:
+        not_ready(ref)
         return
     with ui.guard():
-        res = cache.fill_spans(model, prompt, max_new, random_weights, directory, found.stamp, **where)
+        res = cache.fill_spans(ref, prompt, max_new, **where)
         if res.untrained:
             ui.notice(ui.UNTRAINED)
         st.markdown(plots.segments_markdown(res.segments))

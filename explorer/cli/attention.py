@@ -18,6 +18,7 @@ from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import limits
+from explorer.runtime.resolve import ModelRef, resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +67,7 @@ def _zoom(text: str) -> tuple[tuple[int, int], tuple[int, int]]:
     return rows, _token_range(parts[1]) if len(parts) == 2 else rows
 
 
-def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
+def _detail(args: argparse.Namespace, ref: ModelRef, maps, text: str) -> dict | None:
     """The bounded views: block map, zoom, query row (``None`` when none was asked for)."""
     from explorer.tasks import attention
     from explorer.tasks.attention import detail
@@ -74,7 +75,7 @@ def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
     if not (args.block or args.zoom or args.query is not None):
         return None
     layer = 0 if args.layer is None else args.layer
-    rerun = functools.partial(_rerun, args, text)
+    rerun = functools.partial(_rerun, args, ref, text)
     if args.zoom is not None:
         rows, cols = args.zoom
         cells = detail.zoom_cells(maps, layer, args.head, rows, cols, rerun=rerun)
@@ -90,14 +91,12 @@ def _detail(args: argparse.Namespace, maps, text: str) -> dict | None:
             "edges": attention.block_edges(len(maps.tokens), size), "matrix": _rounded(cells)}
 
 
-def _rerun(args: argparse.Namespace, text: str, layer: int, head: int, rows: tuple[int, int],
+def _rerun(args: argparse.Namespace, ref: ModelRef, text: str, layer: int, head: int, rows: tuple[int, int],
            cols: tuple[int, int] | None):
     from explorer.tasks import attention
 
-    return attention.load_detail(args.model, text, layer=layer, head=head, rows=rows, cols=cols,
-                                 target=args.target, max_tokens=args.max_tokens,
-                                 random_weights=args.random_weights, models_dir=args.models_dir,
-                                 **placement_of(args).kwargs())
+    return attention.load_detail(ref, text, layer=layer, head=head, rows=rows, cols=cols, target=args.target,
+                                 max_tokens=args.max_tokens, **placement_of(args).kwargs())
 
 
 def _rounded(cells) -> list:
@@ -116,14 +115,14 @@ def cmd_attention(args: argparse.Namespace) -> int:
         raise ExplorerError(f"--max-tokens must be between 2 and {ceiling:,} on this device, got {args.max_tokens}.")
 
     text = read_source(args)
-    maps = attention.extract(args.model, text, target=args.target, max_tokens=args.max_tokens,
-                             random_weights=args.random_weights, models_dir=args.models_dir, **placement.kwargs())
-    detail = _detail(args, maps, text)
+    ref = resolve(args.model, args.models_dir, random_weights=args.random_weights)  # once, for every load below
+    maps = attention.extract(ref, text, target=args.target, max_tokens=args.max_tokens, **placement.kwargs())
+    detail = _detail(args, ref, maps, text)
     view = None
     if detail is None and args.layer is not None:
         if maps.block > 1 or (args.view != "cross" and _side(maps, args.token_range) > attention.DISPLAY_TOKENS):
             args.block = True  # a bounded answer: the block map (JSON of T x T cells would be huge)
-            detail = _detail(args, maps, text)
+            detail = _detail(args, ref, maps, text)
         else:
             view = attention.select_view(maps, args.view, args.layer, args.head, args.token_range)
     if args.npy is not None:

@@ -26,6 +26,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
 from explorer.evaluation import taskfile
 from explorer.evaluation.task import Task
+from explorer.runtime.resolve import resolve
 
 if TYPE_CHECKING:  # typing only: the results import numpy and torch
     from explorer.evaluation.perplexity import Perplexity
@@ -179,7 +180,7 @@ def cmd_project(args: argparse.Namespace) -> int:
         if ep is not None:
             vec = vectors.served(ep, lines)
         else:
-            loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
+            loaded = load_model(resolve(args.model, args.models_dir), **placement_of(args).kwargs())
             make = vectors.tokens if args.tokens else vectors.sentences
             vec = make(loaded, lines, args.layer)
         ticker.status = lambda s: f"project: {args.method} of {len(vec.labels):,} points, {s:.0f} s"

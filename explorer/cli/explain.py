@@ -92,7 +92,7 @@ def cmd_lens(args: argparse.Namespace) -> int:
     if ep is not None:
         raise ExplorerError(f"{ep.shown}: the lens reads the model's layers, and {SERVED_INSIDES}.")
     result = lens.run(_ref(args), read_source(args), args.target, position=args.position, top_k=args.top_k,
-                      tuned=args.tuned, grid=False, models_dir=args.models_dir, **placement_of(args).kwargs())
+                      tuned=args.tuned, grid=False, **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -119,7 +119,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             result = served.attribute(ep, text, args.target, args.method, foil=args.foil, progress=report)
         else:
             result = attribution.run(_ref(args), text, args.target, args.method, foil=args.foil, steps=args.steps,
-                                     models_dir=args.models_dir, progress=report, **placement_of(args).kwargs())
+                                     progress=report, **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -146,8 +146,8 @@ def cmd_tuned_lens_train(args: argparse.Namespace) -> int:
         translator.check_out(args.out)  # before any model loads: a folder of the user's is never replaced
     text = corpus.from_file(args.text_file) if args.text_file is not None else corpus.bundled()
     ref = _ref(args)
-    loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=args.models_dir,
-                                purpose="the tuned lens", **placement_of(args).kwargs())
+    loaded = loading.load_model(ref, tasks.loading_task(ref), purpose="the tuned lens",
+                                **placement_of(args).kwargs())
     with Ticker() as ticker:
         def progress(fraction: float, what: str) -> None:
             ticker.say(f"{what} ({eta(ticker.elapsed, fraction)} left)")

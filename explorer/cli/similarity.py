@@ -15,6 +15,7 @@ from explorer.cli.progress import Ticker
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
+from explorer.runtime.resolve import resolve
 
 __all__ = ["cmd_colbert", "cmd_similarity", "register"]
 
@@ -64,7 +65,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
 
             res = embedding.similarity(ep, list(clean.sentences), args.batch_size)
         else:
-            loaded = load_model(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
+            loaded = load_model(resolve(args.model, args.models_dir), **placement_of(args).kwargs())
             res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
     notes = clean.notices if ep is None else res.notices  # a served result adds how the server was asked
     if args.json:
@@ -92,7 +93,7 @@ def cmd_colbert(args: argparse.Namespace) -> int:
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
     where = placement_of(args).kwargs()
     encoder = colbert.default_encoder(args.models_dir, **where)
-    ranking = colbert.rank(encoder, load_model(args.model, models_dir=args.models_dir, **where), args.query,
+    ranking = colbert.rank(encoder, load_model(resolve(args.model, args.models_dir), **where), args.query,
                            list(clean.sentences))
     if args.json:
         print_json(ranking.to_dict())

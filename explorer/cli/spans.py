@@ -20,6 +20,7 @@ from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.notices import texts
+from explorer.runtime.resolve import resolve
 
 if TYPE_CHECKING:  # typing only: the answer types import torch
     from explorer.tasks.causal.answer import GenerativeAnswer
@@ -66,8 +67,8 @@ def cmd_infill(args: argparse.Namespace) -> int:
 
         result = spans.infill_spans(ep, read_source(args), args.max_new_tokens)
     else:
-        result = infill.run(args.model, read_source(args), args.max_new_tokens, args.random_weights, args.models_dir,
-                            **placement_of(args).kwargs())
+        ref = resolve(args.model, args.models_dir, random_weights=args.random_weights)
+        result = infill.run(ref, read_source(args), args.max_new_tokens, **placement_of(args).kwargs())
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -93,8 +94,8 @@ def cmd_qa(args: argparse.Namespace) -> int:
 
         result: qa.QAResult | GenerativeAnswer = spans.ask(ep, args.question, context)
     else:
-        result = qa.ask(args.model, args.question, context, args.max_answer_len, args.random_weights,
-                        args.models_dir, **placement_of(args).kwargs())
+        result = qa.ask(qa.model_ref(args.model, args.models_dir, args.random_weights), args.question, context,
+                        args.max_answer_len, **placement_of(args).kwargs())
     out = result.to_dict()
     if args.json:
         print_json(out)

@@ -31,7 +31,8 @@ from explorer.compression.result import Baseline, ExitReference, Progress, Row, 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.limits import EARLY_EXIT_PASSAGE_CHARS
 from explorer.core.notices import Notice
-from explorer.runtime import placement, weights
+from explorer.runtime import placement
+from explorer.runtime.resolve import resolve
 from explorer.training import checkpoint, exits, probe, sections
 
 __all__ = ["DEFAULT_PASSAGE", "TIMED", "baseline", "row"]
@@ -44,9 +45,9 @@ SIZE_NOTE = Notice("info", "Early exit saves compute, not bytes: each layer gets
 
 
 def _folder(key: str, models_dir: str | None) -> Path:
-    found = weights.locate(key, models_dir)
-    if found.status != "ready" or not found.path:
-        raise ExplorerError(found.message or f"{shorten(key)} is not available here.")
+    found = resolve(key, models_dir)
+    if found.path is None:
+        raise ExplorerError(found.reason or f"{shorten(key)} is not available here.")
     if not checkpoint.has_exits(found.path):
         raise ExplorerError(f"{shorten(key)} has no early-exit classifiers. exit-S runs on a lab model whose FastBERT "
                             "exits were trained: tick \"FastBERT exits\" in the Pretraining lab and Save, or run "

@@ -74,9 +74,8 @@ def _parse_all(names: Sequence[str], device: str) -> list[methods.Method]:
     return parsed
 
 
-def _load(model: ModelRef, models_dir: str | None, device: str) -> LoadedModel:
-    return load_model(model, model.task("base"), models_dir=models_dir, device=device, dtype="float32",
-                      purpose="the Compression lab")
+def _load(model: ModelRef, device: str) -> LoadedModel:
+    return load_model(model, model.task("base"), device=device, dtype="float32", purpose="the Compression lab")
 
 
 def _workload(loaded: LoadedModel, decoder: bool, device: str) -> tuple[Callable[[torch.nn.Module], object], int]:
@@ -113,7 +112,7 @@ def _original(wanted: Settings, report: Progress) -> tuple[Baseline, LoadedModel
     model = resolve.resolve(wanted.key, wanted.models_dir)  # once: every method's copy loads from this ref
     decoder = model.decoder
     report(0.0, f"Loading {wanted.key}…")
-    loaded = _load(model, wanted.models_dir, wanted.device)
+    loaded = _load(model, wanted.device)
     where = loaded.device  # what actually ran (an out-of-memory fallback moves it to the CPU)
     shown, said = quality.prompt_used(wanted.prompt, DEFAULT_PROMPTS["decoder" if decoder else "encoder"],
                                       COMPRESSION_PROMPT_CHARS)
@@ -135,7 +134,7 @@ def encoder_ranking(wanted: Settings, device: str, model: ModelRef | None = None
     """mheads-N on an encoder: Michel et al.'s importance for its masked-LM loss, measured on the checkpoint's
     masked-LM model (the same encoder with its MLM head), which the base model the study measures lacks."""
     try:
-        mlm = load_model(model or wanted.key, "masked-lm", models_dir=wanted.models_dir, device=device,
+        mlm = load_model(model or resolve.resolve(wanted.key, wanted.models_dir), "masked-lm", device=device,
                          dtype="float32", purpose="the Compression lab")
     except ExplorerError as err:
         raise ExplorerError(f"mheads-N ranks an encoder's heads by its own masked-LM loss: {err} Or pick heads-N, "
@@ -157,7 +156,7 @@ def method_row(base: Baseline, name: str, *, loaded: LoadedModel | None = None,
         raise ExplorerError(f"{m.name} makes a compressed copy, and {base.settings.key} was measured for its early "
                             "exit: run the exit-S methods apart from the other methods.")
     model = base.model or resolve.resolve(base.settings.key, base.settings.models_dir)
-    loaded = loaded or _load(model, base.settings.models_dir, where)
+    loaded = loaded or _load(model, where)
     if m.kind == "mheads" and not ref.decoder and ranked is None:
         ranked = encoder_ranking(base.settings, where, model)
     copy = methods.apply(loaded.model, m, where, loaded.name, loaded.tokenizer, ranked)

@@ -45,5 +45,5 @@ def scorer_for(model: str | ModelRef | Endpoint, *, device: str | None = None, d
     if isinstance(model, Endpoint):
         return served_scorer(model)
     ref = model if isinstance(model, ModelRef) else resolve(model, models_dir, random_weights=random_weights)
-    loaded = load_model(ref, load_task(ref), device=device, dtype=dtype, models_dir=models_dir, purpose=PURPOSE)
+    loaded = load_model(ref, load_task(ref), device=device, dtype=dtype, purpose=PURPOSE)
     return local_scorer(loaded)

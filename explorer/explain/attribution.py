@@ -131,8 +131,8 @@ def attribute(loaded: LoadedModel, task: str, text: str, target: str | None, met
 
 
 def run(ref: ModelRef, text: str, target: str | None, method: str, *, foil: str | None = None,
-        pair: str | None = None, steps: int | None = None, models_dir: str | None = None, device: str | None = None,
-        dtype: str | None = None, progress: Callable[[float, str], None] | None = None) -> Attribution:
+        pair: str | None = None, steps: int | None = None, device: str | None = None, dtype: str | None = None,
+        progress: Callable[[float, str], None] | None = None) -> Attribution:
     """:func:`attribute` after loading ``ref`` for what it predicts (:func:`explorer.explain.task.loading_task`);
     the text, target, foil, method and steps are checked before the model loads."""
     targets.check_typed(text)
@@ -141,7 +141,7 @@ def run(ref: ModelRef, text: str, target: str | None, method: str, *, foil: str 
     if method not in METHODS:
         raise ExplorerError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
     _steps(method, steps)
-    loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=models_dir, device=device, dtype=dtype,
+    loaded = loading.load_model(ref, tasks.loading_task(ref), device=device, dtype=dtype,
                                 purpose="Why this prediction")
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     result = attribute(loaded, task, text, target, method, foil=foil, pair=pair, steps=steps, progress=progress)

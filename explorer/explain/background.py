@@ -38,7 +38,6 @@ class TuningJob:
     spec: TuneSpec
     device: str | None = None
     dtype: str | None = None
-    models_dir: str | None = None
     label: str = ""
     alive: Callable[[], bool] = field(default=lambda: True)  # the result is shared: a closed tab does not stop it
     stop_event: threading.Event = field(default_factory=threading.Event)
@@ -63,8 +62,8 @@ def _key(ref: ModelRef, chosen: TuneSpec, device: str | None, dtype: str | None)
 
 def _body(job: TuningJob, token: cancel.CancelToken) -> None:
     job.state, job.note = "training", "Loading the model…"
-    loaded = loading.load_model(job.ref, tasks.loading_task(job.ref), models_dir=job.models_dir, device=job.device,
-                                dtype=job.dtype, purpose="the tuned lens")
+    loaded = loading.load_model(job.ref, tasks.loading_task(job.ref), device=job.device, dtype=job.dtype,
+                                purpose="the tuned lens")
 
     def progress(fraction: float, text: str) -> None:
         job.fraction, job.note = fraction, text
@@ -87,8 +86,8 @@ def job_for(ref: ModelRef, chosen: TuneSpec | None = None, device: str | None = 
         return _JOBS.get(_key(ref, chosen or spec(), device, dtype))
 
 
-def launch(ref: ModelRef, chosen: TuneSpec | None = None, device: str | None = None, dtype: str | None = None,
-           models_dir: str | None = None) -> TuningJob:
+def launch(ref: ModelRef, chosen: TuneSpec | None = None, device: str | None = None,
+           dtype: str | None = None) -> TuningJob:
     """Queue a training of ``ref``'s tuned lens (or return the one already queued or running); an ExplorerError
     when the server has as many runs queued as it takes."""
     chosen = (chosen or spec()).checked()
@@ -97,7 +96,7 @@ def launch(ref: ModelRef, chosen: TuneSpec | None = None, device: str | None = N
         running = _JOBS.get(key)
         if running is not None and running.active:
             return running
-        job = TuningJob(ref, chosen, device, dtype, models_dir, label=f"tuned lens of {ref.spec}")
+        job = TuningJob(ref, chosen, device, dtype, label=f"tuned lens of {ref.spec}")
         scheduler.start([job], _work, prefix="tuned-lens")  # admitted against the server-wide bound, or refused
         _JOBS[key] = job
         for old in [k for k, j in _JOBS.items() if not j.active][: max(0, len(_JOBS) - MAX_KEPT)]:

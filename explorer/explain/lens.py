@@ -240,15 +240,14 @@ def _translators(loaded: LoadedModel, found: sites.Sites, tuned: bool,
 
 
 def run(ref: ModelRef, text: str, target: str | None = None, *, position: int | None = None, top_k: int = 5,
-        tuned: bool = False, grid: bool = True, models_dir: str | None = None, device: str | None = None,
-        dtype: str | None = None) -> Lens:
+        tuned: bool = False, grid: bool = True, device: str | None = None, dtype: str | None = None) -> Lens:
     """:func:`lens` after loading ``ref`` for what it predicts (the text and target checked first)."""
     targets.check_typed(text)
     targets.check_typed_target(target)
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     if task == "similarity":
         raise ExplorerError(f"{ref.spec} {NO_HEAD}")
-    loaded = loading.load_model(ref, tasks.loading_task(ref), models_dir=models_dir, device=device, dtype=dtype,
+    loaded = loading.load_model(ref, tasks.loading_task(ref), device=device, dtype=dtype,
                                 purpose="Why this prediction")
     return replace(lens(loaded, task, text, target, position=position, top_k=top_k, tuned=tuned, grid=grid),
                    model=ref.spec)

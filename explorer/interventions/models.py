@@ -49,7 +49,7 @@ def load(spec: str, *, random_weights: bool = False, models_dir: str | None = No
 
     ref = resolve.resolve(check_local(spec), models_dir, random_weights=random_weights)
     task = ref.task("seq2seq" if ref.family == "encoder-decoder" else "masked-lm")
-    return loading.load_model(ref, task, models_dir=models_dir, device=device, dtype=dtype, purpose=PURPOSE)
+    return loading.load_model(ref, task, device=device, dtype=dtype, purpose=PURPOSE)
 
 
 def _bare(key: str, models_dir: str | None) -> bool:

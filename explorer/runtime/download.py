@@ -24,7 +24,8 @@ from tqdm.auto import tqdm
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import hubnames
 from explorer.runtime.fence import hf_cache_dir, models_dir_default
-from explorer.runtime.weights import _DOWNLOADING, WeightsStatus, locate, variant_hub_id
+from explorer.runtime.resolve import resolve
+from explorer.runtime.weights import _DOWNLOADING, WeightsStatus, variant_hub_id
 
 __all__ = ["DOWNLOAD_PATTERNS", "HUB_TIMEOUT_S", "download"]
 
@@ -156,4 +157,7 @@ def download(key: str, models_dir: str | None = None,
                             "Check the network connection, or copy the weights into EXPLORER_MODELS_DIR.") from err
     finally:
         _DOWNLOADING.pop(key, None)
-    return locate(key, models_dir)
+    found = resolve(key, models_dir).status  # where the weights are now, as every page will find them
+    if found is None:
+        raise ExplorerError(f"{shorten(key)} was downloaded but cannot be found: check the models folder.")
+    return found

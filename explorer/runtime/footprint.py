@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from explorer.architecture import membudget
 from explorer.core import persist
-from explorer.core.errors import ExplorerError
-from explorer.runtime import cancel, modelcache, weights
+from explorer.runtime import cancel, modelcache
+from explorer.runtime.resolve import ModelRef
 
 if TYPE_CHECKING:  # typing only: torch loads with the first model
     import torch
@@ -35,17 +35,12 @@ def _catalog_params(key: str) -> int | None:
     return int(entry["params"]) if isinstance(entry, dict) and "params" in entry else None
 
 
-def estimate(spec: str, models_dir: str | None = None, dtype: str | torch.dtype = "float32",
-             path: str | None = None) -> int:
-    """Bytes ``spec`` will take once loaded in ``dtype`` (half of float32's in bfloat16/float16; 0 when it
-    cannot be told before loading); ``path``: its weights folder when resolved already."""
-    params = _catalog_params(spec)
+def estimate(ref: ModelRef, dtype: str | torch.dtype = "float32") -> int:
+    """Bytes the resolved model will take once loaded in ``dtype`` (half of float32's in bfloat16/float16; 0 when it
+    cannot be told before loading: a bad name or path, whose load says what is wrong)."""
+    params = _catalog_params(ref.spec)
     if params is None:
-        if path is None:
-            try:
-                path = weights.locate(spec, models_dir).path
-            except ExplorerError:  # a bad path: the load itself says what is wrong
-                return 0
+        path = ref.weights_dir
         if path and list(Path(path).glob("*.safetensors")):
             params = membudget.checkpoint_parameters(path)
     return membudget.estimate_bytes(params, dtype) if params else 0
@@ -65,17 +60,16 @@ def fit(sizes: Sequence[tuple[str, int]], budget: int) -> tuple[list[str], list[
     return kept, dropped
 
 
-def fit_request(specs: Sequence[str], task_of: dict[str, str], models_dir: str | None = None,
-                dtype: str | torch.dtype = "float32", paths: dict[str, str | None] | None = None,
+def fit_request(refs: Sequence[ModelRef], task_of: dict[str, str], dtype: str | torch.dtype = "float32",
                 ) -> tuple[list[str], list[tuple[str, int]], int]:
-    """The specs this server request may load (all outside a request), those left out, and the budget;
-    each model counts the bytes of the ``dtype`` it loads in (``paths``: weights folders resolved already)."""
+    """The names of the resolved models this server request may load (all outside a request), those left out, and
+    the budget; each model counts the bytes of the ``dtype`` it loads in."""
+    specs = [r.spec for r in refs]
     left = cancel.memory_left()
     if left is None or len(specs) < 2:
-        return list(specs), [], left or 0
+        return specs, [], left or 0
     held = {name for name, task in modelcache.held_names() if task == task_of.get(name)}
-    found = paths or {}
-    sizes = [(s, 0 if s in held else estimate(s, models_dir, dtype, found.get(s))) for s in specs]
+    sizes = [(r.spec, 0 if r.spec in held else estimate(r, dtype)) for r in refs]
     kept, dropped = fit(sizes, left)
     return kept, dropped, left
 

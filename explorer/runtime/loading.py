@@ -1,7 +1,7 @@
 """Load a model + tokenizer once per process: device choice, safety checks, a shared LRU cache.
 
-``load_model(key_or_path, task)`` resolves weights with :func:`explorer.runtime.weights.locate`
-(never the network), refuses pickled weights unless ``allow_pickle=True``, never runs remote
+``load_model(ref, task)`` loads a model resolved once (:class:`explorer.runtime.resolve.ModelRef`: where its
+weights are, found without the network), refuses pickled weights unless ``allow_pickle=True``, never runs remote
 code, checks the architecture against the catalog, and returns a :class:`LoadedModel` in
 eval mode on the best device. A real checkpoint over the single-device memory budget is
 spread over GPU, CPU and disk by :mod:`explorer.runtime.offload` instead (with a notice saying where its
@@ -39,7 +39,6 @@ from explorer.runtime import (
     cancel,
     fence,
     modelcache,
-    modelkind,
     offload,
     placement,
     tokenizers,
@@ -116,27 +115,24 @@ def _catalog_variant(key: str):
         return None
 
 
-def _resolve(key_or_path: str, models_dir: str | None) -> weights.WeightsStatus:
-    """Ready weights for a key or path, or an ExplorerError saying how to get them."""
-    status = weights.locate(key_or_path, models_dir)
-    if status.formats == ("gguf",):  # the bundled GGUF decoder: converted once into the models cache
-
-        bundled.ensure_converted(models_dir)
-        status = weights.locate(key_or_path, models_dir)
+def _converted(key: str, models_dir: str | None) -> weights.WeightsStatus:
+    """The bundled GGUF decoder's weights once converted (once, into the models cache), or an ExplorerError."""
+    bundled.ensure_converted(models_dir)
+    status = weights.locate(key, models_dir)  # where the conversion put them
     if status.status != "ready" or status.path is None:
         raise ExplorerError(status.message)
-    mismatch = weights.architecture_error(key_or_path, Path(status.path))
+    mismatch = weights.architecture_error(key, Path(status.path))
     if mismatch:
         raise ExplorerError(mismatch)
     return status
 
 
-def _ready(ref: ModelRef, models_dir: str | None) -> weights.WeightsStatus:
+def _ready(ref: ModelRef) -> weights.WeightsStatus:
     """The weights a resolved model loads from; the bundled GGUF decoder is converted on its first load."""
     if ref.status is None or not ref.ready:
         raise ExplorerError(ref.reason)
     if ref.status.formats == ("gguf",):
-        return _resolve(ref.spec, models_dir)
+        return _converted(ref.spec, ref.models_dir)
     return ref.status
 
 
@@ -183,7 +179,7 @@ def _from_pretrained(status: weights.WeightsStatus, task: str, attn: str | None,
     spread by accelerate over GPU, CPU and disk."""
     from safetensors import SafetensorError
 
-    assert status.path is not None  # _resolve passes only ready weights, which have their folder
+    assert status.path is not None  # _ready passes only ready weights, which have their folder
     kwargs = _pretrained_kwargs(status, attn, allow_pickle, dtype)
     # Before any allocation: parameters from the safetensors headers (no data read), else the .bin size
     # assuming half precision on disk; the budget counts the bytes of the chosen dtype (2 a parameter in
@@ -304,12 +300,12 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
                        status.source if status else None, random_weights, time.perf_counter() - start, notices)
 
 
-def load_model(key_or_path: str | ModelRef, task: str = "base", *, attn_implementation: str | None = None,
-               random_weights: bool = False, allow_pickle: bool = False, models_dir: str | None = None,
-               device: str | None = None, dtype: str | torch.dtype | None = None,
+def load_model(ref: ModelRef, task: str = "base", *, attn_implementation: str | None = None,
+               allow_pickle: bool = False, device: str | None = None, dtype: str | torch.dtype | None = None,
                purpose: str | None = None) -> LoadedModel:
-    """A shared, eval-mode model + tokenizer for a catalog key or a save_pretrained directory, or a
-    :class:`~explorer.runtime.resolve.ModelRef` resolved already (nothing about it is asked again).
+    """A shared, eval-mode model + tokenizer for a model resolved already
+    (:func:`explorer.runtime.resolve.resolve`: where its weights are, its kind, untrained or not; nothing about it
+    is asked again).
 
     ``device``: auto (None), cpu, cuda or mps; ``dtype``: auto (None), float32, bfloat16 or float16
     (:mod:`explorer.runtime.placement` checks both and says what to pick when this machine cannot).
@@ -318,22 +314,16 @@ def load_model(key_or_path: str | ModelRef, task: str = "base", *, attn_implemen
     :func:`explorer.runtime.modelkind.check` (``purpose`` names the page or command that needs it). Two
     threads asking for the same model wait on one load; different models load in parallel.
     """
-    ref = key_or_path if isinstance(key_or_path, ModelRef) else None
-    name = ref.spec if ref is not None else (str(key_or_path or "")).strip()
+    name = ref.spec
     if task not in TASKS:
         raise ExplorerError(f"Unknown task {task!r}: use one of {', '.join(TASKS)}.")
     if not name:
         raise ExplorerError("No model given: pick a catalog key or type a directory.")
     device = placement.resolve_device(device)
     torch_dtype = placement.resolve_dtype(dtype, device)  # before any file is read: a bad choice costs nothing
-    random_weights = random_weights or (ref is not None and ref.random_weights)
-    if ref is not None:
-        ref.check(task, purpose)
-        status = None if random_weights else _ready(ref, models_dir)
-    else:
-        modelkind.check(name, task, None, purpose)  # a catalog key's family: before saying how to get its weights
-        status = None if random_weights else _resolve(name, models_dir)
-        modelkind.check(name, task, status.path if status else None, purpose)
+    random_weights = ref.random_weights
+    ref.check(task, purpose)  # its kind, before saying how to get its weights
+    status = None if random_weights else _ready(ref)
     ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
             status.path if status else None, weights.weights_stamp(status.path if status else None),
             placement.dtype_name(torch_dtype))

@@ -24,7 +24,7 @@ from typing import Any
 from explorer.architecture import catalog
 from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import fence, weights
+from explorer.runtime import fence
 
 __all__ = ["NEEDS", "check", "config_family", "family_of", "is_decoder", "refuse"]
 
@@ -77,25 +77,14 @@ def family_of(name: str, path: Path | None = None) -> tuple[str | None, dict[str
     return getattr(variant, "family", None) or config_family(config), config
 
 
-def _weights_dir(name: str, models_dir: str | None) -> Path | None:
-    """Where ``name``'s weights are, or None when they cannot be found (loading then says why)."""
-    try:
-        found = weights.locate(name, models_dir)
-    except ExplorerError:  # not a key, hub id nor directory, or fenced: the load reports it in words
-        return None
-    return Path(found.path) if found.path else None
-
-
-def is_decoder(name: str, models_dir: str | None = None) -> bool:
+def is_decoder(name: str, path: str | Path | None = None) -> bool:
     """Whether ``name`` loads as a decoder (a causal LM such as gpt2 or gemma3-270m).
 
-    A catalog key answers by its catalog family (no disk access); anything else (a save_pretrained
-    directory, a hub id in the cache) by the config.json of its weights, so a folder holding a decoder
-    is a decoder on every page. Weights that cannot be found or read: False (the load that follows
-    says what is wrong).
+    ``path`` is its resolved weights directory (:attr:`explorer.runtime.resolve.ModelRef.path`): its config.json
+    decides, so a folder holding a decoder is a decoder on every page; without one, the catalog family does.
+    Unknown: False (the load that follows says what is wrong).
     """
-    path = None if name in catalog.load_catalog() else _weights_dir(name, models_dir)
-    return family_of(name, path)[0] == "decoder"
+    return family_of(name, Path(path) if path else None)[0] == "decoder"
 
 
 def _mismatch(task: str, family: str, config: dict[str, Any]) -> str | None:

@@ -120,7 +120,7 @@ class Placement:
         return device, resolve_dtype(self.dtype, device)
 
     def kwargs(self) -> PlacementKwargs:
-        """``load_model``'s keywords: ``load_model(key, task, **placement.kwargs())``."""
+        """``load_model``'s keywords: ``load_model(ref, task, **placement.kwargs())``."""
         return {"device": self.device, "dtype": self.dtype}
 
     def to_dict(self) -> dict[str, str]:

@@ -18,7 +18,7 @@ place of the name and asks nothing again).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer.core.errors import ExplorerError
@@ -42,14 +42,26 @@ class ModelRef:
     family: str | None = None  # "encoder", "decoder", "encoder-decoder"; None when unknown
     model_type: str = ""
     architectures: tuple[str, ...] = ()
+    models_dir: str | None = None  # the models folder it was resolved against (the bundled decoder converts into it)
 
     @property
     def path(self) -> str | None:
+        """The folder real weights load from; None when they are not used (missing, broken, or untrained)."""
         return self.status.path if self.status is not None and self.ready else None
+
+    @property
+    def weights_dir(self) -> str | None:
+        """The folder its name points at, used or not (a folder without weights, or real weights passed over for
+        untrained ones): what a size estimate reads."""
+        return self.status.path if self.status is not None else None
 
     @property
     def decoder(self) -> bool:
         return self.family == "decoder"
+
+    def as_untrained(self) -> ModelRef:
+        """The same model with untrained weights (built from its catalog config, whatever is on disk)."""
+        return self if self.random_weights else replace(self, ready=False, random_weights=True, stamp="random")
 
     def task(self, encoder_task: str) -> str:
         """The loading task a page uses for this model: a decoder always loads as a causal LM (it answers
@@ -68,7 +80,8 @@ def _kind(spec: str, path: str | None) -> tuple[str | None, str, tuple[str, ...]
     return family, str(config.get("model_type") or ""), tuple(str(a) for a in config.get("architectures") or ())
 
 
-def resolve(spec: str, models_dir: str | None, *, allow_random: bool = False, random_weights: bool = False) -> ModelRef:
+def resolve(spec: str, models_dir: str | None = None, *, allow_random: bool = False,
+            random_weights: bool = False) -> ModelRef:
     """``spec`` resolved: real weights when present (and of the right architecture), untrained ones when
     ``random_weights`` or (``allow_random`` and none on disk). Never raises for user input: a name that resolves
     to nothing is a ref that is not ready, whose ``reason`` says why."""
@@ -76,16 +89,16 @@ def resolve(spec: str, models_dir: str | None, *, allow_random: bool = False, ra
     try:
         status = weights.locate(name, models_dir)
     except ExplorerError as err:
-        return ModelRef(name, None, False, random_weights, "unresolved", str(err))
+        return ModelRef(name, None, False, random_weights, "unresolved", str(err), models_dir=models_dir)
     if status.status == "ready" and status.path is not None:
         wrong = weights.architecture_error(name, Path(status.path))
         if wrong:
             return ModelRef(name, status, False, random_weights, "wrong architecture", wrong, False,
-                            *_kind(name, None))
+                            *_kind(name, None), models_dir=models_dir)
         stamp = f"{status.path}@{weights.weights_stamp(status.path)}"
         return ModelRef(name, status, not random_weights, random_weights, "random" if random_weights else stamp,
-                        status.message, False, *_kind(name, status.path))
+                        status.message, False, *_kind(name, status.path), models_dir=models_dir)
     # untrained weights are built from a catalog config: a hub id or a lab name without weights says how to get them
     untrained = random_weights or (allow_random and status.status == "not present" and weights.variant_hub_id(name)[0])
     return ModelRef(name, status, False, untrained, "random" if untrained else status.status, status.message,
-                    status.status in ("not present", "downloading"), *_kind(name, None))
+                    status.status in ("not present", "downloading"), *_kind(name, None), models_dir=models_dir)

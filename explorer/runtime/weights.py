@@ -18,13 +18,12 @@ A hub id that is not a catalog key (``owner/name``, or a legacy name without an 
 ``bert-base-uncased``: :mod:`explorer.runtime.hubnames`) is looked up the same way, under its own name and
 under the catalog checkpoint it names; when absent, the message says how to download it and which catalog
 keys name the same checkpoint. A path (anything that is an existing directory, or starts with ``/``, ``.`` or
-``~``) is taken as is. Nothing here reaches the network. ``plan()`` says, for one model, whether real
+``~``) is taken as is. Nothing here reaches the network. Pages, commands and tasks do not call
+:func:`locate`: they resolve a model once (:func:`explorer.runtime.resolve.resolve`), which says whether real
 weights or random ones will be used, and why.
 
 >>> locate("/no/such/dir").message
 'Directory /no/such/dir does not exist: check the path.'
->>> plan("/no/such/dir", None, allow_random=True).ready
-False
 """
 
 from __future__ import annotations
@@ -42,9 +41,9 @@ from explorer.runtime import bundled, fence, hubnames
 from explorer.runtime.fence import check_path_text, hf_cache_dir, models_dir_default
 
 __all__ = [
-    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LAB_PREFIX", "LoadPlan", "WeightsStatus",
+    "BUNDLED_DECODER", "BUNDLED_HUB_ID", "BUNDLED_KEYS", "LAB_PREFIX", "WeightsStatus",
     "architecture_error", "bundled_decoder_status", "bundled_path", "config_model_type", "disk_size", "how_to_get",
-    "hub_name_help", "lab_root", "locate", "plan", "ready_keys", "status_all", "status_table", "variant_hub_id",
+    "hub_name_help", "lab_root", "locate", "ready_keys", "status_all", "status_table", "variant_hub_id",
     "weight_formats", "weights_stamp",
 ]
 
@@ -338,31 +337,3 @@ def weights_stamp(path: str | None) -> float:
         return 0.0
     files = [p for p in Path(path).iterdir() if p.is_file()] if Path(path).is_dir() else []
     return max((p.stat().st_mtime_ns for p in files), default=0) / 1e9
-
-
-@dataclass(frozen=True)
-class LoadPlan:
-    """What will be loaded for one model, and why (pages key their result caches on ``stamp``)."""
-
-    spec: str  # catalog key, hub id or directory, as asked
-    ready: bool  # real weights are on disk
-    random_weights: bool  # run with untrained weights instead (allowed and not present)
-    stamp: str  # changes when the weights on disk change
-    reason: str  # one line: where the weights are, or how to get them
-    missing: bool = False  # not ready only because nothing is on disk yet: a download fixes it
-
-
-def plan(spec: str, directory: str | None, allow_random: bool) -> LoadPlan:
-    """Real weights when present; random ones when allowed and the variant has none on disk.
-
-    Never raises for user input: a name that resolves to nothing is a plan that is not ready.
-    """
-    try:
-        status = locate(spec, directory)
-    except ExplorerError as err:
-        return LoadPlan(spec, False, False, "unresolved", str(err))
-    if status.status == "ready":
-        return LoadPlan(spec, True, False, f"{status.path}@{weights_stamp(status.path)}", status.message)
-    use_random = allow_random and status.status == "not present"
-    return LoadPlan(spec, False, use_random, "random" if use_random else status.status, status.message,
-                    missing=status.status in ("not present", "downloading"))

@@ -24,7 +24,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice, texts
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.placement import ran_on
-from explorer.runtime.weights import plan
+from explorer.runtime.resolve import ModelRef
 from explorer.tasks.fillmask import clean_text, encode, mask_logits, max_tokens, model_prompt, specials_around
 
 __all__ = ["ReplacedTokens", "detect", "electra_pairs", "electra_replaced", "pair_named"]
@@ -129,16 +129,16 @@ def electra_replaced(gen: LoadedModel, disc: LoadedModel, text: str, mask_fracti
 
 
 
-def detect(generator: str, discriminator: str, text: str, mask_fraction: float = 0.15, seed: int = 0, *,
-           allow_random: bool = False, models_dir: str | None = None,
+def detect(generator: ModelRef, discriminator: ModelRef, text: str, mask_fraction: float = 0.15, seed: int = 0, *,
            loader: Callable[..., LoadedModel] = load_model, device: str | None = None,
            dtype: str | None = None) -> ReplacedTokens:
-    """Load an ELECTRA pair (untrained when allowed and its weights are missing) and run
-    :func:`electra_replaced`; if either model runs untrained, both do, so their vocabularies match."""
-    untrained = allow_random and any(plan(k, models_dir, True).random_weights for k in (generator, discriminator))
-    gen = loader(generator, "masked-lm", random_weights=untrained, models_dir=models_dir, device=device, dtype=dtype)
-    disc = loader(discriminator, "electra-discriminator", random_weights=untrained, models_dir=models_dir,
-                  device=device, dtype=dtype)
+    """Load an ELECTRA pair, each resolved once (untrained when :func:`explorer.runtime.resolve.resolve` allowed it
+    and its weights are missing), and run :func:`electra_replaced`; if either model runs untrained, both do, so
+    their vocabularies match."""
+    if generator.random_weights or discriminator.random_weights:
+        generator, discriminator = generator.as_untrained(), discriminator.as_untrained()
+    gen = loader(generator, "masked-lm", device=device, dtype=dtype)
+    disc = loader(discriminator, "electra-discriminator", device=device, dtype=dtype)
     return electra_replaced(gen, disc, text, mask_fraction, seed)
 
 

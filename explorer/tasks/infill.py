@@ -345,21 +345,19 @@ def infill(loaded: LoadedModel, prompt: str, max_new_tokens: int = 24) -> Infill
                         out.notices, **ran_on(loaded))
 
 
-def task(model: str, models_dir: str | None = None) -> str:
-    """How ``model`` is loaded for infilling: "causal-lm" for a decoder, else "seq2seq"
+def task(ref: resolve.ModelRef) -> str:
+    """How the model is loaded for infilling: "causal-lm" for a decoder, else "seq2seq"
     (:meth:`explorer.runtime.resolve.ModelRef.task`)."""
-    return resolve.resolve(model, models_dir).task("seq2seq")
+    return ref.task("seq2seq")
 
 
-def run(model: str, prompt: str, max_new_tokens: int = 24, random_weights: bool = False,
-        models_dir: str | None = None, *, device: str | None = None, dtype: str | None = None) -> InfillResult:
-    """Load ``model`` (catalog key or directory) as seq2seq and fill the blanks of ``prompt``.
-
-    ``models_dir`` is where catalog weights are looked for first. A bad prompt is refused before any
-    model is loaded.
+def run(ref: resolve.ModelRef, prompt: str, max_new_tokens: int = 24, *, device: str | None = None,
+        dtype: str | None = None) -> InfillResult:
+    """Load the model ``ref`` (a catalog key or directory resolved once, untrained or not) as seq2seq, or as a
+    causal LM for a decoder, and fill the blanks of ``prompt``. A bad prompt is refused before any model is
+    loaded.
     """
-    kind = task(model, models_dir)
+    kind = task(ref)
     span_pieces(prompt, decoder=kind == "causal-lm")
-    loaded = loading.load_model(model, kind, random_weights=random_weights, models_dir=models_dir,
-                                device=device, dtype=dtype, purpose="Span infilling")
+    loaded = loading.load_model(ref, kind, device=device, dtype=dtype, purpose="Span infilling")
     return infill(loaded, prompt, max_new_tokens)

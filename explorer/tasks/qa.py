@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # typing only: the generative path loads only when a decoder 
 
 __all__ = [
     "QA_CHECKPOINTS", "QAResult", "answer", "ask", "best_span",
-    "check_qa_text", "describe", "is_generative", "load", "qa_models", "qa_windows", "span_probabilities",
+    "check_qa_text", "describe", "is_generative", "load", "model_ref", "qa_models", "qa_windows", "span_probabilities",
     "window_length",
 ]
 
@@ -223,14 +223,17 @@ def _qa_result(loaded: LoadedModel, q: str, ctx: str, enc: BatchEncoding, best: 
                     round(seconds, 4), tuple(notices), **ran_on(loaded))
 
 
-def load(model: str, random_weights: bool = False, models_dir: str | None = None, *,
-         device: str | None = None, dtype: str | None = None) -> LoadedModel:
-    """The QA model for a hub id, key or directory; random mode builds the matching catalog architecture."""
-    if random_weights:
-        return loading.load_model(QA_CHECKPOINTS.get(model, model), "question-answering", random_weights=True,
-                          device=device, dtype=dtype, purpose="Question answering")
-    return loading.load_model(model, "question-answering", models_dir=models_dir, device=device, dtype=dtype,
-                      purpose="Question answering")
+def model_ref(model: str, models_dir: str | None = None, random_weights: bool = False) -> resolve.ModelRef:
+    """A QA model named by a hub id, key or directory, resolved once (the page and the CLI call this); untrained
+    weights are built from the catalog architecture of a SQuAD checkpoint (:data:`QA_CHECKPOINTS`: random mode
+    needs a config, which a hub id alone lacks)."""
+    name = QA_CHECKPOINTS.get(model, model) if random_weights else model
+    return resolve.resolve(name, models_dir, random_weights=random_weights)
+
+
+def load(ref: resolve.ModelRef, *, device: str | None = None, dtype: str | None = None) -> LoadedModel:
+    """The extractive QA model ``ref`` (:func:`model_ref`) on ``device`` in ``dtype``."""
+    return loading.load_model(ref, "question-answering", device=device, dtype=dtype, purpose="Question answering")
 
 
 def qa_models() -> list[str]:
@@ -239,10 +242,10 @@ def qa_models() -> list[str]:
     return [bundled.KEY, *QA_CHECKPOINTS]
 
 
-def is_generative(model: str, models_dir: str | None = None) -> bool:
-    """Whether ``model`` writes its answer (a decoder, :class:`explorer.runtime.resolve.ModelRef`) rather than
+def is_generative(ref: resolve.ModelRef) -> bool:
+    """Whether the model writes its answer (a decoder, :class:`explorer.runtime.resolve.ModelRef`) rather than
     pointing at a span."""
-    return resolve.resolve(model, models_dir).decoder
+    return ref.decoder
 
 
 def describe(model: str) -> str:
@@ -251,21 +254,18 @@ def describe(model: str) -> str:
     >>> describe("gemma3-270m"), describe("deepset/roberta-base-squad2")
     ('gemma3-270m: generative (decoder)', 'deepset/roberta-base-squad2: extractive (SQuAD reader)')
     """
-    return f"{model}: {'generative (decoder)' if is_generative(model) else 'extractive (SQuAD reader)'}"
+    generative = is_generative(resolve.resolve(model))  # the picker's label: the choice is resolved once picked
+    return f"{model}: {'generative (decoder)' if generative else 'extractive (SQuAD reader)'}"
 
 
-def ask(model: str, question: str, context: str, max_answer_len: int = 30, random_weights: bool = False,
-        models_dir: str | None = None, *, device: str | None = None, dtype: str | None = None,
-        ) -> QAResult | GenerativeAnswer:
-    """Load ``model`` and answer: bad input is refused before any model is loaded.
+def ask(ref: resolve.ModelRef, question: str, context: str, max_answer_len: int = 30, *,
+        device: str | None = None, dtype: str | None = None) -> QAResult | GenerativeAnswer:
+    """Load the model ``ref`` (:func:`model_ref`) and answer: bad input is refused before any model is loaded.
 
     A decoder writes its answer (:func:`explorer.tasks.causal.answer.answer_question`, located in
     the context when it occurs there); anything else is an extractive reader.
     """
     check_qa_text(question, context)
-    if is_generative(model, models_dir):
-        loaded = loading.load_model(model, "causal-lm", random_weights=random_weights, models_dir=models_dir,
-                                    device=device, dtype=dtype)
-        return answer_question(loaded, question, context)
-    return answer(load(model, random_weights, models_dir, device=device, dtype=dtype), question, context,
-                  max_answer_len)
+    if is_generative(ref):
+        return answer_question(loading.load_model(ref, "causal-lm", device=device, dtype=dtype), question, context)
+    return answer(load(ref, device=device, dtype=dtype), question, context, max_answer_len)

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from explorer.runtime.loading import device_dtype, load_model
+from explorer.runtime.resolve import resolve
 from explorer.tasks import fillmask as fm
 from tests.gpu.conftest import AGREEMENT, CUDA_HALF, DEVICES, PLACES, TOLERANCE
 from tests.gpu.peaked import place, same_ranking
@@ -33,7 +34,7 @@ def test_equals_the_pipeline_on_the_same_weights_and_dtype(peaked_dir, kind, whe
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_load_model_puts_it_on_the_device_in_its_dtype_and_fill_mask_runs_there(peaked_dir, device) -> None:
-    lm = load_model(str(peaked_dir("bert")), "masked-lm", device=device)
+    lm = load_model(resolve(str(peaked_dir("bert"))), "masked-lm", device=device)
     param = next(lm.model.parameters())
     assert (lm.device, param.device.type, param.dtype) == (device, device, device_dtype(device))
     assert lm.dtype == str(param.dtype).removeprefix("torch.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from explorer.runtime.resolve import resolve
 from tests.pages.conftest import assert_clean, figures, page_app
 
 HOSTILE = "<script>alert(1)</script> **bold** $x$ 🙂 مرحبا"
@@ -97,7 +98,7 @@ def test_the_sift_tab_compares_sifts_perturbation_with_a_uniform_one() -> None:
     at = page_app("mechanisms.py", tab="SiFT (DeBERTa)").run()
     assert_clean(at)
     metrics = {m.label: float(m.value) for m in at.metric}
-    expected = sift.perturb(load_model("sentence-bert", device="cpu"), "The capital of France is Paris.", 0.2)
+    expected = sift.perturb(load_model(resolve("sentence-bert"), device="cpu"), "The capital of France is Paris.", 0.2)
     assert metrics["SiFT: 1 - cosine of the sentence embedding"] == pytest.approx(expected.kl_sift, abs=1e-3)
     assert "How far each token moved" in figures(at)[0]["layout"]["title"]["text"]
     at.text_input(key="sift_text").set_value(HOSTILE).run()

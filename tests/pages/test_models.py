@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.architecture import catalog
 from explorer.runtime import loading, modelcache
+from explorer.runtime.resolve import resolve
 from tests.tiny_models import save_tiny
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +108,7 @@ def test_check_directory_shows_a_markdown_path_literally(monkeypatch, tmp_path: 
 
 def test_check_directory_and_memory(monkeypatch, tiny_bert: Path) -> None:
     modelcache.clear_cache()
-    loading.load_model(str(tiny_bert), "masked-lm")
+    loading.load_model(resolve(str(tiny_bert)), "masked-lm")
     at = _app(monkeypatch).run()
     at.text_input(key="check_path").set_value(str(tiny_bert)).run()
     _clean(at)

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.runtime.resolve import resolve
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "similarity.py")
 HOSTILE = "<script>alert('x')</script>\n**bold** [link](http://x) $x^2$\n🙂 👩‍👩‍👧 emoji\nمرحبا بالعالم\nשלום עולם"
@@ -57,7 +59,7 @@ def test_heatmap_is_the_library_matrix(default_run) -> None:
     from explorer.tasks import similarity
 
     text = default_run.text_area(key="sim_text").value
-    expected = np.array(similarity.similarity(load_model("sentence-bert"), text).matrix)
+    expected = np.array(similarity.similarity(load_model(resolve("sentence-bert")), text).matrix)
     heat = _figures(default_run)[0]["data"][0]
     np.testing.assert_allclose(_array(heat["z"]), expected, atol=1e-6)
 
@@ -168,7 +170,7 @@ def test_the_sentence_bert_tab_measures_each_pooling_and_computes_each_objective
 
     at = _app().run()
     pooling = next(d.value for d in at.dataframe if "Spearman x 100" in d.value.columns)
-    expected = sbert.pooling_study(load_model("sentence-bert", device="cpu"))
+    expected = sbert.pooling_study(load_model(resolve("sentence-bert"), device="cpu"))
     assert list(pooling["Spearman x 100"]) == pytest.approx([r.spearman for r in expected], abs=0.5)
     losses = next(d.value for d in at.dataframe if "objective" in d.value.columns)
     assert list(losses["objective"]) == ["classification (NLI)", "regression (STS)", "triplet"]

@@ -32,6 +32,7 @@ from explorer.core.limits import ATTENTION_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
 from explorer.runtime import limits
+from explorer.runtime.resolve import ModelRef
 from explorer.tasks.attention.blocks import block_for, block_mass, check_span
 from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
 from explorer.tasks.attention.sparse import bigbird_runner, longformer_stack, stack_layers
@@ -349,36 +350,32 @@ def _notices(n_input: int, n_kept: int, why: str, fmt: str, untrained: bool) -> 
     return tuple(out)
 
 
-def _load(key_or_path: str, text: str, random_weights: bool, models_dir: str | None,
-          device: str | None, dtype: str | None) -> LoadedModel:
+def _load(ref: ModelRef, text: str, device: str | None, dtype: str | None) -> LoadedModel:
     from explorer.runtime.loading import load_model
 
     check_text(text)  # before loading: bad input should not cost a model load
-    return load_model(key_or_path, "base", attn_implementation="eager", random_weights=random_weights,
-                      models_dir=models_dir, device=device, dtype=dtype)
+    return load_model(ref, "base", attn_implementation="eager", device=device, dtype=dtype)
 
 
-def extract(key_or_path: str, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
-            random_weights: bool = False, models_dir: str | None = None,
+def extract(ref: ModelRef, text: str, *, target: str | None = None, max_tokens: int = MAX_TOKENS,
             global_positions: tuple[int, ...] = (0,), device: str | None = None,
             dtype: str | None = None) -> AttentionMaps:
-    """Load ``key_or_path`` with the eager kernel (see explorer.runtime.loading) on ``device`` in ``dtype``
+    """Load the resolved model ``ref`` with the eager kernel (see explorer.runtime.loading) on ``device`` in ``dtype``
     (:mod:`explorer.runtime.placement`) and extract its attention; the result says what ran."""
     from explorer.runtime.placement import ran_on
 
     text = check_text(text)
-    lm = _load(key_or_path, text, random_weights, models_dir, device, dtype)
+    lm = _load(ref, text, device, dtype)
     maps = extract_attention(lm.model, lm.tokenizer, text, target=target, max_tokens=max_tokens,
                              global_positions=global_positions, name=lm.key, untrained=lm.untrained)
     return replace(maps, **ran_on(lm))
 
 
-def load_detail(key_or_path: str, text: str, *, layer: int, head: int, rows: tuple[int, int],
+def load_detail(ref: ModelRef, text: str, *, layer: int, head: int, rows: tuple[int, int],
                 cols: tuple[int, int] | None = None, target: str | None = None, max_tokens: int = MAX_TOKENS,
-                random_weights: bool = False, models_dir: str | None = None,
                 global_positions: tuple[int, ...] = (0,), device: str | None = None,
                 dtype: str | None = None) -> np.ndarray:
-    """:func:`extract_detail` on a catalog key or directory (the same load as :func:`extract`)."""
-    lm = _load(key_or_path, text, random_weights, models_dir, device, dtype)
+    """:func:`extract_detail` on a resolved model (the same load as :func:`extract`)."""
+    lm = _load(ref, text, device, dtype)
     return extract_detail(lm.model, lm.tokenizer, text, layer=layer, head=head, rows=rows, cols=cols,
                           target=target, max_tokens=max_tokens, global_positions=global_positions)

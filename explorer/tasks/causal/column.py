@@ -42,9 +42,9 @@ def to_model_fill(fill: CausalFill, loaded: LoadedModel) -> ModelFill:
                      ran["device_name"], ran["dtype"])
 
 
-def fill_causal_lm(spec: str | ModelRef, text: str, top_k: int, random_weights: bool, models_dir: str | None,
-                   loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
+def fill_causal_lm(ref: ModelRef, text: str, top_k: int, loader: Callable[..., LoadedModel],
+                   answer_tokens: int = 1) -> ModelFill:
     """A decoder's fill-mask column (``explorer.tasks.fillmask.FILLERS`` calls it with a resolved model)."""
-    lm = loader(spec, "causal-lm", random_weights=random_weights, models_dir=models_dir, purpose="Fill-mask")
+    lm = loader(ref, "causal-lm", purpose="Fill-mask")
     fill = causal_fill(lm, text, top_k, candidates=max(CANDIDATES, top_k), answer_tokens=answer_tokens)
     return to_model_fill(fill, lm)

@@ -33,7 +33,7 @@ from explorer.core.limits import COLBERT_QUERY_CHARS
 from explorer.core.notices import Notice
 from explorer.runtime import cancel, loading
 from explorer.runtime.offload import input_device
-from explorer.runtime.weights import locate
+from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks.similarity import BI_ENCODER, tidy
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
@@ -101,18 +101,21 @@ def read_projection(path: str | None) -> torch.Tensor | None:
 
 
 def checkpoint_key(models_dir: str | None = None) -> str | None:
-    """The first ColBERT key whose weights are on disk AND carry the 128-d projection, else None.
+    """The first ColBERT key whose weights are on disk AND carry the 128-d projection, else None."""
+    ref = checkpoint_ref(models_dir)
+    return ref.spec if ref is not None else None
+
+
+def checkpoint_ref(models_dir: str | None = None) -> ModelRef | None:
+    """The first ColBERT model whose weights are on disk AND carry the 128-d projection, resolved; else None.
 
     The projection is checked before loading: "colbert" may resolve to plain bert-base weights
     (its reference checkpoint), which have no projection and would be a useless 440 MB load.
     """
     for key in COLBERT_KEYS:
-        try:
-            status = locate(key, models_dir)
-        except ExplorerError:  # not a catalog key in this installation
-            continue
-        if status.status == "ready" and read_projection(status.path) is not None:
-            return key
+        ref = resolve(key, models_dir)  # a key this installation lacks is a ref that is not ready
+        if ref.path is not None and read_projection(ref.path) is not None:
+            return ref
     return None
 
 
@@ -132,8 +135,8 @@ def default_encoder(models_dir: str | None = None, *, device: str | None = None,
                     dtype: str | None = None) -> TokenEncoder:
     """The ColBERT checkpoint when one is on disk (:func:`checkpoint_key`), else the stand-in; on
     ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`)."""
-    key = checkpoint_key(models_dir)
-    return make_encoder(loading.load_model(key or BI_ENCODER, models_dir=models_dir, device=device, dtype=dtype))
+    ref = checkpoint_ref(models_dir) or resolve(BI_ENCODER, models_dir)
+    return make_encoder(loading.load_model(ref, device=device, dtype=dtype))
 
 
 def limits(enc: TokenEncoder) -> tuple[int, int]:

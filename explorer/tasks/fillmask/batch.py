@@ -242,7 +242,7 @@ def fill_batch(lm: LoadedModel, texts: Sequence[str], top_k: int = 5, *, max_bat
     return [f if isinstance(f, ExplorerError) else dataclasses.replace(f, latency_ms=share) for f in out]
 
 
-def _model_answers(ref: ModelRef, texts: list[str], top_k: int, models_dir: str | None,
+def _model_answers(ref: ModelRef, texts: list[str], top_k: int,
                    loader: Callable[..., LoadedModel], answer_tokens: int) -> list[ModelFill | ExplorerError]:
     """One model's answer (or error) for every prompt: a masked LM in batches, a decoder prompt by prompt."""
     kind = ref.task("masked-lm")
@@ -250,12 +250,12 @@ def _model_answers(ref: ModelRef, texts: list[str], top_k: int, models_dir: str 
         out: list[ModelFill | ExplorerError] = []
         for text in texts:
             try:
-                out.append(run.FILLERS[kind](ref, text, top_k, models_dir, loader, answer_tokens))
+                out.append(run.FILLERS[kind](ref, text, top_k, loader, answer_tokens))
             except ExplorerError as err:
                 out.append(err)
         return out
     try:
-        lm = loader(ref, "masked-lm", random_weights=ref.random_weights, models_dir=models_dir)
+        lm = loader(ref, "masked-lm")
         return fill_batch(lm, texts, top_k)
     except ExplorerError as err:  # not loadable, or no mask token: every prompt gets the one message
         return [err] * len(texts)
@@ -306,11 +306,11 @@ def _fill_lines(models: Sequence[str | ModelRef], lines: list[tuple[int, str]], 
     texts = [t for _, t, error in checked if error is None]
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are
     # named
-    specs, dropped, left = footprint.fit_request(list(refs), {s: r.task("masked-lm") for s, r in refs.items()},
-                                                 models_dir, chosen.resolve()[1], {s: r.path for s, r in refs.items()})
+    specs, dropped, left = footprint.fit_request(list(refs.values()), {s: r.task("masked-lm") for s, r in refs.items()},
+                                                 chosen.resolve()[1])
     if dropped:
         notices = (*notices, Notice("dropped", footprint.skipped_message(dropped, left)))
-    answers = {spec: _model_answers(refs[spec], texts, int(top_k), models_dir, loader, answer_tokens)
+    answers = {spec: _model_answers(refs[spec], texts, int(top_k), loader, answer_tokens)
                for spec in specs} if texts else {}
     out, i = [], 0
     for n, t, error in checked:

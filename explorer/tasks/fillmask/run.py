@@ -23,23 +23,23 @@ from explorer.tasks.fillmask.result import FillMaskResult, ModelFill
 __all__ = ["FILLERS", "Filler", "fill_mask", "picked_models", "resolved"]
 
 
-# (resolved model, cleaned prompt, checked top_k, models_dir, loader, answer_tokens) -> ModelFill
-Filler = Callable[[ModelRef, str, int, str | None, Callable[..., LoadedModel], int], ModelFill]
+# (resolved model, cleaned prompt, checked top_k, loader, answer_tokens) -> ModelFill
+Filler = Callable[[ModelRef, str, int, Callable[..., LoadedModel], int], ModelFill]
 
 
-def _fill_masked_lm(ref: ModelRef, text: str, top_k: int, models_dir: str | None,
+def _fill_masked_lm(ref: ModelRef, text: str, top_k: int,
                     loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """A masked LM: its own mask token at every blank, top-k over the vocabulary (one token per
     [MASK] by construction: ``answer_tokens`` is a decoder's option)."""
-    lm = loader(ref, "masked-lm", random_weights=ref.random_weights, models_dir=models_dir, purpose="Fill-mask")
+    lm = loader(ref, "masked-lm", purpose="Fill-mask")
     return fill_clean(lm, text, top_k)
 
 
-def _fill_causal_lm(ref: ModelRef, text: str, top_k: int, models_dir: str | None,
+def _fill_causal_lm(ref: ModelRef, text: str, top_k: int,
                     loader: Callable[..., LoadedModel], answer_tokens: int = 1) -> ModelFill:
     """A decoder: left-context candidates ranked again by the whole sentence (explorer.tasks.causal); with
     ``answer_tokens`` > 1, answers of several tokens (a number, a name) from a short beam."""
-    return causal_column.fill_causal_lm(ref, text, top_k, ref.random_weights, models_dir, loader, answer_tokens)
+    return causal_column.fill_causal_lm(ref, text, top_k, loader, answer_tokens)
 
 
 # How each kind of model answers a fill-mask prompt (one function per loading task; the result is a ModelFill).
@@ -86,13 +86,12 @@ def fill_mask(models: Sequence[str | ModelRef], prompt: str, top_k: int = 5, *, 
     # a server request loads only the models that fit its memory budget (explorer.runtime.footprint); the others are
     # named
     kinds = {s: r.task("masked-lm") for s, r in refs.items()}
-    specs, dropped, left = footprint.fit_request(list(refs), kinds, models_dir, chosen.resolve()[1],
-                                                 paths={s: r.path for s, r in refs.items()})
+    specs, dropped, left = footprint.fit_request(list(refs.values()), kinds, chosen.resolve()[1])
     fills, errors = [], [(spec, footprint.skipped_message([(spec, size)], left)) for spec, size in dropped]
     for spec in specs:
         cancel.check()  # one model after another: a request out of budget stops before the next load
         try:
-            fills.append(FILLERS[kinds[spec]](refs[spec], text, int(top_k), models_dir, loader, answer_tokens))
+            fills.append(FILLERS[kinds[spec]](refs[spec], text, int(top_k), loader, answer_tokens))
         except ExplorerError as err:
             errors.append((spec, str(err)))
     return FillMaskResult(text, len(MARKER.findall(text)), tuple(fills), tuple(errors), tuple(s for s, _ in dropped))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from explorer.core.notices import Notice, texts
 from explorer.runtime import bundled, limits, loading, placement
 from explorer.runtime.placement import ran_on
+from explorer.runtime.resolve import resolve
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.fastpath import dynamic_reason
@@ -79,8 +80,8 @@ def load_decoder(key_or_path: str, models_dir: str | None = None, progress: bund
     placement.Placement.parse(device, dtype).resolve()  # a bad choice is refused before a conversion starts
     if (key_or_path or "").strip() == bundled.KEY:
         bundled.ensure_converted(models_dir, progress)
-    return loading.load_model(key_or_path, "causal-lm", models_dir=models_dir, purpose=purpose,
-                              device=device, dtype=dtype)
+    return loading.load_model(resolve(key_or_path, models_dir), "causal-lm", purpose=purpose, device=device,
+                              dtype=dtype)
 
 
 def make_decoder(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> Decoder:
