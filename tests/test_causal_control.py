@@ -92,11 +92,12 @@ def test_infill_blanks_are_never_filled_with_nothing(rigged) -> None:
 def test_empty_only_when_nothing_else_and_then_said(rigged) -> None:
     tok = rigged.tokenizer
     space, nl = tok.convert_tokens_to_ids("Ġ"), tok.convert_tokens_to_ids(PLAIN_ADDED[0])
-    kept, note = _visible(tok, [(space,), (nl,), (space, nl)], 1)
-    assert len(kept) == 3 and note is not None and "Blank 2" in note.text and "nothing" in note.text
+    blanks = [((space,), -1.0, -2.0), ((nl,), -1.5, None), ((space, nl), -2.0, -3.0)]  # (ids, left, whole text)
+    kept, note = _visible(tok, blanks, 1)
+    assert kept == blanks and note is not None and "Blank 2" in note.text and "nothing" in note.text
     word = tok.convert_tokens_to_ids("Ġcat")
-    kept, note = _visible(tok, [(space,), (word,)], 0)
-    assert kept == [(word,)] and note is None
+    kept, note = _visible(tok, [((space,), -1.0, -2.0), ((word,), -1.2, -2.5)], 0)
+    assert kept == [((word,), -1.2, -2.5)] and note is None
 
 
 @pytest.mark.parametrize("text", ["<start_of_image>", "<h1>", "</blockquote>", "[multimodal]", "<|im_start|>"])

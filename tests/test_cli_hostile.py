@@ -64,6 +64,11 @@ BASE: dict[str, dict[str, object]] = {
     "tuned-lens train": {"--model": "{gemma}", "--steps": "1", "--windows": "1", "--seq-len": "8", "--heldout": "1",
                          "--out": "lens-out"},
     "evaluate": {"--model": "{gemma}", "--task": str(EVALUATION / "cloze.jsonl"), "--limit": "2"},
+    "patch": {"--model": "{gemma}", "--clean": "The cat sat", "--corrupt": "The dog sat", "--target": " on",
+              "--foil": " in"},
+    "ablate": {"--model": "{gemma}", "--text": "Hello there", "--head": "0.0"},
+    "steer": {"--model": "{gemma}", "--text": "Hello", "--positive": "good", "--negative": "bad", "--layer": "1",
+              "--coefficient": "1", "--max-new-tokens": "2"},
     "project": {"--model": "{bert_base}", "--text-file": str(EVALUATION / "sentences.txt"), "--method": "pca"},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}

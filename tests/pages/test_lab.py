@@ -178,7 +178,7 @@ def test_the_server_bounds_the_runs_queued_by_all_sessions_together(monkeypatch)
     monkeypatch.setenv("EXPLORER_LAB_ACTIVE", "3")
     monkeypatch.setattr(admission.GATE, "active", 2)  # two runs of other visitors' tabs
     launched: list[str] = []
-    monkeypatch.setattr(scheduler, "_start", lambda job: launched.append(job.label))  # queued, not trained
+    monkeypatch.setattr(scheduler, "_start", lambda job, *_: launched.append(job.label))  # queued, not trained
     two = page_app("lab.py", objectives="mlm,roberta").run()
     assert any("at most 3 runs queued or running from all visitors; 2 now" in c for c in shown(two.caption))
     two.button(key="lab_train").click().run()
