@@ -67,7 +67,7 @@ def test_a_huge_batch_of_long_texts_is_cut_into_forwards_that_fit() -> None:
     assert activations.plan_batches([600], 8, budget) == [[0]]  # one text longer than the budget still runs
 
 
-def test_similarity_batches_follow_the_memory_bound(monkeypatch) -> None:
+def test_similarity_batches_follow_the_memory_bound(monkeypatch, bundled_encoder) -> None:
     """The bundled MiniLM over long texts with --batch-size 1024: forwards of the size the bound allows, and the
     same embeddings as batches of one."""
     import torch

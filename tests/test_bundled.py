@@ -16,6 +16,12 @@ from explorer.runtime import bundled, weights
 from explorer.runtime.resolve import resolve
 
 
+@pytest.fixture(autouse=True)
+def _no_stand_in(monkeypatch) -> None:
+    """These tests are about the conversion itself: no stand-in decoder (the quick tier's tiny Gemma) short-cuts it."""
+    monkeypatch.delenv("EXPLORER_BUNDLED_DECODER_DIR", raising=False)
+
+
 def _fake(calls: list[int], fail: bool = False):
     def convert_into(out: Path, work: Path, progress) -> None:
         calls.append(1)
@@ -176,6 +182,6 @@ def test_weights_manager_reports_the_bundled_model_and_loading_converts_it(root,
     monkeypatch.setattr(bundled, "_convert_into", _fake(calls))
     before = weights.locate(bundled.KEY, str(root))
     assert before.status == "ready" and before.formats == ("gguf",) and before.source == "bundled"
-    status = loading._resolve(bundled.KEY, str(root))
+    status = loading._ready(resolve(bundled.KEY, str(root)))
     assert calls == [1] and status.formats == ("safetensors",)
     assert Path(status.path) == root / bundled.KEY

@@ -55,7 +55,7 @@ def test_cli_errors_are_one_line_exit_2(capsys, monkeypatch, tmp_path, argv, nee
     assert needle in err and "\n" not in err and "Traceback" not in err
 
 
-def test_cli_text_table_notes_dropped_lines(capsys) -> None:
+def test_cli_text_table_notes_dropped_lines(capsys, bundled_encoder) -> None:
     from explorer.cli import main
 
     assert main(["similarity", "A cat sits.", "A dog runs.", "A cat sits.", "--device", "cpu",

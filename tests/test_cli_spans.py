@@ -125,7 +125,7 @@ def test_qa_bad_input_is_one_line_before_loading(argv, needle: str, capsys) -> N
 
 # ---------------------------------------------------------------- colbert
 
-def test_colbert_json_is_the_similarity_page_ranking(capsys, golden) -> None:
+def test_colbert_json_is_the_similarity_page_ranking(capsys, golden, bundled_encoder) -> None:
     sentences = ["A man is eating food.", "A man is riding a horse.", "A woman is playing violin."]
     code, out, _ = _run(capsys, "colbert", "--query", "A man is eating pasta.", *sentences, "--json")
     data = _golden_json(golden, "colbert.json", out)

@@ -13,7 +13,7 @@ from explorer.tasks import colbert as cb
 
 
 @pytest.fixture(scope="module")
-def bundled():
+def bundled(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     return load_model(resolve("sentence-bert"))

@@ -20,7 +20,7 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 
 
 @pytest.fixture(scope="module")
-def bundled():
+def bundled(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     return load_model(resolve("sentence-bert"))

@@ -14,7 +14,7 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 
 
 @pytest.fixture(scope="module")
-def study():
+def study(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     encoder = cb.make_encoder(load_model(resolve("sentence-bert")))

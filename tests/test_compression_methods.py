@@ -24,7 +24,7 @@ def _digest(model: torch.nn.Module) -> str:
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def minilm(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     torch.set_num_threads(2)
@@ -126,7 +126,7 @@ def test_weight_only_without_torchao_says_how_to_get_it(monkeypatch) -> None:
             methods.apply(torch.nn.Linear(4, 4), methods.parse(name), "cpu")
 
 
-def test_weight_only_shrinks_the_real_minilm_and_torchao_stays_quiet() -> None:
+def test_weight_only_shrinks_the_real_minilm_and_torchao_stays_quiet(bundled_encoder) -> None:
     """w8 and w4 for real, through the CLI in a process of its own (so torchao's import happens there and its
     import-time warnings would show): quality measured against the float32 original, and stderr clean
     (explorer.core.logs)."""

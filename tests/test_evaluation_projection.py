@@ -23,7 +23,7 @@ BLOBS = np.concatenate([RNG.normal(c, 0.3, size=(15, 20)) for c in (0.0, 3.0, -3
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def minilm(bundled_encoder):
     return load_model(resolve(similarity.BI_ENCODER), device="cpu")
 
 

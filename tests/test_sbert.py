@@ -14,7 +14,7 @@ from explorer.tasks import sbert, similarity
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def minilm(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     return load_model(resolve("sentence-bert"), device="cpu")

@@ -11,7 +11,7 @@ from explorer.runtime.resolve import resolve
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def minilm(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     return load_model(resolve("sentence-bert"), device="cpu")

@@ -29,7 +29,7 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def bundled():
+def bundled(bundled_encoder):
     from explorer.runtime.loading import load_model
 
     torch.set_num_threads(2)

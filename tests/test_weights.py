@@ -80,7 +80,7 @@ def test_hf_cache_is_second(catalog, monkeypatch, tmp_path: Path, tiny_bert: Pat
     assert weights.locate("tiny-bert", str(tmp_path / "mine")).source == "models-dir"  # user dir wins
 
 
-def test_bundled_minilm(catalog) -> None:
+def test_bundled_minilm(catalog, bundled_encoder) -> None:
     st = weights.locate("sentence-bert")
     assert (st.status, st.source) == ("ready", "bundled") and st.disk_bytes > 80_000_000
 

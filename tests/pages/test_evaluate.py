@@ -105,7 +105,7 @@ def test_the_perplexity_tab_scores_a_typed_text(tiny) -> None:
     assert "empty" in shown(at.error)[0]
 
 
-def test_the_projector_draws_minilm_embeddings_coloured_by_a_field_with_neighbours() -> None:
+def test_the_projector_draws_minilm_embeddings_coloured_by_a_field_with_neighbours(bundled_encoder) -> None:
     at = page_app("evaluate.py", eval_view="Embedding projector").run()
     assert_clean(at)
     fig = figures(at)[0]
