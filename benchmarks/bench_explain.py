@@ -195,6 +195,10 @@ def report(out: dict) -> str:
                        ("versus_one_frame_at_a_time", "our scorer one frame at a time")):
         lines.append(_faster(f"occlusion of a {occ['tokens']}-token prompt ({occ['shown']} tokens left out), "
                              f"batched ({occ['batch']} a forward), vs {label}", occ[key], 3))
+    if "served" in out:
+        sv = out["served"]
+        lines.append(_faster(f"served occlusion, {sv['concurrent']} requests at once vs one at a time "
+                             f"({sv['requests']} requests, llama-cpp-python)", sv, 2, _gap(sv)))
     if ig["max_score_gap"] > 1e-4:
         lines += ["", f"Integrated gradients batched and one step at a time agree within {ig['max_score_gap']:.1e} "
                   "nats, not 1e-4: float32 sums run in another order over 32 x 7 rows than over 7 (the CPU's GEMM "
@@ -202,9 +206,9 @@ def report(out: dict) -> str:
                   "model agrees within 1e-5 (tests/test_explain_attribution.py); captum's scores equal a reference "
                   "of the formula within 1e-4 there too."]
     if "served" in out:
-        sv = out["served"]
-        lines.append(_faster(f"served occlusion, {sv['concurrent']} requests at once vs one at a time "
-                             f"({sv['requests']} requests, llama-cpp-python)", sv, 2, _gap(sv)))
+        lines += ["", "llama-cpp-python's server answers one request at a time (benchmarks/results/serving.md): "
+                  "requests sent together only queue there, so the concurrent figure says what that engine allows; "
+                  "an engine that batches (vLLM) is where the endpoint's bound pays."]
     if "served" not in out:
         lines += ["", "Served occlusion was not measured in this run (--no-served): run the script without it where "
                   "the llama-cpp-python engine starts (`python -m explorer serve`)."]
