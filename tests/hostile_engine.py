@@ -51,7 +51,7 @@ TRACEBACK = ("Traceback (most recent call last):\n"
              "RuntimeError: CUDA out of memory while allocating the KV cache")
 FAULTS = ("logprobs-number", "top-logprobs-number", "content-number", "text-number", "choices-number", "offset-huge",
           "logprob-huge", "ragged", "count", "nan-embedding", "embedding-strings", "ids-infinity", "drip", "endless",
-          "traceback", "nested", "slow")
+          "traceback", "nested", "slow", "no-echo")
 
 
 def _words(text: str) -> list[str]:
@@ -216,6 +216,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             return 400, {"error": {"message": "the body must be a JSON object"}}
         if path == "/v1/completions":
+            if fault == "no-echo":  # as llama.cpp's own llama-server: echo ignored, no prompt log-probabilities
+                return 200, completion({**body, "echo": False})
             if fault == "slow":
                 self.state.stop.wait(self.state.drip_s)
                 return 200, completion(body)

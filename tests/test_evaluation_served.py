@@ -60,13 +60,18 @@ def test_served_cloze_gives_the_greedy_match_and_perplexity(served_engine, bundl
     text = bundled.text()[:300]
     served_ppl = perplexity.perplexity(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), text)
     local_ppl = perplexity.perplexity(scorer_for("gemma3-270m", device="cpu"), text)
-    assert served_ppl.tokens == local_ppl.tokens and served_ppl.windows == 1
+    # the engine tokenizes the text with the GGUF's own tokenizer: a merge may differ from transformers' by a token
+    assert abs(served_ppl.tokens - local_ppl.tokens) <= 1 and served_ppl.windows == 1
     assert served_ppl.perplexity == pytest.approx(local_ppl.perplexity, rel=0.1)
 
 
-def test_a_server_without_prompt_logprobs_is_said_in_words(served_embedder) -> None:
-    with pytest.raises(ExplorerError) as err:
-        served_scorer(served_embedder.endpoint)
+def test_a_server_without_prompt_logprobs_is_said_in_words() -> None:
+    """An engine that ignores ``echo`` (llama.cpp's llama-server; llama-cpp-python 0.3.36 echoes even when started
+    for embeddings, so the test's own engine plays that server)."""
+    from tests.hostile_engine import HostileEngine
+
+    with HostileEngine("no-echo", spare_probe=False) as engine, pytest.raises(ExplorerError) as err:
+        served_scorer(engine.endpoint)
     message = str(err.value)
     assert "cannot score a task" in message and "echo" in message and "llama-server" in message
 
@@ -106,5 +111,7 @@ def test_lm_evals_local_completions_makes_the_same_choices(served_engine, local_
         theirs = [r[0] for r in sample["filtered_resps"]]
         ours = served.examples[sample["doc_id"]].scores
         shifts = [t - o for t, o in zip(theirs, ours, strict=True)]
-        assert max(shifts) - min(shifts) == pytest.approx(0.0, abs=1e-3)  # one constant per example
+        # one amount per example, up to where the engine's tokens of context + choice differ from the tokenizer's
+        # count of the context's (the text is sent as text, so a merge across the boundary moves a token's share)
+        assert max(shifts) - min(shifts) <= TOLERANCE
         assert max(range(len(theirs)), key=theirs.__getitem__) == served.choice(sample["doc_id"])
