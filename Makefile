@@ -1,6 +1,6 @@
 # Two commands on a fresh machine: `make run` (install + start the app) and `make test`
 # (install + lint + the whole test suite, browser test included). After every change: `make check`
-# (lint and the quick tests, a few minutes).
+# (lint and the quick tests on two workers; the quick tier is still most of the suite).
 PY ?= python3
 PORT ?= 8501
 # localhost: only this machine can open the app. To share it (classroom, lab server) use
@@ -82,7 +82,8 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-# The guard to run after every change (a few minutes on 2 cores; nothing to install or prepare): ruff, then mypy
+# The guard to run after every change (nothing to install or prepare; the quick tier is still most of the
+# suite, so not yet 5 minutes): ruff, then mypy
 # beside the quick tests on CHECK_WORKERS pytest-xdist workers. Quick: every test that reaches no real model,
 # engine or browser; those are marked slow by the fixtures they take (tests/tiers.py), and the quick ones see tiny
 # stand-ins for the bundled Gemma and MiniLM. `make test` runs them all.
