@@ -22,7 +22,7 @@ from explorer.core.limits import ECHO_CHARS
 if TYPE_CHECKING:  # explorer.runtime.placement imports torch: only commands that run a model pay for it
     from explorer.runtime.placement import Placement
 
-__all__ = ["AREAS", "add_placement", "build_parser", "print_json", "check_utf8", "placement_of",
+__all__ = ["AREAS", "add_model", "add_placement", "build_parser", "print_json", "check_utf8", "placement_of",
            "read_stdin", "read_text_file", "main"]
 
 # One module per area; each defines ``register(subparsers) -> None``.
@@ -84,6 +84,16 @@ def add_placement(parser: argparse.ArgumentParser) -> None:
                         help="where the model runs (default auto: CUDA, then Apple MPS, then the CPU)")
     parser.add_argument("--dtype", type=_choice("dtype"), default=None, metavar="{auto,float32,bfloat16,float16}",
                         help="precision (default auto: bfloat16 on CUDA, float16 on MPS, float32 on the CPU)")
+
+
+def add_model(parser: argparse.ArgumentParser) -> None:
+    """``--model``, ``--random-weights``, ``--models-dir``, ``--json`` and the placement: the options every command
+    that runs one model takes."""
+    parser.add_argument("--model", required=True, help="catalog key (gemma3-270m is bundled), lab/NAME or a directory")
+    parser.add_argument("--random-weights", action="store_true", help="untrained weights (labelled) from the config")
+    parser.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_placement(parser)
 
 
 def placement_of(args: argparse.Namespace) -> Placement:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli import add_model, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
 from explorer.cli.progress import Ticker, eta
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
@@ -33,18 +33,10 @@ __all__ = ["cmd_attribute", "cmd_lens", "cmd_tuned_lens_train", "register"]
 METHODS = ("grad", "grad-input", "ig", "occlusion")  # explorer.explain.cost.METHODS (torch-free here)
 
 
-def _model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="catalog key (gemma3-270m, sentence-bert, ...) or a directory")
-    p.add_argument("--random-weights", action="store_true", help="untrained weights (labelled) instead of real ones")
-    p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    add_placement(p)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``lens``, ``attribute`` and ``tuned-lens``."""
     p = sub.add_parser("lens", help="every layer's prediction through the model's own head (logit or tuned lens)")
-    _model_flags(p)
+    add_model(p)
     text_source(p, help="the text (a blank ___ for a masked LM or T5/BART)")
     p.add_argument("--position", type=int, default=None, help="the token read (default: where the target goes)")
     p.add_argument("--target", default=None, help="the token whose rank and probability each layer gives")
@@ -55,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = sub.add_parser("attribute", help="each token's share of a prediction: gradients, integrated gradients, "
                                          "occlusion")
-    _model_flags(a)
+    add_model(a)
     text_source(a, help="the text (a blank ___ for a masked LM or T5/BART)")
     a.add_argument("--target", required=True, help="the predicted token or word (a sentence encoder: the second "
                                                    "sentence)")
@@ -68,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("tuned-lens", help="train a tuned lens (one affine translator per layer)")
     tsub = t.add_subparsers(dest="tuned_command", required=True)
     tr = tsub.add_parser("train", help="train the translators on the bundled corpus or a text file, save them")
-    _model_flags(tr)
+    add_model(tr)
     tr.add_argument("--text-file", default=None, metavar="PATH", help="a UTF-8 text to train on (default: the "
                                                                         "bundled Python documentation)")
     tr.add_argument("--steps", type=number(int, 1, 100_000), default=None, help="training steps (default 20)")

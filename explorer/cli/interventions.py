@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli import add_model, placement_of, print_json
 from explorer.cli.argtypes import number, seed
 from explorer.cli.progress import Ticker
 from explorer.core.errors import ExplorerError
@@ -21,18 +21,10 @@ SITES = ("resid", "attn", "mlp", "heads")
 METRICS = ("logit-diff", "prob", "kl")
 
 
-def _model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="catalog key (gemma3-270m is bundled), lab/NAME or a directory")
-    p.add_argument("--random-weights", action="store_true", help="untrained model from the variant's config")
-    p.add_argument("--models-dir", default=None, help="where downloaded weights live (else EXPLORER_MODELS_DIR)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    add_placement(p)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
     p = sub.add_parser("patch", help="activation patching: restore clean activations inside a corrupted run")
-    _model_options(p)
+    add_model(p)
     p.add_argument("--clean", required=True, help="the clean prompt (a blank ___ where the answer goes)")
     p.add_argument("--corrupt", required=True, help="the corrupted prompt, as many tokens as the clean one")
     p.add_argument("--target", required=True, help="the clean prompt's answer (its first token is scored)")
@@ -47,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_patch)
 
     a = sub.add_parser("ablate", help="zero or mean ablation of a head, a neuron, a block or a layer")
-    _model_options(a)
+    add_model(a)
     a.add_argument("--text", required=True, help="the prompt (a blank ___ for masked LMs and T5/BART)")
     which = a.add_mutually_exclusive_group(required=True)
     which.add_argument("--head", metavar="L.H", help="a head, e.g. 12.2")
@@ -62,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=cmd_ablate)
 
     s = sub.add_parser("steer", help="generate with and without a steering vector added at a layer")
-    _model_options(s)
+    add_model(s)
     s.add_argument("--text", required=True, help="the prompt to continue")
     s.add_argument("--positive", required=True, action="append", help="a positive prompt (repeat for a list)")
     s.add_argument("--negative", required=True, action="append", help="a negative prompt (repeat for a list)")

@@ -23,7 +23,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.core.locks import lock_of
-from explorer.evaluation.score import Group, Score, where_fields
+from explorer.evaluation.score import Group, Score, each_example, where_fields
 from explorer.runtime import activations, cancel
 from explorer.runtime.loading import LoadedModel
 from explorer.runtime.offload import input_device
@@ -83,11 +83,7 @@ class MaskedScorer:
         """Nothing to refuse before tokenizing (a continuation cut off by the model's limit is found then)."""
 
     def score(self, groups: Sequence[Group]) -> list[list[Score]]:
-        out = []
-        for context, continuations in groups:
-            cancel.check()
-            out.append(self.example(context, continuations))
-        return out
+        return each_example(self.example, groups)
 
     def _encode(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
         tok = self.loaded.tokenizer

@@ -10,11 +10,13 @@ encoder-decoder's encoder pass) does so. It answers one :class:`Score` per conti
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Group", "Score", "Scorer", "where_fields"]
+from explorer.runtime import cancel
+
+__all__ = ["Group", "Score", "Scorer", "each_example", "where_fields"]
 
 Group = tuple[str, tuple[str, ...]]  # (context, continuations scored after it)
 
@@ -56,3 +58,13 @@ class Scorer(Protocol):
     def score(self, groups: Sequence[Group]) -> list[list[Score]]:
         """One :class:`Score` per continuation of every group, in order."""
         ...
+
+
+def each_example(example: Callable[[str, Sequence[str]], list[Score]], groups: Sequence[Group]) -> list[list[Score]]:
+    """``example(context, continuations)`` for every group in turn, the request's stop checked between them (the
+    scorers that cannot share work across examples: masked LMs, encoder-decoders)."""
+    out = []
+    for context, continuations in groups:
+        cancel.check()
+        out.append(example(context, continuations))
+    return out

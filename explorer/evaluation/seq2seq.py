@@ -16,8 +16,7 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from explorer.core.errors import ExplorerError
 from explorer.core.locks import lock_of
-from explorer.evaluation.score import Group, Score, where_fields
-from explorer.runtime import cancel
+from explorer.evaluation.score import Group, Score, each_example, where_fields
 from explorer.runtime.loading import LoadedModel
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
@@ -46,11 +45,7 @@ class Seq2SeqScorer:
         """Nothing to refuse before tokenizing."""
 
     def score(self, groups: Sequence[Group]) -> list[list[Score]]:
-        out = []
-        for context, continuations in groups:
-            cancel.check()
-            out.append(self.example(context, continuations))
-        return out
+        return each_example(self.example, groups)
 
     def _ids(self, text: str, specials: bool) -> list[int]:
         tok = self.loaded.tokenizer
