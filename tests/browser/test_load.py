@@ -52,7 +52,10 @@ GIVEN_BACK = 0.85  # share of (peak - idle) that "Free memory" must give back to
 
 
 def _rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():  # the server is gone (a failed scenario tears it down while the sampler runs)
+        return 0
+    for line in status.read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
@@ -117,14 +120,15 @@ async def _round(page, session: int, round_: int) -> float:
     await box.fill("\n".join(lines))
     start = time.perf_counter()
     await box.press("Control+Enter")
-    chart = page.locator("[data-testid='stPlotlyChart']").first
+    charts = page.locator("[data-testid='stPlotlyChart']")
     word = lines[0].split()[1]
     await page.wait_for_function(
         "w => [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")].some(c => c.innerText.includes(w))",
         arg=word, timeout=TIMEOUT_MS)
     seconds = time.perf_counter() - start
     await _idle(page)
-    labels = await chart.inner_text()
+    # every figure on the page: the matrix shows the typed sentences, the ColBERT figure beside it its own pair
+    labels = "\n".join(await charts.all_inner_texts())
     assert word in labels, f"session {session} round {round_}: its own sentences are missing"
     others = [f"zq{s}x" for s in range(SESSIONS) if s != session]
     assert not any(o in labels for o in others), f"session {session} saw another session's sentences"
