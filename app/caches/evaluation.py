@@ -121,26 +121,16 @@ def served_vectors_part(ep: Endpoint, texts: tuple[str, ...]) -> vectors.Vectors
     return vectors.served(ep, texts)
 
 
-def _in_parts(make: Callable[[tuple[str, ...]], vectors.Vectors], texts: tuple[str, ...], who: str,
-              progress: Progress) -> vectors.Vectors:
-    parts = []
-    for start in range(0, len(texts), TEXTS_PART):
-        parts.append(make(texts[start:start + TEXTS_PART]))
-        if progress is not None:
-            done = min(len(texts), start + TEXTS_PART)
-            progress(done / len(texts), f"{who}: {done:,} of {len(texts):,} texts embedded")
-    return vectors.concat(parts)
-
-
 def local_vectors(ref: ModelRef, texts: tuple[str, ...], layer: int | None, tokens: bool,
                   device: str, dtype: str, progress: Progress = None) -> vectors.Vectors:
     """Sentence embeddings (or one layer's token states) of ``texts``, a list at a time."""
-    return _in_parts(lambda part: local_vectors_part(ref, part, layer, tokens, device, dtype), texts,
-                     ref.spec, progress)
+    return vectors.in_parts(lambda part: local_vectors_part(ref, part, layer, tokens, device, dtype), texts,
+                            TEXTS_PART, _budget(), ref.spec, progress)
 
 
 def served_vectors(ep: Endpoint, texts: tuple[str, ...], progress: Progress = None) -> vectors.Vectors:
-    return _in_parts(lambda part: served_vectors_part(ep, part), texts, ep.shown, progress)
+    return vectors.in_parts(lambda part: served_vectors_part(ep, part), texts, TEXTS_PART, _budget(), ep.shown,
+                            progress)
 
 
 @st.cache_data(max_entries=32, show_spinner="Laying the points out…")
@@ -150,22 +140,19 @@ def layout(vec: vectors.Vectors, method: str, dims: int, seed: int) -> projector
     return projector.project(vec, method, dims, seed)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-@workers.queued
 def neighbours(ref: ModelRef, texts: tuple[str, ...], query: str, layer: int | None, tokens: bool,
                device: str = "auto", dtype: str = "auto") -> tuple[projector.Neighbour, ...]:
     """The points nearest the typed sentence, its vector made as the points' were (a token's points: the mean of
-    the sentence's token states at that layer)."""
+    the sentence's token states at that layer). Not cached itself: its embeddings are, part by part, so the
+    neighbours follow the points as a cut embedding is completed by later runs."""
     query = projector.check_query(query)
     points = local_vectors(ref, texts, layer, tokens, device, dtype)
     q = local_vectors_part(ref, (query,), layer, tokens, device, dtype).matrix.mean(axis=0)
     return projector.neighbours(points, q)
 
 
-@st.cache_data(max_entries=32, ttl=600, show_spinner=False)
-@workers.remote
 def served_neighbours(ep: Endpoint, texts: tuple[str, ...], query: str) -> tuple[projector.Neighbour, ...]:
-    q = vectors.served(ep, [projector.check_query(query)]).matrix[0]
+    q = served_vectors_part(ep, (projector.check_query(query),)).matrix[0]
     return projector.neighbours(served_vectors(ep, texts), q)
 
 

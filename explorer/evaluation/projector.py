@@ -7,7 +7,7 @@ texts onto the first (:mod:`~explorer.evaluation.procrustes`) so the two picture
 space (a 2-D picture distorts distances; the neighbours do not depend on it).
 
 >>> import numpy as np
->>> from explorer.evaluation.vectors import Vectors
+>>> from explorer.evaluation.vectors import Vectors, left_out_notice
 >>> vec = Vectors("m", "sentences", np.eye(3, dtype=np.float32), ("a", "b", "c"), (0, 1, 2), "unit")
 >>> [(n.rank, n.text, n.cosine) for n in neighbours(vec, np.array([0.0, 0.6, 0.8]), k=2)]
 [(1, 'c', 0.8), (2, 'b', 0.6)]
@@ -24,7 +24,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.limits import EVALUATION_QUERY_CHARS
 from explorer.core.notices import Notice, texts
 from explorer.evaluation import procrustes, projection
-from explorer.evaluation.vectors import Vectors
+from explorer.evaluation.vectors import Vectors, left_out_notice
 
 __all__ = ["Neighbour", "Projection", "check_query", "neighbours", "project", "side_by_side"]
 
@@ -75,13 +75,18 @@ def project(vectors: Vectors, method: str, dims: int = 2, seed: int = 0,
             progress: Progress | None = None) -> Projection:
     """``vectors`` laid out by ``method`` (pca, tsne, umap) in ``dims`` dimensions, seeded by ``seed``."""
     layout = projection.project(vectors.matrix, method, dims, seed, progress)
+    cut = left_out_notice(vectors)
     return Projection(vectors.model, vectors.kind, method, dims, seed, layout.points, vectors.labels, vectors.owners,
                       f"{vectors.how}; {layout.how}", layout.explained, vectors.layer, None,
-                      vectors.seconds + layout.seconds, (), vectors.device, vectors.device_name, vectors.dtype)
+                      vectors.seconds + layout.seconds, (Notice("stopped", cut),) if cut else (), vectors.device,
+                      vectors.device_name, vectors.dtype)
 
 
 def side_by_side(first: Projection, second: Projection) -> tuple[Projection, Projection]:
-    """Both projections, the second turned, scaled and moved onto the first (same texts, same order)."""
+    """Both projections, the second turned, scaled and moved onto the first (same texts, same order; when one was
+    cut by its budget, both are compared on the texts both embedded)."""
+    first, second = _common(first), _common(second, max(first.owners, default=-1) + 1)
+    first = _common(first, max(second.owners, default=-1) + 1)
     if first.kind != second.kind or len(first.points) != len(second.points):
         raise ExplorerError("Two projections are compared point by point: give both models the same texts (and "
                             "both sentences, or both tokens of the same tokenizer).")
@@ -91,6 +96,15 @@ def side_by_side(first: Projection, second: Projection) -> tuple[Projection, Pro
                           "unrelated).")
     return replace(first, disparity=0.0), replace(second, points=moved, disparity=disparity,
                                                   notices=second.notices + (note,))
+
+
+def _common(p: Projection, texts: int | None = None) -> Projection:
+    """``p``'s points of its first ``texts`` texts (all when None)."""
+    if texts is None or max(p.owners, default=-1) < texts:
+        return p
+    keep = [i for i, o in enumerate(p.owners) if o < texts]
+    return replace(p, points=p.points[keep], labels=tuple(p.labels[i] for i in keep),
+                   owners=tuple(p.owners[i] for i in keep))
 
 
 def check_query(text: object) -> str:

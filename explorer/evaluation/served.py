@@ -57,7 +57,8 @@ class ServedScorer:
         self.caps, self.key = caps, ep.key
 
     def where(self) -> dict[str, str]:
-        return probe.served_on(self.ep, self.caps)
+        on = probe.served_on(self.ep, self.caps)
+        return {"device": on["device"], "device_name": on["device_name"], "dtype": on["dtype"]}
 
     def check(self, groups: Sequence[Group]) -> None:
         """Every (context, continuation) within what one request may carry (:func:`scoring.check_pair`)."""

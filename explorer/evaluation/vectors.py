@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -35,7 +35,7 @@ from explorer.serving import embedding, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import similarity
 
-__all__ = ["MAX_TOKEN_POINTS", "Vectors", "concat", "sentences", "served", "tokens"]
+__all__ = ["MAX_TOKEN_POINTS", "Vectors", "concat", "in_parts", "sentences", "served", "tokens"]
 
 MAX_TOKEN_POINTS = 20_000  # token states drawn at once (WebGL draws them; hover and neighbours stay quick)
 SERVED_LIST = similarity.MAX_SENTENCES  # texts per served call (its own cap on one list)
@@ -58,6 +58,7 @@ class Vectors:
     device: str = "cpu"
     device_name: str = "cpu"
     dtype: str = "float32"
+    left_out: int = 0  # texts not embedded: the request's budget ended first (:func:`in_parts`)
 
 
 def _layer(loaded: LoadedModel, layer: int | None) -> int | None:
@@ -190,6 +191,45 @@ def served(ep: Endpoint, texts: Sequence[str], progress: Progress | None = None)
     return Vectors(ep.key, "sentences", np.concatenate(parts).astype(np.float32), tuple(texts),
                    tuple(range(len(texts))), "the server's /v1/embeddings, unit length", None,
                    time.perf_counter() - began, **probe.served_on(ep, caps))
+
+
+def in_parts(make: Callable[[tuple[str, ...]], Vectors], texts: Sequence[str], size: int, budget: float,
+             who: str, progress: Progress | None = None) -> Vectors:
+    """The vectors of ``texts``, ``size`` at a time (``make(part)``: each its own request, cached by the page), with
+    progress after each part, until every text is embedded or the parts' time together passes ``budget`` seconds:
+    then the texts embedded so far, and ``left_out`` says how many were not (embedding them again hits the parts
+    cached, so each run goes further).
+
+    >>> make = lambda part: Vectors("m", "sentences", np.ones((len(part), 2), np.float32), part,
+    ...                             tuple(range(len(part))), "ones", seconds=1.0)
+    >>> whole = in_parts(make, ["a", "b", "c"], 2, budget=60, who="m")
+    >>> whole.labels, whole.owners, whole.left_out
+    (('a', 'b', 'c'), (0, 1, 2), 0)
+    >>> cut = in_parts(make, ["a", "b", "c"], 2, budget=0.5, who="m")
+    >>> cut.labels, cut.left_out
+    (('a', 'b'), 1)
+    """
+    texts = tuple(texts)
+    parts: list[Vectors] = []
+    done = 0
+    for start in range(0, len(texts), size):
+        parts.append(make(texts[start:start + size]))
+        done = min(len(texts), start + size)
+        if progress is not None:
+            progress(done / len(texts), f"{who}: {done:,} of {len(texts):,} texts embedded")
+        if done < len(texts) and sum(p.seconds for p in parts) > budget:
+            break
+    return replace(concat(parts), left_out=len(texts) - done)
+
+
+def left_out_notice(vec: Vectors) -> str | None:
+    """What a projection of a cut embedding says, or None when every text was embedded."""
+    if not vec.left_out:
+        return None
+    owners = max(vec.owners, default=-1) + 1
+    return (f"{vec.model}: {owners:,} of {owners + vec.left_out:,} texts embedded within this request's time budget; "
+            f"the last {vec.left_out:,} are not drawn. Run it again to embed the rest (the texts embedded so far are "
+            "kept), or give fewer texts.")
 
 
 def concat(parts: Sequence[Vectors]) -> Vectors:

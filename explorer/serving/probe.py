@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.core.errors import shorten
 from explorer.serving import answers, client
@@ -32,6 +32,9 @@ from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.serving.errors import excerpt
 from explorer.serving.tokenizer import find_style
+
+if TYPE_CHECKING:  # placement imports torch, which the command line's light commands never load
+    from explorer.runtime.placement import RanOn
 
 __all__ = ["Capabilities", "PROBE_TEXT", "capabilities", "capabilities_many", "forget", "neutral", "probe", "require",
            "served_on", "summary"]
@@ -255,7 +258,7 @@ def neutral(caps: Capabilities, **overrides: Any) -> dict[str, object]:
     return {**NEUTRAL.get(caps.engine, {}), **overrides}
 
 
-def served_on(ep: Endpoint, caps: Capabilities) -> dict[str, str]:
+def served_on(ep: Endpoint, caps: Capabilities) -> RanOn:
     """The ``device`` / ``device_name`` / ``dtype`` fields of a result a server produced: where it ran, said as
     the engine, the endpoint and the model (``ran_caption`` shows "llama-cpp-python 0.3.36 · gemma at
     127.0.0.1:8080 (gemma3-270m) · as served")."""

@@ -150,3 +150,23 @@ def test_a_served_column_scores_what_fits_in_the_budget_beside_the_local_model(t
     assert any("scored" in w and "of 22 examples" in w for w in shown(at.warning))
     rows = at.dataframe[1].value
     assert rows["served:gemma-engine: choice"].isna().sum() == 22 - scored
+
+
+def test_a_projection_cut_by_its_budget_says_so_and_the_next_run_completes_it(monkeypatch) -> None:
+    lines = "\n".join(f"Sentence number {i} is about topic {i % 7}." for i in range(200))
+    from app.caches import evaluation as cache
+
+    # the parts together may take no time at all: the first part of 128 is kept (each part's own request still
+    # has the server's whole budget, so it is not stopped inside)
+    monkeypatch.setattr(cache, "_budget", lambda: 0.0)
+    at = page_app("evaluate.py", eval_view="Embedding projector", texts="lines", method="pca")
+    at.session_state["eval_proj_lines"] = lines
+    at.run()
+    assert_clean(at)
+    assert any("128 of 200 texts embedded" in w and "Run it again" in w for w in shown(at.warning))
+    assert sum(len(plotly_array(t["x"])) for t in figures(at)[0]["data"] if t["name"] != "nearest to the query") == 128
+    monkeypatch.setattr(cache, "_budget", lambda: 600.0)
+    at.run()  # the first part answers from the cache; the rest are embedded now
+    assert_clean(at)
+    assert not any("texts embedded" in w for w in shown(at.warning))
+    assert sum(len(plotly_array(t["x"])) for t in figures(at)[0]["data"] if t["name"] != "nearest to the query") == 200
