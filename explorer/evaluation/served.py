@@ -14,7 +14,6 @@ A server that sends no log-probabilities for the prompt's own tokens (llama.cpp'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from explorer.core.errors import ExplorerError
 from explorer.evaluation.score import Group, Score
@@ -26,7 +25,6 @@ from explorer.serving.probe import Capabilities
 
 __all__ = ["METHOD", "ServedScorer", "greedy_of", "served_scorer"]
 
-SERIAL_ENGINES = ("llama-cpp-python",)  # engines that answer one request at a time
 TIE = 1e-6  # a continuation token within this of the top log-probability counts as the top one (engines round)
 METHOD = ("summed log-likelihood of the continuation's tokens from the engine's echoed prompt log-probabilities "
           "(/v1/completions with echo and logprobs, one request per choice)")
@@ -51,9 +49,7 @@ class ServedScorer:
     untrained = False
 
     def __init__(self, ep: Endpoint, caps: Capabilities) -> None:
-        # llama-cpp-python's server runs one request at a time (benchmarks/results/serving.md): more in flight only
-        # queue there, and a queued request's wait counts against its timeout; others get the endpoint's bound
-        self.ep = replace(ep, max_concurrent=1) if caps.engine in SERIAL_ENGINES else ep
+        self.ep = probe.paced(ep, caps)  # one request at a time for an engine that answers one at a time
         self.caps, self.key = caps, ep.key
 
     def where(self) -> dict[str, str]:

@@ -5,7 +5,8 @@ the text's own tokens (:mod:`explorer.serving.scoring`), which is all occlusion 
 and ``log p(target | text without token i)`` for every token. The tokens are the server's own (its tokenize
 route; a server without one is occluded word by word, and says so); a decoder's fill-in also scores the words
 after the blank, as the local frame does (:mod:`explorer.explain.framer`). The requests run concurrently within
-the endpoint's bound (``max_concurrent``), a round at a time: when the request's budget runs out between rounds,
+the endpoint's bound (``max_concurrent``; one at a time for an engine that answers one at a time,
+:func:`~explorer.serving.probe.paced`), a round at a time: when the request's budget runs out between rounds,
 the tokens scored so far are kept (anytime) and a notice says how many.
 """
 
@@ -107,6 +108,7 @@ def attribute(ep: Endpoint, text: str, target: str | None, method: str = "occlus
     if method != "occlusion":
         raise ExplorerError(f"{ep.shown}: {method} needs the model's gradients, and {SERVED_INSIDES}.")
     caps = probe.require(ep, "prompt_logprobs", "occlusion (it scores the text with each token left out)")
+    ep = probe.paced(ep, caps)  # the engine's own pace: in flight together only where it answers together
     task, left, right = _split(text)
     context = left.rstrip() if left.strip() else ""
     aim, notes = _target(ep, context, left, target)

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.errors import shorten
@@ -256,6 +256,26 @@ NEUTRAL: dict[str, dict[str, object]] = {
 def neutral(caps: Capabilities, **overrides: Any) -> dict[str, object]:
     """Engine-specific request fields that turn its own sampling defaults off (``overrides`` win: top_k, top_p)."""
     return {**NEUTRAL.get(caps.engine, {}), **overrides}
+
+
+SERIAL_ENGINES = ("llama-cpp-python",)  # engines whose server answers one request at a time
+
+
+def paced(ep: Endpoint, caps: Capabilities) -> Endpoint:
+    """``ep`` as it is best driven: one request at a time when its engine answers one at a time.
+
+    llama-cpp-python's server runs one request at a time (benchmarks/results/serving.md): more in flight only queue
+    there, a queued request's wait counts against its timeout, and served occlusion ran 0.77x as fast with 4 in
+    flight as with 1 (benchmarks/results/explain.md). Other engines keep the endpoint's bound.
+
+    >>> from explorer.serving.endpoints import Endpoint
+    >>> ep = Endpoint("gemma", "http://127.0.0.1:8080/v1", max_concurrent=4)
+    >>> paced(ep, Capabilities(ep.base_url, True, engine="llama-cpp-python")).max_concurrent
+    1
+    >>> paced(ep, Capabilities(ep.base_url, True, engine="vLLM")).max_concurrent
+    4
+    """
+    return replace(ep, max_concurrent=1) if caps.engine in SERIAL_ENGINES else ep
 
 
 def served_on(ep: Endpoint, caps: Capabilities) -> RanOn:
