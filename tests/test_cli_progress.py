@@ -72,7 +72,9 @@ def test_compress_reports_each_method_with_counts_and_time_left_at_least_every_f
     assert any(re.match(r"^\s*\d+% .*bf16: .*\(method 1/2\)  elapsed \d+ s  ETA ", ln) for ln in lines), lines
     assert any("prune-20" in ln and "(method 2/2)" in ln for ln in lines), lines
     assert all(re.match(r"^\s*\d+(\.\d+)?%\s", ln) for ln in lines), lines  # the form tests/test_cli_hostile allows
-    assert err.longest_gap("Loading") < 0.2 + 1.5, err.stamped  # the heartbeat fills every silence
+    # the heartbeat fills every silence: a report every 0.2 s, and up to 3 s more where the test runs beside others
+    # (2.3 s once, on two workers of two cores); without it, each method's measuring is one silence
+    assert err.longest_gap("Loading") < 0.2 + 3.0, err.stamped
 
 
 def test_ctrl_c_during_compress_exits_130_with_one_line(tiny_bert, monkeypatch, capsys) -> None:
