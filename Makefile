@@ -7,7 +7,7 @@ PORT ?= 8501
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
 ADDRESS ?= localhost
 
-.PHONY: install install-dev browser prepare engine serve run run-served check test test-gpu test-vllm lint bench
+.PHONY: install install-dev browser prepare engine serve run run-served check tiers test test-gpu test-vllm lint bench
 
 install:
 	$(PY) -m pip install -q -r requirements.txt
@@ -82,23 +82,32 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-# The guard to run after every change (nothing to install or prepare; the quick tier is still most of the
-# suite, so not yet 5 minutes): ruff, then mypy
-# beside the quick tests on CHECK_WORKERS pytest-xdist workers. Quick: every test that reaches no real model,
-# engine or browser; those are marked slow by the fixtures they take (tests/tiers.py), and the quick ones see tiny
-# stand-ins for the bundled Gemma and MiniLM. `make test` runs them all.
+# The guard to run after every change (nothing to install or prepare, about five minutes on two cores): ruff, then
+# mypy beside the quick tests on CHECK_WORKERS pytest-xdist workers. Quick: every test that reaches no real model,
+# engine or browser (those are marked slow by the fixtures they take, tests/tiers.py), on tiny stand-ins for the
+# bundled Gemma and MiniLM, less the heavy ones (over a second even so: tests/heavy.txt, rewritten by `make tiers`).
 CHECK_WORKERS ?= 2
 check:
 	$(PY) -m ruff check .
 	@$(PY) -m mypy & MYPY=$$!; \
-	EXPLORER_TEST_STAND_INS=1 $(PY) -m pytest -q -n $(CHECK_WORKERS) --dist loadfile -m "not slow" --durations=10; TESTS=$$?; \
+	EXPLORER_TEST_STAND_INS=1 $(PY) -m pytest -q -n $(CHECK_WORKERS) --dist loadfile -m "not slow and not heavy" \
+	  --durations=10; TESTS=$$?; \
 	wait $$MYPY && exit $$TESTS
 
-# The load test runs in a process of its own: it drives its own server with Playwright's async API,
-# which cannot share a process with the sync browser fixtures of the other tests.
+# tests/heavy.txt from a measured run of the quick tier (after adding or speeding up tests)
+tiers:
+	EXPLORER_TEST_STAND_INS=1 EXPLORER_TIERS_RECORD=.tiers.json $(PY) -m pytest -q -n $(CHECK_WORKERS) \
+	  --dist loadfile -m "not slow"; $(PY) -m tests.tiers .tiers.json; rm -f .tiers.json
+
+# The whole gate, in three runs: the quick tests (heavy ones too) on the stand-ins on two workers; then the slow
+# ones, one at a time, on the real models, engines and browser (their oracles: real weights, real answers); then
+# the load test, in a process of its own: it drives its own server with Playwright's async API, which cannot
+# share a process with the sync browser fixtures of the other tests. Each prints its 30 slowest tests.
 # -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
 test: install-dev engine browser lint prepare
-	EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -m "not load" --durations=30
+	EXPLORER_TEST_STAND_INS=1 EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -n $(CHECK_WORKERS) --dist loadfile \
+	  -m "not slow" --durations=30
+	EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -m "slow and not load" --durations=30
 	$(PY) -m pytest -q -m load tests/browser/test_load.py
 
 # The CUDA half of tests/gpu/ (every live path per dtype on the GPU, CPU-vs-CUDA agreement); on a GPU machine

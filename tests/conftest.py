@@ -33,6 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _RUNNING: list[pytest.Item] = []
+_CONFIG: list[pytest.Config] = []
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -44,6 +45,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> None:
     tiers.check_fixture(fixturedef.argname, _RUNNING[0] if _RUNNING else None)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    tiers.record(report, _CONFIG[0])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG[:] = [config]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    tiers.prepare()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    tiers.save_record(session.config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

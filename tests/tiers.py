@@ -1,4 +1,4 @@
-"""The two tiers of the suite: quick tests on tiny stand-ins (`make check`) and slow ones on real things (`make test`).
+"""The tiers of the suite: quick tests on tiny stand-ins (`make check`) and slow ones on real things (`make test`).
 
 A test that reaches something real and slow is marked ``slow`` at collection by :func:`mark_slow`, from the
 fixtures it takes (an argument, a fixture of a fixture, or ``pytest.mark.usefixtures``: :data:`REAL_FIXTURES`)
@@ -9,8 +9,15 @@ random Gemma 3 with GPT-2's tokenizer; ``EXPLORER_BUNDLED_ENCODER_DIR``: a 2-lay
 all-MiniLM-L6-v2), so a page or a command that starts with Gemma 3 270M runs its whole path in a second. A test
 whose oracle needs the real model (a real answer, real weights' numbers) takes ``bundled_decoder`` or
 ``bundled_encoder``, and is slow. The stand-ins are set before any fixture of a test is made (:func:`use`), so a
-module fixture built for a quick test is built on them too. `make check` runs ``-m "not slow"`` with the stand-ins
-(``EXPLORER_TEST_STAND_INS=1``); `make test` runs everything, on the real models unless that variable is set too.
+module fixture built for a quick test is built on them too. `make check` runs ``-m "not slow and not heavy"`` with
+the stand-ins (``EXPLORER_TEST_STAND_INS=1``); `make test` runs everything: the quick tests on the stand-ins on two
+workers, then the slow ones one at a time on the real models.
+
+``heavy``: a quick test that still takes more than :data:`HEAVY_SECONDS` on the stand-ins (a real training run, a
+command in a process of its own), listed in :data:`HEAVY_LIST` from a measured run (`make tiers` rewrites it:
+``python -m tests.tiers RECORD.json``). `make check` leaves them out to stay within five minutes; `make test` runs
+them beside the other quick tests. A test missing from the list only makes `make check` slower, which its
+``--durations`` line shows.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ REAL_FIXTURES = frozenset({"bundled_decoder", "bundled_encoder", "served_engine"
 DECODER, ENCODER = "EXPLORER_BUNDLED_DECODER_DIR", "EXPLORER_BUNDLED_ENCODER_DIR"
 SWITCH = "EXPLORER_TEST_STAND_INS"  # "1": quick tests see the tiny stand-ins (`make check` sets it)
 _ORIGINAL = {name: os.environ.get(name) for name in (DECODER, ENCODER)}
+HEAVY_LIST = Path(__file__).with_name("heavy.txt")
+HEAVY_SECONDS = 1.0  # a quick test over this (setup, call and teardown, on one of two workers) is heavy
 _state: dict[str, object] = {"dirs": None, "real": None}
 
 
@@ -38,10 +47,72 @@ def is_real(item: pytest.Item) -> bool:
 
 
 def mark_slow(items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test :func:`is_real` finds (hand marks stay: a slow test of another kind)."""
+    """Mark ``slow`` every test :func:`is_real` finds (hand marks stay: a slow test of another kind), and
+    ``heavy`` every quick one :data:`HEAVY_LIST` names."""
+    heavy = _heavy_ids()
     for item in items:
         if is_real(item) and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+        elif item.nodeid in heavy and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.heavy)
+
+
+def _heavy_ids() -> frozenset[str]:
+    if not HEAVY_LIST.exists():
+        return frozenset()
+    lines = HEAVY_LIST.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+RECORD = "EXPLORER_TIERS_RECORD"  # a file: `make tiers` has each test's phases and seconds written there
+
+
+def record(report: pytest.TestReport, config: pytest.Config) -> None:
+    """Keep a test phase's seconds (in pytest-xdist's controller, which sees every worker's reports)."""
+    if os.environ.get(RECORD) and not hasattr(config, "workerinput"):
+        _state.setdefault("phases", []).append(  # type: ignore[union-attr]
+            (report.nodeid, report.when, round(report.duration, 3), report.outcome))
+
+
+def save_record(config: pytest.Config) -> None:
+    if (path := os.environ.get(RECORD)) and not hasattr(config, "workerinput"):
+        import json
+
+        Path(path).write_text(json.dumps(_state.get("phases", [])), encoding="utf-8")
+
+
+def heavy_from_record(phases: list[list[object]], over: float = HEAVY_SECONDS) -> list[str]:
+    """The heavy tests of a recorded run: a test whose call takes more than ``over`` seconds; a test whose setup
+    does, alone when it is not its file's first test (a fixture of its own), else with every test of its file (a
+    module's fixture: leaving out only the first test would move its cost to the next one)."""
+    first: dict[str, str] = {}
+    files: dict[str, list[str]] = {}
+    heavy: set[str] = set()
+    whole: set[str] = set()
+    for nodeid, when, seconds, outcome in phases:
+        node, path = str(nodeid), str(nodeid).split("::")[0]
+        if when == "setup":
+            first.setdefault(path, node)
+            files.setdefault(path, []).append(node)
+        if outcome == "skipped" or float(seconds) <= over:  # type: ignore[arg-type]
+            continue
+        if when == "setup" and first[path] == node:
+            whole.add(path)
+        else:
+            heavy.add(node)
+    return sorted(heavy | {n for path in whole for n in files[path]})
+
+
+def write_heavy(record_file: Path) -> int:
+    """Rewrite :data:`HEAVY_LIST` from a recorded run of the quick tier; the number of heavy tests."""
+    import json
+
+    ids = heavy_from_record(json.loads(record_file.read_text(encoding="utf-8")))
+    HEAVY_LIST.write_text(
+        "# Quick tests over tests/tiers.py's HEAVY_SECONDS on the stand-ins: `make check` leaves them out,\n"
+        "# `make test` runs them. Written by `make tiers` (python -m tests.tiers RECORD.json) from a measured run:\n"
+        "# do not edit.\n" + "".join(f"{i}\n" for i in ids), encoding="utf-8")
+    return len(ids)
 
 
 def _stand_ins() -> dict[str, str]:
@@ -55,6 +126,12 @@ def _stand_ins() -> dict[str, str]:
         _state["dirs"] = {DECODER: str(save_tiny_gemma(root / "gemma3-270m")),
                           ENCODER: str(save_tiny("minilm", root / "all-MiniLM-L6-v2"))}
     return _state["dirs"]  # type: ignore[return-value]
+
+
+def prepare() -> None:
+    """Save the stand-ins at the start of a session that uses them (so no test's setup is charged with them)."""
+    if os.environ.get(SWITCH) == "1":
+        _stand_ins()
 
 
 def _forget_streamlit_results() -> None:
@@ -99,3 +176,7 @@ def check_fixture(argname: str, item: pytest.Item | None) -> None:
     if argname in REAL_FIXTURES and item is not None and item.get_closest_marker("slow") is None:
         pytest.fail(f"{item.nodeid} reaches {argname!r} at run time: name it among the test's arguments or in "
                     "`pytest.mark.usefixtures` so that it is marked slow (tests/tiers.py).", pytrace=False)
+
+
+if __name__ == "__main__":
+    print(f"{write_heavy(Path(sys.argv[1]))} heavy tests written to {HEAVY_LIST}")
