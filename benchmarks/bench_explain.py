@@ -210,12 +210,13 @@ def report(out: dict) -> str:
                   "model agrees within 1e-5 (tests/test_explain_attribution.py); captum's scores equal a reference "
                   "of the formula within 1e-4 there too."]
     if "served" in out:
+        sv = out["served"]
         lines += ["", "llama-cpp-python's server answers one request at a time (benchmarks/results/serving.md): "
-                  "requests sent together only queue there (4 in flight ran 0.77x as fast as 1 in this script's "
-                  "first run), so the explorer now paces such an engine to one request at a time "
-                  "(explorer.serving.probe.paced) and the two arms send the same requests the same way; an engine "
-                  "that batches (vLLM) keeps the endpoint's bound, and is where concurrency pays (not measured "
-                  "here: no vLLM on this machine)."]
+                  f"requests sent together only queue there ({sv['concurrent']} in flight ran {1 / sv['ratio']:.2f}x "
+                  "as fast as 1 in this script's first run), so the explorer now paces such an engine to one request "
+                  "at a time (explorer.serving.probe.paced) and the two arms send the same requests the same way; an "
+                  "engine that batches (vLLM) keeps the endpoint's bound, and is where concurrency pays (not "
+                  "measured here: no vLLM on this machine)."]
     if "served" not in out:
         lines += ["", "Served occlusion was not measured in this run (--no-served): run the script without it where "
                   "the llama-cpp-python engine starts (`python -m explorer serve`)."]
