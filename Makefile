@@ -94,10 +94,11 @@ check:
 	  --durations=10; TESTS=$$?; \
 	wait $$MYPY && exit $$TESTS
 
-# tests/heavy.txt from a measured run of the quick tier (after adding or speeding up tests)
+# tests/heavy.txt from a measured run of the quick tier (after adding or speeding up tests; the run's seconds
+# stay in .tiers.json)
 tiers:
 	EXPLORER_TEST_STAND_INS=1 EXPLORER_TIERS_RECORD=.tiers.json $(PY) -m pytest -q -n $(CHECK_WORKERS) \
-	  --dist loadfile -m "not slow"; $(PY) -m tests.tiers .tiers.json; rm -f .tiers.json
+	  --dist loadfile -m "not slow"; $(PY) -m tests.tiers .tiers.json
 
 # The whole gate, in three runs: the quick tests (heavy ones too) on the stand-ins on two workers; then the slow
 # ones, one at a time, on the real models, engines and browser (their oracles: real weights, real answers); then

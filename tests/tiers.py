@@ -36,7 +36,8 @@ DECODER, ENCODER = "EXPLORER_BUNDLED_DECODER_DIR", "EXPLORER_BUNDLED_ENCODER_DIR
 SWITCH = "EXPLORER_TEST_STAND_INS"  # "1": quick tests see the tiny stand-ins (`make check` sets it)
 _ORIGINAL = {name: os.environ.get(name) for name in (DECODER, ENCODER)}
 HEAVY_LIST = Path(__file__).with_name("heavy.txt")
-HEAVY_SECONDS = 1.0  # a quick test over this (setup, call and teardown, on one of two workers) is heavy
+HEAVY_SECONDS = 1.0  # a quick test over this (its call, or a fixture of its own, on one of two workers) is heavy
+HEAVY_FILE_SECONDS = 8.0  # a file whose module fixture is over HEAVY_SECONDS is heavy when it all takes more
 _state: dict[str, object] = {"dirs": None, "real": None}
 
 
@@ -81,26 +82,31 @@ def save_record(config: pytest.Config) -> None:
         Path(path).write_text(json.dumps(_state.get("phases", [])), encoding="utf-8")
 
 
-def heavy_from_record(phases: list[list[object]], over: float = HEAVY_SECONDS) -> list[str]:
-    """The heavy tests of a recorded run: a test whose call takes more than ``over`` seconds; a test whose setup
-    does, alone when it is not its file's first test (a fixture of its own), else with every test of its file (a
-    module's fixture: leaving out only the first test would move its cost to the next one)."""
+def heavy_from_record(phases: list[list[object]], over: float = HEAVY_SECONDS,
+                      whole: float = HEAVY_FILE_SECONDS) -> list[str]:
+    """The heavy tests of a recorded run: a test whose call takes more than ``over`` seconds; a test whose own
+    setup does (a fixture of its own: a setup over ``over`` that is not its file's first); and every test of a
+    file whose first setup is over ``over`` (a module's fixture: leaving out only the first test would move its
+    cost to the next one) when that setup and the file's other quick tests take more than ``whole`` seconds
+    together (a file that stays cheap keeps its fixture and every test in `make check`)."""
     first: dict[str, str] = {}
     files: dict[str, list[str]] = {}
-    heavy: set[str] = set()
-    whole: set[str] = set()
-    for nodeid, when, seconds, outcome in phases:
+    seconds: dict[tuple[str, str], float] = {}
+    for nodeid, when, took, outcome in phases:
         node, path = str(nodeid), str(nodeid).split("::")[0]
         if when == "setup":
             first.setdefault(path, node)
             files.setdefault(path, []).append(node)
-        if outcome == "skipped" or float(seconds) <= over:  # type: ignore[arg-type]
-            continue
-        if when == "setup" and first[path] == node:
-            whole.add(path)
-        else:
-            heavy.add(node)
-    return sorted(heavy | {n for path in whole for n in files[path]})
+        if outcome != "skipped":
+            seconds[(node, str(when))] = float(took)  # type: ignore[arg-type]
+    heavy = {node for (node, when), took in seconds.items()
+             if took > over and (when != "setup" or first[node.split("::")[0]] != node)}
+    for nodes in files.values():
+        setup = seconds.get((nodes[0], "setup"), 0.0)
+        rest = sum(seconds.get((n, w), 0.0) for n in nodes if n not in heavy for w in ("call", "teardown"))
+        if setup > over and setup + rest > whole:
+            heavy.update(nodes)
+    return sorted(heavy)
 
 
 def write_heavy(record_file: Path) -> int:
