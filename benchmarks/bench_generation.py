@@ -47,9 +47,10 @@ LOAD_PROBE = """
 import time, json, os, psutil
 t0 = time.perf_counter()
 import explorer, torch, transformers
+from explorer.runtime.resolve import resolve
 from explorer.tasks.generation import load_decoder, next_token
 t1 = time.perf_counter()
-loaded = load_decoder("gemma3-270m")
+loaded = load_decoder(resolve("gemma3-270m"))
 t2 = time.perf_counter()
 rss_loaded = psutil.Process().memory_info().rss
 next_token(loaded, "The capital of France is", 5)
@@ -81,9 +82,10 @@ def _theirs(loaded, strategy: str, new: int, seed: int) -> list[int]:
 
 
 def speed(new: int, repeats: int) -> list[dict]:
+    from explorer.runtime.resolve import resolve
     from explorer.tasks.generation import load_decoder
 
-    loaded = load_decoder("gemma3-270m")
+    loaded = load_decoder(resolve("gemma3-270m"))
     rows = []
     for strategy in CASES:
         # best wall time, and best process CPU time (less disturbed by other jobs on a shared machine)

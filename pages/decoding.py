@@ -12,6 +12,7 @@ from app.views import generation as view
 from explorer.core.errors import ExplorerError
 from explorer.objectives import decoding as toy
 from explorer.plots import objectives as toy_plots
+from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.backend import Backend
 from explorer.tasks.generation import STRATEGIES, DecodingSettings
@@ -76,7 +77,8 @@ except ExplorerError as err:
 bar.empty()
 
 served = served_picker.pick("dec", "top_k", "next-token tables and decoding")
-models: list[Backend] = [backend.decoder(model, **where), *map(backend.served, served)]  # one road for every column
+# one road for every column; the model resolved once, after its conversion
+models: list[Backend] = [backend.decoder(resolve(model), **where), *map(backend.served, served)]
 prompt = st.text_area("Prompt", value=EXAMPLE, key="dec_prompt", height=90,
                       help=f"Long prompts are cut to their last {MAX_PROMPT_TOKENS:,} tokens on a CPU; on a GPU to "
                            "the model's context where its KV caches fit (the notice says which limit applied).")

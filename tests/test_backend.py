@@ -9,6 +9,7 @@ import math
 import pytest
 
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 from explorer.serving import backend, localengine, probe
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.causal.scoring import sequence_logprob
@@ -26,7 +27,7 @@ def tolerance(ep: Endpoint) -> float:
 
 @pytest.fixture(scope="module")
 def pair(bundled_decoder, served_engine) -> tuple[backend.LocalBackend, backend.ServedBackend]:
-    return backend.local(load_decoder("gemma3-270m", device="cpu")), backend.served(served_engine.endpoint)
+    return backend.local(load_decoder(resolve("gemma3-270m"), device="cpu")), backend.served(served_engine.endpoint)
 
 
 def test_both_backends_give_the_same_tokens_table_scores_and_greedy_text(pair) -> None:

@@ -73,7 +73,7 @@ def test_same_seed_same_losses() -> None:
 def test_saved_checkpoint_decodes_on_the_live_paths(trained, tmp_path) -> None:
     trained.model.save_pretrained(tmp_path)
     vocab.tokenizer().save_pretrained(tmp_path)
-    loaded = generation.load_decoder(str(tmp_path))
+    loaded = generation.load_decoder(resolve(str(tmp_path)))
     prompt, _ = generation.start(loaded, "the list is", DecodingSettings(max_new_tokens=4))
     assert prompt.ids[0] == 2 and prompt.ids[-1] != 3  # [CLS] the list is: no [SEP] for the decoder to continue after
     out = generation.generate(loaded, "the list is", DecodingSettings(max_new_tokens=4))

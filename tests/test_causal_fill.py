@@ -109,7 +109,7 @@ def test_no_answer_is_invisible_on_the_reported_prompt(bundled_decoder) -> None:
     from explorer.tasks.causal.fill import causal_fill
     from explorer.tasks.generation import load_decoder
 
-    fill = causal_fill(load_decoder("gemma3-270m", device="cpu"), "2, 3, 5, 8, 13, 21, ___.", 5)
+    fill = causal_fill(load_decoder(resolve("gemma3-270m"), device="cpu"), "2, 3, 5, 8, 13, 21, ___.", 5)
     shown = [c.text for blank in fill.blanks for c in (*blank.by_left, *blank.by_whole)]
     assert shown and all(text.strip() and text.isprintable() for text in shown), shown
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.caches import generation as cache
+from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings, generate, load_decoder, next_token
@@ -52,8 +53,8 @@ def test_the_page_and_its_view_take_one_road() -> None:
 
 
 def test_the_wrapper_gives_the_librarys_next_token_table_for_a_local_backend(tiny_dir, monkeypatch) -> None:
-    direct = next_token(load_decoder(tiny_dir, device="cpu"), PROMPT, 7)
-    one, other = backend.decoder(tiny_dir, device="cpu"), backend.decoder(tiny_dir, device="cpu")
+    direct = next_token(load_decoder(resolve(tiny_dir), device="cpu"), PROMPT, 7)
+    one, other = backend.decoder(resolve(tiny_dir), device="cpu"), backend.decoder(resolve(tiny_dir), device="cpu")
     cached = cache.next_token(one, PROMPT, 7)
     assert cached == direct and len(cached.candidates) == 7
     monkeypatch.setattr(backend.LocalBackend, "next_token", lambda *a: pytest.fail("the model ran again"))
@@ -62,19 +63,20 @@ def test_the_wrapper_gives_the_librarys_next_token_table_for_a_local_backend(tin
 
 def test_the_wrappers_decoder_continues_and_ends_as_the_librarys_run(tiny_dir) -> None:
     settings = DecodingSettings("sample", 0.8, 40, 0.9, 2, 60, 3)
-    model = backend.decoder(tiny_dir, device="cpu")
+    model = backend.decoder(resolve(tiny_dir), device="cpu")
     first = cache.generation(model, PROMPT, settings, 2)
-    later = cache.generation(backend.decoder(tiny_dir, device="cpu"), PROMPT, settings, 5)  # the Step button
-    whole = generate(load_decoder(tiny_dir, device="cpu"), PROMPT, DecodingSettings("sample", 0.8, 40, 0.9, 2, 5, 3))
+    later = cache.generation(backend.decoder(resolve(tiny_dir), device="cpu"), PROMPT, settings, 5)  # the Step button
+    whole = generate(load_decoder(resolve(tiny_dir), device="cpu"), PROMPT,
+                     DecodingSettings("sample", 0.8, 40, 0.9, 2, 5, 3))
     assert later.token_ids == whole.token_ids and later.token_ids[:2] == first.token_ids
     assert cache._decoders()[(model.ident, PROMPT, settings)].done == 5  # one live decoder, continued
 
 
 def test_a_backends_ident_names_the_model_and_where_it_runs(tiny_dir) -> None:
-    here = backend.decoder(tiny_dir, device="cpu")
-    assert here.ident == backend.decoder(f" {tiny_dir} ", device="cpu").ident
-    assert here.ident != backend.decoder(tiny_dir, device="cpu", dtype="bfloat16").ident
+    here = backend.decoder(resolve(tiny_dir), device="cpu")
+    assert here.ident == backend.decoder(resolve(f" {tiny_dir} "), device="cpu").ident
+    assert here.ident != backend.decoder(resolve(tiny_dir), device="cpu", dtype="bfloat16").ident
     a, b = Endpoint("gemma", "http://127.0.0.1:9/v1", "m"), Endpoint("gemma", "http://127.0.0.1:10/v1", "m")
     assert backend.served(a).ident == backend.served(a).ident != backend.served(b).ident
-    assert backend.local(load_decoder(tiny_dir, device="cpu")).in_process and not backend.served(a).in_process
+    assert backend.local(load_decoder(resolve(tiny_dir), device="cpu")).in_process and not backend.served(a).in_process
     assert here.shown == Path(tiny_dir).name and backend.served(a).shown == "gemma (served)"  # never a whole path

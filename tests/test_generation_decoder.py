@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from explorer.runtime.offload import input_device
+from explorer.runtime.resolve import resolve
 from explorer.tasks.generation import DecodingSettings, generate
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.prompt import encode_prompt
@@ -111,7 +112,7 @@ def test_each_step_records_the_model_probability_and_alternatives(tiny) -> None:
 def test_real_gemma_greedy_equals_generate() -> None:
     from explorer.tasks.generation import load_decoder
 
-    loaded = load_decoder("gemma3-270m")
+    loaded = load_decoder(resolve("gemma3-270m"))
     ours = generate(loaded, "The capital of France is", DecodingSettings("greedy", max_new_tokens=5))
     ids = torch.tensor([loaded.tokenizer("The capital of France is")["input_ids"]], device=input_device(loaded.model))
     ref = loaded.model.generate(ids, max_new_tokens=5, do_sample=False)  # on its device (CUDA, bf16 on a GPU)

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 from explorer.tasks.generation.nexttoken import forward_last, next_token, output_is_input_embedding
 from tests.tiny_gemma import load_tiny_gemma, tiny_gemma_config
 
@@ -65,7 +66,7 @@ def test_json_keys_and_truncation_notice(tiny) -> None:
 def test_real_gemma_predicts_france_and_ties_its_output_layer() -> None:
     from explorer.tasks.generation import load_decoder
 
-    loaded = load_decoder("gemma3-270m")  # converts once per machine, then loads from the models cache
+    loaded = load_decoder(resolve("gemma3-270m"))  # converts once per machine, then loads from the models cache
     result = next_token(loaded, "Paris is the capital of", 5)
     assert result.vocab_size == 262_144 and result.tied_output
     assert result.candidates[0].token == " France" and result.candidates[0].probability > 0.5

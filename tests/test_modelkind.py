@@ -39,7 +39,7 @@ def _no_path(message: str, root) -> None:
 
 def test_sentence_bert_in_the_decoding_lab_is_an_encoder(fenced) -> None:
     with pytest.raises(ExplorerError) as err:
-        load_decoder("sentence-bert")
+        load_decoder(resolve("sentence-bert"))
     assert str(err.value) == "sentence-bert is an encoder: the Decoding lab needs a decoder (gemma3-270m, gpt2, …)."
 
 
@@ -52,7 +52,7 @@ def test_cli_decoder_commands_name_themselves(command: str, fenced, capsys) -> N
 
 def test_a_catalog_key_of_the_wrong_kind_is_told_before_its_missing_weights(fenced) -> None:
     with pytest.raises(ExplorerError, match="t5-small is an encoder-decoder: the Decoding lab needs a decoder"):
-        load_decoder("t5-small")
+        load_decoder(resolve("t5-small"))
 
 
 def test_fill_mask_with_a_sentence_encoder_or_a_bare_directory(fenced) -> None:

@@ -10,6 +10,7 @@ import torch
 
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 from explorer.serving import decoding, probe
 from explorer.tasks.generation import DecodingSettings, load_decoder
 from explorer.tasks.generation.beam import BeamDecoder
@@ -23,7 +24,7 @@ LOGPROB_TOLERANCE = 0.3
 
 @pytest.fixture(scope="module")
 def local(bundled_decoder):
-    return load_decoder("gemma3-270m", device="cpu")
+    return load_decoder(resolve("gemma3-270m"), device="cpu")
 
 
 def test_next_token_top5_equals_the_in_process_model(served_engine, local) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.core.errors import ExplorerError
+from explorer.runtime.resolve import resolve
 from explorer.serving import spans
 from explorer.serving.endpoints import Endpoint
 from tests.pages.conftest import assert_clean, page_app, shown
@@ -58,7 +59,7 @@ def test_served_ranking_agrees_with_the_in_process_gemma(served_engine, bundled_
     blank = fill.blanks[0]
     assert fill.filled == "Paris is the capital of France." and blank.best.text == " capital"
     assert len(blank.by_whole) == 3 and sum(c.share for c in blank.by_whole) == pytest.approx(1.0)
-    local = load_decoder("gemma3-270m", device="cpu")
+    local = load_decoder(resolve("gemma3-270m"), device="cpu")
     here = [sequence_logprob(local.model, local.tokenizer(f"Paris is the{c.text} of France.")["input_ids"])
             for c in blank.by_whole]
     offsets = [h - c.whole_logprob for h, c in zip(here, blank.by_whole, strict=True)]  # the first token's term

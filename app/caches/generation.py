@@ -26,6 +26,7 @@ import streamlit as st
 from explorer.core.notices import Notice
 from explorer.runtime import workers
 from explorer.runtime.cancel import RequestStopped
+from explorer.runtime.resolve import resolve
 from explorer.serving.backend import Backend, LocalBackend, ServedBackend
 from explorer.tasks import generation as gen
 
@@ -54,7 +55,7 @@ def _fast_generation(model: Backend, prompt: str, settings: gen.DecodingSettings
 @st.cache_resource(show_spinner=False, max_entries=4)
 def prepared(model: str, _progress: Any = None, device: str = "auto", dtype: str = "auto") -> str:
     """The model ready to load (the bundled GGUF converted first, reporting to ``_progress``)."""
-    gen.load_decoder(model, progress=_progress, device=device, dtype=dtype)
+    gen.load_decoder(resolve(model), progress=_progress, device=device, dtype=dtype)
     return model
 
 

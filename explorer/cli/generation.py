@@ -21,6 +21,7 @@ from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.runtime import limits
 from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
+from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.backend import Backend
 from explorer.serving.endpoints import Endpoint
@@ -48,7 +49,7 @@ def _backend(args: argparse.Namespace, served: Endpoint | None, purpose: str) ->
     """The model the command line names, in this process or served: one interface from here on."""
     if served is not None:
         return backend.served(served)
-    return backend.local(load_decoder(args.model, args.models_dir, _progress, purpose=purpose,
+    return backend.local(load_decoder(resolve(args.model, args.models_dir), _progress, purpose=purpose,
                                       **placement_of(args).kwargs()))
 
 

@@ -18,9 +18,10 @@ page or command shows either, and tests compare them on the same weights.
 >>> down = served(Endpoint("nowhere", "http://127.0.0.1:9/v1"))  # nothing listens on port 9
 >>> down.key, down.why_not("attention").split(":")[0]
 ('served:nowhere', 'no inference engine sends attention weights')
->>> here = decoder("gemma3-270m", device="cpu")  # nothing is loaded until a result is asked
->>> here.ident, here.shown, here.in_process
-(('local', 'gemma3-270m', None, 'cpu', None), 'gemma3-270m', True)
+>>> from explorer.runtime.resolve import resolve
+>>> here = decoder(resolve("gemma3-270m"), device="cpu")  # nothing is loaded until a result is asked
+>>> here.ident[0], here.ident[1].spec, here.shown, here.in_process
+('local', 'gemma3-270m', 'gemma3-270m', True)
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from explorer.tokenization.split import Tokenization, assemble, check_text
 
 if TYPE_CHECKING:
     from explorer.runtime.loading import LoadedModel
+    from explorer.runtime.resolve import ModelRef
 
 __all__ = ["CAPABILITIES", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder", "local", "served"]
 
@@ -273,13 +275,13 @@ def local(loaded: LoadedModel) -> LocalBackend:
     return LocalBackend(loaded, loaded.key, ("local", loaded.key, loaded.path, loaded.device, loaded.dtype))
 
 
-def decoder(model: str, models_dir: str | None = None, *, device: str | None = None,
-            dtype: str | None = None, purpose: str = "the Decoding lab") -> LocalBackend:
-    """The backend of a decoder loaded here on first use (:func:`~explorer.tasks.generation.run.load_decoder`,
-    with the same arguments): a page builds it on every run at no cost."""
-    name = (model or "").strip()
-    return LocalBackend(lambda: load_decoder(name, models_dir, purpose=purpose, device=device, dtype=dtype), name,
-                        ("local", name, models_dir, device, dtype))
+def decoder(ref: ModelRef, *, device: str | None = None, dtype: str | None = None,
+            purpose: str = "the Decoding lab") -> LocalBackend:
+    """The backend of the decoder ``ref`` names, loaded here on first use
+    (:func:`~explorer.tasks.generation.run.load_decoder`, with the same arguments): a page builds it on every run
+    at no cost. Keyed by the ref, whose stamp changes with the weights on disk."""
+    return LocalBackend(lambda: load_decoder(ref, purpose=purpose, device=device, dtype=dtype), ref.spec,
+                        ("local", ref, device, dtype))
 
 
 def served(ep: Endpoint) -> ServedBackend:

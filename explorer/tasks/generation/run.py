@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from explorer.core.notices import Notice, texts
 from explorer.runtime import bundled, limits, loading, placement
 from explorer.runtime.placement import ran_on
-from explorer.runtime.resolve import resolve
+from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.fastpath import dynamic_reason
@@ -71,17 +71,17 @@ class Generation:
         return texts(self.notices)
 
 
-def load_decoder(key_or_path: str, models_dir: str | None = None, progress: bundled.Progress | None = None, *,
-                 purpose: str = "the Decoding lab", device: str | None = None,
-                 dtype: str | None = None) -> LoadedModel:
-    """A loaded causal LM on ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`); the bundled Gemma 3 270M
-    is converted first (once) with ``progress``. Another kind of model is refused in words naming
-    ``purpose`` (the page or command)."""
+def load_decoder(ref: ModelRef, progress: bundled.Progress | None = None, *, purpose: str = "the Decoding lab",
+                 device: str | None = None, dtype: str | None = None) -> LoadedModel:
+    """The causal LM ``ref`` names, loaded on ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`); the
+    bundled Gemma 3 270M is converted first (once) with ``progress``. Another kind of model is refused in words
+    naming ``purpose`` (the page or command)."""
     placement.Placement.parse(device, dtype).resolve()  # a bad choice is refused before a conversion starts
-    if (key_or_path or "").strip() == bundled.KEY:
-        bundled.ensure_converted(models_dir, progress)
-    return loading.load_model(resolve(key_or_path, models_dir), "causal-lm", purpose=purpose, device=device,
-                              dtype=dtype)
+    if ref.spec == bundled.KEY:
+        bundled.ensure_converted(ref.models_dir, progress)
+        if not ref.ready:  # resolved before its weights were converted: they are on disk now
+            ref = resolve(ref.spec, ref.models_dir)
+    return loading.load_model(ref, "causal-lm", purpose=purpose, device=device, dtype=dtype)
 
 
 def make_decoder(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> Decoder:
