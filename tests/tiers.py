@@ -36,7 +36,7 @@ DECODER, ENCODER = "EXPLORER_BUNDLED_DECODER_DIR", "EXPLORER_BUNDLED_ENCODER_DIR
 SWITCH = "EXPLORER_TEST_STAND_INS"  # "1": quick tests see the tiny stand-ins (`make check` sets it)
 _ORIGINAL = {name: os.environ.get(name) for name in (DECODER, ENCODER)}
 HEAVY_LIST = Path(__file__).with_name("heavy.txt")
-HEAVY_SECONDS = 1.0  # a quick test over this (its call, or a fixture of its own, on one of two workers) is heavy
+HEAVY_SECONDS = 0.5  # a quick test over this (its call, or a fixture of its own, on one of two workers) is heavy
 HEAVY_FILE_SECONDS = 8.0  # a file whose module fixture is over HEAVY_SECONDS is heavy when it all takes more
 _state: dict[str, object] = {"dirs": None, "real": None}
 
