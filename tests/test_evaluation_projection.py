@@ -124,3 +124,14 @@ def test_paraphrases_are_nearer_than_random_pairs(minilm) -> None:
     shuffled = np.sum(firsts * np.roll(seconds, 1, axis=0), axis=1)  # each first with another pair's second
     assert len(close) >= 5 and paraphrase.mean() > shuffled.mean() + 0.3
     assert (paraphrase > np.median(shuffled)).mean() >= 0.9
+
+
+def test_two_projections_one_cut_by_its_budget_are_compared_on_the_texts_both_have() -> None:
+    rng = np.random.default_rng(0)
+    whole = vectors.Vectors("a", "sentences", rng.normal(size=(5, 4)).astype(np.float32), tuple("vwxyz"),
+                            (0, 1, 2, 3, 4), "random")
+    cut = vectors.Vectors("b", "sentences", rng.normal(size=(3, 4)).astype(np.float32), tuple("vwx"), (0, 1, 2),
+                          "random", left_out=2)
+    first, second = projector.side_by_side(projector.project(whole, "pca"), projector.project(cut, "pca"))
+    assert first.labels == second.labels == ("v", "w", "x") and len(first.points) == len(second.points) == 3
+    assert "3 of 5 texts embedded" in second.notices[0].text and second.notices[0].kind == "stopped"

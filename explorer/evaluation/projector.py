@@ -7,7 +7,7 @@ texts onto the first (:mod:`~explorer.evaluation.procrustes`) so the two picture
 space (a 2-D picture distorts distances; the neighbours do not depend on it).
 
 >>> import numpy as np
->>> from explorer.evaluation.vectors import Vectors, left_out_notice
+>>> from explorer.evaluation.vectors import Vectors
 >>> vec = Vectors("m", "sentences", np.eye(3, dtype=np.float32), ("a", "b", "c"), (0, 1, 2), "unit")
 >>> [(n.rank, n.text, n.cosine) for n in neighbours(vec, np.array([0.0, 0.6, 0.8]), k=2)]
 [(1, 'c', 0.8), (2, 'b', 0.6)]
@@ -85,8 +85,8 @@ def project(vectors: Vectors, method: str, dims: int = 2, seed: int = 0,
 def side_by_side(first: Projection, second: Projection) -> tuple[Projection, Projection]:
     """Both projections, the second turned, scaled and moved onto the first (same texts, same order; when one was
     cut by its budget, both are compared on the texts both embedded)."""
-    first, second = _common(first), _common(second, max(first.owners, default=-1) + 1)
-    first = _common(first, max(second.owners, default=-1) + 1)
+    shared = min(_texts(first), _texts(second))
+    first, second = _common(first, shared), _common(second, shared)
     if first.kind != second.kind or len(first.points) != len(second.points):
         raise ExplorerError("Two projections are compared point by point: give both models the same texts (and "
                             "both sentences, or both tokens of the same tokenizer).")
@@ -98,9 +98,14 @@ def side_by_side(first: Projection, second: Projection) -> tuple[Projection, Pro
                                                   notices=second.notices + (note,))
 
 
-def _common(p: Projection, texts: int | None = None) -> Projection:
-    """``p``'s points of its first ``texts`` texts (all when None)."""
-    if texts is None or max(p.owners, default=-1) < texts:
+def _texts(p: Projection) -> int:
+    """How many texts ``p``'s points come from (its first ones: a cut embedding keeps a prefix)."""
+    return max(p.owners, default=-1) + 1
+
+
+def _common(p: Projection, texts: int) -> Projection:
+    """``p``'s points of its first ``texts`` texts."""
+    if _texts(p) <= texts:
         return p
     keep = [i for i, o in enumerate(p.owners) if o < texts]
     return replace(p, points=p.points[keep], labels=tuple(p.labels[i] for i in keep),

@@ -265,7 +265,7 @@ def paced(ep: Endpoint, caps: Capabilities) -> Endpoint:
     """``ep`` as it is best driven: one request at a time when its engine answers one at a time.
 
     llama-cpp-python's server runs one request at a time (benchmarks/results/serving.md): more in flight only queue
-    there, a queued request's wait counts against its timeout, and served occlusion ran 0.77x as fast with 4 in
+    there, a queued request's wait counts against its timeout, and served occlusion ran 0.77x as fast with 2 in
     flight as with 1 (benchmarks/results/explain.md). Other engines keep the endpoint's bound.
 
     >>> from explorer.serving.endpoints import Endpoint
