@@ -126,9 +126,9 @@ def occlusion_batched(loaded, repeats: int) -> dict:
             "versus_loop_of_forwards": versus_loop, "versus_one_frame_at_a_time": versus_one}
 
 
-def served_concurrency(repeats: int, base_url: str | None = None) -> dict:
-    """Served occlusion, the endpoint's bound vs one request at a time: on llama-cpp-python started here, or on
-    the engine already serving the bundled Gemma at ``base_url`` (vLLM: ``make test-vllm``'s server)."""
+def served_concurrency(repeats: int, base_url: str | None = None, concurrent: int = 4, text: str = SHORT) -> dict:
+    """Served occlusion of ``text``, ``concurrent`` requests in flight vs one at a time: on llama-cpp-python started
+    here, or on the engine already serving the bundled Gemma at ``base_url`` (vLLM: ``make test-vllm``'s server)."""
     import contextlib
 
     from explorer.explain import served
@@ -137,10 +137,11 @@ def served_concurrency(repeats: int, base_url: str | None = None) -> dict:
 
     started = (contextlib.nullcontext() if base_url else localengine.running(name="bench-explain"))
     with started as engine:
-        ep = Endpoint("bench", base_url, "gemma3-270m", max_concurrent=4) if base_url else engine.endpoint
-        served.attribute(ep, SHORT, "Paris")  # warm-up: the probe, the engine's first prompt
-        res = paired(lambda: served.attribute(ep, SHORT, "Paris"),
-                     lambda: served.attribute(replace(ep, max_concurrent=1), SHORT, "Paris"), repeats)
+        ep = (Endpoint("bench", base_url, "gemma3-270m", max_concurrent=concurrent) if base_url
+              else replace(engine.endpoint, max_concurrent=concurrent))
+        served.attribute(ep, text, "Paris")  # warm-up: the probe, the engine's first prompt
+        res = paired(lambda: served.attribute(ep, text, "Paris"),
+                     lambda: served.attribute(replace(ep, max_concurrent=1), text, "Paris"), repeats)
         done = res.pop("results")
         gap = max(abs((a.score or 0) - (b.score or 0)) for a, b in zip(done["ours"].tokens, done["theirs"].tokens,
                                                                        strict=True))
@@ -246,6 +247,11 @@ def main() -> None:
     parser.add_argument("--served-url", default=None,
                         help="measure served occlusion on the engine at this /v1 URL (vLLM serving the bundled Gemma "
                              "as gemma3-270m) and keep explain.json's other parts")
+    parser.add_argument("--served-concurrency", type=int, default=4,
+                        help="requests in flight at once for the served part (the endpoint's max_concurrent)")
+    parser.add_argument("--served-text", choices=("short", "occluded"), default="short",
+                        help="the text occluded through the engine: the 5-token one, or the 32-token one the local "
+                             "occlusion benchmark uses")
     parser.add_argument("--only-ig", action="store_true",
                         help="measure integrated gradients again and keep explain.json's other parts")
     args = parser.parse_args()
@@ -258,7 +264,9 @@ def main() -> None:
     out: dict = {"machine": _machine(args.device)}
     if args.served_url:
         kept = json.loads((OUT / "explain.json").read_text())
-        kept["served_batching"] = {**served_concurrency(args.served_repeats, args.served_url),
+        text = OCCLUDED if args.served_text == "occluded" else SHORT
+        kept["served_batching"] = {**served_concurrency(args.served_repeats, args.served_url,
+                                                        args.served_concurrency, text),
                                    "machine": out["machine"], "load_average_end": list(os.getloadavg())}
         (OUT / "explain.json").write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
         (OUT / "explain.md").write_text(report(kept), encoding="utf-8")

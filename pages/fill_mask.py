@@ -13,6 +13,8 @@ from app.views import fillmask as view
 from explorer.core import limits
 from explorer.runtime.placement import PlacementKwargs
 from explorer.runtime.resolve import ModelRef
+from explorer.serving import backend
+from explorer.serving.backend import Backend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import fillmask
 from explorer.tasks.discriminator import pair_named
@@ -65,8 +67,8 @@ def model_inputs(device: str, served: bool) -> tuple[tuple[ModelRef, ...], int, 
 
 def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: int, where: PlacementKwargs,
             served: list[Endpoint]) -> None:
-    """One prompt: a column per model, each answering as soon as its model is done (one request each), then per
-    served decoder; several: a row per prompt (local models). A bad prompt is one message, not one per model."""
+    """One prompt: a column per model, here or served, each answering as soon as its model is done (one request
+    each); several: a row per prompt (models here). A bad prompt is one message, not one per model."""
     started, directory = time.perf_counter(), cache.models_dir()
     several, valid = fillbatch.is_batch(prompt), False
     with ui.guard():
@@ -85,8 +87,8 @@ def answers(prompt: str, refs: tuple[ModelRef, ...], top_k: int, answer_tokens: 
                                    **where)
             view.batch(many, {r.spec: r for r in refs}, (time.perf_counter() - started) * 1000)
         return
-    view.columns(refs, lambda ref: cache.fill_one(ref, prompt, top_k, directory, answer_tokens, **where), started,
-                 served, lambda ep: cache.served_fill(ep, prompt, top_k, answer_tokens))
+    models: list[Backend] = [*(backend.model(r, **where) for r in refs), *map(backend.served, served)]
+    view.columns(models, lambda m: cache.fill(m, prompt, top_k, answer_tokens), started)
 
 
 def electra_moved() -> None:

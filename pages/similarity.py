@@ -17,7 +17,8 @@ from explorer.core.labels import safe_label
 from explorer.core.notices import Notice
 from explorer.plots import similarity as plots
 from explorer.runtime.resolve import resolve
-from explorer.serving.endpoints import Endpoint
+from explorer.serving import backend
+from explorer.serving.backend import Backend
 from explorer.tasks.colbert import RATIO_NOTE
 from explorer.tasks.similarity import BI_ENCODER
 
@@ -35,14 +36,19 @@ STAND_IN = Notice("stand-in", "Stand-in token vectors (no ColBERT checkpoint pre
 
 
 @contextlib.contextmanager
-def served_panel(ep: Endpoint, what: str) -> Iterator[None]:
-    """One served model's panel beside the local one: a failure is one warning there, and the page goes on."""
+def panel(model: Backend, what: str, first: bool) -> Iterator[None]:
+    """One model's panel: the typed model's first (a failure is an error box), each other one below it in a box of
+    its own, named (a failure is one warning there, and the page goes on)."""
+    if first:
+        with ui.guard():
+            yield
+        return
     with st.container(border=True):
-        st.markdown(f"**{ui.markdown_safe(ep.shown)}** (served, `/v1/embeddings`)")
+        st.markdown(f"**{ui.markdown_safe(model.shown)}**")
         try:
             yield
         except ExplorerError as err:
-            st.warning(ui.markdown_safe(f"{ep.shown} could not {what}: {err}"), icon=":material/cloud_off:")
+            st.warning(ui.markdown_safe(f"{model.shown} could not {what}: {err}"), icon=":material/cloud_off:")
 
 
 where = device_picker.pick().kwargs()  # the sidebar's device and precision: every wrapper below takes them
@@ -65,6 +71,7 @@ query = st.text_input("Query", value="A man is eating pasta.", key="sim_query")
 served = served_picker.pick("similarity", "embeddings", "sentence embeddings")  # each beside the local model
 ui.page_link("why.py", "Explain this prediction", text=query, pair=text.strip().split("\n")[0], models=model)
 ref = resolve(model)  # once: every tab's cache is keyed on it (its stamp changes with the weights)
+models: list[Backend] = [backend.model(ref, **where), *map(backend.served, served)]  # the typed one, then served
 
 lines = None
 with ui.guard():  # one message for a bad list, instead of one per tab
@@ -78,40 +85,30 @@ t_matrix, t_search, t_late, t_comp, t_sbert = st.tabs(
      "Pooling & objectives (Sentence-BERT)"])
 
 with t_matrix:
-    with ui.guard():
-        res = cache.matrix(ref, text, **where)
-        ui.notices(res.notices, ("truncated",))
-        if res.untrained:
-            ui.notice(ui.UNTRAINED)
-        st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {device_picker.ran_caption(res)} · "
-                   f"{res.seconds * 1000:.0f} ms")
-        ui.figure(plots.similarity_heatmap(res), "similarity_matrix", key="sim_heatmap")
-        ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
-            names="sentence"), "similarity_matrix", key="sim_matrix_csv")
-    for ep in served:
-        with served_panel(ep, "embed the sentences"):
-            sres = cache.served_matrix(ep, text)
-            ui.notices(sres.notices, ("info", "stopped"))  # stopped: the sentences embedded in time are shown
-            st.caption(f"{len(sres.sentences)} sentences · {sres.dim}-d embeddings · "
-                       f"{device_picker.ran_caption(sres)} · {sres.seconds * 1000:.0f} ms")
-            ui.figure(plots.similarity_heatmap(sres), f"similarity_matrix_{ep.name}", key=f"sim_heatmap_{ep.name}")
+    for i, each in enumerate(models):
+        tag = "" if i == 0 else f"_{i}"  # keys and file names: the typed model's as before, then numbered
+        with panel(each, "embed the sentences", first=i == 0):
+            res = cache.matrix(each, text)
+            ui.notices(res.notices, ("truncated", "info", "stopped"))  # stopped: the sentences embedded in time
+            if res.untrained:
+                ui.notice(ui.UNTRAINED)
+            st.caption(f"{len(res.sentences)} sentences · {res.dim}-d embeddings · {device_picker.ran_caption(res)} · "
+                       f"{res.seconds * 1000:.0f} ms")
+            ui.figure(plots.similarity_heatmap(res), f"similarity_matrix{tag}", key=f"sim_heatmap{tag}")
+            ui.csv_download(pd.DataFrame(res.matrix, columns=res.sentences, index=res.sentences).reset_index(
+                names="sentence"), f"similarity_matrix{tag}", key=f"sim_matrix_csv{tag}")
 
 with t_search:
-    with ui.guard():
-        hits = cache.search(ref, query, text, **where)
-        st.caption(f"{len(hits.hits)} sentences ranked · {device_picker.ran_caption(hits)} · "
-                   f"{hits.seconds * 1000:.0f} ms")
-        ui.figure(plots.search_bars(hits), "search", key="sim_search_fig")
-        table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
-        st.dataframe(table, hide_index=True, width="stretch")
-        ui.csv_download(table, "search", key="sim_search_csv")
-    for ep in served:
-        with served_panel(ep, "rank the sentences"):
-            shits = cache.served_search(ep, query, text)
-            st.caption(f"{len(shits.hits)} sentences ranked · {device_picker.ran_caption(shits)} · "
-                       f"{shits.seconds * 1000:.0f} ms")
-            st.dataframe(pd.DataFrame([h.__dict__ for h in shits.hits])[["rank", "score", "sentence"]],
-                         hide_index=True, width="stretch", key=f"sim_served_table_{ep.name}")
+    for i, each in enumerate(models):
+        tag = "" if i == 0 else f"_{i}"
+        with panel(each, "rank the sentences", first=i == 0):
+            hits = cache.search(each, query, text)
+            st.caption(f"{len(hits.hits)} sentences ranked · {device_picker.ran_caption(hits)} · "
+                       f"{hits.seconds * 1000:.0f} ms")
+            ui.figure(plots.search_bars(hits), f"search{tag}", key=f"sim_search_fig{tag}")
+            table = pd.DataFrame([h.__dict__ for h in hits.hits])[["rank", "score", "sentence"]]
+            st.dataframe(table, hide_index=True, width="stretch", key=f"sim_search_table{tag}")
+            ui.csv_download(table, f"search{tag}", key=f"sim_search_csv{tag}")
 
 with t_late, ui.guard():
     ranking = cache.late_ranking(query, text, **where)

@@ -10,6 +10,8 @@ from app.caches.models import models_dir
 from app.views import device_picker, served_picker
 from app.views import spans as view
 from explorer.runtime.resolve import resolve
+from explorer.serving import backend
+from explorer.serving.backend import Backend
 from explorer.tasks import infill, qa
 
 PROMPT = "Thank you ___ me to your party ___ week."
@@ -43,16 +45,13 @@ with t_infill:
                         help=f"T5 and BART generate up to this many; the decoder tries answers of 1 to "
                              f"{infill.CAUSAL_SPAN_TOKENS} tokens (each length is a beam step over the text).")
     st.query_params["max_new"] = str(max_new)
-    models = picked + ([extra] if extra else [])
-    if not models and not served:
+    columns: list[Backend] = [*(backend.model(resolve(m, directory, random_weights=random_weights), **where)
+                                for m in picked + ([extra] if extra else [])), *map(backend.served, served)]
+    if not columns:
         st.info("Pick at least one model.", icon=":material/info:")
-    columns = st.columns(max(1, len(models) + len(served)))
-    for col, model in zip(columns, models, strict=False):
+    for col, column in zip(st.columns(max(1, len(columns))), columns, strict=False):
         with col:
-            view.infill_column(resolve(model, directory, random_weights=random_weights), prompt, max_new, where)
-    for col, ep in zip(columns[len(models):], served, strict=True):
-        with col:
-            view.served_infill_column(ep, prompt, max_new)
+            view.infill_column(column, prompt, max_new)
     ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=",".join(picked))
 
 with t_qa:
@@ -70,10 +69,8 @@ with t_qa:
     ref = qa.model_ref(model, directory, random_weights) if model else None  # resolved once, passed down
     max_len = 30 if ref and qa.is_generative(ref) else st.slider("Longest answer (tokens)", 1, 64, 30,
                                                                  key="qa_max_len")
-    if ref is None or (not ref.ready and not ref.random_weights):
+    if ref is None:
         view.not_ready(ref)
-    else:
-        with view.ui.guard():
-            view.answer(cache.answer(ref, question, context, max_len, **where))
-    for ep in served:  # below the local answer, each in its own guarded box
-        view.served_answer(ep, question, context)
+    readers: list[Backend] = [*([backend.model(ref, **where)] if ref else []), *map(backend.served, served)]
+    for i, reader in enumerate(readers):  # the picked model's answer, then each served one below it
+        view.answer_box(reader, question, context, max_len, first=i == 0 and ref is not None)

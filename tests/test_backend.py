@@ -85,3 +85,24 @@ def test_a_closed_port_is_one_reason_for_everything() -> None:
     assert all(r and "connection was refused" in r for r in reasons.values()), reasons
     with pytest.raises(ExplorerError, match="connection was refused"):
         down.tokenize("hello")
+
+
+def test_the_fill_in_tasks_answer_alike_here_and_served(pair) -> None:
+    """The pages' one road: the same calls on a model resolved here and on the engine give the same answers (the
+    engine's Q4_K_M kernels against float32 here: the easy blanks and the answer agree, not every probability)."""
+    here, there = backend.model(resolve("gemma3-270m"), device="cpu"), pair[1]
+    assert here.ident == backend.decoder(resolve("gemma3-270m"), device="cpu").ident  # one cache key per model
+    fills = [m.fill("Paris is the [MASK] of France.", 3) for m in (here, there)]
+    assert all(not f.errors and f.models[0].masks[0].predictions[0].word == "capital" for f in fills)
+    assert fills[1].models[0].name == there.shown  # the served column says it is served
+    spans = [m.infill("Paris is the ___ of France.", 1).spans for m in (here, there)]
+    assert spans[0] == spans[1] == ("capital",)
+    answers = [m.answer("What is the capital of France?", "France's capital is Paris.").answer for m in (here, there)]
+    assert answers[0] == answers[1] and "Paris" in answers[0]
+
+
+def test_a_backend_made_from_a_loaded_model_asks_for_the_resolved_one(pair) -> None:
+    here = pair[0]  # backend.local(loaded): no ref to load a task's own way from
+    assert "build it from the resolved model" in (here.why_not("fill") or "")
+    with pytest.raises(ExplorerError, match="cannot do fill"):
+        here.fill("Paris is the [MASK] of France.")

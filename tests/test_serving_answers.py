@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.serving import answers, backend, decoding, embedding, probe, scoring, spans
+from explorer.serving import answers, backend, decoding, embedding, fillin, probe, scoring
 from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings
@@ -25,8 +25,8 @@ CALLS = {
     "generate": lambda ep: decoding.generate(ep, PROMPT, DecodingSettings("greedy", max_new_tokens=2)),
     "fast": lambda ep: decoding.fast(ep, PROMPT, DecodingSettings("greedy", max_new_tokens=2)),
     "score": lambda ep: scoring.score(ep, "Paris is the", " capital of France."),
-    "fill": lambda ep: spans.fill_column(ep, "Paris is the [MASK] of France."),
-    "qa": lambda ep: spans.answer(ep, "What is Paris?", "Paris is the capital of France."),
+    "fill": lambda ep: fillin.fill_column(ep, "Paris is the [MASK] of France."),
+    "qa": lambda ep: fillin.answer(ep, "What is Paris?", "Paris is the capital of France."),
 }
 
 
@@ -85,7 +85,7 @@ def test_a_well_behaved_engine_passes_every_shape() -> None:
             (True, True, 20, True, "llama-cpp-python")
         assert [c.token for c in decoding.next_token(engine.endpoint, PROMPT, 3).candidates] == [" Paris", " the", " a"]
         assert embedding.similarity(engine.endpoint, ["A man eats.", "A dog runs."]).dim == 8
-        assert spans.fill_column(engine.endpoint, "Paris is the [MASK] of France.").masks[0].predictions
+        assert fillin.fill_column(engine.endpoint, "Paris is the [MASK] of France.").masks[0].predictions
 
 
 @pytest.mark.parametrize(("data", "field"), [

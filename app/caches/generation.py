@@ -1,8 +1,7 @@
 """Cached wrappers of the decoding lab, one road for every model (the page calls these, never the library).
 
 A model is a :class:`~explorer.serving.backend.Backend`, in this process or served; every wrapper keys on the
-backend's ``ident`` (a stable hashable key) and runs its work as the backend needs: a model here holds a model
-slot (``workers.queued``), a served one waits on its server without one (``workers.remote``).
+backend's ``ident`` and runs its work as the backend needs (:mod:`app.caches.backends`).
 
 - ``prepared``: the one-time conversion of the bundled GGUF (``st.cache_resource``: once per
   process; the page's progress callback is not part of the key). Models themselves are not
@@ -17,31 +16,20 @@ slot (``workers.queued``), a served one waits on its server without one (``worke
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import streamlit as st
 
+from app.caches.backends import BY_IDENT, TTL, scheduled
 from explorer.core.notices import Notice
-from explorer.runtime import workers
 from explorer.runtime.cancel import RequestStopped
 from explorer.runtime.resolve import resolve
-from explorer.serving.backend import Backend, LocalBackend, ServedBackend
+from explorer.serving.backend import Backend
 from explorer.tasks import generation as gen
 
 MAX_DECODERS = 8  # live decoders kept per model and session (each holds a KV cache or a prefix)
 MAX_LIVE = 40  # live decoders kept per session across models (a model typed earlier is let go)
-# a backend is hashed as its ident (never its model's weights)
-BY_IDENT: dict[str | type[Any], Callable[[Any], Any]] = {LocalBackend: lambda b: b.ident,
-                                                          ServedBackend: lambda b: b.ident}
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _scheduled(model: Backend, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """``fn`` under the request's budget, holding a local model slot only for a model in this process."""
-    return (workers.queued if model.in_process else workers.remote)(fn)(*args, **kwargs)
 
 
 def _next_token(model: Backend, prompt: str, top_k: int) -> gen.NextToken:
@@ -59,15 +47,15 @@ def prepared(model: str, _progress: Any = None, device: str = "auto", dtype: str
     return model
 
 
-@st.cache_data(max_entries=64, ttl=600, hash_funcs=BY_IDENT, show_spinner="Running the prompt through the model…")
+@st.cache_data(max_entries=64, ttl=TTL, hash_funcs=BY_IDENT, show_spinner="Running the prompt through the model…")
 def next_token(model: Backend, prompt: str, top_k: int) -> gen.NextToken:
-    return _scheduled(model, _next_token, model, prompt, top_k)
+    return scheduled(model, _next_token, model, prompt, top_k)
 
 
-@st.cache_data(max_entries=64, ttl=600, hash_funcs=BY_IDENT, show_spinner="The server writes the whole continuation…")
+@st.cache_data(max_entries=64, ttl=TTL, hash_funcs=BY_IDENT, show_spinner="The server writes the whole continuation…")
 def fast_generation(model: Backend, prompt: str, settings: gen.DecodingSettings) -> gen.Generation:
     """The whole continuation in one request (a served model's fast mode)."""
-    return _scheduled(model, _fast_generation, model, prompt, settings)
+    return scheduled(model, _fast_generation, model, prompt, settings)
 
 
 def _decoders() -> OrderedDict:
@@ -87,7 +75,7 @@ def _keep(live: OrderedDict, key: tuple) -> None:
 def generation(model: Backend, prompt: str, settings: gen.DecodingSettings, steps: int) -> gen.Generation:
     """The first ``steps`` tokens of this strategy, continuing this session's decoder when it can (a decoder is
     kept per backend: a local one's KV cache lives on its device)."""
-    return _scheduled(model, _generation, model, prompt, settings, steps)
+    return scheduled(model, _generation, model, prompt, settings, steps)
 
 
 def _generation(model: Backend, prompt: str, settings: gen.DecodingSettings, steps: int) -> gen.Generation:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.backends import BY_IDENT, TTL, scheduled
 from explorer.runtime import fence, modelcache, workers
 from explorer.runtime.resolve import ModelRef
 from explorer.runtime.resolve import resolve as resolve_model
-from explorer.serving import spans
-from explorer.serving.endpoints import Endpoint
+from explorer.serving.backend import Backend
 from explorer.tasks import defaults, discriminator, fillmask
 from explorer.tasks.fillmask import batch as fillbatch
-from explorer.tasks.fillmask.result import ModelFill
 
 
 def models_dir() -> str | None:
@@ -41,15 +40,17 @@ def resolve(specs: list[str], directory: str | None, allow_random: bool) -> tupl
     return tuple(resolve_model(s, directory, allow_random=allow_random) for s in specs)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def fill_one(ref: ModelRef, prompt: str, top_k: int, directory: str | None, answer_tokens: int = 1,
-             device: str = "auto", dtype: str = "auto") -> fillmask.FillMaskResult:
-    """One model's top-k for every mask of ``prompt``, as one request of its own: each column answers as soon as its
-    model is done, within its own budget, so a slow model is cut in its column and never holds back the others
-    (``device``/``dtype``: the sidebar's choice, part of the key)."""
-    return fillmask.fill_mask((ref,), prompt, top_k, models_dir=directory, answer_tokens=answer_tokens, device=device,
-                              dtype=dtype)
+def _fill(model: Backend, prompt: str, top_k: int, answer_tokens: int) -> fillmask.FillMaskResult:
+    return model.fill(prompt, top_k, answer_tokens)
+
+
+@st.cache_data(max_entries=128, ttl=TTL, hash_funcs=BY_IDENT, show_spinner=False)
+def fill(model: Backend, prompt: str, top_k: int, answer_tokens: int = 1) -> fillmask.FillMaskResult:
+    """One model's top-k for every mask of ``prompt`` (a masked LM's, a local or served decoder's causal column), as
+    one request of its own: each column answers as soon as its model is done, within its own budget, so a slow model
+    is cut in its column and never holds back the others (keyed by the backend: the model resolved once, where it
+    runs; or the endpoint)."""
+    return scheduled(model, _fill, model, prompt, top_k, answer_tokens)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -110,13 +111,7 @@ def electra_pairs() -> dict[str, tuple[str, str]]:
 def free_memory() -> None:
     """Forget every loaded model and the results computed with them."""
     modelcache.clear_cache()
-    fill_one.clear()
+    fill.clear()
     fill_many.clear()
     electra.clear()
 
-
-@st.cache_data(max_entries=64, ttl=600, show_spinner="The served decoder scores each candidate's whole text…")
-@workers.remote  # the request budget, no local model slot: the engine does the work
-def served_fill(ep: Endpoint, prompt: str, top_k: int, answer_tokens: int = 1) -> ModelFill:
-    """A served decoder's causal fill-mask column (keyed by the Endpoint; ten minutes: a server can change)."""
-    return spans.fill_column(ep, prompt, top_k, answer_tokens)

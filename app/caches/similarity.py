@@ -7,20 +7,20 @@ here would stop that cache from ever freeing memory. ``device``/``dtype`` (the s
 ColBERT is the library's decision (``colbert.default_encoder``). Results are ``st.cache_data`` (small frozen
 dataclasses, hashable arguments, bounded). ExplorerErrors are not cached: they reach ``ui.guard``.
 
-Served models (``served_matrix``, ``served_search``) are keyed by the :class:`Endpoint` itself (a changed URL or
-model misses the cache) with a ``ttl``, since a server can change under us; they run under ``workers.remote``
-(the request budget, no local model slot: the engine does the work).
+The bi-encoder's matrix and search take a :class:`~explorer.serving.backend.Backend`, in this process or served
+(``/v1/embeddings``), asked the same way: keyed by its ``ident`` with a ``ttl`` (a server can change under us), run
+as it needs (:mod:`app.caches.backends`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.backends import BY_IDENT, TTL, scheduled
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import ModelRef, resolve
-from explorer.serving import embedding
-from explorer.serving.endpoints import Endpoint
+from explorer.serving.backend import Backend
 from explorer.tasks import colbert, defaults, sbert, similarity
 
 
@@ -49,33 +49,24 @@ def clean_lines(text: str, limit: int = similarity.MAX_SENTENCES) -> similarity.
     return similarity.clean_sentences(text, limit, why)
 
 
-@st.cache_data(max_entries=32, show_spinner="Embedding the sentences…")
-@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def matrix(model: ModelRef, text: str, device: str = "auto", dtype: str = "auto") -> similarity.SimilarityResult:
-    """Cosine matrix of the lines of ``text`` with bi-encoder ``model`` (a key or directory resolved by the page)."""
-    return similarity.similarity(load_model(model, device=device, dtype=dtype), text)
+def _matrix(model: Backend, text: str) -> similarity.SimilarityResult:
+    return model.similarity(text)
 
 
-@st.cache_data(max_entries=32, show_spinner="Ranking the sentences…")
-@workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def search(model: ModelRef, query: str, text: str, device: str = "auto",
-           dtype: str = "auto") -> similarity.SearchResult:
+def _search(model: Backend, query: str, text: str) -> similarity.SearchResult:
+    return model.search(query, text)
+
+
+@st.cache_data(max_entries=32, ttl=TTL, hash_funcs=BY_IDENT, show_spinner="Embedding the sentences…")
+def matrix(model: Backend, text: str) -> similarity.SimilarityResult:
+    """Cosine matrix of the lines of ``text`` embedded by ``model`` (a bi-encoder here, or a served model)."""
+    return scheduled(model, _matrix, model, text)
+
+
+@st.cache_data(max_entries=32, ttl=TTL, hash_funcs=BY_IDENT, show_spinner="Ranking the sentences…")
+def search(model: Backend, query: str, text: str) -> similarity.SearchResult:
     """The lines of ``text`` ranked by cosine similarity to ``query``."""
-    return similarity.search(load_model(model, device=device, dtype=dtype), query, text)
-
-
-@st.cache_data(max_entries=32, ttl=600, show_spinner="The served model embeds the sentences…")
-@workers.remote
-def served_matrix(ep: Endpoint, text: str) -> similarity.SimilarityResult:
-    """Cosine matrix of the lines of ``text``, embedded by the served model ``ep`` (``/v1/embeddings``)."""
-    return embedding.similarity(ep, text)
-
-
-@st.cache_data(max_entries=32, ttl=600, show_spinner="The served model embeds the query and the sentences…")
-@workers.remote
-def served_search(ep: Endpoint, query: str, text: str) -> similarity.SearchResult:
-    """The lines of ``text`` ranked by cosine similarity to ``query``, embedded by the served model ``ep``."""
-    return embedding.search(ep, query, text)
+    return scheduled(model, _search, model, query, text)
 
 
 @st.cache_data(max_entries=16, show_spinner="Late interaction: encoding every token…")

@@ -1,7 +1,8 @@
 """Drawing the Fill-mask page's answers (Streamlit only; every decision comes from explorer.tasks.fillmask / fillbatch).
 
-One prompt: a column per model with its top-k per mask, each drawn as soon as its model has answered (one request
-per model; served decoders last; each guarded in its column), a chart and a CSV. Several prompts (one per
+One prompt: a column per model (a :class:`~explorer.serving.backend.Backend`, here or served, each asked the same
+way) with its top-k per mask, each drawn as soon as its model has answered (one request per model; each guarded in
+its column), a chart and a CSV. Several prompts (one per
 line): a table with one row per prompt and one column per model (its best words per mask), per-line
 messages for lines that could not run, and the full top-k of every prompt as CSV.
 """
@@ -16,12 +17,12 @@ import streamlit as st
 
 from app import ui
 from app.views import device_picker
-from explorer.core.errors import shorten
+from explorer.core.errors import ExplorerError, shorten
 from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.plots import fillmask as plots
 from explorer.runtime.resolve import ModelRef
-from explorer.serving.endpoints import Endpoint
+from explorer.serving.backend import Backend
 from explorer.tasks.fillmask.batch import BatchFill
 from explorer.tasks.fillmask.result import FillMaskResult, ModelFill
 
@@ -54,41 +55,37 @@ def _column(f: ModelFill) -> None:
                          format="%.3f", min_value=0.0, max_value=1.0)})
 
 
-def _local_column(ref: ModelRef, answer: Callable[[ModelRef], FillMaskResult]) -> list[ModelFill]:
+def _model_column(model: Backend, answer: Callable[[Backend], FillMaskResult]) -> list[ModelFill]:
     """One model's column, drawn as soon as its request is done: its answer (perhaps cut, with its notice), or why
-    it could not answer (a warning for weights to download or a model left out for memory, else an error)."""
-    with st.spinner(f"{shorten(ref.spec)}…"):
-        result = answer(ref)
-    model_errors(result.errors, {ref.spec: ref}, result.skipped)
+    it could not answer (a warning for weights to download or a model left out for memory, else an error, under
+    the model's name)."""
+    with st.spinner(f"{shorten(model.shown)}…"):
+        try:
+            result = answer(model)
+        except ExplorerError:
+            st.subheader(escape_markdown(model.shown), divider="gray")
+            raise
+    model_errors(result.errors, {model.ref.spec: model.ref} if model.ref else {}, result.skipped)
     for f in result.models:
         st.subheader(escape_markdown(f.name), divider="gray")
         _column(f)
     return list(result.models)
 
 
-def columns(refs: Sequence[ModelRef], answer: Callable[[ModelRef], FillMaskResult], started: float,
-            served: Sequence[Endpoint] = (), answer_served: Callable[[Endpoint], ModelFill] | None = None) -> None:
-    """One prompt: a column per model, each filled as soon as its model has answered (``answer(ref)``: one request
-    per model, so a slow model is cut in its own column and the others are not held back), then one per served
-    decoder (``answer_served(ep)``); each column guarded on its own. Then the top-k chart for a chosen mask, and
-    the CSV (``started``: the page's ``time.perf_counter()`` when it began, for the caption)."""
-    cols = st.columns(max(1, len(refs) + len(served)))
+def columns(models: Sequence[Backend], answer: Callable[[Backend], FillMaskResult], started: float) -> None:
+    """One prompt: a column per model, each filled as soon as its model has answered (``answer(model)``: one request
+    per model, so a slow model is cut in its own column and the others are not held back), each column guarded on
+    its own. Then the top-k chart for a chosen mask, and the CSV (``started``: the page's ``time.perf_counter()``
+    when it began, for the caption)."""
+    cols = st.columns(max(1, len(models)))
     fills: list[ModelFill] = []
-    for col, ref in zip(cols, refs, strict=False):
+    for col, model in zip(cols, models, strict=False):
         with col, ui.guard():
-            fills += _local_column(ref, answer)
-    local = len(fills)
-    for col, ep in zip(cols[len(refs):], served, strict=True):
-        with col, ui.guard():
-            st.subheader(f"{escape_markdown(ep.shown)} (served)", divider="gray")
-            if answer_served is not None:
-                fills.append(answer_served(ep))
-                _column(fills[-1])
+            fills += _model_column(model, answer)
     if not fills:
         return
-    if local:
-        st.caption(f"{local} model(s) answered in {(time.perf_counter() - started) * 1000:.0f} ms for this page, "
-                   "one request each (repeated prompts come from the cache).")
+    st.caption(f"{len(fills)} model(s) answered in {(time.perf_counter() - started) * 1000:.0f} ms for this page, "
+               "one request each (repeated prompts come from the cache).")
     n_masks = max(len(f.masks) for f in fills)
     mask = st.radio("Chart for mask", range(n_masks), format_func=lambda i: f"mask {i + 1}", horizontal=True,
                     key="fm_mask") if n_masks > 1 else 0

@@ -12,9 +12,8 @@ from app.caches import spans as cache
 from app.views.device_picker import ran_caption
 from explorer.core.labels import escape_markdown
 from explorer.plots import spans as plots
-from explorer.runtime.placement import PlacementKwargs
 from explorer.runtime.resolve import ModelRef
-from explorer.serving.endpoints import Endpoint
+from explorer.serving.backend import Backend
 from explorer.tasks.causal.answer import GenerativeAnswer
 from explorer.tasks.qa import QAResult
 
@@ -33,18 +32,25 @@ def not_ready(found: ModelRef | None) -> None:
         st.error(ui.markdown_safe(found.reason), icon=":material/error:")
 
 
-def infill_column(ref: ModelRef, prompt: str, max_new: int, where: PlacementKwargs) -> None:
-    """One model's column (``ref``: resolved by the page): weights status, filled-in text with highlighted spans, raw
-    output (``where``: the sidebar's device and dtype, :func:`app.views.device_picker.pick`)."""
-    model = ref.spec
-    st.subheader(escape_markdown(Path(model).name if "/" in model else model))
-    if "/" in model:  # a directory: the full path under its short name
-        st.caption(escape_markdown(model))
-    if not ref.ready and not ref.random_weights:
-        not_ready(ref)
+def ready(model: Backend) -> bool:
+    """A model here whose weights are not on disk (and not asked untrained) is explained, not run; a served one is
+    asked."""
+    if model.ref is None or model.ref.ready or model.ref.random_weights:
+        return True
+    not_ready(model.ref)
+    return False
+
+
+def infill_column(model: Backend, prompt: str, max_new: int) -> None:
+    """One model's column, here or served: weights status, the filled-in text with highlighted spans, the raw output;
+    a model that fails is one message here and the other columns go on."""
+    st.subheader(escape_markdown(Path(model.key).name if model.ref and "/" in model.key else model.shown))
+    if model.ref and "/" in model.key:  # a directory: the full path under its short name
+        st.caption(escape_markdown(model.key))
+    if not ready(model):
         return
     with ui.guard():
-        res = cache.fill_spans(ref, prompt, max_new, **where)
+        res = cache.fill_spans(model, prompt, max_new)
         if res.untrained:
             ui.notice(ui.UNTRAINED)
         st.markdown(plots.segments_markdown(res.segments))
@@ -56,25 +62,14 @@ def infill_column(ref: ModelRef, prompt: str, max_new: int, where: PlacementKwar
             st.code(res.raw_output, language=None, wrap_lines=True)
 
 
-def served_infill_column(ep: Endpoint, prompt: str, max_new: int) -> None:
-    """A served decoder's column: the same filled-in text and notices as a local decoder's, saying which server
-    answered; a server that fails is one message here and the other columns go on."""
-    st.subheader(f"{escape_markdown(ep.shown)} (served)")
-    with ui.guard():
-        res = cache.served_spans(ep, prompt, max_new)
-        st.markdown(plots.segments_markdown(res.segments))
-        ui.notices(res.notices)
-        st.caption(f"decoder (causal LM) · {ran_caption(res)} · {res.seconds * 1000:.0f} ms")
-        with st.expander("Model input and raw output"):
-            st.code(res.model_input, language=None, wrap_lines=True)
-            st.code(res.raw_output, language=None, wrap_lines=True)
-
-
-def served_answer(ep: Endpoint, question: str, context: str) -> None:
-    """A served decoder's written answer below the local one, in its own guarded box."""
-    with st.container(border=True), ui.guard():
-        st.markdown(f"**{ui.markdown_safe(ep.shown)}** (served)")
-        generative_answer(cache.served_answer(ep, question, context))
+def answer_box(model: Backend, question: str, context: str, max_len: int, first: bool) -> None:
+    """A model's answer: the first model's on the page, the others below it in their own guarded boxes, named."""
+    if not ready(model):
+        return
+    with st.container(border=not first), ui.guard():
+        if not first:
+            st.markdown(f"**{ui.markdown_safe(model.shown)}**")
+        answer(cache.answer(model, question, context, max_len))
 
 
 def generative_answer(res: GenerativeAnswer) -> None:

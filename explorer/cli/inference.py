@@ -43,9 +43,9 @@ def _fill_mask(args: argparse.Namespace) -> int:
                        models_dir=args.models_dir, answer_tokens=args.decoder_tokens,
                        **placement_of(args).kwargs()) if specs else None
     if ep is not None:
-        from explorer.serving import spans
+        from explorer.serving import fillin
 
-        result = spans.beside(result, [ep], args.text, args.top_k, args.decoder_tokens)
+        result = fillin.beside(result, [ep], args.text, args.top_k, args.decoder_tokens)
     if result is None:  # endpoint_from_args asked for one already; kept for the type checker
         raise ExplorerError("Give --models, or --endpoint NAME / --base-url URL.")
     if result.models:

@@ -31,11 +31,17 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from explorer.cli import placement_of
 from explorer.core.errors import ExplorerError, shorten
 from explorer.serving import endpoints
 from explorer.serving.endpoints import Endpoint
+
+if TYPE_CHECKING:  # the backend imports torch: only a command that runs a model pays for it
+    from explorer.runtime.resolve import ModelRef
+    from explorer.serving.backend import Backend
 
 __all__ = ["add_endpoint_flags", "endpoint_from_args"]
 
@@ -133,3 +139,15 @@ def endpoint_from_args(args: argparse.Namespace) -> Endpoint | None:
         if dest:
             setattr(args, dest, default)
     return None
+
+
+def backend_from_args(args: argparse.Namespace, local: Callable[[], ModelRef]) -> Backend:
+    """The model the command line names, here or served, as one :class:`~explorer.serving.backend.Backend`: the
+    endpoint's when one is named (:func:`endpoint_from_args`), else the model ``local()`` resolves (called only
+    then), placed as ``--device`` / ``--dtype`` say. The command then asks it without asking where it runs."""
+    from explorer.serving import backend
+
+    ep = endpoint_from_args(args)
+    if ep is not None:
+        return backend.served(ep)
+    return backend.model(local(), **placement_of(args).kwargs())

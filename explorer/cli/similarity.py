@@ -12,7 +12,7 @@ import argparse
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
 from explorer.cli.progress import Ticker
-from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.cli.served import add_endpoint_flags, backend_from_args
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
 from explorer.runtime.resolve import resolve
@@ -49,27 +49,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_similarity(args: argparse.Namespace) -> int:
     """Embed the sentences (mean pooling, normalised; or a served model's ``/v1/embeddings``) and print their
     cosine matrix."""
-    from explorer.runtime.loading import load_model
     from explorer.runtime.placement import caption
     from explorer.tasks import similarity
 
     if args.batch_size < 1:
         raise ExplorerError(f"--batch-size must be at least 1, got {args.batch_size}.")
-    ep = endpoint_from_args(args)
+    model = backend_from_args(args, lambda: resolve(args.model, args.models_dir))
+    here = model.ref is not None
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
     with Ticker() as ticker:  # a served model embeds a sentence per request on some engines: never silent
-        what = ep.shown if ep is not None else args.model
-        ticker.status = lambda s: f"similarity: embedding {len(clean.sentences)} sentences with {what}, {s:.0f} s"
-        if ep is not None:
-            from explorer.serving import embedding
-
-            res = embedding.similarity(ep, list(clean.sentences), args.batch_size)
-        else:
-            loaded = load_model(resolve(args.model, args.models_dir), **placement_of(args).kwargs())
-            res = similarity.similarity(loaded, list(clean.sentences), args.batch_size)
-    notes = clean.notices if ep is None else res.notices  # a served result adds how the server was asked
+        ticker.status = lambda s: (f"similarity: embedding {len(clean.sentences)} sentences with {model.shown}, "
+                                   f"{s:.0f} s")
+        res = model.similarity(list(clean.sentences), args.batch_size)
+    notes = clean.notices if here else res.notices  # a served result adds how the server was asked
     if args.json:
-        print_json({"model": args.model if ep is None else res.model, "sentences": list(res.sentences),
+        print_json({"model": args.model if here else res.model, "sentences": list(res.sentences),
                     "matrix": [list(r) for r in res.matrix], "dim": res.dim, "untrained": res.untrained,
                     "notices": texts(notes), "device": res.device, "device_name": res.device_name,
                     "dtype": res.dtype})

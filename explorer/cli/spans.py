@@ -8,7 +8,8 @@
 ``infill`` fills every ``___`` with a decoder, T5 or BART (:func:`explorer.tasks.infill.run`); ``qa`` answers
 with a decoder (generative) or a SQuAD reader (extractive, :func:`explorer.tasks.qa.ask`). Bad input is
 refused before any model loads. ``--endpoint NAME`` / ``--base-url URL`` run a served decoder instead
-(:mod:`explorer.serving.spans`: same result, saying which server answered; extractive QA needs a local reader).
+(:func:`explorer.cli.served.backend_from_args`: the same call on a :class:`~explorer.serving.backend.Backend`, the
+same result saying which server answered; extractive QA needs a local reader).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from explorer.cli import add_placement, placement_of, print_json
+from explorer.cli import add_placement, print_json
 from explorer.cli.argtypes import number, read_source, text_source
-from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.cli.served import add_endpoint_flags, backend_from_args
 from explorer.core.notices import texts
 from explorer.runtime.resolve import resolve
 
@@ -59,21 +60,13 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def cmd_infill(args: argparse.Namespace) -> int:
     """Fill the blanks and print the filled text (JSON: the page's whole result)."""
-    from explorer.tasks import infill
-
-    ep = endpoint_from_args(args)
-    if ep is not None:
-        from explorer.serving import spans
-
-        result = spans.infill_spans(ep, read_source(args), args.max_new_tokens)
-    else:
-        ref = resolve(args.model, args.models_dir, random_weights=args.random_weights)
-        result = infill.run(ref, read_source(args), args.max_new_tokens, **placement_of(args).kwargs())
+    model = backend_from_args(args, lambda: resolve(args.model, args.models_dir, random_weights=args.random_weights))
+    result = model.infill(read_source(args), args.max_new_tokens)
     if args.json:
         print_json(result.to_dict())
         return 0
     label = " (untrained: random weights)" if result.untrained else ""
-    ran = result.device_name if ep is not None else result.device
+    ran = result.device_name if model.ref is None else result.device  # a server's name; here the device
     print(f"== {result.model}{label}  [{result.family}, {ran}, {result.seconds * 1000:.0f} ms]")
     print(result.filled)
     for i, span in enumerate(result.spans, start=1):
@@ -87,21 +80,16 @@ def cmd_qa(args: argparse.Namespace) -> int:
     """Answer the question and print the answer with where it is in the context."""
     from explorer.tasks import qa
 
-    ep = endpoint_from_args(args)
     context = read_source(args, "context")
-    if ep is not None:  # generative: a decoder writes its answer (--max-answer-len is an extractive reader's)
-        from explorer.serving import spans
-
-        result: qa.QAResult | GenerativeAnswer = spans.ask(ep, args.question, context)
-    else:
-        result = qa.ask(qa.model_ref(args.model, args.models_dir, args.random_weights), args.question, context,
-                        args.max_answer_len, **placement_of(args).kwargs())
+    model = backend_from_args(args, lambda: qa.model_ref(args.model, args.models_dir, args.random_weights))
+    # a served decoder writes its answer (generative): --max-answer-len is an extractive reader's
+    result: qa.QAResult | GenerativeAnswer = model.answer(args.question, context, args.max_answer_len)
     out = result.to_dict()
     if args.json:
         print_json(out)
         return 0
     label = " (untrained: random weights)" if result.untrained else ""
-    ran = f", {result.device_name}" if ep is not None else ""
+    ran = f", {result.device_name}" if model.ref is None else ""  # a server says which
     print(f"== {args.model or result.model}{label}  [{result.kind}{ran}]")
     print(f"answer: {result.answer}")
     notes = out.get("notices") or ([out["notice"]] if out.get("notice") else [])

@@ -2,17 +2,21 @@
 
 A :class:`Backend` answers what the live pages and the CLI ask of a model: the next-token table, a text's
 log-likelihood, step-by-step decoding (:meth:`Backend.start`, a :class:`Stepping` the page's Step button
-continues), a whole generation, sentence embeddings, its own tokenization, and whether it can do each
-(:meth:`Backend.why_not`, a reason in words, or None). ``ident`` is a stable hashable key (the same model in the
+continues), a whole generation, the live pages' tasks (a fill-mask column, span infilling, an answer, a
+similarity matrix and a search), sentence embeddings, its own tokenization, and whether it can do each
+(:meth:`Backend.why_not`, a reason in words, or None). A page builds one backend per model it shows and asks them
+all the same way: it never asks "local or served?". ``ident`` is a stable hashable key (the same model in the
 same place, asked the same way) that caches key on. Two implementations:
 
 * :class:`LocalBackend`: a model in this process (:class:`~explorer.runtime.loading.LoadedModel`, loaded already
-  or on first use: :func:`decoder`), computed by the task modules (``explorer.tasks``);
+  or on first use: :func:`decoder` for a decoder, :func:`model` for any model), computed by the task modules
+  (``explorer.tasks``);
 * :class:`ServedBackend`: an endpoint of an OpenAI-compatible engine (:mod:`explorer.serving`), its capabilities
   read by the probe.
 
-Both return the same result types (``NextToken``, ``Generation``, a ``(N, D)`` tensor, ``Tokenization``), so one
-page or command shows either, and tests compare them on the same weights.
+Both return the same result types (``NextToken``, ``Generation``, ``FillMaskResult``, ``InfillResult``, an answer,
+``SimilarityResult``, ``SearchResult``, a ``(N, D)`` tensor, ``Tokenization``), so one page or command shows either,
+and tests compare them on the same weights.
 
 >>> from explorer.serving.endpoints import Endpoint
 >>> down = served(Endpoint("nowhere", "http://127.0.0.1:9/v1"))  # nothing listens on port 9
@@ -22,11 +26,14 @@ page or command shows either, and tests compare them on the same weights.
 >>> here = decoder(resolve("gemma3-270m"), device="cpu")  # nothing is loaded until a result is asked
 >>> here.ident[0], here.ident[1].spec, here.shown, here.in_process
 ('local', 'gemma3-270m', 'gemma3-270m', True)
+>>> model(resolve("gemma3-270m"), device="cpu").ident == here.ident  # one key per model, whatever it is asked
+True
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,30 +42,40 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.core.locks import lock_of
 from explorer.runtime import modelkind
+from explorer.runtime.loading import load_model
 from explorer.runtime.offload import input_device
 from explorer.serving import decoding as served_decoding
 from explorer.serving import embedding as served_embedding
-from explorer.serving import probe, scoring
+from explorer.serving import fillin, probe, scoring
 from explorer.serving import tokenizer as served_tokenizer
 from explorer.serving.endpoints import Endpoint
-from explorer.tasks import similarity
+from explorer.tasks import fillmask, infill, qa, similarity
+from explorer.tasks.causal.answer import GenerativeAnswer
+from explorer.tasks.fillmask.result import FillMaskResult
 from explorer.tasks.generation import run
 from explorer.tasks.generation.nexttoken import NextToken, next_token
 from explorer.tasks.generation.run import Generation, load_decoder
 from explorer.tasks.generation.settings import DecodingSettings
 from explorer.tasks.generation.steps import Step
+from explorer.tasks.infill import InfillResult
+from explorer.tasks.similarity import SearchResult, SimilarityResult
 from explorer.tokenization.split import Tokenization, assemble, check_text
 
 if TYPE_CHECKING:
     from explorer.runtime.loading import LoadedModel
     from explorer.runtime.resolve import ModelRef
 
-__all__ = ["CAPABILITIES", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder", "local", "served"]
+__all__ = ["CAPABILITIES", "Answer", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder", "local",
+           "model", "served"]
 
-# What a backend may be asked, and the probe's flag each needs on a server.
-CAPABILITIES = ("next_token", "score", "step", "fast", "embed", "tokenize", "attention")
+# What a backend may be asked, and the probe's flag each needs on a server (``fill``: the fill-mask column;
+# ``infill``: span infilling; ``answer``: question answering; ``embed``: embeddings, a similarity matrix, a search).
+CAPABILITIES = ("next_token", "score", "step", "fast", "fill", "infill", "answer", "embed", "tokenize", "attention")
 _SERVER_FLAG = {"next_token": "top_k", "step": "top_k", "fast": "top_k", "score": "prompt_logprobs",
-                "embed": "embeddings", "tokenize": "tokenizer"}
+                "fill": "prompt_logprobs", "infill": "prompt_logprobs", "answer": "top_k", "embed": "embeddings",
+                "tokenize": "tokenizer"}
+_RESOLVED = ("fill", "infill", "answer")  # a local model answers these from its ref (the task loads it its own way)
+Answer = qa.QAResult | GenerativeAnswer
 
 
 class _Decoder(Protocol):
@@ -94,6 +111,7 @@ class Backend(Protocol):
     holds one of its model slots, :mod:`explorer.runtime.workers`, rather than waiting on a server)."""
 
     key: str
+    ref: ModelRef | None  # the model resolved once, for a model in this process made from it; None when served
 
     @property
     def ident(self) -> Hashable: ...
@@ -107,6 +125,11 @@ class Backend(Protocol):
     def score(self, context: str, continuation: str) -> float: ...
     def start(self, text: str, settings: DecodingSettings) -> Stepping: ...
     def generate(self, text: str, settings: DecodingSettings, fast: bool = False) -> Generation: ...
+    def fill(self, prompt: str, top_k: int = 5, answer_tokens: int = 1) -> FillMaskResult: ...
+    def infill(self, prompt: str, max_new_tokens: int = 24) -> InfillResult: ...
+    def answer(self, question: str, context: str, max_answer_len: int = 30) -> Answer: ...
+    def similarity(self, lines: list[str] | str, batch_size: int = 32) -> SimilarityResult: ...
+    def search(self, query: str, lines: list[str] | str) -> SearchResult: ...
     def embed(self, texts: list[str]) -> torch.Tensor: ...
     def tokenize(self, text: str) -> Tokenization: ...
 
@@ -120,12 +143,14 @@ def _refuse(backend: Backend, capability: str) -> None:
 class LocalBackend:
     """A model in this process: ``source`` is the loaded model, or a loader asked on each use (the loader's
     memory-bounded cache keeps it, so a backend a page holds never pins a model nor loads one for a cached
-    answer)."""
+    answer). ``ref`` and ``placement`` (device, dtype): the model resolved once and where it runs, which the
+    fill-in and QA tasks load from in their own way (a masked LM, a seq2seq model, a reader)."""
 
     in_process = True
 
-    def __init__(self, source: LoadedModel | Callable[[], LoadedModel], key: str, ident: Hashable) -> None:
-        self._source, self.key, self._ident = source, key, ident
+    def __init__(self, source: LoadedModel | Callable[[], LoadedModel], key: str, ident: Hashable,
+                 ref: ModelRef | None = None, placement: tuple[str | None, str | None] = (None, None)) -> None:
+        self._source, self.key, self._ident, self.ref, self._placement = source, key, ident, ref, placement
 
     @property
     def ident(self) -> Hashable:
@@ -152,6 +177,8 @@ class LocalBackend:
             return f"not something a model is asked here (one of {', '.join(CAPABILITIES)})"
         if capability == "fast":
             return "in this process every step is already computed here: the fast mode is a served model's"
+        if capability in _RESOLVED:  # the task checks the model's kind itself, with its own message
+            return None if self.ref is not None else "made from a loaded model: build it from the resolved model"
         if capability in ("next_token", "score", "step") and not self.decoder:
             return "it is not a decoder: pick one that predicts the next token (gemma3-270m)"
         if capability == "embed" and self.decoder:
@@ -187,6 +214,36 @@ class LocalBackend:
         _refuse(self, "fast" if fast else "step")
         return run.generate(self.loaded, text, settings)
 
+    def _resolved(self, capability: str) -> ModelRef:
+        _refuse(self, capability)
+        assert self.ref is not None  # why_not refused otherwise
+        return self.ref
+
+    def fill(self, prompt: str, top_k: int = 5, answer_tokens: int = 1) -> FillMaskResult:
+        """Its top-k for every mask of ``prompt`` (a masked LM's, or a decoder's causal column); a model that cannot
+        answer is in ``errors``, as on the page."""
+        device, dtype = self._placement
+        return fillmask.fill_mask((self._resolved("fill"),), prompt, top_k, answer_tokens=answer_tokens,
+                                  device=device, dtype=dtype)
+
+    def infill(self, prompt: str, max_new_tokens: int = 24) -> InfillResult:
+        device, dtype = self._placement
+        return infill.run(self._resolved("infill"), prompt, max_new_tokens, device=device, dtype=dtype)
+
+    def answer(self, question: str, context: str, max_answer_len: int = 30) -> Answer:
+        """A decoder's written answer, or a reader's span (``max_answer_len``: its longest span in tokens)."""
+        device, dtype = self._placement
+        return qa.ask(self._resolved("answer"), question, context, max_answer_len, device=device, dtype=dtype)
+
+    def similarity(self, lines: list[str] | str, batch_size: int = 32) -> SimilarityResult:
+        """The cosine matrix of the lines (``batch_size``: sentences per forward pass)."""
+        _refuse(self, "embed")
+        return similarity.similarity(self.loaded, lines, batch_size)
+
+    def search(self, query: str, lines: list[str] | str) -> SearchResult:
+        _refuse(self, "embed")
+        return similarity.search(self.loaded, query, lines)
+
     def embed(self, texts: list[str]) -> torch.Tensor:
         _refuse(self, "embed")
         return similarity.encode(self.loaded, similarity.clean_sentences(texts).sentences)
@@ -216,6 +273,7 @@ class ServedBackend:
     """An endpoint of an OpenAI-compatible engine; what it can do comes from its probe."""
 
     in_process = False
+    ref: ModelRef | None = None  # a served model has no local ref
 
     def __init__(self, ep: Endpoint) -> None:
         self.ep, self.key = ep, ep.key
@@ -258,6 +316,25 @@ class ServedBackend:
     def generate(self, text: str, settings: DecodingSettings, fast: bool = False) -> Generation:
         return (served_decoding.fast if fast else served_decoding.generate)(self.ep, text, settings)
 
+    def fill(self, prompt: str, top_k: int = 5, answer_tokens: int = 1) -> FillMaskResult:
+        """The causal fill-mask column, each candidate's whole text scored by the server."""
+        column = replace(fillin.fill_column(self.ep, prompt, top_k, answer_tokens), name=self.shown)
+        return FillMaskResult(column.text, len(column.masks), (column,), ())
+
+    def infill(self, prompt: str, max_new_tokens: int = 24) -> InfillResult:
+        return fillin.infill_spans(self.ep, prompt, max_new_tokens)
+
+    def answer(self, question: str, context: str, max_answer_len: int = 30) -> Answer:
+        """The served decoder's written answer (``max_answer_len`` is an extractive reader's: not used here)."""
+        return fillin.ask(self.ep, question, context)
+
+    def similarity(self, lines: list[str] | str, batch_size: int = served_embedding.BATCH) -> SimilarityResult:
+        """The cosine matrix of the lines (``batch_size``: texts per request, where the server batches right)."""
+        return served_embedding.similarity(self.ep, lines, batch_size)
+
+    def search(self, query: str, lines: list[str] | str) -> SearchResult:
+        return served_embedding.search(self.ep, query, lines)
+
     def embed(self, texts: list[str]) -> torch.Tensor:
         return served_embedding.embed(self.ep, similarity.clean_sentences(texts).sentences)
 
@@ -268,6 +345,14 @@ class ServedBackend:
         """The server's tokenization with its total count and notices (a long text is shown in part)."""
         _refuse(self, "tokenize")
         return served_tokenizer.tokenize(self.ep, text, probe.capabilities(self.ep).tokenizer)
+
+
+def model(ref: ModelRef, *, device: str | None = None, dtype: str | None = None) -> LocalBackend:
+    """The backend of any model ``ref`` names (a masked LM, a seq2seq model, a reader, a bi-encoder or a decoder),
+    loaded here on first use (:func:`~explorer.runtime.loading.load_model`; the fill-in and QA tasks load it their
+    own way): a page builds it on every run at no cost. Same key as :func:`decoder` for the same model."""
+    return LocalBackend(lambda: load_model(ref, device=device, dtype=dtype), ref.spec, ("local", ref, device, dtype),
+                        ref, (device, dtype))
 
 
 def local(loaded: LoadedModel) -> LocalBackend:
@@ -281,7 +366,7 @@ def decoder(ref: ModelRef, *, device: str | None = None, dtype: str | None = Non
     (:func:`~explorer.tasks.generation.run.load_decoder`, with the same arguments): a page builds it on every run
     at no cost. Keyed by the ref, whose stamp changes with the weights on disk."""
     return LocalBackend(lambda: load_decoder(ref, purpose=purpose, device=device, dtype=dtype), ref.spec,
-                        ("local", ref, device, dtype))
+                        ("local", ref, device, dtype), ref, (device, dtype))
 
 
 def served(ep: Endpoint) -> ServedBackend:

@@ -214,13 +214,13 @@ def test_decoder_answer_length_shows_only_with_a_decoder(monkeypatch) -> None:
     at = _app().run()  # electra-small-generator only: no decoder, no slider
     assert "fm_decoder_tokens" not in [s.key for s in at.slider]
     seen = []
-    real = cache_models.fill_one
+    real = cache_models.fill
 
-    def spy(*args, **where):
-        seen.append(args[-1])  # answer_tokens; the sidebar's device and dtype come as keywords
-        return real(*args, **where)
+    def spy(*args):
+        seen.append(args[-1])  # answer_tokens (the sidebar's device and dtype are the backend's)
+        return real(*args)
 
-    monkeypatch.setattr(cache_models, "fill_one", spy)
+    monkeypatch.setattr(cache_models, "fill", spy)
     at = _app("gemma3-270m").run()
     assert "fm_decoder_tokens" in [s.key for s in at.slider] and seen == [1]  # one token unless asked
 
