@@ -18,8 +18,7 @@ from explorer.core.notices import Notice
 from explorer.plots import similarity as plots
 from explorer.runtime.resolve import resolve
 from explorer.serving.endpoints import Endpoint
-from explorer.tasks import colbert
-from explorer.tasks.colbert import RATIO_NOTE
+from explorer.tasks.colbert import RATIO_NOTE, encoder_ref
 from explorer.tasks.similarity import BI_ENCODER
 
 EXAMPLE = "\n".join([
@@ -114,9 +113,7 @@ with t_search:
             st.dataframe(pd.DataFrame([h.__dict__ for h in shits.hits])[["rank", "score", "sentence"]],
                          hide_index=True, width="stretch", key=f"sim_served_table_{ep.name}")
 
-# the late-interaction encoder resolved once per run (ColBERT when its checkpoint is on disk, else the stand-in):
-# both tabs' caches key on it
-encoder = colbert.encoder_ref()
+encoder = encoder_ref()  # ColBERT when its checkpoint is on disk, else the stand-in: once, both tabs key on it
 
 with t_late, ui.guard():
     ranking = cache.late_ranking(encoder, resolve(BI_ENCODER), query, text, **where)
