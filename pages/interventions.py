@@ -37,7 +37,8 @@ def _target() -> cache.Target:
                        help="Gemma 3 270M ships with the app; masked LMs, T5/BART and the Lab's models appear once "
                             "their weights are on disk (Models & weights page).")
     st.query_params["model"] = key
-    return cache.Target(key, random, directory, **device_picker.pick().kwargs())
+    # resolved once here (a served name refused in words); every cache and intervention below takes the ref
+    return cache.Target(models.local_ref(key, directory, random_weights=random), **device_picker.pick().kwargs())
 
 
 def _pair() -> cache.PairReq:
@@ -77,7 +78,7 @@ def _ablation(where: cache.Target, pair: cache.PairReq) -> None:
         kind = view.url_choice("Component", components.KINDS, "iv_ab_kind", "ab_kind", radio=False)
     with c2:
         spec = view.url_text("Which (LAYER.HEAD, LAYER.NEURON, LAYER.attn / LAYER.mlp, LAYER)", "iv_ab_spec",
-                             "ab", "12.2" if where.model == models.BUNDLED else "0.0", max_chars=ANSWER_CHARS)
+                             "ab", "12.2" if where.ref.spec == models.BUNDLED else "0.0", max_chars=ANSWER_CHARS)
     with c3:
         mode = view.url_choice("Mode", ablation.MODES, "iv_ab_mode", "ab_mode")
     view.ablation(cache.ablate(where, text, kind, spec, mode, pair.target))
@@ -108,16 +109,17 @@ def _steering(where: cache.Target) -> None:
 
 
 def _across(where: cache.Target, pair: cache.PairReq) -> None:
-    options = dict(cache.options(where.random_weights, where.models_dir))
-    picked = st.multiselect("Models", list(options), default=ui.query_list("models", [where.model], list(options),
+    random, directory = where.ref.random_weights, where.ref.models_dir
+    options = dict(cache.options(random, directory))
+    picked = st.multiselect("Models", list(options), default=ui.query_list("models", [where.ref.spec], list(options),
                             limit=across.MAX_MODELS), max_selections=across.MAX_MODELS, key="iv_across_models",
                             format_func=lambda k: options.get(k, k))
     ui.set_query_list("models", picked)
     if st.button("Patch the residual stream of each", key="iv_across_go") or st.session_state.get("iv_across_done"):
         st.session_state["iv_across_done"] = True
+        refs = across.local_refs(picked, directory, random_weights=random)  # each resolved once, loaded below
         with st.spinner("One patching grid per model…"):
-            view.across(cache.side_by_side(tuple(picked), pair, "resid", "logit-diff", where.random_weights,
-                                           where.models_dir, where.device, where.dtype))
+            view.across(cache.side_by_side(refs, pair, "resid", "logit-diff", where.device, where.dtype))
 
 
 def _remote(pair: cache.PairReq) -> None:

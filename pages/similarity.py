@@ -19,7 +19,7 @@ from explorer.plots import similarity as plots
 from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.backend import Backend
-from explorer.tasks.colbert import RATIO_NOTE
+from explorer.tasks.colbert import RATIO_NOTE, encoder_ref
 from explorer.tasks.similarity import BI_ENCODER
 
 EXAMPLE = "\n".join([
@@ -110,14 +110,16 @@ with t_search:
             st.dataframe(table, hide_index=True, width="stretch", key=f"sim_search_table{tag}")
             ui.csv_download(table, f"search{tag}", key=f"sim_search_csv{tag}")
 
+encoder = encoder_ref()  # ColBERT when its checkpoint is on disk, else the stand-in: once, both tabs key on it
+
 with t_late, ui.guard():
-    ranking = cache.late_ranking(query, text, **where)
+    ranking = cache.late_ranking(encoder, resolve(BI_ENCODER), query, text, **where)
     ui.notices(ranking.notices, ("stand-in", "truncated"))
     st.caption(f"Encoder: {ranking.encoder} · Kendall tau vs bi-encoder: {ranking.kendall_tau:.2f} · "
                f"{device_picker.ran_caption(ranking)}")
     docs = [d.text for d in ranking.docs]
     pick = st.selectbox("Document to inspect token by token", docs, key="sim_late_doc")
-    m = cache.maxsim(query, pick, **where)
+    m = cache.maxsim(encoder, query, pick, **where)
     ui.figure(plots.maxsim_heatmap(m, f"MaxSim, {safe_label(ranking.encoder, 80)}"), "maxsim", key="sim_maxsim_fig")
     ui.figure(plots.ranking_slope(ranking), "rankings", key="sim_rank_fig")
     late = pd.DataFrame([d.__dict__ for d in ranking.docs])
@@ -128,7 +130,7 @@ with t_comp, ui.guard():
     c1, c2 = st.columns(2)
     k = c1.number_input("Centroids (0 = automatic)", min_value=0, max_value=512, value=0, step=1, key="sim_k")
     seed = c2.number_input("k-means seed", min_value=0, max_value=10_000, value=0, step=1, key="sim_seed")
-    study = cache.compression(query, text, int(k), int(seed), 3, **where)
+    study = cache.compression(encoder, query, text, int(k), int(seed), 3, **where)
     if study.stand_in:
         ui.notice(STAND_IN)
     st.caption(f"{study.n_tokens} document token vectors · {study.dim}-d · {study.k} centroids "

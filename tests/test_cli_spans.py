@@ -129,8 +129,8 @@ def test_colbert_json_is_the_similarity_page_ranking(capsys, golden, bundled_enc
     sentences = ["A man is eating food.", "A man is riding a horse.", "A woman is playing violin."]
     code, out, _ = _run(capsys, "colbert", "--query", "A man is eating pasta.", *sentences, "--json")
     data = _golden_json(golden, "colbert.json", out)
-    page = colbert.rank(colbert.default_encoder(), load_model(resolve(similarity.BI_ENCODER)), "A man is eating pasta.",
-                        sentences).to_dict()
+    page = colbert.rank(colbert.load_encoder(colbert.encoder_ref()), load_model(resolve(similarity.BI_ENCODER)),
+                        "A man is eating pasta.", sentences).to_dict()
     assert code == 0 and stable(data) == stable(page)
     assert data["docs"][0]["text"] == "A man is eating food." and data["docs"][0]["colbert_rank"] == 1
 

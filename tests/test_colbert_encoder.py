@@ -80,10 +80,13 @@ def test_checkpoint_key_needs_weights_and_a_projection(tmp_path) -> None:
     assert cb.checkpoint_key(str(tmp_path)) == "colbertv2"
 
 
-def test_default_encoder_loads_the_checkpoint_or_the_stand_in(tmp_path) -> None:
-    assert cb.default_encoder(str(tmp_path)).stand_in
+def test_the_encoder_ref_names_the_checkpoint_or_the_stand_in(tmp_path) -> None:
+    stand_in = cb.encoder_ref(str(tmp_path))
+    assert cb.load_encoder(stand_in).stand_in
     _tiny_colbert(tmp_path / "colbertv2")
-    assert not cb.default_encoder(str(tmp_path)).stand_in
+    ref = cb.encoder_ref(str(tmp_path))
+    assert ref.spec == "colbertv2" and ref != stand_in  # a page's cache keyed on the ref misses once it is there
+    assert not cb.load_encoder(ref).stand_in
 
 
 def test_read_projection_without_a_path_or_file(tmp_path) -> None:

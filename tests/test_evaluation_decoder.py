@@ -98,7 +98,7 @@ def test_a_continuation_without_a_token_of_its_own_is_refused_with_its_line(tiny
 @pytest.mark.slow
 def test_gemma_choices_equal_a_direct_transformers_computation(bundled_decoder) -> None:
     """The bundled Gemma 3 270M on a few bundled questions: same scores (float32 rounding) and the same choices."""
-    scorer = scorer_for("gemma3-270m", device="cpu")
+    scorer = scorer_for(resolve("gemma3-270m"), device="cpu")
     task = bundled.task("multiple_choice").head(3)
     result = run.score_task(scorer, task)
     for ex, got in zip(task.examples, result.examples, strict=True):

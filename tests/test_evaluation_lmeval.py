@@ -67,7 +67,7 @@ def test_gemma_multiple_choice_equals_lm_evals_local_task(gemma_lm, tmp_path) ->
     lines = bundled.path("multiple_choice").read_text(encoding="utf-8").splitlines(keepends=True)
     data.write_text("".join(lines[:5]), encoding="utf-8")
     samples = _evaluate(gemma_lm, tmp_path / "tasks", "explorer_mc", CHOICE, data)
-    ours = run.score_task(scorer_for("gemma3-270m", device="cpu"), task)
+    ours = run.score_task(scorer_for(resolve("gemma3-270m"), device="cpu"), task)
     for sample, got in zip(samples, ours.examples, strict=True):
         lls = [r[0] for r in sample["filtered_resps"]]
         assert list(got.scores) == pytest.approx(lls, abs=2e-4)
@@ -92,7 +92,7 @@ def test_gemma_rolling_perplexity_is_lm_evals_within_one_percent(gemma_lm, tmp_p
     finally:
         gemma_lm._max_length, gemma_lm.add_bos_token = None, None
     theirs = sample["filtered_resps"][0]
-    ours = perplexity.perplexity(scorer_for("gemma3-270m", device="cpu"), text, window=96)
+    ours = perplexity.perplexity(scorer_for(resolve("gemma3-270m"), device="cpu"), text, window=96)
     assert ours.windows > 2 and ours.complete
     assert ours.logprob == pytest.approx(float(theirs), rel=0.01)
     loglikelihood, words = sample["word_perplexity"]

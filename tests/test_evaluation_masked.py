@@ -80,4 +80,4 @@ def test_an_encoder_decoder_has_no_perplexity_of_a_text(tiny_dir) -> None:
 
 def test_a_sentence_encoder_without_a_language_model_head_is_refused_in_words() -> None:
     with pytest.raises(ExplorerError, match="without a masked-language-model head"):
-        scorer_for("sentence-bert", device="cpu")
+        scorer_for(resolve("sentence-bert"), device="cpu")

@@ -94,7 +94,7 @@ def test_bad_texts_are_refused_before_any_work(tiny, text: str, needle: str) -> 
 
 @pytest.mark.slow
 def test_gemma_perplexity_of_a_short_text_equals_the_direct_cross_entropy(bundled_decoder) -> None:
-    scorer = scorer_for("gemma3-270m", device="cpu")
+    scorer = scorer_for(resolve("gemma3-270m"), device="cpu")
     text = bundled.text()[:400]
     res = perplexity.perplexity(scorer, text)
     tok = scorer.loaded.tokenizer

@@ -20,6 +20,7 @@ from explorer.core.errors import ExplorerError
 from explorer.evaluation import bundled, perplexity, run
 from explorer.evaluation.scorer import scorer_for
 from explorer.evaluation.served import served_scorer
+from explorer.runtime.resolve import resolve
 from tests.conftest import FIGURES
 
 SLOW_CPU = 900.0  # seconds a request may take: a CPU engine echoes about two tokens a second, slower when busy
@@ -30,7 +31,7 @@ EXAMPLES = 3
 @pytest.fixture(scope="module")
 def local_mc(bundled_decoder):
     task = bundled.task("multiple_choice").head(EXAMPLES)
-    return task, run.score_task(scorer_for("gemma3-270m", device="cpu"), task)
+    return task, run.score_task(scorer_for(resolve("gemma3-270m"), device="cpu"), task)
 
 
 def test_served_choices_equal_the_local_ones_on_the_same_gguf(served_engine, local_mc) -> None:
@@ -51,7 +52,7 @@ def test_served_choices_equal_the_local_ones_on_the_same_gguf(served_engine, loc
 
 def test_served_cloze_gives_the_greedy_match_and_perplexity(served_engine, bundled_decoder) -> None:
     task = bundled.task("cloze").head(2)
-    local = run.score_task(scorer_for("gemma3-270m", device="cpu"), task)
+    local = run.score_task(scorer_for(resolve("gemma3-270m"), device="cpu"), task)
     served = run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
     for ours, theirs in zip(local.examples, served.examples, strict=True):
         assert theirs.scores[0] == pytest.approx(ours.scores[0], abs=TOLERANCE)
@@ -59,7 +60,7 @@ def test_served_cloze_gives_the_greedy_match_and_perplexity(served_engine, bundl
             assert theirs.greedy == ours.greedy
     text = bundled.text()[:300]
     served_ppl = perplexity.perplexity(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), text)
-    local_ppl = perplexity.perplexity(scorer_for("gemma3-270m", device="cpu"), text)
+    local_ppl = perplexity.perplexity(scorer_for(resolve("gemma3-270m"), device="cpu"), text)
     # the engine tokenizes the text with the GGUF's own tokenizer: a merge may differ from transformers' by a token
     assert abs(served_ppl.tokens - local_ppl.tokens) <= 1 and served_ppl.windows == 1
     assert served_ppl.perplexity == pytest.approx(local_ppl.perplexity, rel=0.1)

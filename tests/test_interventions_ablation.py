@@ -16,6 +16,7 @@ from explorer.core.errors import ExplorerError
 from explorer.internals import sites
 from explorer.interventions import ablation, components, prompts, ranking, stacks, traces
 from explorer.interventions.engine import engine_for
+from explorer.interventions.models import local_ref
 from explorer.runtime import loading
 from explorer.runtime.resolve import resolve
 from tests.tiny_gemma import load_tiny_gemma
@@ -137,9 +138,9 @@ def test_bad_ablation_inputs(models) -> None:
     with pytest.raises(ExplorerError, match="text is empty"):
         ablation.ablate_loaded(models["decoder"], " ", components.parse("head", "0.0"))
     with pytest.raises(ExplorerError, match="Unknown ablation mode"):
-        ablation.ablate("gemma3-270m", TEXT, components.parse("head", "0.0"), mode="half")
+        ablation.ablate(resolve("gemma3-270m"), TEXT, components.parse("head", "0.0"), mode="half")
     with pytest.raises(ExplorerError, match="served by an inference engine"):
-        ablation.ablate("served:x", TEXT, components.parse("head", "0.0"))
+        ablation.ablate(local_ref("served:x"), TEXT, components.parse("head", "0.0"))
 
 
 def test_ablation_reads_where_each_family_answers(models) -> None:

@@ -15,6 +15,7 @@ import torch
 from explorer.core.errors import ExplorerError
 from explorer.interventions import metrics, patching, plan, stacks, traces
 from explorer.interventions.engine import engine_for
+from explorer.interventions.models import local_ref
 from explorer.interventions.pair import make_pair
 from explorer.runtime import cancel, loading
 from explorer.runtime.resolve import resolve
@@ -134,13 +135,25 @@ def test_bad_pairs_get_one_message(models, clean, corrupt, target, foil, pattern
 
 def test_bad_choices_and_models_are_refused_before_loading() -> None:
     with pytest.raises(ExplorerError, match="Unknown site"):
-        patching.patch("gemma3-270m", CLEAN, CORRUPT, "Paris", "Rome", site="everything")
+        patching.patch(resolve("gemma3-270m"), CLEAN, CORRUPT, "Paris", "Rome", site="everything")
     with pytest.raises(ExplorerError, match="Unknown metric"):
-        patching.patch("gemma3-270m", CLEAN, CORRUPT, "Paris", "Rome", metric="accuracy")
+        patching.patch(resolve("gemma3-270m"), CLEAN, CORRUPT, "Paris", "Rome", metric="accuracy")
     with pytest.raises(ExplorerError, match="served by an inference engine"):
-        patching.patch("served:llama", CLEAN, CORRUPT, "Paris", "Rome")
+        patching.patch(local_ref("served:llama"), CLEAN, CORRUPT, "Paris", "Rome")
+    with pytest.raises(ExplorerError, match="served by an inference engine"):  # resolved without local_ref
+        patching.patch(resolve("served:llama"), CLEAN, CORRUPT, "Paris", "Rome")
     with pytest.raises(ExplorerError, match="saved without a masked-language-model head"):
-        patching.patch("sentence-bert", CLEAN, CORRUPT, "Paris", "Rome", device="cpu")
+        patching.patch(local_ref("sentence-bert"), CLEAN, CORRUPT, "Paris", "Rome", device="cpu")
+
+
+def test_a_catalog_key_without_weights_says_how_to_get_them(tmp_path: Path) -> None:
+    """Resolving loads nothing and never raises; the load says what resolve found (the message the page and the
+    command showed when they passed the name down)."""
+    ref = local_ref("bert-base", str(tmp_path))
+    assert not ref.ready and ref.missing and ref.reason
+    with pytest.raises(ExplorerError) as err:
+        patching.patch(ref, CLEAN, CORRUPT, "Paris", "Rome", device="cpu")
+    assert str(err.value) == ref.reason
 
 
 def test_a_masked_lm_needs_a_blank(models) -> None:

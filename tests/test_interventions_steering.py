@@ -11,7 +11,7 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.internals import sites
-from explorer.interventions import steering
+from explorer.interventions import models, steering
 from explorer.interventions.engine import engine_for
 from explorer.runtime import loading
 from explorer.runtime.resolve import resolve
@@ -88,6 +88,6 @@ def test_steering_needs_a_decoder_and_a_local_model(tmp_path) -> None:
     with pytest.raises(ExplorerError, match="pick a decoder"):
         steering.steer_loaded(encoder, PROMPT, ["Love"], ["Hate"], layer=0, coefficient=1.0)
     with pytest.raises(ExplorerError, match="served by an inference engine"):
-        steering.steer("served:x", PROMPT, ["Love"], ["Hate"], layer=0, coefficient=1.0)
+        steering.steer(models.local_ref("served:x"), PROMPT, ["Love"], ["Hate"], layer=0, coefficient=1.0)
     with pytest.raises(ExplorerError, match="coefficient must be a finite number"):  # before any model loads
-        steering.steer("gemma3-270m", PROMPT, ["Love"], ["Hate"], layer=0, coefficient=math.inf)
+        steering.steer(resolve("gemma3-270m"), PROMPT, ["Love"], ["Hate"], layer=0, coefficient=math.inf)

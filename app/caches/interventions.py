@@ -2,10 +2,11 @@
 
 Models are cached process-wide by the loader, and each one's nnsight engine by :mod:`explorer.interventions.engine`
 (a view of the shared model, never the model itself); here only results are cached, keyed by plain hashable
-requests. Model work queues for a worker and runs under the request's budget (``workers.queued``). A patching grid
-reports progress while it runs, so it is kept among the session's last few instead (:func:`patch`). The NDIF
-request is not cached (a network call a visitor asks for on purpose) and runs under a request budget without a
-local model slot.
+requests: the model as a :class:`~explorer.runtime.resolve.ModelRef` the page resolved once (its stamp follows
+the weights on disk, so new weights are a new key). Model work queues for a worker and runs under the request's
+budget (``workers.queued``). A patching grid reports progress while it runs, so it is kept among the session's last
+few instead (:func:`patch`). The NDIF request is not cached (a network call a visitor asks for on purpose) and runs
+under a request budget without a local model slot.
 """
 
 from __future__ import annotations
@@ -19,23 +20,22 @@ import streamlit as st
 from explorer.interventions import ablation, across, components, models, patching, ranking, remote, steering
 from explorer.interventions.grid import PatchGrid
 from explorer.runtime import workers
+from explorer.runtime.resolve import ModelRef
 
 Progress = Callable[[float, str], None]
 GRIDS_KEPT = 6  # patching grids a session keeps (a few KB each): switching sites back and forth costs nothing
 
 
 class Target(NamedTuple):
-    """A model and where it runs: part of every key below."""
+    """A model (resolved by the page: untrained or not, which models folder) and where it runs: part of every key
+    below."""
 
-    model: str
-    random_weights: bool = False
-    models_dir: str | None = None
+    ref: ModelRef
     device: str = "auto"
     dtype: str = "auto"
 
-    def load_kwargs(self) -> dict[str, object]:
-        return {"random_weights": self.random_weights, "models_dir": self.models_dir, "device": self.device,
-                "dtype": self.dtype}
+    def load_kwargs(self) -> dict[str, str]:
+        return {"device": self.device, "dtype": self.dtype}
 
 
 class PairReq(NamedTuple):
@@ -53,8 +53,7 @@ def options(random_weights: bool, models_dir: str | None) -> list[tuple[str, str
 
 @workers.queued
 def _patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progress | None) -> PatchGrid:
-    return patching.patch(where.model, *pair, site=site, metric=metric, progress=progress,
-                          **where.load_kwargs())  # type: ignore[arg-type]
+    return patching.patch(where.ref, *pair, site=site, metric=metric, progress=progress, **where.load_kwargs())
 
 
 def patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progress | None = None) -> PatchGrid:
@@ -80,15 +79,15 @@ def patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progre
 @workers.queued
 def ablate(where: Target, text: str, kind: str, spec: str, mode: str, target: str):
     """One ablation (:func:`explorer.interventions.ablation.ablate`)."""
-    return ablation.ablate(where.model, text, components.parse(kind, spec), mode=mode, target=target or None,
-                           **where.load_kwargs())  # type: ignore[arg-type]
+    return ablation.ablate(where.ref, text, components.parse(kind, spec), mode=mode, target=target or None,
+                           **where.load_kwargs())
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
 @workers.queued
 def rank(where: Target, text: str, target: str, foil: str, mode: str):
     """Every head by ablation effect, beside its gradient importance."""
-    loaded = models.load(where.model, **where.load_kwargs())  # type: ignore[arg-type]
+    loaded = models.load(where.ref, **where.load_kwargs())
     return ranking.rank_heads(loaded, text, target or None, foil or None, mode=mode)
 
 
@@ -97,18 +96,15 @@ def rank(where: Target, text: str, target: str, foil: str, mode: str):
 def steer(where: Target, text: str, positive: tuple[str, ...], negative: tuple[str, ...], layer: int,
           coefficient: float, max_new_tokens: int, strategy: str, seed: int):
     """Generations with and without a steering vector (:func:`explorer.interventions.steering.steer`)."""
-    return steering.steer(where.model, text, positive, negative, layer=layer, coefficient=coefficient,
-                          max_new_tokens=max_new_tokens, strategy=strategy, seed=seed,
-                          **where.load_kwargs())  # type: ignore[arg-type]
+    return steering.steer(where.ref, text, positive, negative, layer=layer, coefficient=coefficient,
+                          max_new_tokens=max_new_tokens, strategy=strategy, seed=seed, **where.load_kwargs())
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
 @workers.queued
-def side_by_side(specs: tuple[str, ...], pair: PairReq, site: str, metric: str, random_weights: bool,
-                 models_dir: str | None, device: str, dtype: str):
-    """The same grid for several models (:func:`explorer.interventions.across.across`)."""
-    return across.across(specs, *pair, site=site, metric=metric, random_weights=random_weights,
-                         models_dir=models_dir, device=device, dtype=dtype)
+def side_by_side(refs: tuple[ModelRef, ...], pair: PairReq, site: str, metric: str, device: str, dtype: str):
+    """The same grid for several models, resolved by the page (:func:`explorer.interventions.across.across`)."""
+    return across.across(refs, *pair, site=site, metric=metric, device=device, dtype=dtype)
 
 
 @workers.remote

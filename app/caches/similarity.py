@@ -4,8 +4,10 @@ Models are NOT wrapped in ``st.cache_resource`` here: ``explorer.runtime.loading
 one process-wide, memory-bounded LRU cache shared by every session, and holding a second reference
 here would stop that cache from ever freeing memory. ``device``/``dtype`` (the sidebar's choice,
 :mod:`app.views.device_picker`) are arguments, so they are part of every cache key. Which checkpoint serves
-ColBERT is the library's decision (``colbert.default_encoder``). Results are ``st.cache_data`` (small frozen
-dataclasses, hashable arguments, bounded). ExplorerErrors are not cached: they reach ``ui.guard``.
+ColBERT is the library's decision (``colbert.encoder_ref``), made by the page once per run: the ref is part of the
+key, so a ColBERT checkpoint downloaded later is asked afresh instead of answered with the stand-in's results.
+Results are ``st.cache_data`` (small frozen dataclasses, hashable arguments, bounded). ExplorerErrors are not
+cached: they reach ``ui.guard``.
 
 The bi-encoder's matrix and search take a :class:`~explorer.serving.backend.Backend`, in this process or served
 (``/v1/embeddings``), asked the same way: keyed by its ``ident`` with a ``ttl`` (a server can change under us), run
@@ -19,7 +21,7 @@ import streamlit as st
 from app.caches.backends import BY_IDENT, TTL, scheduled
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
-from explorer.runtime.resolve import ModelRef, resolve
+from explorer.runtime.resolve import ModelRef
 from explorer.serving.backend import Backend
 from explorer.tasks import colbert, defaults, sbert, similarity
 
@@ -71,25 +73,27 @@ def search(model: Backend, query: str, text: str) -> similarity.SearchResult:
 
 @st.cache_data(max_entries=16, show_spinner="Late interaction: encoding every token…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def late_ranking(query: str, text: str, device: str = "auto", dtype: str = "auto") -> colbert.Ranking:
-    """MaxSim ranking of the lines of ``text`` next to the bundled bi-encoder's ranking."""
-    return colbert.rank(colbert.default_encoder(device=device, dtype=dtype),
-                        load_model(resolve(similarity.BI_ENCODER), device=device, dtype=dtype), query, text)
+def late_ranking(encoder: ModelRef, bi_encoder: ModelRef, query: str, text: str, device: str = "auto",
+                 dtype: str = "auto") -> colbert.Ranking:
+    """MaxSim ranking of the lines of ``text`` with ``encoder`` (:func:`explorer.tasks.colbert.encoder_ref`) next
+    to ``bi_encoder``'s ranking."""
+    return colbert.rank(colbert.load_encoder(encoder, device=device, dtype=dtype),
+                        load_model(bi_encoder, device=device, dtype=dtype), query, text)
 
 
 @st.cache_data(max_entries=32, show_spinner="Token by token similarity…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def maxsim(query: str, doc: str, device: str = "auto", dtype: str = "auto") -> colbert.MaxSim:
+def maxsim(encoder: ModelRef, query: str, doc: str, device: str = "auto", dtype: str = "auto") -> colbert.MaxSim:
     """MaxSim of the query against one document, token by token."""
-    return colbert.maxsim_texts(colbert.default_encoder(device=device, dtype=dtype), query, doc)
+    return colbert.maxsim_texts(colbert.load_encoder(encoder, device=device, dtype=dtype), query, doc)
 
 
 @st.cache_data(max_entries=16, show_spinner="Clustering token vectors and compressing…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
-def compression(query: str, text: str, k: int, seed: int, top_k: int, device: str = "auto",
+def compression(encoder: ModelRef, query: str, text: str, k: int, seed: int, top_k: int, device: str = "auto",
                 dtype: str = "auto") -> colbert.CompressionStudy:
     """ColBERTv2 compression study with 1- and 2-bit residuals (k = 0: the default number of centroids)."""
-    return colbert.compression_study(colbert.default_encoder(device=device, dtype=dtype), query, text, (1, 2),
+    return colbert.compression_study(colbert.load_encoder(encoder, device=device, dtype=dtype), query, text, (1, 2),
                                      k or None, seed, top_k)
 
 

@@ -82,7 +82,8 @@ def _scorer(args: argparse.Namespace) -> Scorer:
     ep = endpoint_from_args(args)
     if ep is not None:
         return scorer_for(ep)
-    return scorer_for(args.model, models_dir=args.models_dir, **placement_of(args).kwargs())
+    where = placement_of(args).kwargs()  # a device this machine lacks: refused before the model is named
+    return scorer_for(resolve(args.model, args.models_dir), **where)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -11,11 +11,15 @@ a neuron, a block or a layer (``--rank-heads``: every head, beside the Compressi
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from explorer.cli import add_model, placement_of, print_json
 from explorer.cli.argtypes import number, seed
 from explorer.cli.progress import Ticker
 from explorer.core.errors import ExplorerError
+
+if TYPE_CHECKING:
+    from explorer.runtime.resolve import ModelRef
 
 SITES = ("resid", "attn", "mlp", "heads")
 METRICS = ("logit-diff", "prob", "kl")
@@ -71,6 +75,13 @@ def _coefficient(text: str) -> float:
     return float(number(float, -1e6, 1e6)(text))
 
 
+def _model(args: argparse.Namespace) -> ModelRef:
+    """The model ``--model`` names, resolved once (a served name refused in words; nothing loaded yet)."""
+    from explorer.interventions import models
+
+    return models.local_ref(args.model, args.models_dir, random_weights=args.random_weights)
+
+
 def _component(args: argparse.Namespace):
     from explorer.interventions import components
 
@@ -86,12 +97,13 @@ def cmd_patch(args: argparse.Namespace) -> int:
     if args.remote:
         grid = remote.remote_patch(args.model, args.clean, args.corrupt, args.target, args.foil, key=args.ndif_key)
     else:
+        where = placement_of(args).kwargs()  # a device this machine lacks: refused before the model is named
+        ref = _model(args)
         with Ticker() as ticker:
             ticker.status = lambda s: f"patching… {s:.0f} s"
-            grid = patching.patch(args.model, args.clean, args.corrupt, args.target, args.foil, site=args.site,
-                                  metric=args.metric, stack=args.stack, random_weights=args.random_weights,
-                                  models_dir=args.models_dir, progress=lambda f, text: ticker.say(text),
-                                  **placement_of(args).kwargs())
+            grid = patching.patch(ref, args.clean, args.corrupt, args.target, args.foil, site=args.site,
+                                  metric=args.metric, stack=args.stack, progress=lambda f, text: ticker.say(text),
+                                  **where)
     out = grid.to_dict()
     if args.json:
         print_json(out)
@@ -108,9 +120,10 @@ def cmd_patch(args: argparse.Namespace) -> int:
 def cmd_ablate(args: argparse.Namespace) -> int:
     from explorer.interventions import ablation, models, ranking
 
+    where = placement_of(args).kwargs()  # a device this machine lacks: refused before the model is named
+    ref = _model(args)
     if args.rank_heads:
-        loaded = models.load(args.model, random_weights=args.random_weights, models_dir=args.models_dir,
-                             **placement_of(args).kwargs())
+        loaded = models.load(ref, **where)
         result = ranking.rank_heads(loaded, args.text, args.target, args.foil, mode=args.mode)
         if args.json:
             print_json(result.to_dict())
@@ -118,9 +131,7 @@ def cmd_ablate(args: argparse.Namespace) -> int:
         for r in result.rows():
             print(f"{r['rank']:>3}. head {r['head']}: effect {r['effect']}, importance {r['gradient_importance']}")
         return 0
-    done = ablation.ablate(args.model, args.text, _component(args), mode=args.mode, target=args.target,
-                           random_weights=args.random_weights, models_dir=args.models_dir,
-                           **placement_of(args).kwargs())
+    done = ablation.ablate(ref, args.text, _component(args), mode=args.mode, target=args.target, **where)
     if args.json:
         print_json(done.to_dict())
         return 0
@@ -134,11 +145,10 @@ def cmd_ablate(args: argparse.Namespace) -> int:
 def cmd_steer(args: argparse.Namespace) -> int:
     from explorer.interventions import steering
 
-    result = steering.steer(args.model, args.text, args.positive, args.negative, layer=args.layer,
+    where = placement_of(args).kwargs()  # a device this machine lacks: refused before the model is named
+    result = steering.steer(_model(args), args.text, args.positive, args.negative, layer=args.layer,
                             coefficient=args.coefficient, max_new_tokens=args.max_new_tokens,
-                            strategy="sample" if args.sample else "greedy", seed=args.seed,
-                            random_weights=args.random_weights, models_dir=args.models_dir,
-                            **placement_of(args).kwargs())
+                            strategy="sample" if args.sample else "greedy", seed=args.seed, **where)
     if args.json:
         print_json(result.to_dict())
         return 0

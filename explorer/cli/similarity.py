@@ -86,7 +86,7 @@ def cmd_colbert(args: argparse.Namespace) -> int:
 
     clean = similarity.clean_sentences(list(args.sentences))  # bad input fails before a model loads
     where = placement_of(args).kwargs()
-    encoder = colbert.default_encoder(args.models_dir, **where)
+    encoder = colbert.load_encoder(colbert.encoder_ref(args.models_dir), **where)
     ranking = colbert.rank(encoder, load_model(resolve(args.model, args.models_dir), **where), args.query,
                            list(clean.sentences))
     if args.json:

@@ -16,7 +16,7 @@ from explorer.evaluation.seq2seq import Seq2SeqScorer
 from explorer.evaluation.served import served_scorer
 from explorer.runtime import modelkind
 from explorer.runtime.loading import LoadedModel, load_model
-from explorer.runtime.resolve import ModelRef, resolve
+from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
 
 __all__ = ["PURPOSE", "load_task", "local_scorer", "scorer_for"]
@@ -39,11 +39,10 @@ def local_scorer(loaded: LoadedModel) -> Scorer:
     return DecoderScorer(loaded) if family == "decoder" else MaskedScorer(loaded)
 
 
-def scorer_for(model: str | ModelRef | Endpoint, *, device: str | None = None, dtype: str | None = None,
-               models_dir: str | None = None, random_weights: bool = False) -> Scorer:
-    """The scorer of a catalog key, directory, resolved ref or served endpoint (loaded on ``device``/``dtype``)."""
+def scorer_for(model: ModelRef | Endpoint, *, device: str | None = None, dtype: str | None = None) -> Scorer:
+    """The scorer of a model the caller resolved (:func:`explorer.runtime.resolve.resolve`, loaded here on
+    ``device``/``dtype``) or of a served endpoint."""
     if isinstance(model, Endpoint):
         return served_scorer(model)
-    ref = model if isinstance(model, ModelRef) else resolve(model, models_dir, random_weights=random_weights)
-    loaded = load_model(ref, load_task(ref), device=device, dtype=dtype, purpose=PURPOSE)
+    loaded = load_model(model, load_task(model), device=device, dtype=dtype, purpose=PURPOSE)
     return local_scorer(loaded)

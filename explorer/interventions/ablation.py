@@ -30,6 +30,7 @@ from explorer.training import corpus
 if TYPE_CHECKING:
     from explorer.internals.sites import Sites
     from explorer.runtime.loading import LoadedModel
+    from explorer.runtime.resolve import ModelRef
 
 __all__ = ["MODES", "REFERENCE_TOKENS", "TOP_K", "Ablation", "ablate", "ablate_loaded", "reference", "replacement"]
 
@@ -143,12 +144,12 @@ def ablate_loaded(loaded: LoadedModel, text: object, component: Component, *, mo
                     time.perf_counter() - started, **placement.ran_on(loaded))
 
 
-def ablate(spec: str, text: object, component: Component, *, mode: str = "zero", target: object = None,
-           stack: str | None = None, random_weights: bool = False, models_dir: str | None = None,
-           device: str | None = None, dtype: str | None = None) -> Ablation:
-    """:func:`ablate_loaded` for a model named by ``spec``; the text and mode are checked before it loads."""
+def ablate(ref: ModelRef, text: object, component: Component, *, mode: str = "zero", target: object = None,
+           stack: str | None = None, device: str | None = None, dtype: str | None = None) -> Ablation:
+    """:func:`ablate_loaded` for the model ``ref`` names (resolved by the caller,
+    :func:`explorer.interventions.models.local_ref`); the text and mode are checked before it loads."""
     prompts.check_prompt(text, "text")
     if mode not in MODES:
         raise ExplorerError(f"Unknown ablation mode {mode!r}: use one of {', '.join(MODES)}.")
-    loaded = models.load(spec, random_weights=random_weights, models_dir=models_dir, device=device, dtype=dtype)
+    loaded = models.load(ref, device=device, dtype=dtype)
     return ablate_loaded(loaded, text, component, mode=mode, target=target, stack=stack)

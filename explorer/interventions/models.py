@@ -1,9 +1,12 @@
 """The models interventions act on: named once, loaded with the head their family answers with.
 
-A decoder answers with its next token (causal LM), an encoder with its masked-LM head, an encoder-decoder with its
-decoder (seq2seq); the model comes from :func:`explorer.runtime.loading.load_model`, the process-wide cache every page
-shares (interventions wrap a view of it, :mod:`explorer.interventions.engine`). A served model is refused in words:
-an engine's API answers with tokens and log-probabilities, never with its layers.
+A page or command names the model once, at its edge (:func:`local_ref`: a served name refused in words, then
+:func:`explorer.runtime.resolve.resolve`, which looks on disk and loads nothing); every function below takes that
+:class:`~explorer.runtime.resolve.ModelRef` and asks nothing about the model again. A decoder answers with its
+next token (causal LM), an encoder with its masked-LM head, an encoder-decoder with its decoder (seq2seq); the model
+comes from :func:`explorer.runtime.loading.load_model`, the process-wide cache every page shares (interventions wrap
+a view of it, :mod:`explorer.interventions.engine`). A served model is refused in words: an engine's API answers
+with tokens and log-probabilities, never with its layers.
 
 >>> TASKS["encoder-decoder"], BUNDLED
 ('seq2seq', 'gemma3-270m')
@@ -23,8 +26,9 @@ from explorer.tasks import attention
 
 if TYPE_CHECKING:  # typing only: the loader imports torch at its top
     from explorer.runtime.loading import LoadedModel
+    from explorer.runtime.resolve import ModelRef
 
-__all__ = ["BUNDLED", "PURPOSE", "SERVED_PREFIX", "TASKS", "check_local", "load", "options"]
+__all__ = ["BUNDLED", "PURPOSE", "SERVED_PREFIX", "TASKS", "check_local", "load", "local_ref", "options"]
 
 BUNDLED = "gemma3-270m"  # ships with the app: a real decoder, offline
 TASKS = {"decoder": "causal-lm", "encoder": "masked-lm", "encoder-decoder": "seq2seq"}
@@ -42,12 +46,18 @@ def check_local(spec: str) -> str:
     return name
 
 
-def load(spec: str, *, random_weights: bool = False, models_dir: str | None = None, device: str | None = None,
-         dtype: str | None = None) -> LoadedModel:
-    """The shared loaded model for ``spec`` (a catalog key, ``lab/NAME`` or a directory), with its family's head."""
+def local_ref(spec: str, models_dir: str | None = None, *, random_weights: bool = False) -> ModelRef:
+    """``spec`` (a catalog key, ``lab/NAME`` or a directory) resolved once, for a page or command to pass down; a
+    served name is refused in words first (:func:`check_local`). Nothing is loaded: weights that are missing or
+    broken make a ref that is not ready, and :func:`load` raises its reason."""
+    return resolve.resolve(check_local(spec), models_dir, random_weights=random_weights)
+
+
+def load(ref: ModelRef, *, device: str | None = None, dtype: str | None = None) -> LoadedModel:
+    """The shared loaded model ``ref`` names, with its family's head (a model not ready raises its reason)."""
     from explorer.runtime import loading
 
-    ref = resolve.resolve(check_local(spec), models_dir, random_weights=random_weights)
+    check_local(ref.spec)  # a served name resolved by a caller without local_ref still gets the words, not "unknown"
     task = ref.task("seq2seq" if ref.family == "encoder-decoder" else "masked-lm")
     return loading.load_model(ref, task, device=device, dtype=dtype, purpose=PURPOSE)
 

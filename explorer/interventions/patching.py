@@ -31,6 +31,7 @@ from explorer.runtime import cancel, placement
 if TYPE_CHECKING:
     from explorer.internals.sites import Sites
     from explorer.runtime.loading import LoadedModel
+    from explorer.runtime.resolve import ModelRef
 
 __all__ = ["GRID_SITES", "Progress", "grid_cells", "patch", "patch_loaded"]
 
@@ -144,15 +145,15 @@ def patch_loaded(loaded: LoadedModel, clean: object, corrupt: object, target: ob
                      time.perf_counter() - started, **placement.ran_on(loaded))
 
 
-def patch(spec: str, clean: object, corrupt: object, target: object, foil: object = None, *, site: str = "resid",
-          metric: str = "logit-diff", stack: str | None = None, random_weights: bool = False,
-          models_dir: str | None = None, device: str | None = None, dtype: str | None = None,
+def patch(ref: ModelRef, clean: object, corrupt: object, target: object, foil: object = None, *, site: str = "resid",
+          metric: str = "logit-diff", stack: str | None = None, device: str | None = None, dtype: str | None = None,
           progress: Progress | None = None) -> PatchGrid:
-    """:func:`patch_loaded` for a model named by ``spec``; the inputs are checked before the model loads."""
+    """:func:`patch_loaded` for the model ``ref`` names (resolved by the caller,
+    :func:`explorer.interventions.models.local_ref`); the inputs are checked before the model loads."""
     check_site(site)
     metrics.check_metric(metric, foil)
     check_prompt(clean, "clean prompt")
     check_prompt(corrupt, "corrupted prompt")
-    loaded = models.load(spec, random_weights=random_weights, models_dir=models_dir, device=device, dtype=dtype)
+    loaded = models.load(ref, device=device, dtype=dtype)
     return patch_loaded(loaded, clean, corrupt, target, foil, site=site, metric=metric, stack=stack,
                         progress=progress)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from transformers import Cache
 
     from explorer.runtime.loading import LoadedModel
+    from explorer.runtime.resolve import ModelRef
 
 __all__ = ["MAX_NEW_TOKENS", "MAX_PROMPTS", "STRATEGIES", "Steering", "decode", "direction", "steer", "steer_loaded"]
 
@@ -199,14 +200,14 @@ def steer_loaded(loaded: LoadedModel, text: object, positive: Sequence[str], neg
                     **placement.ran_on(loaded))
 
 
-def steer(spec: str, text: object, positive: Sequence[str], negative: Sequence[str], *, layer: int,
+def steer(ref: ModelRef, text: object, positive: Sequence[str], negative: Sequence[str], *, layer: int,
           coefficient: float, max_new_tokens: int = 24, strategy: str = "greedy", seed: int = 0,
-          random_weights: bool = False, models_dir: str | None = None, device: str | None = None,
-          dtype: str | None = None) -> Steering:
-    """:func:`steer_loaded` for a model named by ``spec``; every setting is checked before it loads."""
+          device: str | None = None, dtype: str | None = None) -> Steering:
+    """:func:`steer_loaded` for the model ``ref`` names (resolved by the caller,
+    :func:`explorer.interventions.models.local_ref`); every setting is checked before it loads."""
     prompts.check_prompt(text, "prompt")
     _check_lists(positive, negative)
     check_settings(coefficient, max_new_tokens, strategy)
-    loaded = models.load(spec, random_weights=random_weights, models_dir=models_dir, device=device, dtype=dtype)
+    loaded = models.load(ref, device=device, dtype=dtype)
     return steer_loaded(loaded, text, positive, negative, layer=layer, coefficient=coefficient,
                         max_new_tokens=max_new_tokens, strategy=strategy, seed=seed)

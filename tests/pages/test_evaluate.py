@@ -10,6 +10,7 @@ import pytest
 
 from explorer.evaluation import bundled, run
 from explorer.evaluation.scorer import scorer_for
+from explorer.runtime.resolve import resolve
 from tests.pages.conftest import assert_clean, figures, page_app, plotly_array, shown
 from tests.tiny_gemma import save_tiny_gemma
 
@@ -47,7 +48,8 @@ def test_the_page_opens_on_the_bundled_task_scored_by_gemma(bundled_decoder, mon
     assert list(summary["model"]) == ["gemma3-270m"] and summary["scored"][0] == "26 of 26"
     rows = at.dataframe[1].value
     assert len(rows) == 26 and rows["gemma3-270m: right"].mean() == pytest.approx(summary["accuracy"][0], abs=1e-4)
-    first = run.score_task(scorer_for("gemma3-270m", device="cpu"), bundled.task("multiple_choice").head(2))
+    first = run.score_task(scorer_for(resolve("gemma3-270m"), device="cpu"),
+                           bundled.task("multiple_choice").head(2))
     by_line = {int(r["line"]): r["gemma3-270m: scores"] for _, r in rows.iterrows()}
     for ex in first.examples:
         assert by_line[ex.index + 1] == " ".join(f"{v:.3f}" for v in ex.scores)

@@ -7,7 +7,8 @@
   trained for mean pooling, not for MaxSim, so its scores show the mechanism, not ColBERT's quality.
 
 :func:`checkpoint_key` decides which catalog key serves ColBERT (weights on disk *and* a projection);
-:func:`default_encoder` loads it, or the stand-in.
+:func:`encoder_ref` resolves it, or the stand-in, once (a page keys its cached results on that ref, so a checkpoint
+downloaded later is a new key, not the stand-in's answer again); :func:`load_encoder` loads the ref it is given.
 
 >>> import torch
 >>> from types import SimpleNamespace
@@ -41,8 +42,9 @@ if TYPE_CHECKING:  # typing only: no runtime import of the loader
 
 __all__ = [
     "COLBERT_KEYS", "DOC_MARKER", "DOC_MAXLEN", "PROJECTION_NAMES", "QUERY_MARKER",
-    "QUERY_MAXLEN", "STAND_IN_NOTE", "TokenEmbeddings", "TokenEncoder", "checkpoint_key", "default_encoder",
-    "encode_collection", "encode_tokens", "limits", "make_encoder", "read_projection", "truncation_notices",
+    "QUERY_MAXLEN", "STAND_IN_NOTE", "TokenEmbeddings", "TokenEncoder", "checkpoint_key", "checkpoint_ref",
+    "encode_collection", "encode_tokens", "encoder_ref", "limits", "load_encoder", "make_encoder", "read_projection",
+    "truncation_notices",
 ]
 
 QUERY_MARKER, DOC_MARKER = "[unused0]", "[unused1]"  # ColBERT's [Q] and [D] tokens
@@ -131,11 +133,16 @@ def make_encoder(loaded: LoadedModel) -> TokenEncoder:
     return TokenEncoder(loaded, proj, label)
 
 
-def default_encoder(models_dir: str | None = None, *, device: str | None = None,
-                    dtype: str | None = None) -> TokenEncoder:
-    """The ColBERT checkpoint when one is on disk (:func:`checkpoint_key`), else the stand-in; on
-    ``device`` in ``dtype`` (:mod:`explorer.runtime.placement`)."""
-    ref = checkpoint_ref(models_dir) or resolve(BI_ENCODER, models_dir)
+def encoder_ref(models_dir: str | None = None) -> ModelRef:
+    """The model late interaction encodes with, resolved once: the ColBERT checkpoint when one is on disk
+    (:func:`checkpoint_ref`), else the bi-encoder stand-in. Nothing is loaded."""
+    return checkpoint_ref(models_dir) or resolve(BI_ENCODER, models_dir)
+
+
+def load_encoder(ref: ModelRef, *, device: str | None = None, dtype: str | None = None) -> TokenEncoder:
+    """The token encoder of ``ref`` (:func:`encoder_ref`) on ``device`` in ``dtype``
+    (:mod:`explorer.runtime.placement`): ColBERT when its weights carry the projection, else the labelled
+    stand-in."""
     return make_encoder(loading.load_model(ref, device=device, dtype=dtype))
 
 
