@@ -16,7 +16,7 @@ from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.backend import Backend
 from explorer.tasks.generation import STRATEGIES, DecodingSettings
-from explorer.tasks.generation.settings import MAX_BEAMS, MAX_PROMPT_TOKENS, MAX_TOP_K
+from explorer.tasks.generation.strategy import MAX_BEAMS, MAX_PROMPT_TOKENS, MAX_TOP_K
 
 DEFAULT_MODEL = "gemma3-270m"
 EXAMPLE = "The capital of France is"

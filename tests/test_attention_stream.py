@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.runtime import limits
+from explorer.runtime import capacity
 from explorer.tasks import attention as A
 from explorer.tasks.attention import blocks, stream
 
-GPU = limits.DeviceFacts("cuda", "pretend", 60 * limits.GIB, 16)
+GPU = capacity.DeviceFacts("cuda", "pretend", 60 * capacity.GIB, 16)
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
 TEXT = " ".join(f"w{i}" for i in range(2000))
 LENGTH = 1100  # past the 1,024 tokens whose maps a 2-layer x 2-head model keeps in full
@@ -92,7 +92,7 @@ def test_the_hooks_are_the_recorded_attention_modules_and_go_away(tok) -> None:
 
 def test_on_the_cpu_the_same_text_keeps_every_map_in_full(tok) -> None:
     model = _tiny("bert", tok)
-    cpu = limits.DeviceFacts("cpu", "cpu", 8 * limits.GIB, 2)
+    cpu = capacity.DeviceFacts("cpu", "cpu", 8 * capacity.GIB, 2)
     maps = A.extract_attention(model, tok, TEXT, max_tokens=4000, facts=cpu)
     assert maps.block == 1 and maps.attentions.shape[-1] == 1024  # 2 x 2 maps: the CPU rule's 1,024
     cut = [n.text for n in maps.notices if n.kind == "truncated"]

@@ -14,7 +14,7 @@ from explorer.runtime.cancel import CancelToken, MachineFacts, RequestBudget, Re
 from explorer.runtime.resolve import resolve
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.decoder import TokenDecoder
-from explorer.tasks.generation.settings import DecodingSettings
+from explorer.tasks.generation.strategy import DecodingSettings
 
 GB = 2**30
 

@@ -10,7 +10,7 @@ from explorer import objectives
 from explorer.runtime.resolve import resolve
 from explorer.tasks import infill
 from explorer.tasks.generation import run as generation
-from explorer.tasks.generation.settings import DecodingSettings
+from explorer.tasks.generation.strategy import DecodingSettings
 from explorer.training import batches, causal, corpus, examples, recipes, trainer, vocab
 
 TINY = {"steps": 20, "batch_tokens": 256, "seq_len": 32, "eval_windows": 4, "eval_every": 20}

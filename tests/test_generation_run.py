@@ -67,9 +67,9 @@ def long_gpt2():
 
 def _on(monkeypatch, facts) -> None:
     """Inject the device facts every cap reads (the model itself stays on the CPU)."""
-    from explorer.runtime import limits
+    from explorer.runtime import capacity
 
-    monkeypatch.setattr(limits, "device_facts", lambda device="auto": facts)
+    monkeypatch.setattr(capacity, "device_facts", lambda device="auto": facts)
 
 
 def test_on_a_cpu_the_caps_stay_1024_prompt_and_200_new_tokens(long_gpt2) -> None:
@@ -83,9 +83,9 @@ def test_on_a_cpu_the_caps_stay_1024_prompt_and_200_new_tokens(long_gpt2) -> Non
 
 
 def test_on_a_gpu_prompts_grow_to_the_context_and_more_new_tokens_are_allowed(long_gpt2, monkeypatch) -> None:
-    from explorer.runtime import limits
+    from explorer.runtime import capacity
 
-    _on(monkeypatch, limits.DeviceFacts("cuda", "NVIDIA H100", 61 * limits.GIB, 16))
+    _on(monkeypatch, capacity.DeviceFacts("cuda", "NVIDIA H100", 61 * capacity.GIB, 16))
     prompt, decoder = start(long_gpt2, "hello world " * 1500, DecodingSettings("beam", beams=2, max_new_tokens=600))
     assert len(prompt.ids) == prompt.total_tokens > 3000 and prompt.notices == ()  # within 4,096 positions: whole
     assert decoder.settings.max_new_tokens == 600
@@ -97,11 +97,11 @@ def test_on_a_gpu_prompts_grow_to_the_context_and_more_new_tokens_are_allowed(lo
 
 
 def test_a_gpu_short_of_memory_cuts_prompts_where_the_kv_caches_fit(long_gpt2, monkeypatch) -> None:
-    from explorer.runtime import limits
+    from explorer.runtime import capacity
 
-    kv = limits.kv_bytes_per_token(long_gpt2.model.config, 4)  # 2 x 1 layer x 2 heads x 8 wide x 4 bytes
-    free = 2 * limits.MAX_BEAMS * kv * 2000  # half of it holds 8 beams' caches of 2,000 tokens
-    _on(monkeypatch, limits.DeviceFacts("cuda", "small", free, 8))
+    kv = capacity.kv_bytes_per_token(long_gpt2.model.config, 4)  # 2 x 1 layer x 2 heads x 8 wide x 4 bytes
+    free = 2 * capacity.MAX_BEAMS * kv * 2000  # half of it holds 8 beams' caches of 2,000 tokens
+    _on(monkeypatch, capacity.DeviceFacts("cuda", "small", free, 8))
     prompt, _ = start(long_gpt2, "hello world " * 1500, DecodingSettings())
     (cut,) = prompt.notices
     assert len(prompt.ids) == 2000 and "KV caches" in cut.text and "cuda:" in cut.text

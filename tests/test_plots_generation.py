@@ -5,8 +5,8 @@ from __future__ import annotations
 from explorer.plots.generation import next_token_figure, repetition_figure, tokens_figure
 from explorer.tasks.generation.nexttoken import Candidate, NextToken
 from explorer.tasks.generation.run import Generation
-from explorer.tasks.generation.settings import DecodingSettings
 from explorer.tasks.generation.steps import Alternative, Step
+from explorer.tasks.generation.strategy import DecodingSettings
 
 
 def _gen(strategy: str, tokens: list[tuple[str, int, float]]) -> Generation:

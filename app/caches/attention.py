@@ -18,7 +18,7 @@ import streamlit as st
 
 from explorer.core.notices import Notice
 from explorer.plots import attention as plots
-from explorer.runtime import limits, workers
+from explorer.runtime import capacity, workers
 from explorer.runtime.resolve import ModelRef
 from explorer.tasks import attention
 from explorer.tasks.attention import detail
@@ -74,8 +74,8 @@ def token_ceiling(device: str = "auto") -> tuple[int, str]:
     """The most tokens any model may take on the chosen device, and why (free memory re-read every minute)."""
     from explorer.runtime.placement import resolve_device
 
-    facts = limits.device_facts(resolve_device(device))
-    return limits.attention_ceiling(facts), limits.attention_tokens(facts, 12, 12).reason
+    facts = capacity.device_facts(resolve_device(device))
+    return capacity.attention_ceiling(facts), capacity.attention_tokens(facts, 12, 12).reason
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

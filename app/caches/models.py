@@ -65,10 +65,10 @@ def fill_many(refs: tuple[ModelRef, ...], text: str, top_k: int, directory: str 
 @st.cache_data(max_entries=4, ttl=60, show_spinner=False)
 def page_model_limit(device: str = "auto") -> tuple[int, str]:
     """How many models one request may run on the chosen device, and why (free memory re-read every minute)."""
-    from explorer.runtime import limits
+    from explorer.runtime import capacity
     from explorer.runtime.placement import resolve_device
 
-    cap = limits.page_models(limits.device_facts(resolve_device(device)))
+    cap = capacity.page_models(capacity.device_facts(resolve_device(device)))
     return cap.value, cap.reason
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, text_source
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import limits
+from explorer.runtime import capacity
 from explorer.runtime.resolve import ModelRef, resolve
 
 
@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="zoom the printed matrix to tokens START:END")
     # The device's ceiling is checked in cmd_attention (it depends on --device); here only the absolute range.
     p.add_argument("--max-tokens", type=number(int, 2, 1_000_000), default=MAX_TOKENS,
-                   help=f"truncate to this many (CPU: <= {MAX_TOKENS}; a GPU takes more, see explorer.runtime.limits)")
+                   help=f"truncate to this many (CPU: <= {MAX_TOKENS}; a GPU takes more, see "
+                        "explorer.runtime.capacity)")
     p.add_argument("--block", action="store_true", help="print --layer/--head as a block-averaged map (<= 256 a side)")
     p.add_argument("--zoom", type=_zoom, default=None, metavar="Q0:Q1[,K0:K1]",
                    help="print --layer/--head at full resolution for these queries (and keys; default the same)")
@@ -110,7 +111,7 @@ def cmd_attention(args: argparse.Namespace) -> int:
     from explorer.tasks import attention
 
     placement = placement_of(args)
-    ceiling = limits.attention_ceiling(limits.device_facts(placement.resolve()[0]))
+    ceiling = capacity.attention_ceiling(capacity.device_facts(placement.resolve()[0]))
     if not 2 <= args.max_tokens <= ceiling:
         raise ExplorerError(f"--max-tokens must be between 2 and {ceiling:,} on this device, got {args.max_tokens}.")
 

@@ -19,15 +19,15 @@ from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number, read_source, seed, text_source
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
-from explorer.runtime import limits
-from explorer.runtime.limits import CPU_NEW_TOKENS, GPU_NEW_TOKENS
+from explorer.runtime import capacity
+from explorer.runtime.capacity import CPU_NEW_TOKENS, GPU_NEW_TOKENS
 from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.backend import Backend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.generation import DecodingSettings, load_decoder
 from explorer.tasks.generation.nexttoken import MAX_TABLE
-from explorer.tasks.generation.settings import (
+from explorer.tasks.generation.strategy import (
     MAX_BEAMS,
     MAX_TEMPERATURE,
     MAX_TOP_K,
@@ -57,7 +57,7 @@ def _generate(args: argparse.Namespace) -> int:
     served = endpoint_from_args(args)
     where = placement_of(args)
     # the chosen device's caps (a GPU allows more new tokens); a served model: the CPU's (a round trip a step)
-    facts = limits.device_facts(where.resolve()[0]) if served is None else None
+    facts = capacity.device_facts(where.resolve()[0]) if served is None else None
     settings = DecodingSettings(args.strategy, args.temperature, args.top_k, args.top_p, args.beams,
                                 args.max_new_tokens, args.seed).validated(facts)  # bad knobs fail before loading
     text = read_source(args)  # a bad file too

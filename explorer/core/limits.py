@@ -5,7 +5,7 @@ it: tokenizing a pasted book already takes seconds. Pages give their text boxes 
 (``max_chars=``), so the box and the library agree. Each comment says why that size.
 
 Caps that depend on the device and its free memory (tokens shown, prompt tokens, new tokens, models a
-page) are in :mod:`explorer.runtime.limits`; bytes read from files and uploads in
+page) are in :mod:`explorer.runtime.capacity`; bytes read from files and uploads in
 :mod:`explorer.core.userfiles`. Torch-free: the CLI's light commands and the pages import it for nothing.
 
 >>> SERVED_EMBEDDING_TOTAL_CHARS == SIMILARITY_LIST_CHARS + SERVED_EMBEDDING_TEXT_CHARS

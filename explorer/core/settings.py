@@ -10,7 +10,7 @@ bad value stops them with one line instead of failing in the middle of a request
 Booleans are ``1/true/yes/on`` or ``0/false/no/off`` (any case); numbers have bounds; paths and texts are
 taken as typed, surrounding spaces dropped. README's settings table is :func:`markdown`
 (``python -m explorer.core.settings --markdown``); ``tests/test_settings.py`` fails when they differ.
-(Decoding's knobs are :mod:`explorer.tasks.generation.settings`; this module is the environment alone.)
+(Decoding's knobs are :mod:`explorer.tasks.generation.strategy`; this module is the environment alone.)
 
 >>> LAB_ACTIVE.read(env={}), RESTRICT_PATHS.read(env={"EXPLORER_RESTRICT_PATHS": " Yes "})
 (8, True)

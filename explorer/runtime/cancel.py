@@ -66,7 +66,7 @@ class RequestStopped(ExplorerError):
 @dataclass(frozen=True)
 class MachineFacts:
     """This machine's totals (accelerator, cores, RAM, accelerator memory) a request's budget is derived from; what
-    one device has free now is :class:`explorer.runtime.limits.DeviceFacts`."""
+    one device has free now is :class:`explorer.runtime.capacity.DeviceFacts`."""
 
     accelerator: str | None  # "cuda", "mps" or None (CPU only)
     cores: int

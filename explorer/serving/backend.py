@@ -55,8 +55,8 @@ from explorer.tasks.fillmask.result import FillMaskResult
 from explorer.tasks.generation import run
 from explorer.tasks.generation.nexttoken import NextToken, next_token
 from explorer.tasks.generation.run import Generation, load_decoder
-from explorer.tasks.generation.settings import DecodingSettings
 from explorer.tasks.generation.steps import Step
+from explorer.tasks.generation.strategy import DecodingSettings
 from explorer.tasks.infill import InfillResult
 from explorer.tasks.similarity import SearchResult, SimilarityResult
 from explorer.tokenization.split import Tokenization, assemble, check_text

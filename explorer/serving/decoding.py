@@ -39,8 +39,8 @@ from explorer.serving.probe import Capabilities, neutral, require, served_on
 from explorer.tasks.generation.beam import BeamDecoder
 from explorer.tasks.generation.nexttoken import MAX_TABLE, Candidate, NextToken
 from explorer.tasks.generation.run import Generation
-from explorer.tasks.generation.settings import TOP_ALTERNATIVES, DecodingSettings
 from explorer.tasks.generation.steps import Alternative, Step
+from explorer.tasks.generation.strategy import TOP_ALTERNATIVES, DecodingSettings
 
 __all__ = ["END_TEXTS", "ClientDecoder", "Oracle", "OracleBeamDecoder", "fast", "generate",
            "next_token", "served_oracle", "start"]

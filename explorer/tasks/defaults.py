@@ -8,7 +8,7 @@ disk, the bundled decoder first) and how many it shows at most are decided here,
 from __future__ import annotations
 
 from explorer.architecture import catalog
-from explorer.runtime import bundled, limits, weights
+from explorer.runtime import bundled, capacity, weights
 from explorer.tasks.infill import BART_TYPES, T5_TYPES
 from explorer.training import checkpoint
 
@@ -18,7 +18,7 @@ __all__ = ["BUNDLED_DECODERS", "DEFAULT_MLMS", "MAX_PAGE_MODELS", "SPANS_MODELS"
 BUNDLED_DECODERS = (bundled.KEY,)  # real decoders that ship offline (explorer.runtime.bundled): a causal column
 # the Fill-mask page's masked LMs once their weights are there
 DEFAULT_MLMS = ("bert-base", "roberta-base", "distilbert")
-MAX_PAGE_MODELS = limits.CPU_PAGE_MODELS  # the CPU cap; explorer.runtime.limits.page_models gives the device's
+MAX_PAGE_MODELS = capacity.CPU_PAGE_MODELS  # the CPU cap; explorer.runtime.capacity.page_models gives the device's
 SPANS_MODELS = (bundled.KEY, "t5-small", "bart-base")  # the Spans page's models once their weights are there
 
 

@@ -285,7 +285,7 @@ def test_several_prompts_come_from_the_cache_the_second_time(tiny, monkeypatch) 
 
 def test_model_cap_follows_the_device_and_says_why() -> None:
     at = _app().run()
-    # explorer.runtime.limits.page_models: 8 on a CPU (more where a GPU's free memory allows), with the reason
+    # explorer.runtime.capacity.page_models: 8 on a CPU (more where a GPU's free memory allows), with the reason
     assert at.multiselect(key="fm_models").help.startswith("At most 8 models a request (cpu")
 
 

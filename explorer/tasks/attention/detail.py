@@ -1,6 +1,6 @@
 """One head of a long text, whatever the maps hold: its block map, a full-resolution zoom, one query's row.
 
-:class:`AttentionMaps` holds every map in full for texts up to :func:`explorer.runtime.limits.viewer_limit`
+:class:`AttentionMaps` holds every map in full for texts up to :func:`explorer.runtime.capacity.viewer_limit`
 tokens and block masses beyond (``maps.block > 1``). These functions answer the same three questions
 for both: from the full maps they slice; from block masses they ask ``rerun`` (a fresh pass that keeps
 only the requested cells: :func:`explorer.tasks.attention.extract.load_detail`), since block masses keep

@@ -31,7 +31,7 @@ from explorer.core.handles import Tokenizer
 from explorer.core.limits import ATTENTION_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
-from explorer.runtime import limits
+from explorer.runtime import capacity
 from explorer.runtime.resolve import ModelRef
 from explorer.tasks.attention.blocks import block_for, block_mass, check_span
 from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps, viewer_limit
@@ -76,14 +76,15 @@ def n_maps(config: object) -> int | None:
     return layers * heads * (3 if is_encoder_decoder(config) else 1)
 
 
-def device_limit(model: PreTrainedModel, facts: limits.DeviceFacts) -> limits.Limit:
-    """The device's cap for this model (:func:`explorer.runtime.limits.attention_tokens`)."""
+def device_limit(model: PreTrainedModel, facts: capacity.DeviceFacts) -> capacity.Limit:
+    """The device's cap for this model (:func:`explorer.runtime.capacity.attention_tokens`)."""
     cfg = getattr(model, "config", None)
     layers, heads = _layers_heads(cfg)
-    return limits.attention_tokens(facts, layers, heads, is_encoder_decoder(cfg))
+    return capacity.attention_tokens(facts, layers, heads, is_encoder_decoder(cfg))
 
 
-def _limit(model: PreTrainedModel, tokenizer: Tokenizer, max_tokens: int, facts: limits.DeviceFacts) -> tuple[int, str]:
+def _limit(model: PreTrainedModel, tokenizer: Tokenizer, max_tokens: int,
+           facts: capacity.DeviceFacts) -> tuple[int, str]:
     """Tokens this extraction keeps and which limit set that number, and why."""
     if int(max_tokens) < 2:
         raise ExplorerError(f"max_tokens must be at least 2, got {max_tokens}.")
@@ -228,8 +229,8 @@ def _collect(out: Any, runner: PreTrainedModel, fmt: str, inputs: dict[str, torc
     return stack_layers(out.encoder_attentions, runner, "encoder attention", (len(ids), len(ids))), maps
 
 
-def _facts(model: PreTrainedModel, facts: limits.DeviceFacts | None) -> limits.DeviceFacts:
-    return facts if facts is not None else limits.device_facts(_device(model))
+def _facts(model: PreTrainedModel, facts: capacity.DeviceFacts | None) -> capacity.DeviceFacts:
+    return facts if facts is not None else capacity.device_facts(_device(model))
 
 
 def _streamed(runner: PreTrainedModel, inputs: dict[str, torch.Tensor], fmt: str, length: int,
@@ -246,11 +247,11 @@ def _streamed(runner: PreTrainedModel, inputs: dict[str, torch.Tensor], fmt: str
 def extract_attention(model: PreTrainedModel, tokenizer: Tokenizer, text: str, *, target: str | None = None,
                       max_tokens: int = MAX_TOKENS, global_positions: tuple[int, ...] = (0,),
                       name: str | None = None, untrained: bool = False,
-                      facts: limits.DeviceFacts | None = None) -> AttentionMaps:
+                      facts: capacity.DeviceFacts | None = None) -> AttentionMaps:
     """Run ``text`` through ``model`` once and return every attention matrix as a full square.
 
     ``text`` is truncated to the smallest of ``max_tokens``, the model's maximum and the device's cap
-    (:func:`explorer.runtime.limits.attention_tokens`; ``facts``: the device, read from the model when
+    (:func:`explorer.runtime.capacity.attention_tokens`; ``facts``: the device, read from the model when
     ``None``); a notice says which and why. Texts longer than every map can be kept in full for
     (:func:`viewer_limit`: only on a GPU) come back as block masses (``maps.block > 1``), reduced
     layer by layer during the pass (:mod:`.stream`). Encoder-decoders are teacher-forced with
@@ -283,7 +284,7 @@ def extract_attention(model: PreTrainedModel, tokenizer: Tokenizer, text: str, *
 def extract_detail(model: PreTrainedModel, tokenizer: Tokenizer, text: str, *, layer: int, head: int,
                    rows: tuple[int, int], cols: tuple[int, int] | None = None, target: str | None = None,
                    max_tokens: int = MAX_TOKENS, global_positions: tuple[int, ...] = (0,),
-                   facts: limits.DeviceFacts | None = None) -> np.ndarray:
+                   facts: capacity.DeviceFacts | None = None) -> np.ndarray:
     """Full-resolution cells ``[rows, cols]`` of one layer's head, from a fresh pass over the same tokens as
     :func:`extract_attention` (whose block maps hold no single cells): only that slice is kept.
     ``cols=None``: every key (one query's row: ``rows=(q, q + 1)``). ``(r, c)`` float32."""

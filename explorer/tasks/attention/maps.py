@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.notices import Notice, texts
-from explorer.runtime.limits import BASE_TOKENS, MAP_BYTES, MAX_TOKENS, viewer_limit  # one home for caps
+from explorer.runtime.capacity import BASE_TOKENS, MAP_BYTES, MAX_TOKENS, viewer_limit  # one home for caps
 
 __all__ = ["BASE_TOKENS", "MAP_BYTES", "MAX_TOKENS", "AttentionMaps", "viewer_limit"]
 

@@ -21,7 +21,7 @@ from explorer.runtime import cancel
 from explorer.runtime.placement import ran_on
 from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.prompt import context_limit
-from explorer.tasks.generation.settings import DecodingSettings
+from explorer.tasks.generation.strategy import DecodingSettings
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel

@@ -1,6 +1,6 @@
 """Decoding with a real decoder: next-token distributions and generation one token at a time.
 
-- :mod:`~explorer.tasks.generation.settings`: strategies (greedy, sample, top-k, top-p, beam), limits, warpers
+- :mod:`~explorer.tasks.generation.strategy`: strategies (greedy, sample, top-k, top-p, beam), limits, warpers
 - :mod:`~explorer.tasks.generation.prompt`: prompt -> ids, cut to the window with a notice
 - :mod:`~explorer.tasks.generation.nexttoken`: next-token table, weight-tying check, the cached forward
 - :mod:`~explorer.tasks.generation.steps`: one generated token with its probability and alternatives
@@ -30,14 +30,14 @@ from explorer.tasks.generation.run import (
     result,
     start,
 )
-from explorer.tasks.generation.settings import (
+from explorer.tasks.generation.steps import Alternative, Step, step_table
+from explorer.tasks.generation.strategy import (
     MAX_BEAMS,
     MAX_NEW_TOKENS,
     MAX_PROMPT_TOKENS,
     STRATEGIES,
     DecodingSettings,
 )
-from explorer.tasks.generation.steps import Alternative, Step, step_table
 
 __all__ = [
     "MAX_BEAMS", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "STRATEGIES", "Alternative", "BeamDecoder", "Candidate",

@@ -27,10 +27,10 @@ from typing import Any
 import torch
 
 from explorer.core.handles import Tokenizer
-from explorer.runtime import cancel, limits
+from explorer.runtime import cancel, capacity
 from explorer.tasks.generation.nexttoken import forward_last, token_text
-from explorer.tasks.generation.settings import TOP_ALTERNATIVES, DecodingSettings
 from explorer.tasks.generation.steps import Alternative, Step, eos_ids
+from explorer.tasks.generation.strategy import TOP_ALTERNATIVES, DecodingSettings
 
 __all__ = ["EARLY_STOPPING", "LENGTH_PENALTY", "BeamDecoder"]
 
@@ -78,7 +78,7 @@ class BeamDecoder:
         self.model, self.tokenizer = model, tokenizer
         eos = eos_ids(model)
         # the new-token cap of the model's device; K = max(2, 1 + #eos) x B candidates per step
-        self._start(settings.validated(limits.model_facts(model)), eos, max(2, 1 + len(eos)), len(prompt_ids))
+        self._start(settings.validated(capacity.model_facts(model)), eos, max(2, 1 + len(eos)), len(prompt_ids))
         self._pending = torch.tensor([prompt_ids], dtype=torch.long)  # (1, T), then (B, 1) on the device
         self._cache: Any = None
         self._texts: dict[int, str] = {}  # token id -> text, decoded once per decoder

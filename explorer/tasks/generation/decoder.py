@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 import torch
 
 from explorer.core.handles import Tokenizer
-from explorer.runtime import cancel, limits
+from explorer.runtime import cancel, capacity
 from explorer.tasks.generation.fastpath import make_cache, step_call
 from explorer.tasks.generation.nexttoken import forward_last
-from explorer.tasks.generation.settings import DecodingSettings, logits_processors
 from explorer.tasks.generation.steps import Step, eos_ids, make_step
+from explorer.tasks.generation.strategy import DecodingSettings, logits_processors
 
 if TYPE_CHECKING:  # typing only: transformers loads with the first model
     from transformers import Cache, PreTrainedModel
@@ -39,7 +39,7 @@ class TokenDecoder:
     def __init__(self, model: PreTrainedModel, tokenizer: Tokenizer, prompt_ids: tuple[int, ...],
                  settings: DecodingSettings) -> None:
         self.model, self.tokenizer = model, tokenizer
-        self.settings = settings.validated(limits.model_facts(model))  # the new-token cap of the model's device
+        self.settings = settings.validated(capacity.model_facts(model))  # the new-token cap of the model's device
         self._sampling = self.settings.effective_strategy != "greedy"
         self._processors = logits_processors(self.settings) if self._sampling else None
         self._generator = torch.Generator().manual_seed(self.settings.seed)

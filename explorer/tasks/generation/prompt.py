@@ -18,9 +18,9 @@ from explorer.core.handles import Tokenizer
 from explorer.core.limits import GENERATION_PROMPT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import require_text
-from explorer.runtime import limits
-from explorer.runtime.limits import Limit
-from explorer.tasks.generation.settings import MAX_PROMPT_TOKENS
+from explorer.runtime import capacity
+from explorer.runtime.capacity import Limit
+from explorer.tasks.generation.strategy import MAX_PROMPT_TOKENS
 
 if TYPE_CHECKING:  # typing only: the models bring transformers
     from transformers import PreTrainedModel
@@ -55,15 +55,15 @@ def context_limit(model: PreTrainedModel, cap: int | None = None) -> int:
 
 def prompt_limit(model: PreTrainedModel) -> Limit:
     """Tokens a prompt may have on the model's device, and why: its whole context where that is the
-    bound, else :func:`explorer.runtime.limits.prompt_tokens` (1,024 on a CPU; on a GPU the context as
+    bound, else :func:`explorer.runtime.capacity.prompt_tokens` (1,024 on a CPU; on a GPU the context as
     far as the KV caches of every beam fit in free memory)."""
     context = _context(model)
     if not hasattr(model, "parameters"):
         value = min(context, MAX_PROMPT_TOKENS) if context else MAX_PROMPT_TOKENS
         return Limit(value, f"at most {MAX_PROMPT_TOKENS:,} prompt tokens")
     dtype = next((p.dtype for p in model.parameters()), None)
-    kv = limits.kv_bytes_per_token(model.config, getattr(dtype, "itemsize", 4))
-    cap = limits.prompt_tokens(limits.model_facts(model), context, kv)
+    kv = capacity.kv_bytes_per_token(model.config, getattr(dtype, "itemsize", 4))
+    cap = capacity.prompt_tokens(capacity.model_facts(model), context, kv)
     if context and context <= cap.value:
         return Limit(context, f"the model's context is {context:,} tokens")
     return cap

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from explorer.core.notices import Notice, texts
-from explorer.runtime import bundled, limits, loading, placement
+from explorer.runtime import bundled, capacity, loading, placement
 from explorer.runtime.placement import ran_on
 from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks.generation.beam import BeamDecoder
@@ -22,8 +22,8 @@ from explorer.tasks.generation.decoder import TokenDecoder
 from explorer.tasks.generation.fastpath import dynamic_reason
 from explorer.tasks.generation.prompt import Prompt, encode_prompt, prompt_limit
 from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
-from explorer.tasks.generation.settings import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
 from explorer.tasks.generation.steps import Step
+from explorer.tasks.generation.strategy import MIN_TEMPERATURE, STRATEGIES, DecodingSettings
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader
     from explorer.runtime.loading import LoadedModel
@@ -86,14 +86,14 @@ def load_decoder(ref: ModelRef, progress: bundled.Progress | None = None, *, pur
 
 def make_decoder(loaded: LoadedModel, prompt: Prompt, settings: DecodingSettings) -> Decoder:
     """The step-by-step decoder for the settings' strategy (nothing computed yet)."""
-    settings = settings.validated(limits.model_facts(loaded.model))
+    settings = settings.validated(capacity.model_facts(loaded.model))
     cls = BeamDecoder if settings.effective_strategy == "beam" else TokenDecoder
     return cls(loaded.model, loaded.tokenizer, prompt.ids, settings)
 
 
 def start(loaded: LoadedModel, text: str, settings: DecodingSettings) -> tuple[Prompt, Decoder]:
     """Encode the prompt (cut to the window) and make its decoder."""
-    settings = settings.validated(limits.model_facts(loaded.model))  # the device's caps, with their reasons
+    settings = settings.validated(capacity.model_facts(loaded.model))  # the device's caps, with their reasons
     cap = prompt_limit(loaded.model)
     prompt = encode_prompt(loaded.tokenizer, text, cap.value, cap.reason)
     return prompt, make_decoder(loaded, prompt, settings)

@@ -12,7 +12,7 @@ import torch
 
 from explorer.core.handles import Tokenizer
 from explorer.tasks.generation.nexttoken import token_text
-from explorer.tasks.generation.settings import TOP_ALTERNATIVES
+from explorer.tasks.generation.strategy import TOP_ALTERNATIVES
 
 __all__ = ["Alternative", "Step", "eos_ids", "make_step", "step_table"]
 

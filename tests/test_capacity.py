@@ -1,10 +1,10 @@
-"""explorer.runtime.limits: every cap from the device facts (passed in, so the GPU rules run on a CPU machine)."""
+"""explorer.runtime.capacity: every cap from the device facts (passed in, so the GPU rules run on a CPU machine)."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer.runtime import limits as L
+from explorer.runtime import capacity as L
 
 CPU = L.DeviceFacts("cpu", "cpu", 8 * L.GIB, 2)
 H100 = L.DeviceFacts("cuda", "NVIDIA H100", 61 * L.GIB, 16)
@@ -25,7 +25,7 @@ def test_old_names_stay_importable_with_the_cpu_values() -> None:
     from explorer.tasks.attention import MAX_TOKENS
     from explorer.tasks.attention.maps import viewer_limit
     from explorer.tasks.defaults import MAX_PAGE_MODELS
-    from explorer.tasks.generation.settings import MAX_NEW_TOKENS, MAX_PROMPT_TOKENS
+    from explorer.tasks.generation.strategy import MAX_NEW_TOKENS, MAX_PROMPT_TOKENS
 
     assert (MAX_TOKENS, MAX_PROMPT_TOKENS, MAX_NEW_TOKENS, MAX_PAGE_MODELS) == (1024, 1024, 200, 8)
     assert viewer_limit(72) == 724

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.tasks.generation.settings import MAX_BEAMS, MAX_NEW_TOKENS, DecodingSettings, logits_processors
+from explorer.tasks.generation.strategy import MAX_BEAMS, MAX_NEW_TOKENS, DecodingSettings, logits_processors
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
@@ -63,10 +63,10 @@ def test_a_temperature_too_cold_to_sample_decodes_greedily(temperature: float) -
 
 
 def test_the_new_token_cap_follows_the_device_and_says_why() -> None:
-    from explorer.runtime import limits
+    from explorer.runtime import capacity
 
-    cpu = limits.DeviceFacts("cpu", "cpu", 8 * limits.GIB, 2)
-    gpu = limits.DeviceFacts("cuda", "NVIDIA H100", 61 * limits.GIB, 16)
+    cpu = capacity.DeviceFacts("cpu", "cpu", 8 * capacity.GIB, 2)
+    gpu = capacity.DeviceFacts("cuda", "NVIDIA H100", 61 * capacity.GIB, 16)
     assert DecodingSettings(max_new_tokens=1024).validated(gpu).max_new_tokens == 1024
     for facts in (cpu, None):  # no facts: the CPU's cap, the narrowest
         with pytest.raises(ExplorerError, match="between 1 and 200") as err:

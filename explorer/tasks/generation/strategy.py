@@ -21,20 +21,20 @@ from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from explorer.core.errors import ExplorerError, shorten
-from explorer.runtime import limits
-from explorer.runtime.limits import CPU_NEW_TOKENS, CPU_PROMPT_TOKENS
+from explorer.runtime import capacity
+from explorer.runtime.capacity import CPU_NEW_TOKENS, CPU_PROMPT_TOKENS
 
 __all__ = ["MAX_BEAMS", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "MAX_TOP_K",
            "STRATEGIES", "TOP_ALTERNATIVES", "DecodingSettings", "Strategy", "logits_processors"]
 
 Strategy = Literal["greedy", "sample", "top-k", "top-p", "beam"]
 STRATEGIES: tuple[str, ...] = ("greedy", "sample", "top-k", "top-p", "beam")
-MAX_NEW_TOKENS = CPU_NEW_TOKENS  # the CPU cap (explorer.runtime.limits.new_tokens gives the device's)
+MAX_NEW_TOKENS = CPU_NEW_TOKENS  # the CPU cap (explorer.runtime.capacity.new_tokens gives the device's)
 MAX_BEAMS = 8  # each beam is a row of every forward pass
 MAX_TOP_K = 1000
 # The model's context is far longer (32,768 for Gemma 3 270M), but one forward pass over 1,024
 # tokens already takes several seconds on a 2-core CPU; longer prompts are cut with a notice.
-# The CPU cap; explorer.runtime.limits.prompt_tokens gives the device's (the context where KV caches fit).
+# The CPU cap; explorer.runtime.capacity.prompt_tokens gives the device's (the context where KV caches fit).
 MAX_PROMPT_TOKENS = CPU_PROMPT_TOKENS
 # Below this, logits / T overflow float32 (1e-45 gives inf - inf = NaN in the softmax) long before
 # the distribution is anything but one-hot already: such a temperature runs as greedy, with a notice.
@@ -64,11 +64,11 @@ class DecodingSettings:
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
-    def validated(self, facts: limits.DeviceFacts | None = None) -> DecodingSettings:
+    def validated(self, facts: capacity.DeviceFacts | None = None) -> DecodingSettings:
         """These settings if every knob is in range, else one ExplorerError saying what to change.
 
-        ``facts``: the device that decodes (:func:`explorer.runtime.limits.model_facts`); its cap on new
-        tokens applies (:func:`explorer.runtime.limits.new_tokens`: 200 on a CPU, 1,024 on a GPU) and a
+        ``facts``: the device that decodes (:func:`explorer.runtime.capacity.model_facts`); its cap on new
+        tokens applies (:func:`explorer.runtime.capacity.new_tokens`: 200 on a CPU, 1,024 on a GPU) and a
         refusal quotes its reason. None: the CPU's cap, the narrowest (checks before a model is loaded).
         """
         if self.strategy not in STRATEGIES:
@@ -83,7 +83,7 @@ class DecodingSettings:
                                 "90% of the probability.")
         _check_range(self.top_k, "top-k", 1, MAX_TOP_K)
         _check_range(self.beams, "The number of beams", 1, MAX_BEAMS)
-        cap = limits.new_tokens(facts) if facts is not None else None
+        cap = capacity.new_tokens(facts) if facts is not None else None
         _check_range(self.max_new_tokens, "max-new-tokens", 1, cap.value if cap else MAX_NEW_TOKENS,
                      cap.reason if cap else "")
         _check_range(self.seed, "The seed", 0, 2**32 - 1)
