@@ -1,7 +1,7 @@
 """The papers' claims against the pretraining lab's measurements (explorer.papers.claims).
 
 Trains every objective a claim needs on the same budget (ELECTRA on BERT MLM's training FLOPs),
-fine-tunes each on the swapped-word probe (explorer.training.probe), times the DistilBERT student
+fine-tunes each on the swapped-word probe (explorer.training.downstream), times the DistilBERT student
 against its teacher, and writes benchmarks/results/pretraining_claims.json and .md. Objectives
 whose loss family is not in this build are reported as "not measured", not skipped silently.
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 import explorer  # noqa: E402,F401  (offline defaults before transformers is imported)
 from explorer.papers import claims  # noqa: E402
-from explorer.training.probe import ProbeSpec  # noqa: E402
+from explorer.training.downstream import ProbeSpec  # noqa: E402
 
 
 def main() -> None:

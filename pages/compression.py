@@ -9,7 +9,7 @@ from app import ui
 from app.caches import compression as cache
 from app.caches import models as cache_models
 from app.views import device_picker
-from explorer.compression import families
+from explorer.compression import offer
 from explorer.compression.earlyexit import DEFAULT_PASSAGE
 from explorer.compression.methods import canonical
 from explorer.compression.study import DEFAULT_CANDIDATES, DEFAULT_PROMPTS
@@ -43,8 +43,8 @@ if not exit_models:
                "ticked and Save it; it then appears in this list with the exit-S methods.")
 decoder = cache.measured_as_decoder(model, folder)
 # mheads-N ranks heads by the model's own (masked) LM loss, which MiniLM's sentence encoder lacks
-offered = families.offered(exits=early, with_loss=model != "sentence-bert")
-default = list(families.EXIT_DEFAULTS if early else families.DEFAULTS)
+offered = offer.offered(exits=early, with_loss=model != "sentence-bert")
+default = list(offer.EXIT_DEFAULTS if early else offer.DEFAULTS)
 # methods typed by whoever shared the link (prune-70) come back as options of their own kind
 linked = [c for v in str(st.query_params.get("methods", ""))[:500].split(",") if (c := canonical(v))]
 offered = offered + [c for c in dict.fromkeys(linked) if c not in offered and c.startswith("exit-") == early]
@@ -52,7 +52,7 @@ methods = st.multiselect(
     "Methods", offered, default=ui.query_list("methods", default, offered),
     key="cmp_methods_exit" if early else "cmp_methods", accept_new_options=True,
     help=("Type exit-S for another speed (0-1): higher exits sooner. " if early else
-          "Type prune-N or heads-N for another percentage (0-99). ") + families.describe())
+          "Type prune-N or heads-N for another percentage (0-99). ") + offer.describe())
 ui.set_query_list("methods", [c for m in methods if (c := canonical(m))])  # typed ones too, if valid
 if early:
     prompt = st.text_area("Passage to classify", value=DEFAULT_PASSAGE, key=f"cmp_prompt_{model}",

@@ -53,9 +53,9 @@ def test_loss_equals_gpt2s_own(windows) -> None:
 
 
 def recipes_model() -> torch.nn.Module:
-    from explorer.training import families
+    from explorer.training import lossfamilies
 
-    return families.get("causal").build(recipes.get("gpt"), "tiny", 1)
+    return lossfamilies.get("causal").build(recipes.get("gpt"), "tiny", 1)
 
 
 def test_loss_decreases(trained) -> None:

@@ -10,9 +10,9 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.papers import claims
-from explorer.training import families, measurement, probe
+from explorer.training import downstream, lossfamilies, measurement
+from explorer.training.downstream import ProbeSpec
 from explorer.training.figures import Measurement, VariantRun
-from explorer.training.probe import ProbeSpec
 
 KEYS = ["electra", "albert", "distilbert", "roberta"]
 
@@ -115,7 +115,7 @@ def test_measure_reports_a_family_that_has_not_landed(monkeypatch):
                                                                   for n in nouns[:6]
                                                                   for v in verbs[d % 5:d % 5 + 4] for m in nouns[6:10])
                                       for d in range(40)), "tiny")
-    monkeypatch.setattr(families, "FAMILIES", {"mlm": families.FAMILIES["mlm"]})
+    monkeypatch.setattr(lossfamilies, "FAMILIES", {"mlm": lossfamilies.FAMILIES["mlm"]})
     spec = ProbeSpec(steps=2, batch=4, seq_len=32, test_examples=8)
     m = measurement.measure(2, 0, objectives=("mlm", "electra"), batch_tokens=128, seq_len=32, spec=spec, text=text)
     assert m.missing == {"electra": "electra"} and set(m.variants) == {"mlm"}
@@ -135,4 +135,4 @@ def test_student_and_teacher_are_timed_in_the_same_run():
     timing = measurement._speed(bert(2), bert(1), seq_len=16)
     assert timing["teacher_ms"] > 0 and timing["student_ms"] > 0
     assert timing["ratio"] == pytest.approx(timing["teacher_ms"] / timing["student_ms"], rel=1e-2)
-    assert torch.get_num_threads() >= 1 and probe.MAJORITY == 0.5
+    assert torch.get_num_threads() >= 1 and downstream.MAJORITY == 0.5

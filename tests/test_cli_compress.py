@@ -91,13 +91,13 @@ def test_early_exit_on_a_lab_model_gives_the_same_record_shape(lab_exits, golden
 
 
 def test_help_lists_every_method_the_library_offers(capsys, monkeypatch) -> None:
-    from explorer.compression import families
+    from explorer.compression import offer
 
     monkeypatch.setenv("COLUMNS", "100")
     with pytest.raises(SystemExit):
         main(["compress", "--help"])
     text = "".join(capsys.readouterr().out.split())  # argparse wraps lines (and may break at a hyphen)
-    for f in families.FAMILIES:
+    for f in offer.FORMS:
         assert f.form in text, f.form
     assert "mheads-N" in text and "exit-S" in text
 

@@ -93,11 +93,11 @@ def test_a_text_on_one_line_is_split_by_its_words(tmp_path, capsys) -> None:
 
 
 def test_a_text_without_windows_is_refused_before_the_model_is_built(monkeypatch) -> None:
-    from explorer.training import batches, families
+    from explorer.training import batches, lossfamilies
 
     monkeypatch.setattr(batches, "windows", lambda *a: ())
-    monkeypatch.setitem(families.FAMILIES, "mlm", families.Family(
-        families.FAMILIES["mlm"].features, families.FAMILIES["mlm"].loss, lambda *a, **k: pytest.fail("built")))
+    monkeypatch.setitem(lossfamilies.FAMILIES, "mlm", lossfamilies.LossFamily(
+        lossfamilies.FAMILIES["mlm"].features, lossfamilies.FAMILIES["mlm"].loss, lambda *a, **k: pytest.fail("built")))
     with pytest.raises(ExplorerError, match="gives no training windows of 32 tokens"):
         trainer.start(trainer.Plan("mlm", steps=1, batch_tokens=64, seq_len=32), corpus.bundled())
 

@@ -8,7 +8,7 @@ import torch
 from explorer import objectives
 from explorer.core.errors import ExplorerError
 from explorer.objectives import distill as formula
-from explorer.training import batches, distilbert, examples, families, recipes, trainer, vocab
+from explorer.training import batches, distilbert, examples, lossfamilies, recipes, trainer, vocab
 from explorer.training.examples import IGNORE
 
 TINY = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 8}
@@ -31,7 +31,7 @@ def _batch(n: int = 3) -> dict[str, torch.Tensor]:
 
 
 def test_the_family_is_registered_with_a_teacher() -> None:
-    assert families.get("distill").loss is distilbert.loss and families.get("distill").teacher == "mlm"
+    assert lossfamilies.get("distill").loss is distilbert.loss and lossfamilies.get("distill").teacher == "mlm"
 
 
 def test_the_student_has_half_the_layers_and_the_same_width(run: trainer.Run, teacher: trainer.Run) -> None:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from explorer import objectives
-from explorer.training import batches, electra, examples, families, recipes, trainer, vocab
+from explorer.training import batches, electra, examples, lossfamilies, recipes, trainer, vocab
 from explorer.training.examples import IGNORE
 
 TINY = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 8}
@@ -31,7 +31,7 @@ def _batch(window: tuple[str, ...], n: int = 3) -> dict[str, torch.Tensor]:
 
 
 def test_the_family_is_registered() -> None:
-    assert families.get("electra").loss is electra.loss
+    assert lossfamilies.get("electra").loss is electra.loss
 
 
 def test_generator_is_half_the_discriminator_with_its_embedding_width() -> None:

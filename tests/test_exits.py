@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.training import checkpoint, exits, families, probe, recipes
+from explorer.training import checkpoint, downstream, exits, lossfamilies, recipes
 from tests.conftest import QUICK_EXITS
 
 QUICK = exits.ExitSpec(**QUICK_EXITS)
@@ -20,7 +20,7 @@ QUICK = exits.ExitSpec(**QUICK_EXITS)
 
 def _build(objective: str) -> torch.nn.Module:
     recipe = recipes.get(objective)
-    return families.get(recipe.loss).build(recipe, "tiny", 0, "cpu")
+    return lossfamilies.get(recipe.loss).build(recipe, "tiny", 0, "cpu")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_adaptive_inference_answers_what_decide_computes(objective) -> None:
         for n, e in enumerate(test):
             if abs(float(exits.uncertainty(probs[0, n])) - speed) < 1e-4:
                 continue  # a tie at the threshold may round either way
-            ids, mask, _ = probe.tensors([e], torch.device("cpu"))
+            ids, mask, _ = downstream.tensors([e], torch.device("cpu"))
             label, layer, _ = exits.adaptive(ex, ids, mask, speed)
             assert (label, layer) == (int(d.predictions[n]), int(d.layers[n])), (objective, speed, n)
 
@@ -142,7 +142,7 @@ def test_missing_and_damaged_exits_are_messages(trained, tmp_path) -> None:
 def test_a_one_layer_model_is_refused() -> None:
     recipe = recipes.get("distilbert")  # the tiny student has one layer
     teacher = _build("mlm")
-    student = families.get(recipe.loss).build(recipe, "tiny", 0, "cpu", teacher=teacher)
+    student = lossfamilies.get(recipe.loss).build(recipe, "tiny", 0, "cpu", teacher=teacher)
     with pytest.raises(ExplorerError, match="at least two layers"):
         exits.wrap(student)
 

@@ -70,14 +70,15 @@ def test_pretrain_compare_runs_each_objective_on_the_same_budget() -> None:
 
 
 def test_the_probe_fine_tunes_a_copy_and_reports_its_accuracy(tmp_path, capsys, monkeypatch) -> None:
-    from explorer.training import probe
+    from explorer.training import downstream
 
-    monkeypatch.setattr(probe, "DEFAULT_SPEC", probe.ProbeSpec(steps=3, batch=8, seq_len=32, test_examples=16))
+    spec = downstream.ProbeSpec(steps=3, batch=8, seq_len=32, test_examples=16)
+    monkeypatch.setattr(downstream, "DEFAULT_SPEC", spec)
     args = ["--steps", "2", "--batch-tokens", "128", "--seq-len", "32", "--eval-windows", "2", "--device", "cpu"]
     assert main(["pretrain", "mlm", *args, "--out", str(tmp_path / "run"), "--probe", "--json"]) == 0
     out = capsys.readouterr()
     result = json.loads(out.out)["eval"]["probe"]
-    assert result["task"] == probe.TASK and 0.0 <= result["accuracy"] <= 1.0 and result["n_test"] == 16
+    assert result["task"] == downstream.TASK and 0.0 <= result["accuracy"] <= 1.0 and result["n_test"] == 16
     assert "probing" in out.err
 
 

@@ -10,7 +10,7 @@ from explorer import objectives
 from explorer.architecture import cost
 from explorer.runtime.resolve import resolve
 from explorer.tasks import infill
-from explorer.training import batches, corpus, examples, families, models, recipes, seq2seq, trainer, vocab
+from explorer.training import batches, corpus, examples, lossfamilies, models, recipes, seq2seq, trainer, vocab
 
 TINY = {"steps": 20, "batch_tokens": 256, "seq_len": 32, "eval_windows": 4, "eval_every": 20}
 
@@ -79,7 +79,7 @@ def test_flops_split_is_the_cost_models_total_and_the_ratio_follows_the_target()
         ratio = seq2seq.target_ratio(name, 128)
         assert lo < ratio < hi
         assert seq2seq.forward_flops(model, 128) == pytest.approx(encoder + ratio * decoder)
-    assert families.get("seq2seq").forward_flops is seq2seq.forward_flops
+    assert lossfamilies.get("seq2seq").forward_flops is seq2seq.forward_flops
 
 
 def test_loss_decreases(trained) -> None:

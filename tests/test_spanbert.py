@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from explorer import objectives
-from explorer.training import batches, examples, families, recipes, spanbert, trainer, vocab
+from explorer.training import batches, examples, lossfamilies, recipes, spanbert, trainer, vocab
 from explorer.training.examples import IGNORE
 
 TINY = {"batch_tokens": 256, "seq_len": 32, "eval_windows": 8}
@@ -29,7 +29,7 @@ def _features(window: tuple[str, ...], index: int) -> dict:
 
 
 def test_the_family_is_registered() -> None:
-    assert families.get("spanbert").loss is spanbert.loss
+    assert lossfamilies.get("spanbert").loss is spanbert.loss
 
 
 def test_training_lowers_the_loss(run: trainer.Run) -> None:

@@ -9,10 +9,10 @@ import streamlit as st
 from app import ui
 from app.state import lab
 from explorer.plots import training as plots
-from explorer.training import probe
+from explorer.training import downstream
 
 PROBE_NOTE = ("Probe: after training, a copy of each model is fine-tuned with the same small budget on "
-              f"\"{probe.TASK}\" (made from the corpus); 50% is chance, and a randomly initialised model scores "
+              f"\"{downstream.TASK}\" (made from the corpus); 50% is chance, and a randomly initialised model scores "
               "about that too.")
 STATUS = {"waiting": "waiting for a training slot", "building": "building the model…", "done": "done",
           "probing": "trained; fine-tuning a copy on the downstream probe…", "stopped": "stopped",

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from explorer.architecture import build, catalog, cost, layertree
 from explorer.architecture.components import breakdown
 from explorer.architecture.custom_models import WHOLE_IS_BASE
-from explorer.architecture.memory import memory_bytes
 from explorer.architecture.shapes import trace_shapes
+from explorer.architecture.weightbytes import memory_bytes
 
 if TYPE_CHECKING:  # transformers is imported where a config is built, not to type one
     from torch import nn

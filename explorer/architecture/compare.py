@@ -84,7 +84,7 @@ def row(result: analysis.Analysis, variant: catalog.Variant, config: PretrainedC
 
 # Code an entry depends on: a change to any of these modules recomputes the stored entries.
 CODE = ("explorer.architecture.compare", "explorer.architecture.analysis", "explorer.architecture.layertree",
-        "explorer.architecture.components", "explorer.architecture.memory", "explorer.architecture.shapes",
+        "explorer.architecture.components", "explorer.architecture.weightbytes", "explorer.architecture.shapes",
         "explorer.architecture.cost", "explorer.architecture.build", "explorer.architecture.custom_models")
 MAX_STORED = 2000  # stored (variant, length) entries; beyond this the store starts afresh
 

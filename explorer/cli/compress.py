@@ -22,7 +22,7 @@ from collections.abc import Callable
 from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
 from explorer.cli.progress import Ticker, eta
-from explorer.compression import families
+from explorer.compression import offer
 from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_compress", "register"]
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "beside the original")
     p.add_argument("model", metavar="KEY", help="catalog key or save_pretrained directory, e.g. sentence-bert, "
                                                 "gemma3-270m")
-    p.add_argument("--method", action="append", required=True, metavar="M", help=families.help_text())
+    p.add_argument("--method", action="append", required=True, metavar="M", help=offer.help_text())
     p.add_argument("--repeats", type=number(int, 1, 100), default=5, help="timed runs per model (median)")
     p.add_argument("--models-dir", default=None, help="where to look for weights (default: EXPLORER_MODELS_DIR)")
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")

@@ -14,7 +14,7 @@ without it) is one line on stderr and exit code 2, like every command.
 
 The paths come first, before any heavy import: the output folder is tested writable and the text file read and
 checked (a FIFO, a device, a binary or huge file is refused in a moment). Memory is planned before a model is
-built (:mod:`explorer.training.memory`): the longest
+built (:mod:`explorer.training.stepmemory`): the longest
 ``--seq-len`` and the most ``--batch-tokens`` follow from this machine's memory budget. A step too large for
 one pass is run as micro-batches with accumulated gradients (a ``note:`` line says so); one that does not fit
 even so is refused with the figure and the largest setting that fits.
@@ -34,7 +34,7 @@ from explorer.cli.progress import Ticker, eta
 from explorer.core.errors import ExplorerError
 from explorer.core.userfiles import MAX_UPLOAD_MB
 from explorer.runtime import weights
-from explorer.training import corpus, memory, recipes
+from explorer.training import corpus, recipes, stepmemory
 
 if TYPE_CHECKING:  # the trainer imports torch: only a command that trains pays for it
     from explorer.training.session import Hooks, Session
@@ -70,7 +70,7 @@ def _plan(args: argparse.Namespace, objective: str, device: str) -> Plan:
 
     plan = Plan(objective, size=args.size, steps=args.steps, seed=args.seed, device=device,
                 batch_tokens=args.batch_tokens, seq_len=args.seq_len, eval_windows=args.eval_windows).checked()
-    step = memory.step_plan(plan)
+    step = stepmemory.step_plan(plan)
     if step.notice:
         print(f"note: [{plan.objective}] {step.notice}", file=sys.stderr, flush=True)
     return plan
@@ -130,14 +130,13 @@ def _fractions(ticker: Ticker, prefix: str) -> Callable[[float, str], None]:
 def _hooks(ticker: Ticker, out: str | Path | None, prefix: str = "") -> Hooks:
     """The session's stages as progress lines: what it does now (the heartbeat repeats it with the time spent),
     each training step every ~5%, the probe's and the exits' fractions."""
-    from explorer.training import families, models, sections
-    from explorer.training import probe as probes
+    from explorer.training import downstream, lossfamilies, models, sections
     from explorer.training.session import Hooks
 
     def state(session: Session) -> None:
         plan, run = session.plan, session.run
         if session.state == "building":
-            teacher = families.get(recipes.get(plan.objective).loss).teacher
+            teacher = lossfamilies.get(recipes.get(plan.objective).loss).teacher
             if teacher and not plan.teacher:
                 ticker.say(f"{prefix}training its teacher first ({teacher}, {plan.steps:,} steps)")
             _phase(ticker, f"{prefix}preparing: cutting the text into {plan.seq_len}-token windows, building the model")
@@ -149,7 +148,7 @@ def _hooks(ticker: Ticker, out: str | Path | None, prefix: str = "") -> Hooks:
             _phase(ticker, "exits: saving them beside the checkpoint" if session.exits is not None
                    else f"{prefix}saving the checkpoint to {out}")
         elif session.state == "probing":
-            _phase(ticker, f"{prefix}probing: fine-tuning a copy on \"{probes.TASK}\"")
+            _phase(ticker, f"{prefix}probing: fine-tuning a copy on \"{downstream.TASK}\"")
         elif session.state == "exits":
             _phase(ticker, f"exits: training FastBERT's exit classifiers on \"{sections.TASK}\"")
 
@@ -169,11 +168,12 @@ def _hooks(ticker: Ticker, out: str | Path | None, prefix: str = "") -> Hooks:
 
 def _session(plan: Plan, text: corpus.Corpus | None, probe: bool, exits: bool) -> Session:
     """The plan's session: the downstream probe and FastBERT's exits follow training when asked for."""
+    from explorer.training import downstream
     from explorer.training import exits as exit_classifiers
-    from explorer.training import probe as probes
     from explorer.training.session import Session
 
-    return Session(plan, text, probes.DEFAULT_SPEC if probe else None, exit_classifiers.DEFAULT_SPEC if exits else None)
+    return Session(plan, text, downstream.DEFAULT_SPEC if probe else None,
+                   exit_classifiers.DEFAULT_SPEC if exits else None)
 
 
 def _describe(summary: dict[str, Any]) -> str:

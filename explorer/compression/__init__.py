@@ -1,6 +1,6 @@
 """The compression lab: what quantization and pruning buy and cost, measured on real models.
 
-- :mod:`explorer.compression.families`: the one list of methods as offered (the CLI's help, the page, the errors);
+- :mod:`explorer.compression.offer`: the one list of methods as offered (the CLI's help, the page, the errors);
 - :mod:`explorer.compression.methods`: the methods (casts, int8, weight-only, magnitude and head pruning),
   each applied to a deep copy;
 - :mod:`explorer.compression.heads`: head importance and structured head pruning;

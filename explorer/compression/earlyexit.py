@@ -33,7 +33,7 @@ from explorer.core.limits import EARLY_EXIT_PASSAGE_CHARS
 from explorer.core.notices import Notice
 from explorer.runtime import placement
 from explorer.runtime.resolve import resolve
-from explorer.training import checkpoint, exits, probe, sections
+from explorer.training import checkpoint, downstream, exits, sections
 
 __all__ = ["DEFAULT_PASSAGE", "TIMED", "baseline", "row"]
 
@@ -90,7 +90,7 @@ def baseline(settings: Settings, progress: Progress | None = None) -> Baseline:
     labels = torch.tensor([e.label for e in test])
     report(0.1, f"Every layer's answer on {len(test)} held-out examples…")
     probs = exits.probabilities(model, test)  # (L, N, classes)
-    timed = tuple(probe.tensors([e], torch.device(device))[:2] for e in test[:TIMED])
+    timed = tuple(downstream.tensors([e], torch.device(device))[:2] for e in test[:TIMED])
     passage, said = quality.prompt_used(settings.prompt, DEFAULT_PASSAGE, EARLY_EXIT_PASSAGE_CHARS)
     teacher_only = sum(measure.disk_bytes(m) for m in (model.encoder, model.classifiers[-1]))
     accuracy = exits.decide(probs, 0.0).accuracy(labels)

@@ -39,7 +39,7 @@ from torch.nn.utils import prune
 
 from explorer.architecture import membudget
 from explorer.compression import heads
-from explorer.compression.families import FAMILIES, valid_names
+from explorer.compression.offer import FORMS, valid_names
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
 from explorer.runtime import modelcache
@@ -49,11 +49,11 @@ __all__ = ["CASTS", "FIXED", "PATTERNS", "Method", "apply", "available", "canoni
 
 CASTS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # name -> what it is, in words (a copy's description); kind -> "form: what it is" for the forms with a parameter;
-# both from the one list of methods (explorer.compression.families)
-FIXED = {f.form: f.label for f in FAMILIES if not f.parameter}
-PATTERNS = {f.kind: f"{f.form}: {f.label}" for f in FAMILIES if f.parameter}
-_BY_NAME = {f.form: f for f in FAMILIES if not f.parameter}
-_PERCENT_KINDS = "|".join(f.kind for f in FAMILIES if f.form.endswith("-N"))
+# both from the one list of methods (explorer.compression.offer)
+FIXED = {f.form: f.label for f in FORMS if not f.parameter}
+PATTERNS = {f.kind: f"{f.form}: {f.label}" for f in FORMS if f.parameter}
+_BY_NAME = {f.form: f for f in FORMS if not f.parameter}
+_PERCENT_KINDS = "|".join(f.kind for f in FORMS if f.form.endswith("-N"))
 _NAME = re.compile(rf"^({_PERCENT_KINDS})-(\d{{1,3}})$")
 _EXIT = re.compile(r"^exit-(\d*\.?\d+)$")
 MAX_PERCENT = 99

@@ -94,7 +94,7 @@ def fill(source: Iterator[tuple[int, int]], make: Callable[[int, int], dict[str,
 
 def split(examples: Sequence[dict[str, Any]], max_padded: int) -> list[list[dict[str, Any]]]:
     """``examples`` in order, cut into micro-batches whose padded size (count x longest input) is at most
-    ``max_padded`` tokens: what one forward pass holds (:mod:`explorer.training.memory`). A single example
+    ``max_padded`` tokens: what one forward pass holds (:mod:`explorer.training.stepmemory`). A single example
     longer than that still gets a batch of its own.
 
     >>> [len(b) for b in split([{"input_ids": [1] * n} for n in (4, 4, 8, 2)], 8)]

@@ -12,7 +12,7 @@ Loss: next-token cross-entropy over every non-pad position that has a next token
 to ``GPT2LMHeadModel(..., labels=input_ids)`` with padding labelled -100 (``tests/test_causal.py``).
 Accuracy: next-token accuracy over those positions. The model is the catalog's GPT-2, scaled
 down by the lab's sizes (:func:`explorer.training.models.build`); every position is a target,
-so the per-token compute is the cost model's :func:`explorer.training.families.forward_flops`.
+so the per-token compute is the cost model's :func:`explorer.training.lossfamilies.forward_flops`.
 """
 
 from __future__ import annotations

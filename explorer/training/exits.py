@@ -12,7 +12,7 @@ A lab model becomes a FastBERT-style classifier in three steps, on the downstrea
 
 What differs from the paper, and why: FastBERT's classifiers each have a small self-attention layer
 (128 wide) before the fully connected layers; here each is the pooled hidden state (mean over real
-tokens, or the last token of a causal LM, as :mod:`explorer.training.probe`) through a 128-wide MLP.
+tokens, or the last token of a causal LM, as :mod:`explorer.training.downstream`) through a 128-wide MLP.
 The lab's models are 2-4 layers deep, so the attention would cost about as much as a layer.
 
 Adaptive inference really stops computing: a forward hook on each layer scores the student and, when
@@ -45,9 +45,9 @@ from explorer.architecture import modeltypes
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core import persist, userfiles
 from explorer.core.errors import ExplorerError, shorten
-from explorer.training import checkpoint, corpus, memory, probe, sections, vocab
+from explorer.training import checkpoint, corpus, downstream, sections, stepmemory, vocab
 from explorer.training.corpus import Corpus
-from explorer.training.probe import Encoder, Example
+from explorer.training.downstream import Encoder, Example
 
 __all__ = ["DEFAULT_SPEC", "FOLDER", "HIDDEN", "Decision", "ExitSpec", "Exits", "Report", "adaptive", "decide",
            "encode", "load", "probabilities", "save", "test_examples", "train", "uncertainty", "wrap"]
@@ -104,13 +104,13 @@ class Exits(nn.Module):
     def teacher_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """(B, labels): the whole encoder, then the teacher (what the model answers without early exit)."""
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)
-        return self.classifiers[-1](probe.pool(hidden, attention_mask, self.pool))
+        return self.classifiers[-1](downstream.pool(hidden, attention_mask, self.pool))
 
     def layer_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """(L, B, labels): every classifier on its layer's output (the teacher on the final hidden state)."""
         out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
         states = [*out.hidden_states[1:self.layers], out.last_hidden_state]  # layer 1..L-1 outputs, then the final
-        return torch.stack([c(probe.pool(h, attention_mask, self.pool)) for c, h in zip(self.classifiers, states,
+        return torch.stack([c(downstream.pool(h, attention_mask, self.pool)) for c, h in zip(self.classifiers, states,
                                                                                        strict=True)])
 
     def layer_modules(self) -> Sequence[nn.Module]:
@@ -148,7 +148,7 @@ def _find_layers(module: nn.Module, device: torch.device) -> tuple[int, str]:
 
 def wrap(model: nn.Module) -> Exits:
     """A fresh :class:`Exits` around a COPY of ``model``'s encoder (the model itself is never modified)."""
-    found = probe.encoder_of(model)
+    found = downstream.encoder_of(model)
     module = copy.deepcopy(found.module)
     device = next(module.parameters()).device
     layers, path = _find_layers(module, device)
@@ -186,8 +186,8 @@ def _fit(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Progres
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (spec.steps - s) / max(1, spec.steps - warm))))
     exits.train()
-    for step, chunk in enumerate(probe.chunks(train, spec.batch, spec.steps)):
-        ids, mask, labels = probe.tensors(chunk, device)
+    for step, chunk in enumerate(downstream.chunks(train, spec.batch, spec.steps)):
+        ids, mask, labels = downstream.tensors(chunk, device)
         loss = F.cross_entropy(exits.teacher_logits(ids, mask), labels)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -204,12 +204,12 @@ def _distil(exits: Exits, train: Sequence[Example], spec: ExitSpec, report: Prog
     students = [p for c in exits.classifiers[:-1] for p in c.parameters()]
     optimizer = torch.optim.AdamW(students, lr=spec.lr, weight_decay=0.01)
     exits.eval()  # the frozen encoder without dropout: the teacher's distribution is the one inference sees
-    for step, chunk in enumerate(probe.chunks(train, spec.batch, spec.distill_steps)):
-        ids, mask, _ = probe.tensors(chunk, device)  # no labels: FastBERT distils on unlabelled text
+    for step, chunk in enumerate(downstream.chunks(train, spec.batch, spec.distill_steps)):
+        ids, mask, _ = downstream.tensors(chunk, device)  # no labels: FastBERT distils on unlabelled text
         with torch.no_grad():
             out = exits.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True)
-            teacher = F.log_softmax(exits.classifiers[-1](probe.pool(out.last_hidden_state, mask, exits.pool)), -1)
-        loss = sum((F.kl_div(F.log_softmax(c(probe.pool(h, mask, exits.pool)), -1), teacher, log_target=True,
+            teacher = F.log_softmax(exits.classifiers[-1](downstream.pool(out.last_hidden_state, mask, exits.pool)), -1)
+        loss = sum((F.kl_div(F.log_softmax(c(downstream.pool(h, mask, exits.pool)), -1), teacher, log_target=True,
                              reduction="batchmean")
                     for c, h in zip(exits.classifiers[:-1], (out.hidden_states or ())[1:exits.layers], strict=True)),
                    torch.zeros((), device=device))
@@ -227,7 +227,7 @@ def probabilities(exits: Exits, items: Sequence[Example]) -> torch.Tensor:
     out = []
     with torch.no_grad():
         for lo in range(0, len(items), 64):
-            ids, mask, _ = probe.tensors(items[lo:lo + 64], device)
+            ids, mask, _ = downstream.tensors(items[lo:lo + 64], device)
             out.append(F.softmax(exits.layer_logits(ids, mask).float(), -1).cpu())
     return torch.cat(out, dim=1)
 
@@ -272,7 +272,7 @@ def adaptive(exits: Exits, input_ids: torch.Tensor, attention_mask: torch.Tensor
             return  # the teacher reads the final hidden state (after any final norm), below
         first = output[0] if isinstance(output, tuple | list) else output
         hidden = cast(torch.Tensor, getattr(first, "last_hidden_state", first))
-        probs = F.softmax(exits.classifiers[seen[0] - 1](probe.pool(hidden, attention_mask, exits.pool)), -1)[0]
+        probs = F.softmax(exits.classifiers[seen[0] - 1](downstream.pool(hidden, attention_mask, exits.pool)), -1)[0]
         if float(uncertainty(probs)) < speed:
             raise _Exit(seen[0], probs)
 
@@ -297,7 +297,7 @@ def train(model: nn.Module, spec: ExitSpec = DEFAULT_SPEC, text: Corpus | None =
     text = text or corpus.bundled()
     tic = time.perf_counter()
     report(0.0, f"Cutting \"{sections.TASK}\" examples from the corpus…")
-    memory.fine_tune_fits(model, spec.batch, spec.seq_len, "Training FastBERT's exits")  # before the copy
+    stepmemory.fine_tune_fits(model, spec.batch, spec.seq_len, "Training FastBERT's exits")  # before the copy
     train_set = sections.examples(text, "train", spec.steps * spec.batch, spec.seed, spec.seq_len)
     test = sections.examples(text, "heldout", spec.test_examples, spec.seed, spec.seq_len)
     device = next(model.parameters()).device

@@ -2,9 +2,9 @@
 
 :func:`measure` trains every objective a claim needs through :mod:`explorer.training.trainer` on
 the same budget (ELECTRA on the same *FLOPs* as BERT's MLM: fewer steps, since each step runs a
-generator too), scores each on :mod:`explorer.training.probe`, and times the DistilBERT student
+generator too), scores each on :mod:`explorer.training.downstream`, and times the DistilBERT student
 against its teacher in the same run. An objective whose loss family has not landed in
-:data:`explorer.training.families.FAMILIES` is listed in ``missing`` instead of crashing: the
+:data:`explorer.training.lossfamilies.FAMILIES` is listed in ``missing`` instead of crashing: the
 integrator's rerun fills it in once the family is merged.
 
 The result is plain numbers (:class:`~explorer.training.figures.Measurement`, JSON round-trip), so the table
@@ -25,10 +25,10 @@ import torch
 
 from explorer.core.errors import ExplorerError
 from explorer.core.timing import interleaved
-from explorer.training import batches, families, probe, recipes, trainer, vocab
+from explorer.training import batches, downstream, lossfamilies, recipes, trainer, vocab
 from explorer.training.corpus import Corpus
+from explorer.training.downstream import ProbeSpec
 from explorer.training.figures import Measurement, VariantRun
-from explorer.training.probe import ProbeSpec
 
 __all__ = ["NEEDED", "heldout_mlm_loss", "measure", "trainable"]
 
@@ -40,7 +40,7 @@ SPEED_ROUNDS = 20
 
 def trainable(objective: str) -> bool:
     """Whether ``objective``'s loss family is in this build (checked at run time: families land by merges)."""
-    return recipes.get(objective).loss in families.FAMILIES
+    return recipes.get(objective).loss in lossfamilies.FAMILIES
 
 
 def heldout_mlm_loss(run: trainer.Run) -> float:
@@ -48,7 +48,7 @@ def heldout_mlm_loss(run: trainer.Run) -> float:
     return trainer.evaluate(run)["lm_loss"]
 
 
-def _variant(run: trainer.Run, result: probe.ProbeResult | None) -> VariantRun:
+def _variant(run: trainer.Run, result: downstream.ProbeResult | None) -> VariantRun:
     windows = batches.windows(run.corpus, "train", run.plan.seq_len)
     return VariantRun(run.recipe.name, run.recipe.label, run.step, sum(p.numel() for p in run.model.parameters()),
                    run.tokens_seen, run.flops, round(run.seconds, 2), round(run.position / max(len(windows), 1), 4),
@@ -84,7 +84,7 @@ def _speed(teacher: torch.nn.Module, student: torch.nn.Module, seq_len: int) -> 
     tok = vocab.tokenizer()
     ids = torch.tensor([tok.convert_tokens_to_ids(["[CLS]", *["the"] * (seq_len - 2), "[SEP]"])] * 8)  # (8, T)
     mask = torch.ones_like(ids)
-    encoders = [probe.encoder_of(m).module.eval() for m in (teacher, student)]
+    encoders = [downstream.encoder_of(m).module.eval() for m in (teacher, student)]
     device = next(encoders[0].parameters()).device
     ids, mask = ids.to(device), mask.to(device)
 
@@ -106,7 +106,7 @@ def _machine(note: str) -> str:
 
 def measure(budget_steps: int = 150, seed: int = 0, progress: Callable[[str], None] | None = None, *,
             size: str = "tiny", batch_tokens: int = 2048, seq_len: int = 128, device: str = "cpu",
-            spec: ProbeSpec = probe.DEFAULT_SPEC, objectives: tuple[str, ...] = NEEDED, machine: str = "",
+            spec: ProbeSpec = downstream.DEFAULT_SPEC, objectives: tuple[str, ...] = NEEDED, machine: str = "",
             text: Corpus | None = None) -> Measurement:
     """Train what the claims need on ``budget_steps`` steps each (ELECTRA: BERT MLM's FLOPs), probe, time."""
     say = progress or (lambda _text: None)
@@ -121,20 +121,20 @@ def measure(budget_steps: int = 150, seed: int = 0, progress: Callable[[str], No
         if objective == "electra" and "mlm" in runs:
             plan = _equal_flops(plan, runs["mlm"])
         runs[objective] = _train(plan, text, say)
-    scores: dict[str, probe.ProbeResult] = {}
+    scores: dict[str, downstream.ProbeResult] = {}
     for objective in (o for o in PROBED if o in runs):
         say(f"probing {objective}")
-        scores[objective] = probe.probe(runs[objective].model, runs[objective].corpus, spec)
+        scores[objective] = downstream.probe(runs[objective].model, runs[objective].corpus, spec)
     floors = {}
     for objective in (o for o in FLOORED if o in runs):
         say(f"probing a randomly initialised {objective} (the floor)")
-        floors[objective] = probe.floor(objective, size, runs[objective].corpus, spec, seed, device).accuracy
+        floors[objective] = downstream.floor(objective, size, runs[objective].corpus, spec, seed, device).accuracy
     timing, teacher_score = None, None
     teacher = _teacher(runs["distilbert"], runs) if "distilbert" in runs else None
     if teacher is not None:
         say("timing the DistilBERT student against its teacher")
         timing = _speed(teacher, runs["distilbert"].model, seq_len)
-        teacher_score = probe.probe(teacher, runs["distilbert"].corpus, spec).accuracy
+        teacher_score = downstream.probe(teacher, runs["distilbert"].corpus, spec).accuracy
     return Measurement(datetime.date.today().isoformat(), size, budget_steps, seed, batch_tokens, seq_len, device,
                        _machine(machine), spec.to_dict(),
                        {o: _variant(r, scores.get(o)) for o, r in runs.items()}, floors, missing, timing,

@@ -36,7 +36,7 @@ class Record:
     seconds: float = 0.0
     losses: tuple[tuple[int, float], ...] = ()
     evals: tuple[dict[str, float], ...] = ()
-    probe: dict[str, object] | None = None  # explorer.training.probe.ProbeResult.to_dict()
+    probe: dict[str, object] | None = None  # explorer.training.downstream.ProbeResult.to_dict()
     exits: dict[str, object] | None = None  # explorer.training.exits.Report.to_dict(), when exits were trained
     corpus: dict[str, object] | None = None
     seed: int | None = None

@@ -35,7 +35,7 @@ from explorer.core.errors import ExplorerError
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestBudget, RequestStopped
 from explorer.runtime.workers import FairSlots
-from explorer.training import admission, exits, memory, probe, recipes
+from explorer.training import admission, downstream, exits, recipes, stepmemory
 from explorer.training.session import Hooks, Session
 from explorer.training.trainer import Plan, Progress
 
@@ -45,7 +45,7 @@ __all__ = ["QUICK_STEP", "Fits", "Job", "Queued", "budget", "launch", "limits", 
 _LOG = logging.getLogger("transformer_explorer")
 QUICK_STEP = (256, 32, 4)  # EXPLORER_LAB_QUICK: the tests' small steps (tokens per step, window, held-out windows)
 # The tests' probe and exits: a few steps on short windows (the real ones are the same for every run).
-QUICK_PROBE = probe.ProbeSpec(steps=4, batch=8, seq_len=32, test_examples=16)
+QUICK_PROBE = downstream.ProbeSpec(steps=4, batch=8, seq_len=32, test_examples=16)
 QUICK_EXITS = exits.ExitSpec(steps=4, distill_steps=4, batch=8, seq_len=32, test_examples=16)
 # Seconds per step before this process has measured any (2-core CPU, 2,048 tokens a step). Measured: tiny mlm
 # 0.16 s/step on an idle machine (300 steps in 48 s), bert 0.29, albert 0.34, bart ~0.8; "small" is ~4x the
@@ -114,9 +114,9 @@ def pace(size: str, device: str) -> tuple[float | None, str]:
 
 def budget(device: str) -> tuple[int, str]:
     """The memory one Lab training may take: the request memory budget shared by the trainings that may run at
-    once, within what the device has free (:func:`explorer.training.memory.budget`)."""
+    once, within what the device has free (:func:`explorer.training.stepmemory.budget`)."""
     request = cancel.request_budget()
-    return memory.budget(device, (request.memory_bytes, request.why), share=max_trainings())
+    return stepmemory.budget(device, (request.memory_bytes, request.why), share=max_trainings())
 
 
 class Fits(TypedDict):
@@ -134,7 +134,7 @@ def limits(objectives: list[str], size: str, seq_len: int, device: str) -> Fits:
     ``objectives`` fits at ``size`` (the page's controls), with the budget they come from."""
     allowed = budget(device)
     names = [recipes.get(o).name for o in objectives] or ["mlm"]
-    each = [memory.limits(memory.shape(o, size, seq_len), seq_len, allowed) for o in names]
+    each = [stepmemory.limits(stepmemory.shape(o, size, seq_len), seq_len, allowed) for o in names]
     return Fits(seq_len=min(e["seq_len"] for e in each), one_pass=min(e["one_pass"] for e in each),
                 batch_tokens=min(e["batch_tokens"] for e in each), budget=allowed[0], why=allowed[1])
 
@@ -152,7 +152,7 @@ def plans(objectives: list[str], size: str, steps: int, seed: int, device: str, 
         tokens, window, held_out = QUICK_STEP
         made = [replace(p, batch_tokens=tokens, seq_len=window, eval_windows=held_out) for p in made]
     for plan in made:
-        memory.step_plan(plan, budget(device))
+        stepmemory.step_plan(plan, budget(device))
     return made
 
 
@@ -192,7 +192,7 @@ def _hooks(job: Job, token: cancel.CancelToken) -> Hooks:
 
 
 def _train(job: Job, token: cancel.CancelToken) -> None:
-    job.execute(_hooks(job, token), budget=memory.budget(job.plan.device, share=max_trainings()))
+    job.execute(_hooks(job, token), budget=stepmemory.budget(job.plan.device, share=max_trainings()))
     if job.exits_error:
         job.note = f"No FastBERT exits: {job.exits_error}"
     elif job.state == "done":
@@ -261,6 +261,6 @@ def resume(job: Job) -> None:
         _start(job, work)
 
 
-def specs() -> tuple[probe.ProbeSpec, exits.ExitSpec]:
+def specs() -> tuple[downstream.ProbeSpec, exits.ExitSpec]:
     """The probe and exits every Lab run gets (the tests' small ones under EXPLORER_LAB_QUICK)."""
-    return (QUICK_PROBE, QUICK_EXITS) if quick() else (probe.DEFAULT_SPEC, exits.DEFAULT_SPEC)
+    return (QUICK_PROBE, QUICK_EXITS) if quick() else (downstream.DEFAULT_SPEC, exits.DEFAULT_SPEC)

@@ -30,7 +30,7 @@ from explorer.core.errors import ExplorerError
 from explorer.training import batches
 from explorer.training.batches import Window
 from explorer.training.corpus import Corpus
-from explorer.training.probe import Example
+from explorer.training.downstream import Example
 
 __all__ = ["LABELS", "TASK", "examples", "label", "labelled_windows"]
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from explorer.core.errors import ExplorerError
 from explorer.runtime.cancel import RequestStopped
-from explorer.training import checkpoint, exits, models, probe, record, trainer
+from explorer.training import checkpoint, downstream, exits, models, record, trainer
 from explorer.training.corpus import Corpus
+from explorer.training.downstream import ProbeSpec
 from explorer.training.exits import Exits, ExitSpec, Report
-from explorer.training.probe import ProbeSpec
 from explorer.training.trainer import Plan, Progress, Run
 
 __all__ = ["ACTIVE", "Hooks", "STATES", "Session"]
@@ -60,7 +60,7 @@ class Session:
     state: str = "waiting"
     run: Run | None = None
     params: int | None = None
-    probe: dict[str, object] | None = None  # explorer.training.probe.ProbeResult.to_dict()
+    probe: dict[str, object] | None = None  # explorer.training.downstream.ProbeResult.to_dict()
     exits: tuple[Exits, Report] | None = None
     exits_error: str | None = None  # why this model cannot have exits (a one-layer student); the run stays done
     saved: Path | None = None
@@ -107,7 +107,8 @@ class Session:
         if self.probe_spec is None or self.probe is not None or self.run is None:
             return
         self._enter("probing", hooks)
-        self.probe = probe.probe(self.run.model, self.run.corpus, self.probe_spec, progress=hooks.fraction).to_dict()
+        result = downstream.probe(self.run.model, self.run.corpus, self.probe_spec, progress=hooks.fraction)
+        self.probe = result.to_dict()
 
     def _exits(self, hooks: Hooks) -> None:
         """FastBERT's exits on a copy of the finished model, saved beside a saved checkpoint; a model that cannot

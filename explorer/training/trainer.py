@@ -5,7 +5,7 @@ the data), so :func:`advance` can stop at any step (a Stop button, a closed tab,
 later call continues exactly where it left off. Compute is counted with the project's cost
 model: training FLOPs = 3 x forward FLOPs per token (backward costs twice the forward) x tokens.
 
-Memory is planned before anything is built (:mod:`explorer.training.memory`): a step that does not fit the
+Memory is planned before anything is built (:mod:`explorer.training.stepmemory`): a step that does not fit the
 budget in one pass runs as micro-batches whose gradients are accumulated (``Run.notice`` says so), and one
 that does not fit at all is refused with the figure and the largest setting that fits.
 
@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.training import batches, corpus, families, memory, models, recipes, vocab
+from explorer.training import batches, corpus, lossfamilies, models, recipes, stepmemory, vocab
 from explorer.training.corpus import Corpus
 from explorer.training.recipes import Recipe
 
@@ -62,7 +62,7 @@ class Plan:
         if not 16 <= self.seq_len <= models.MAX_POSITIONS:
             raise ExplorerError(f"Sequence length must be 16 to {models.MAX_POSITIONS} tokens (got {self.seq_len}).")
         if not isinstance(self.batch_tokens, int) or self.batch_tokens < self.seq_len:
-            # the most a step may hold comes from memory (explorer.training.memory), checked before building
+            # the most a step may hold comes from memory (explorer.training.stepmemory), checked before building
             raise ExplorerError(f"Tokens per step must be at least one window ({self.seq_len}); got "
                                 f"{str(self.batch_tokens)[:20]}.")
         if not 0 <= self.seed < 2**31:
@@ -100,7 +100,7 @@ class Run:
     position: int = 0  # windows consumed: where the data stream resumes
     tokens_seen: int = 0
     seconds: float = 0.0
-    micro_tokens: int = 0  # padded tokens one forward pass may hold (memory.StepPlan); 0: no limit
+    micro_tokens: int = 0  # padded tokens one forward pass may hold (stepmemory.StepPlan); 0: no limit
     notice: str | None = None  # how the step runs when it is accumulated over micro-batches
     losses: list[tuple[int, float]] = field(default_factory=list)
     evals: list[dict[str, float]] = field(default_factory=list)
@@ -147,14 +147,14 @@ def start(plan: Plan, text: Corpus | None = None, teacher: Run | None = None,
           budget: tuple[int, str] | None = None) -> Run:
     """Build the model (after planning the step's memory and checking the text) and the optimizer; nothing trained yet.
 
-    ``budget``: (bytes, where the figure comes from) a step may take; default :func:`memory.budget` of the device.
+    ``budget``: (bytes, where the figure comes from) a step may take; default :func:`stepmemory.budget` of the device.
     DistilBERT learns from ``teacher`` (a finished mlm run), else ``plan.teacher``, else a teacher trained
     first: ``on_progress`` and ``should_stop`` then see that teacher's steps.
     """
     plan = plan.checked()
     recipe = recipes.get(plan.objective)
-    step = memory.step_plan(plan, budget)  # before anything is built: refused, or accumulated over micro-batches
-    family, text = families.get(recipe.loss), text or corpus.bundled()
+    step = stepmemory.step_plan(plan, budget)  # before anything is built: refused, or accumulated over micro-batches
+    family, text = lossfamilies.get(recipe.loss), text or corpus.bundled()
     check_text(text, plan.seq_len)
     extra = {"teacher": _teacher(plan, text, teacher, family.teacher, on_progress, should_stop, budget)} \
         if family.teacher else {}
@@ -173,7 +173,7 @@ def _maker(run: Run, split: str) -> tuple[tuple[batches.Window, ...], Callable[[
     tok = vocab.tokenizer()
     pool = tuple(w[1:-1][:40] for w in windows[:: max(1, len(windows) // _NSP_POOL)])
     objective_vocab = vocab.objective_vocab(pool)
-    features = families.get(run.recipe.loss).features
+    features = lossfamilies.get(run.recipe.loss).features
     seed = run.plan.seed if split == "train" else 12345  # held-out corruption is the same for every run
     offset = 0 if split == "train" else 10**9
 
@@ -199,7 +199,7 @@ def evaluate(run: Run) -> dict[str, float]:
         for lo in range(0, n, per):
             batch = {k: v.to(run.plan.device)
                      for k, v in batches.collate([make(0, i) for i in range(lo, min(n, lo + per))]).items()}
-            out = families.get(run.recipe.loss).loss(run.model, batch)
+            out = lossfamilies.get(run.recipe.loss).loss(run.model, batch)
             weight = max(out.predicted, 1)
             total += float(out.total) * weight
             lm += out.parts.get("mlm", float(out.total)) * weight
@@ -222,7 +222,7 @@ def _step(run: Run, examples_: list[dict[str, Any]], on_progress: Callable[[Prog
     weighted by its share of the tokens), then the optimizer's step; the loss, or None when stopped mid-step."""
     parts = batches.split(examples_, run.micro_tokens) if run.micro_tokens else [examples_]
     real = sum(len(ex["input_ids"]) for ex in examples_)
-    loss_fn = families.get(run.recipe.loss).loss
+    loss_fn = lossfamilies.get(run.recipe.loss).loss
     run.optimizer.zero_grad(set_to_none=True)
     loss = done = 0.0  # the weighted loss and the share of the tokens of the passes so far
     for i, part in enumerate(parts):

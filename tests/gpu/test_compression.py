@@ -9,7 +9,7 @@ import torch
 
 from explorer.compression import heads, methods, study
 from explorer.core.errors import ExplorerError
-from explorer.training import exits, families, probe, recipes
+from explorer.training import downstream, exits, lossfamilies, recipes
 from tests.gpu.conftest import DEVICES
 
 QUICK = exits.ExitSpec(steps=6, distill_steps=6, batch=8, seq_len=32, test_examples=16)
@@ -18,7 +18,7 @@ QUICK = exits.ExitSpec(steps=6, distill_steps=6, batch=8, seq_len=32, test_examp
 @pytest.mark.parametrize("device", DEVICES)
 def test_exits_train_and_adaptive_inference_matches_decide_on_the_device(device: str) -> None:
     recipe = recipes.get("mlm")
-    model = families.get(recipe.loss).build(recipe, "tiny", 0, device)
+    model = lossfamilies.get(recipe.loss).build(recipe, "tiny", 0, device)
     ex, report = exits.train(model, QUICK)
     assert {p.device.type for p in ex.parameters()} == {torch.device(device).type}
     test = exits.test_examples(QUICK)
@@ -27,7 +27,7 @@ def test_exits_train_and_adaptive_inference_matches_decide_on_the_device(device:
     for n, e in enumerate(test[:8]):
         if abs(float(exits.uncertainty(probs[0, n])) - 0.9) < 1e-3:
             continue
-        ids, mask, _ = probe.tensors([e], torch.device(device))
+        ids, mask, _ = downstream.tensors([e], torch.device(device))
         assert exits.adaptive(ex, ids, mask, 0.9)[:2] == (int(d.predictions[n]), int(d.layers[n]))
     assert len(report.layer_accuracy) == 2
 

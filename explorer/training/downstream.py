@@ -44,7 +44,7 @@ from torch import nn
 
 from explorer.architecture import modeltypes
 from explorer.core.errors import ExplorerError
-from explorer.training import batches, corpus, families, memory, recipes, vocab
+from explorer.training import batches, corpus, lossfamilies, recipes, stepmemory, vocab
 from explorer.training.corpus import Corpus
 
 __all__ = ["DEFAULT_SPEC", "TASK", "Encoder", "Example", "ProbeResult", "ProbeSpec", "encoder_of", "examples", "floor",
@@ -189,7 +189,7 @@ def encoder_of(model: nn.Module) -> Encoder:
     config: Any = getattr(model, "config", None)
     if config is None or not hasattr(model, "base_model"):
         raise ExplorerError(f"The probe cannot find the encoder of a {type(model).__name__}; "
-                            "add a branch for it in explorer.training.probe.encoder_of.")
+                            "add a branch for it in explorer.training.downstream.encoder_of.")
     hf: Any = model  # a transformers PreTrainedModel: get_encoder / base_model are its methods
     if modeltypes.is_encoder_decoder(config):
         return Encoder(hf.get_encoder(), "mean", _hidden_size(model))
@@ -247,7 +247,7 @@ def probe(model: nn.Module, text: Corpus | None = None, spec: ProbeSpec = DEFAUL
     """Fine-tune a copy of ``model``'s encoder + a linear head on the train split; accuracy on the held-out split.
     ``progress(fraction, text)`` hears of every step."""
     spec = spec.checked()
-    memory.fine_tune_fits(model, spec.batch, spec.seq_len, "The downstream probe")  # before the copy
+    stepmemory.fine_tune_fits(model, spec.batch, spec.seq_len, "The downstream probe")  # before the copy
     text = text or corpus.bundled()
     tic = time.perf_counter()
     train = examples(text, "train", spec.steps * spec.batch, spec.seed, spec.seq_len)
@@ -278,10 +278,10 @@ def floor(objective: str, size: str = "tiny", text: Corpus | None = None, spec: 
           seed: int = 0, device: str = "cpu") -> ProbeResult:
     """The probe on a randomly initialised model of ``objective``'s architecture: what no pre-training scores."""
     recipe = recipes.get(objective)
-    family = families.get(recipe.loss)
+    family = lossfamilies.get(recipe.loss)
     # A student (DistilBERT) is initialised from its teacher's layers: from a random teacher it is random too.
     extra = {}
     if family.teacher:
         teacher = recipes.get(family.teacher)
-        extra["teacher"] = families.get(teacher.loss).build(teacher, size, seed, device)
+        extra["teacher"] = lossfamilies.get(teacher.loss).build(teacher, size, seed, device)
     return probe(family.build(recipe, size, seed, device, **extra), text, spec)

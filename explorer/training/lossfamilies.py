@@ -1,7 +1,7 @@
 """The loss families a recipe names (``Recipe.loss``): how each turns a window into features, builds its model and
 scores it.
 
-One :class:`Family` per way of training: the masked-LM family (BERT, RoBERTa, ALBERT and their
+One :class:`LossFamily` per way of training: the masked-LM family (BERT, RoBERTa, ALBERT and their
 sentence heads) is here from the start; ELECTRA, SpanBERT, DistilBERT, the seq2seq denoisers and
 the causal LM each add a module and one line to :data:`FAMILIES`.
 """
@@ -19,7 +19,7 @@ from explorer.architecture import cost
 from explorer.core.errors import ExplorerError
 from explorer.training import causal, distilbert, electra, examples, losses, models, seq2seq, spanbert
 
-__all__ = ["FAMILIES", "Family", "forward_flops", "get"]
+__all__ = ["FAMILIES", "LossFamily", "forward_flops", "get"]
 
 
 def forward_flops(model: nn.Module, seq_len: int) -> float:
@@ -29,7 +29,7 @@ def forward_flops(model: nn.Module, seq_len: int) -> float:
 
 
 @dataclass(frozen=True)
-class Family:
+class LossFamily:
     """``features(recipe, window, seed, index, epoch, tok, vocab) -> dict`` of id lists;
     ``loss(model, batch) -> losses.Loss``; ``build(recipe, size, seed, device) -> nn.Module``;
     ``forward_flops(model, seq_len) -> float`` per token; ``teacher``: see :func:`explorer.training.trainer.start`."""
@@ -41,17 +41,18 @@ class Family:
     teacher: str | None = None  # the objective of the teacher this family distils from (build gets ``teacher=``)
 
 
-FAMILIES: dict[str, Family] = {
-    "mlm": Family(examples.features, losses.mlm),
-    "electra": Family(electra.features, electra.loss, electra.build, electra.forward_flops),
-    "spanbert": Family(spanbert.features, spanbert.loss, forward_flops=spanbert.forward_flops),
-    "distill": Family(examples.features, distilbert.loss, distilbert.build, distilbert.forward_flops, teacher="mlm"),
-    "seq2seq": Family(seq2seq.features, seq2seq.loss, seq2seq.build, seq2seq.forward_flops),
-    "causal": Family(causal.features, causal.loss),
+FAMILIES: dict[str, LossFamily] = {
+    "mlm": LossFamily(examples.features, losses.mlm),
+    "electra": LossFamily(electra.features, electra.loss, electra.build, electra.forward_flops),
+    "spanbert": LossFamily(spanbert.features, spanbert.loss, forward_flops=spanbert.forward_flops),
+    "distill": LossFamily(examples.features, distilbert.loss, distilbert.build, distilbert.forward_flops,
+                          teacher="mlm"),
+    "seq2seq": LossFamily(seq2seq.features, seq2seq.loss, seq2seq.build, seq2seq.forward_flops),
+    "causal": LossFamily(causal.features, causal.loss),
 }
 
 
-def get(name: str) -> Family:
+def get(name: str) -> LossFamily:
     """The family ``name``; one that has not landed says which can be trained."""
     if name not in FAMILIES:
         raise ExplorerError(f"The {name!r} objective cannot be trained yet; trainable families: {', '.join(FAMILIES)}.")

@@ -1,5 +1,5 @@
-"""explorer.training.memory: a training step's peak known before anything is built, refused or accumulated within the
-budget, and the estimate checked against the peak RSS of real steps.
+"""explorer.training.stepmemory: a training step's peak known before anything is built, refused or accumulated
+within the budget, and the estimate checked against the peak RSS of real steps.
 
 The factor: over 26 measured steps (tiny and small sizes, every loss family, 256 to 131,072 tokens per step, windows of
 32 to 512 tokens; peak RSS growth of a fresh process, VmHWM, on a 2-core CPU) the estimate was 1.11 to 1.63 times the
@@ -20,7 +20,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.core.errors import ExplorerError
-from explorer.training import families, memory, trainer
+from explorer.training import lossfamilies, stepmemory, trainer
 from tests.peak_rss import PROBE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,20 +36,20 @@ def no_build(monkeypatch):
     """Any model built (not on the meta device) fails the test."""
     def refuse(*_a, **_k):
         raise AssertionError("a model was built")
-    for name, family in families.FAMILIES.items():
-        monkeypatch.setitem(families.FAMILIES, name, families.Family(family.features, family.loss, refuse,
+    for name, family in lossfamilies.FAMILIES.items():
+        monkeypatch.setitem(lossfamilies.FAMILIES, name, lossfamilies.LossFamily(family.features, family.loss, refuse,
                                                                     family.forward_flops, family.teacher))
 
 
 def test_a_million_token_step_is_accumulated_or_refused_before_anything_is_built(no_build, monkeypatch) -> None:
     """`pretrain mlm --steps 1 --batch-tokens 1000000 --seq-len 512` in one step grows to 17 GB and is
     OOM-killed: it is planned as accumulated smaller steps, or refused, before anything is built."""
-    memory.shape("mlm", "tiny", 512)  # imports and the meta count once; the plan itself must then be instant
+    stepmemory.shape("mlm", "tiny", 512)  # imports and the meta count once; the plan itself must then be instant
     for cap in ("4", "0.5", "0.3"):
         monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", cap)
         tic = time.perf_counter()
         try:
-            step = memory.step_plan(MILLION)
+            step = stepmemory.step_plan(MILLION)
         except ExplorerError as err:
             assert time.perf_counter() - tic < 2.0
             assert cap != "4" and "allow" in str(err), err
@@ -59,7 +59,7 @@ def test_a_million_token_step_is_accumulated_or_refused_before_anything_is_built
                 trainer.start(MILLION)
             continue
         assert time.perf_counter() - tic < 2.0
-        assert cap == "4" and 1 < step.passes <= memory.MAX_ACCUMULATION, step
+        assert cap == "4" and 1 < step.passes <= stepmemory.MAX_ACCUMULATION, step
         assert step.peak <= step.budget == 4 * 10**9 < step.one_pass.total
         assert step.micro_tokens * step.passes >= 1_000_000 and "micro-batches" in (step.notice or "")
 
@@ -77,24 +77,24 @@ def test_the_cli_refuses_the_million_token_step_in_one_line_before_reading_text(
 
 
 def test_limits_follow_from_the_budget() -> None:
-    shape = memory.shape("mlm", "tiny", 128)
-    small, large = memory.limits(shape, 128, (600 * 10**6, "a")), memory.limits(shape, 128, (6 * 10**9, "b"))
+    shape = stepmemory.shape("mlm", "tiny", 128)
+    small, large = stepmemory.limits(shape, 128, (600 * 10**6, "a")), stepmemory.limits(shape, 128, (6 * 10**9, "b"))
     assert 0 < small["one_pass"] < large["one_pass"] and small["batch_tokens"] < large["batch_tokens"]
-    assert memory.limits(shape, 512, (300 * 10**6, "c"))["seq_len"] < 512 == large["seq_len"]
+    assert stepmemory.limits(shape, 512, (300 * 10**6, "c"))["seq_len"] < 512 == large["seq_len"]
     for budget in ((600 * 10**6, "a"), (6 * 10**9, "b")):  # the largest allowed setting fits, one more does not
-        most = memory.limits(shape, 128, budget)["one_pass"]
-        assert memory.fit(shape, most, 128, budget).passes == 1
-        assert memory.fit(shape, most + 128, 128, budget).passes > 1
-        most = memory.limits(shape, 128, budget)["batch_tokens"]
-        assert memory.fit(shape, most, 128, budget).passes <= memory.MAX_ACCUMULATION
+        most = stepmemory.limits(shape, 128, budget)["one_pass"]
+        assert stepmemory.fit(shape, most, 128, budget).passes == 1
+        assert stepmemory.fit(shape, most + 128, 128, budget).passes > 1
+        most = stepmemory.limits(shape, 128, budget)["batch_tokens"]
+        assert stepmemory.fit(shape, most, 128, budget).passes <= stepmemory.MAX_ACCUMULATION
         with pytest.raises(ExplorerError, match="largest step that fits"):
-            memory.fit(shape, most + 128, 128, budget)
+            stepmemory.fit(shape, most + 128, 128, budget)
 
 
 def test_an_accumulated_step_trains_on_the_same_tokens_as_one_pass() -> None:
     plan = trainer.Plan("mlm", steps=3, batch_tokens=1024, seq_len=32, eval_windows=4)
-    shape = memory.shape("mlm", "tiny", 32)
-    tight = (memory.estimate(shape, 32, 8 * 32, 1024).total, "a test budget of eight windows per pass")
+    shape = stepmemory.shape("mlm", "tiny", 32)
+    tight = (stepmemory.estimate(shape, 32, 8 * 32, 1024).total, "a test budget of eight windows per pass")
     from explorer.training import corpus
 
     text = corpus.from_text(TEXT, "notes")
@@ -111,14 +111,14 @@ def test_an_accumulated_step_trains_on_the_same_tokens_as_one_pass() -> None:
 
 _STEP = PROBE + textwrap.dedent("""
     import json, os, sys
-    from explorer.training import batches, corpus, memory, trainer
+    from explorer.training import batches, corpus, stepmemory, trainer
 
     plan = trainer.Plan("mlm", steps=1, batch_tokens=int(sys.argv[1]), seq_len=128, eval_windows=2)
     words = " ".join(f"word{i % 997} is here and there" for i in range(40000))
     text = corpus.from_text("\\n\\n".join(words[i:i + 2000] for i in range(0, len(words), 2000)), "synthetic")
-    shape = memory.shape("mlm", "tiny", 128)
+    shape = stepmemory.shape("mlm", "tiny", 128)
     budget = (int(sys.argv[2]), "test") if len(sys.argv) > 2 else (10**12, "test")
-    step = memory.fit(shape, plan.batch_tokens, 128, budget)
+    step = stepmemory.fit(shape, plan.batch_tokens, 128, budget)
     batches.windows(text, "train", 128), batches.windows(text, "heldout", 128)
     with open("/proc/self/clear_refs", "w") as fh:  # the peak from here on: the step, not the imports before it
         fh.write("5")
@@ -148,8 +148,8 @@ def test_the_estimate_bounds_the_peak_rss_of_a_real_step_within_the_stated_facto
 
 def test_an_accumulated_step_stays_under_its_planned_peak() -> None:
     """32,768 tokens in a budget of about a quarter of their one-pass estimate: the passes keep the peak under it."""
-    shape = memory.shape("mlm", "tiny", 128)
-    one_pass = memory.estimate(shape, 128, memory._padded(32768, 128), 32768)
+    shape = stepmemory.shape("mlm", "tiny", 128)
+    one_pass = stepmemory.estimate(shape, 128, stepmemory._padded(32768, 128), 32768)
     budget = one_pass.overhead + one_pass.weights * 4 + one_pass.data + one_pass.activations // 4
     got = _measure("32768", str(budget))
     assert got["passes"] >= 4 and got["measured"] <= got["estimate"] <= budget < one_pass.total, got
@@ -157,17 +157,17 @@ def test_an_accumulated_step_stays_under_its_planned_peak() -> None:
 
 
 def test_fastbert_exits_and_the_probe_check_memory_before_copying_the_model(monkeypatch) -> None:
-    from explorer.training import exits, models, probe, recipes
+    from explorer.training import downstream, exits, models, recipes
 
     model = models.build(recipes.get("mlm"), "tiny", seed=0)
-    need = memory.fine_tune_fits(model, 32, 64, "x", allowed=(10**12, "test"))
+    need = stepmemory.fine_tune_fits(model, 32, 64, "x", allowed=(10**12, "test"))
     assert need.weights == 2 * 4 * models.parameters(model) and need.activations > 0  # the model and its copy
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.25")  # the overhead alone fills it: refused, nothing copied
     monkeypatch.setattr(exits, "wrap", lambda *_: pytest.fail("the model was copied"))
     with pytest.raises(ExplorerError, match="FastBERT's exits needs about .* batches of at most"):
         exits.train(model, exits.ExitSpec(batch=1024, seq_len=512))
     with pytest.raises(ExplorerError, match="downstream probe needs about"):
-        probe.probe(model, spec=probe.ProbeSpec(batch=1024, seq_len=512))
+        downstream.probe(model, spec=downstream.ProbeSpec(batch=1024, seq_len=512))
 
 
 def test_the_cli_accumulates_a_step_too_large_for_one_pass_and_says_so(tmp_path, monkeypatch, capsys) -> None:

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 from explorer.core.errors import ExplorerError
-from explorer.training import batches, corpus, probe, trainer, vocab
-from explorer.training.probe import ProbeSpec
+from explorer.training import batches, corpus, downstream, trainer, vocab
+from explorer.training.downstream import ProbeSpec
 
 TINY = ProbeSpec(steps=3, batch=4, lr=5e-4, seq_len=32, test_examples=16, seed=0)
 NOUNS = ["list", "value", "module", "function", "string", "file", "class", "method", "object", "number", "error",
@@ -46,15 +46,15 @@ def _bert(layers: int = 1):
 
 
 def test_examples_are_balanced_and_seeded(text):
-    train = probe.examples(text, "train", 40, seed=3, seq_len=32)
+    train = downstream.examples(text, "train", 40, seed=3, seq_len=32)
     assert len(train) == 40 and sum(e.label for e in train) == 20
-    assert [e.tokens for e in train] == [e.tokens for e in probe.examples(text, "train", 40, seed=3, seq_len=32)]
-    assert [e.tokens for e in train] != [e.tokens for e in probe.examples(text, "train", 40, seed=4, seq_len=32)]
+    assert [e.tokens for e in train] == [e.tokens for e in downstream.examples(text, "train", 40, seed=3, seq_len=32)]
+    assert [e.tokens for e in train] != [e.tokens for e in downstream.examples(text, "train", 40, seed=4, seq_len=32)]
     assert len({e.source for e in train}) == 40  # every example from its own window
 
 
 def test_a_positive_is_one_adjacent_transposition_and_a_negative_is_untouched(text):
-    for e in probe.examples(text, "train", 60, seed=1, seq_len=32):
+    for e in downstream.examples(text, "train", 60, seed=1, seq_len=32):
         diff = [i for i, (a, b) in enumerate(zip(e.tokens, e.source, strict=True)) if a != b]
         if e.label == 0:
             assert diff == [] and e.tokens == e.source
@@ -68,15 +68,15 @@ def test_a_positive_is_one_adjacent_transposition_and_a_negative_is_untouched(te
 
 def test_swap_positions_skip_frames_word_pieces_and_equal_words():
     window = ("[CLS]", "a", "list", "##s", "is", "is", "here", "[SEP]")
-    assert probe.swap_positions(window) == [5]  # list+##s is one word; "is is" would not change; [SEP] never moves
-    assert probe.swap(window, 5)[5:7] == ("here", "is")
+    assert downstream.swap_positions(window) == [5]  # list+##s is one word; "is is" would not change; [SEP] never moves
+    assert downstream.swap(window, 5)[5:7] == ("here", "is")
 
 
 def test_train_and_test_come_from_disjoint_documents(text):
     train_windows = set(batches.windows(text, "train", 32))
     heldout_windows = set(batches.windows(text, "heldout", 32))
-    train = probe.examples(text, "train", 40, seed=0, seq_len=32)
-    test = probe.examples(text, "heldout", 16, seed=0, seq_len=32)
+    train = downstream.examples(text, "train", 40, seed=0, seq_len=32)
+    test = downstream.examples(text, "heldout", 16, seed=0, seq_len=32)
     assert all(e.source in train_windows and e.split == "train" for e in train)
     assert all(e.source in heldout_windows and e.split == "heldout" for e in test)
     assert not {e.source for e in train} & {e.source for e in test}
@@ -88,10 +88,10 @@ def test_probe_leaves_the_run_model_unchanged_and_is_repeatable(text):
     run = trainer.advance(trainer.start(plan, text))
     before = {k: v.clone() for k, v in run.model.state_dict().items()}
     mode = run.model.training
-    first = probe.probe(run.model, text, TINY)
+    first = downstream.probe(run.model, text, TINY)
     assert all(torch.equal(before[k], v) for k, v in run.model.state_dict().items())
     assert run.model.training == mode
-    second = probe.probe(run.model, text, TINY)
+    second = downstream.probe(run.model, text, TINY)
     assert first.accuracy == second.accuracy
     assert 0.0 <= first.accuracy <= 1.0 and first.majority == 0.5
     assert (first.n_train, first.n_test) == (TINY.steps * TINY.batch, TINY.test_examples)
@@ -99,7 +99,7 @@ def test_probe_leaves_the_run_model_unchanged_and_is_repeatable(text):
 
 
 def test_floor_is_a_random_model_of_the_same_architecture(text):
-    result = probe.floor("mlm", "tiny", text, TINY, seed=0)
+    result = downstream.floor("mlm", "tiny", text, TINY, seed=0)
     assert 0.0 <= result.accuracy <= 1.0 and result.n_test == TINY.test_examples
 
 
@@ -107,12 +107,12 @@ def test_encoder_of_the_masked_lm_family():
     from transformers import AlbertConfig, AlbertForPreTraining, DistilBertConfig, DistilBertForMaskedLM
 
     bert = _bert()
-    assert probe.encoder_of(bert).module is bert.bert and probe.encoder_of(bert).pool == "mean"
+    assert downstream.encoder_of(bert).module is bert.bert and downstream.encoder_of(bert).pool == "mean"
     albert = AlbertForPreTraining(AlbertConfig(vocab_size=64, embedding_size=16, hidden_size=32, num_hidden_layers=1,
                                                num_attention_heads=2, intermediate_size=64))
-    assert probe.encoder_of(albert).module is albert.albert
+    assert downstream.encoder_of(albert).module is albert.albert
     distil = DistilBertForMaskedLM(DistilBertConfig(vocab_size=64, dim=32, n_layers=1, n_heads=2, hidden_dim=64))
-    found = probe.encoder_of(distil)
+    found = downstream.encoder_of(distil)
     assert found.module is distil.distilbert and found.hidden_size == 32
 
 
@@ -126,14 +126,14 @@ def test_encoder_of_the_other_families_by_attribute_names():
     gen = ElectraConfig(vocab_size=64, embedding_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=1,
                         intermediate_size=32)
     pair = ElectraPair(gen, disc)
-    assert probe.encoder_of(pair).module is pair.discriminator.electra
+    assert downstream.encoder_of(pair).module is pair.discriminator.electra
     span = SpanBert(_bert().config)
-    assert probe.encoder_of(span).module is span.mlm.bert
+    assert downstream.encoder_of(span).module is span.mlm.bert
     t5 = T5ForConditionalGeneration(T5Config(vocab_size=64, d_model=32, d_kv=16, d_ff=64, num_layers=1, num_heads=2))
-    found = probe.encoder_of(t5)
+    found = downstream.encoder_of(t5)
     assert found.module is t5.get_encoder() and found.hidden_size == 32 and found.pool == "mean"
     gpt = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_embd=32, n_layer=1, n_head=2, n_positions=64))
-    found = probe.encoder_of(gpt)
+    found = downstream.encoder_of(gpt)
     assert found.module is gpt.transformer and found.pool == "last"
 
     class Distilled(nn.Module):  # a distillation wrapper: the student is what gets fine-tuned
@@ -142,9 +142,9 @@ def test_encoder_of_the_other_families_by_attribute_names():
             self.student, self.teacher = _bert(1), _bert(2)
 
     wrapper = Distilled()
-    assert probe.encoder_of(wrapper).module is wrapper.student.bert
+    assert downstream.encoder_of(wrapper).module is wrapper.student.bert
     with pytest.raises(ExplorerError, match="encoder_of"):
-        probe.encoder_of(nn.Linear(2, 2))
+        downstream.encoder_of(nn.Linear(2, 2))
 
 
 def test_probe_runs_on_electra_and_spanbert_and_a_causal_lm(text):
@@ -159,15 +159,15 @@ def test_probe_runs_on_electra_and_spanbert_and_a_causal_lm(text):
                         intermediate_size=32, max_position_embeddings=64)
     gpt = GPT2LMHeadModel(GPT2Config(vocab_size=size, n_embd=32, n_layer=1, n_head=2, n_positions=64))
     for model in (ElectraPair(gen, disc), SpanBert(_bert().config), gpt):
-        result = probe.probe(model, text, TINY)
+        result = downstream.probe(model, text, TINY)
         assert 0.0 <= result.accuracy <= 1.0
 
 
 def test_bad_settings_and_too_little_text_say_what_to_do(text):
     with pytest.raises(ExplorerError, match="Probe settings"):
-        probe.probe(_bert(), text, ProbeSpec(steps=0))
+        downstream.probe(_bert(), text, ProbeSpec(steps=0))
     with pytest.raises(ExplorerError, match="Probe settings"):
-        probe.probe(_bert(), text, ProbeSpec(seq_len=4))
+        downstream.probe(_bert(), text, ProbeSpec(seq_len=4))
     tiny = corpus.Corpus("t", (("the list is sorted",),), (("a b",),))
     with pytest.raises(ExplorerError, match="too few probe examples"):
-        probe.examples(tiny, "heldout", 8, 0, 32)
+        downstream.examples(tiny, "heldout", 8, 0, 32)

@@ -21,7 +21,7 @@ tiny mlm 131,072 of 512: 8.2 GB -> 11.5 GB; small mlm 16,384 of 512: 3.8 GB -> 5
 2.5 GB -> 3.1 GB; small gpt 8,192 of 128: 2.5 GB -> 2.8 GB; tiny bart 16,384 of 512: 5.0 GB -> 7.5 GB; tiny
 distilbert 8,192 of 128: 2.3 GB -> 2.6 GB; tiny electra 16,384 of 512: 1.7 GB -> 2.8 GB. Over 26 such steps (every
 loss family) the estimate was 1.11 to 1.63 times the measured peak, never under it
-(``tests/test_training_memory.py`` measures real steps again and allows a factor of 2).
+(``tests/test_stepmemory.py`` measures real steps again and allows a factor of 2).
 
 A step that does not fit in one pass is cut into micro-batches of at most :attr:`StepPlan.micro_tokens`
 padded tokens whose gradients are accumulated (the same examples, the same tokens per step); one in which
