@@ -15,7 +15,8 @@ rule cannot miss it. The homes:
 - token axis labels: :func:`explorer.core.labels.token_labels`;
 - every ``EXPLORER_*`` environment variable: :mod:`explorer.core.settings` (and ``EXPLORER_MODELS_DIR`` is read
   through it by :func:`explorer.runtime.fence.models_dir_env` alone);
-- every cap on a text's length in characters: :mod:`explorer.core.limits`.
+- every cap on a text's length in characters: :mod:`explorer.core.limits`;
+- every share of memory a bound is planned with: :mod:`explorer.core.memorypolicy`.
 """
 
 from __future__ import annotations
@@ -254,6 +255,24 @@ def test_text_length_caps_are_numbers_only_in_core_limits() -> None:
                           if isinstance(t, ast.Name) and t.id.endswith("_CHARS")]
             if isinstance(node, ast.keyword) and node.arg == "max_chars" and _numbers_in(node.value):
                 found.append(f"{path}:{node.value.lineno} max_chars=")
+    assert found == []
+
+
+# A share of some memory: MODEL_MEMORY_SHARE, MODEL_CACHE_SHARE, RESIDENT_SHARE, MEMORY_PLAN_SHARE, ...
+_MEMORY_SHARE = re.compile(r"(MEMORY|CACHE|RESIDENT)\w*_SHARE$")
+
+
+def test_memory_shares_are_numbers_only_in_the_memory_policy() -> None:
+    """A ``*MEMORY*_SHARE`` (or cache, resident) constant with a number lives in explorer/core/memorypolicy.py."""
+    found = []
+    for path, tree in _files(LIBRARY + APP):
+        if path == "explorer/core/memorypolicy.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and _numbers_in(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [f"{path}:{node.lineno} {t.id}" for t in targets
+                          if isinstance(t, ast.Name) and _MEMORY_SHARE.search(t.id)]
     assert found == []
 
 

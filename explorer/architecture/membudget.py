@@ -5,8 +5,8 @@ in every nested sub-config (encoder/decoder/text configs): each layer count, wid
 vocabulary and position field must be a whole number in its range, and the message names the field
 and the range. Only then is the model built on the meta device (no memory), its parameters counted,
 and the bytes a real allocation would take compared with :func:`memory_budget` (free RAM, or free
-GPU memory, times :data:`MODEL_MEMORY_SHARE`, capped by ``EXPLORER_MEMORY_CAP_GB``). Over budget: an
-``ExplorerError`` with the estimate and the cap, and nothing is allocated.
+GPU memory, times :data:`~explorer.core.memorypolicy.MODEL_MEMORY_SHARE`, capped by ``EXPLORER_MEMORY_CAP_GB``).
+Over budget: an ``ExplorerError`` with the estimate and the cap, and nothing is allocated.
 
 >>> check_config({"model_type": "t5", "num_decoder_layers": 1000000})
 Traceback (most recent call last):
@@ -33,6 +33,7 @@ import psutil
 from explorer.architecture.modeltypes import DECODER_LAYER_FIELDS, HEAD_FIELDS, LAYER_FIELDS
 from explorer.core import settings
 from explorer.core.errors import ExplorerError
+from explorer.core.memorypolicy import MODEL_MEMORY_SHARE
 
 if TYPE_CHECKING:  # typing only: torch loads with the first model
     import torch
@@ -66,7 +67,6 @@ FIELD_RANGES: dict[str, tuple[int, int]] = {
 }
 BYTES_PER_PARAM = {"float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
 OVERHEAD = 1.1  # buffers, allocator slack and the first forward's activations on top of the weights
-MODEL_MEMORY_SHARE = 0.7  # of the free RAM (or GPU memory), the most one model build or load may plan to take
 _NESTED = ("encoder", "decoder", "text_config", "vision_config", "generator", "discriminator")
 
 

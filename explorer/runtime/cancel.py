@@ -44,14 +44,13 @@ import psutil
 
 from explorer.core import settings
 from explorer.core.errors import ExplorerError
+from explorer.core.memorypolicy import ACCELERATOR_MEMORY_SHARE, CPU_MEMORY_SHARE
 
 __all__ = ["CancelToken", "MachineFacts", "RequestBudget", "RequestStopped", "check", "current", "machine_facts",
            "memory_left", "now", "process_memory", "request_budget", "room_for", "scope", "seconds_left", "unbudgeted"]
 
 CPU_SECONDS = (45.0, 90.0)  # a CPU request may run 120 s / cores, within these bounds (2 cores: 60 s)
 ACCELERATOR_SECONDS = 30.0  # a GPU does the same work ten times faster
-CPU_MEMORY_SHARE = 0.30  # of the machine's RAM that one request may add (models it loads included)
-ACCELERATOR_MEMORY_SHARE = 0.5  # of the accelerator's memory
 
 
 class RequestStopped(ExplorerError):

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from explorer.architecture.membudget import memory_budget
 from explorer.architecture.modeltypes import num_heads, num_layers
+from explorer.core.memorypolicy import MEMORY_PLAN_SHARE
 
 if TYPE_CHECKING:  # typing only: torch loads when a device is read
     import torch
@@ -43,8 +44,7 @@ __all__ = [
 ]
 
 GIB = 1 << 30
-# The device caps below plan on half of what is free: the model, other sessions and the allocator need the rest.
-MEMORY_PLAN_SHARE = 0.5
+# The device caps below plan on MEMORY_PLAN_SHARE of what is free (explorer.core.memorypolicy: half).
 
 # ---- CPU: the caps set for a 2-core CPU (unchanged) -------------------------------------------------
 BASE_TOKENS = 512  # every model may show this many: 12 layers x 12 heads x 512^2 float32 is already 150 MB

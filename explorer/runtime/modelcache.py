@@ -35,6 +35,7 @@ import psutil
 import torch
 
 from explorer.core import settings
+from explorer.core.memorypolicy import MODEL_CACHE_SHARE, RESIDENT_SHARE
 from explorer.runtime import workers
 
 __all__ = ["JANITOR_PERIOD_S", "MIN_RESIDENT_MB", "budget_bytes", "cache_info", "cached", "clear_cache",
@@ -63,7 +64,7 @@ def budget_bytes() -> int:
     """Memory the cache may hold: ``EXPLORER_MODEL_CACHE_MB``, else half the available RAM."""
     if (mb := settings.MODEL_CACHE_MB.read()) is not None:
         return mb * 2**20
-    return int(psutil.virtual_memory().available * 0.5)
+    return int(psutil.virtual_memory().available * MODEL_CACHE_SHARE)
 
 
 def resident_bytes() -> int:
@@ -71,7 +72,7 @@ def resident_bytes() -> int:
     ``MIN_RESIDENT_MB`` (never more than :func:`budget_bytes`)."""
     if (mb := settings.RESIDENT_MB.read()) is not None:
         return mb * 2**20
-    return min(budget_bytes(), max(MIN_RESIDENT_MB * 2**20, int(psutil.virtual_memory().total * 0.1)))
+    return min(budget_bytes(), max(MIN_RESIDENT_MB * 2**20, int(psutil.virtual_memory().total * RESIDENT_SHARE)))
 
 
 def idle_seconds() -> float:
