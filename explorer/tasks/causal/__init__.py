@@ -6,15 +6,13 @@
 - :mod:`explorer.tasks.causal.fill`: blanks in a typed text -> candidates from the left context, ranked
   again by the whole sentence (both rankings kept: the page teaches why BERT reads both sides).
 - :mod:`explorer.tasks.causal.answer`: generative question answering, the answer located in the context.
+
+The package names the two entry points and their results; anything else is imported from its module.
 """
 
 from __future__ import annotations
 
 from explorer.tasks.causal.answer import GenerativeAnswer, answer_question
-from explorer.tasks.causal.fill import BlankFill, Candidate, CausalFill, causal_fill
-from explorer.tasks.causal.scoring import Continuation, PrefixScorer, beam_continuations, naive_scores
+from explorer.tasks.causal.fill import CausalFill, causal_fill
 
-__all__ = [
-    "BlankFill", "Candidate", "CausalFill", "Continuation", "GenerativeAnswer", "PrefixScorer",
-    "answer_question", "beam_continuations", "causal_fill", "naive_scores",
-]
+__all__ = ["CausalFill", "GenerativeAnswer", "answer_question", "causal_fill"]
