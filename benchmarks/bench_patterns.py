@@ -25,24 +25,25 @@ import torch  # noqa: E402
 
 import explorer  # noqa: E402,F401  (offline defaults)
 from explorer.architecture import patterns as P  # noqa: E402
+from explorer.architecture.patterns import costs, kinds, masks  # noqa: E402
 from explorer.plots import patterns as plots  # noqa: E402
 
 T = 4096
 CURVE_LENGTHS = (512, 1024, 2048, 4096)  # the dense baseline cannot go to 16k on a shared 2-core box
 SPECS = {
-    "full": P.full(T),
-    "causal": P.causal(T),
-    "cross": P.cross(T // 2, T),
-    "local-causal (GPT-Neo, w=256)": P.local_causal(T, 256),
-    "sliding-window (Longformer, w=512, 3 global)": P.sliding_window(T, 512, (0, 5, 17)),
-    "block-sparse (BigBird, b=64, r=3)": P.block_sparse(T, 64, 3, seed=0),
+    "full": kinds.full(T),
+    "causal": kinds.causal(T),
+    "cross": kinds.cross(T // 2, T),
+    "local-causal (GPT-Neo, w=256)": kinds.local_causal(T, 256),
+    "sliding-window (Longformer, w=512, 3 global)": kinds.sliding_window(T, 512, (0, 5, 17)),
+    "block-sparse (BigBird, b=64, r=3)": kinds.block_sparse(T, 64, 3, seed=0),
 }
 
 
 def torch_mask(spec: P.PatternSpec) -> torch.Tensor:
     """Dense (q, k) bool mask built with torch, as the reference implementations do."""
     q, k = spec.q_len, spec.k_len
-    kind = P.effective_kind(spec)
+    kind = kinds.effective_kind(spec)
     if kind in ("full", "cross"):
         return torch.ones(q, k, dtype=torch.bool)
     bias = torch.tril(torch.ones(q, k, dtype=torch.bool))
@@ -56,7 +57,7 @@ def torch_mask(spec: P.PatternSpec) -> torch.Tensor:
         g = torch.zeros(q, dtype=torch.bool)
         g[list(spec.global_positions)] = True
         return band | g[:, None] | g[None, :]
-    layout = torch.from_numpy(P.bigbird_block_layout(spec).astype(np.uint8))
+    layout = torch.from_numpy(masks.bigbird_block_layout(spec).astype(np.uint8))
     b = spec.block_size
     return torch.kron(layout, torch.ones(b, b, dtype=torch.uint8)).bool()[:q, :k]
 
@@ -76,9 +77,9 @@ def bench_kinds() -> list[dict]:
         ours_mask = best_ms(lambda s=spec: P.build_mask(s))
         ref_mask = best_ms(lambda s=spec: torch_mask(s))
         assert int(torch_mask(spec).sum()) == P.nnz_closed_form(spec) == int(P.build_mask(spec).sum())
-        ours_curve = best_ms(lambda s=spec: P.cost_curve(s, CURVE_LENGTHS))
+        ours_curve = best_ms(lambda s=spec: costs.cost_curve(s, CURVE_LENGTHS))
         ref_curve = best_ms(lambda s=spec: [int(torch_mask(s.with_length(t)).sum()) for t in CURVE_LENGTHS], 3)
-        pooled = best_ms(lambda s=spec: P.pooled_mask(s, 512), 3)
+        pooled = best_ms(lambda s=spec: masks.pooled_mask(s, 512), 3)
         rows.append({"kind": name, "mask_ms": ours_mask, "torch_mask_ms": ref_mask,
                      "curve_ms": ours_curve, "torch_count_curve_ms": ref_curve, "pooled_512_ms": pooled,
                      "curve_speedup": ref_curve / ours_curve, "mask_ratio": ref_mask / ours_mask})
@@ -87,8 +88,8 @@ def bench_kinds() -> list[dict]:
 
 def bench_full_curve() -> dict:
     """Closed-form curve over the page's whole grid (21 lengths, 512..16,384), all kinds."""
-    ms = best_ms(lambda: [P.cost_curve(s) for s in SPECS.values()])
-    return {"kinds": len(SPECS), "lengths": len(P.default_lengths()), "ms": ms}
+    ms = best_ms(lambda: [costs.cost_curve(s) for s in SPECS.values()])
+    return {"kinds": len(SPECS), "lengths": len(costs.default_lengths()), "ms": ms}
 
 
 def figure_bytes(fig) -> int:
@@ -101,10 +102,10 @@ def bench_payload() -> dict:
     for cells in (256, 512):
         total = 0
         for spec in SPECS.values():
-            mask, f = P.pooled_mask(spec, cells)
+            mask, f = masks.pooled_mask(spec, cells)
             total += figure_bytes(plots.mask_heatmap(mask, f, "x"))
         out[f"six_heatmaps_{cells}_cells_bytes"] = total
-    curves = [P.cost_curve(s) for s in SPECS.values()]
+    curves = [costs.cost_curve(s) for s in SPECS.values()]
     out["cost_chart_bytes"] = figure_bytes(plots.cost_chart(curves))
     out["one_unpooled_4096_heatmap_bytes"] = figure_bytes(plots.mask_heatmap(P.build_mask(SPECS["causal"]), 1, "x"))
     return out

@@ -7,7 +7,7 @@ import streamlit as st
 from app import ui
 from app.caches import patterns as cache
 from app.views import patterns as view
-from explorer.architecture import patterns
+from explorer.architecture.patterns import variants
 from explorer.core import limits, userinput
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
@@ -51,8 +51,8 @@ def settings(picked: list[str]) -> view.Settings:
                                    key="patterns_dilation",
                                    help="Dilated windows skip keys to reach further with the same cost (the paper "
                                         "uses them in some heads; the released config has none)."))
-    parts = g3.pills("Encoder-decoder parts", patterns.ENCODER_DECODER_PARTS, selection_mode="multi",
-                     default=list(patterns.ENCODER_DECODER_PARTS), key="patterns_parts")
+    parts = g3.pills("Encoder-decoder parts", variants.ENCODER_DECODER_PARTS, selection_mode="multi",
+                     default=list(variants.ENCODER_DECODER_PARTS), key="patterns_parts")
     globals_: tuple[int, ...] = ()
     try:
         globals_ = userinput.parse_positions(glob_text, seq_len)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from explorer.architecture import patterns as P
+from explorer.architecture.patterns import kinds
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -25,7 +26,7 @@ def test_cli_pattern_json(capsys) -> None:
     code, out, _ = _cli(capsys, "pattern", "bigbird", "--seq-len", "1024", "--json", "--verify", "--seed", "2")
     assert code == 0
     d = json.loads(out)
-    expected = P.pattern_stats(P.block_sparse(1024, 64, 3, seed=2))
+    expected = P.pattern_stats(kinds.block_sparse(1024, 64, 3, seed=2))
     assert d["kind"] == "block-sparse" and d["nnz"] == expected.nnz == d["nnz_from_mask"]
     assert d["density"] == expected.density and d["score_memory_bytes"] == 4 * expected.nnz
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.architecture import patterns as P
+from explorer.architecture.patterns import kinds, masks
 from explorer.core.errors import ExplorerError
 
 FAST = settings(max_examples=40, deadline=None)
@@ -17,16 +18,16 @@ def _check_counts(spec: P.PatternSpec) -> np.ndarray:
     """Whole mask == streamed chunks == closed form; returns the mask."""
     mask = P.build_mask(spec)
     assert mask.shape == (spec.q_len, spec.k_len) and mask.dtype == bool
-    assert int(mask.sum()) == P.nnz_closed_form(spec) == P.nnz_from_mask(spec)
+    assert int(mask.sum()) == P.nnz_closed_form(spec) == masks.nnz_from_mask(spec)
     return mask
 
 
 @FAST
 @given(t=st.integers(1, 300))
 def test_full_and_causal_counts(t: int) -> None:
-    assert _check_counts(P.full(t)).all()
-    mask = _check_counts(P.causal(t))
-    assert P.nnz_closed_form(P.causal(t)) == t * (t + 1) // 2
+    assert _check_counts(kinds.full(t)).all()
+    mask = _check_counts(kinds.causal(t))
+    assert P.nnz_closed_form(kinds.causal(t)) == t * (t + 1) // 2
     assert not np.triu(mask, 1).any(), "a causal row sees the future"
     assert mask[np.tril_indices(t)].all(), "a causal row misses a past token"
 
@@ -34,14 +35,14 @@ def test_full_and_causal_counts(t: int) -> None:
 @FAST
 @given(q=st.integers(1, 120), k=st.integers(1, 120))
 def test_cross_attention_is_a_full_rectangle(q: int, k: int) -> None:
-    mask = _check_counts(P.cross(q, k))
+    mask = _check_counts(kinds.cross(q, k))
     assert mask.shape == (q, k) and mask.all()
 
 
 @FAST
 @given(t=st.integers(1, 300), w=st.integers(1, 80))
 def test_local_causal_window(t: int, w: int) -> None:
-    mask = _check_counts(P.local_causal(t, w))
+    mask = _check_counts(kinds.local_causal(t, w))
     assert not np.triu(mask, 1).any()
     assert (mask.sum(axis=1) == np.minimum(np.arange(t) + 1, w)).all()  # row i sees min(i+1, w) keys
 
@@ -53,7 +54,7 @@ def test_local_causal_window(t: int, w: int) -> None:
 )
 def test_sliding_window_with_globals_and_dilation(t: int, half: int, dilation: int, globals_: list[int]) -> None:
     glob = tuple(p for p in globals_ if p < t)
-    spec = P.sliding_window(t, 2 * half, glob, dilation)
+    spec = kinds.sliding_window(t, 2 * half, glob, dilation)
     mask = _check_counts(spec)
     assert (mask == mask.T).all(), "the window is not symmetric"
     for p in glob:
@@ -70,11 +71,11 @@ def test_sliding_window_with_globals_and_dilation(t: int, half: int, dilation: i
        cut=st.integers(0, 15), seed=st.integers(0, 10_000))
 def test_block_sparse_counts_including_padding(n_blocks: int, b: int, r: int, cut: int, seed: int) -> None:
     t = max(1, n_blocks * b - cut % b)  # lengths that are not multiples of block_size get padded
-    _check_counts(P.block_sparse(t, b, r, seed))
+    _check_counts(kinds.block_sparse(t, b, r, seed))
 
 
 def test_long_masks_are_counted_without_building_them() -> None:
-    spec = P.block_sparse(16_384, 64, 3)
+    spec = kinds.block_sparse(16_384, 64, 3)
     with pytest.raises(ExplorerError, match="too large"):
         P.build_mask(spec)
-    assert P.nnz_from_mask(spec) == P.nnz_closed_form(spec)
+    assert masks.nnz_from_mask(spec) == P.nnz_closed_form(spec)

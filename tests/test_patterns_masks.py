@@ -6,17 +6,18 @@ import numpy as np
 import pytest
 
 from explorer.architecture import patterns as P
+from explorer.architecture.patterns import kinds, masks
 from explorer.core.errors import ExplorerError
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
 def test_bigbird_block_layout_rules(seed: int) -> None:
-    spec = P.block_sparse(64 * 20, 64, 3, seed)
-    layout = P.bigbird_block_layout(spec)
+    spec = kinds.block_sparse(64 * 20, 64, 3, seed)
+    layout = masks.bigbird_block_layout(spec)
     n = layout.shape[0]
     assert n == 20
     assert layout[[0, -1]].all() and layout[:, [0, -1]].all(), "global blocks must be full"
-    rand = P.bigbird_random_blocks(n, 3, seed)
+    rand = masks.bigbird_random_blocks(n, 3, seed)
     for i in range(1, n - 1):
         window = {i - 1, i, i + 1}
         assert all(layout[i, c] for c in window)
@@ -30,24 +31,24 @@ def test_bigbird_block_layout_rules(seed: int) -> None:
 
 
 def test_bigbird_random_blocks_are_seeded() -> None:
-    a, b = P.bigbird_random_blocks(30, 3, 5), P.bigbird_random_blocks(30, 3, 5)
+    a, b = masks.bigbird_random_blocks(30, 3, 5), masks.bigbird_random_blocks(30, 3, 5)
     assert (a == b).all()
-    assert not (a == P.bigbird_random_blocks(30, 3, 6)).all()
+    assert not (a == masks.bigbird_random_blocks(30, 3, 6)).all()
     with pytest.raises(ValueError):
         a[0, 0] = 1  # the cached array is read-only
 
 
 def test_bigbird_needs_enough_middle_blocks() -> None:
     with pytest.raises(ExplorerError, match="random candidates"):
-        P.bigbird_random_blocks(6, 3, 0)
+        masks.bigbird_random_blocks(6, 3, 0)
 
 
 def test_pooled_mask_is_exact_when_small_and_max_pools_when_large() -> None:
-    spec = P.sliding_window(300, 16, (0, 150))
-    pooled, f = P.pooled_mask(spec)
+    spec = kinds.sliding_window(300, 16, (0, 150))
+    pooled, f = masks.pooled_mask(spec)
     assert f == 1 and (pooled == P.build_mask(spec)).all()
-    big = P.sliding_window(4100, 16, (0,))
-    pooled, f = P.pooled_mask(big, max_cells=512)
+    big = kinds.sliding_window(4100, 16, (0,))
+    pooled, f = masks.pooled_mask(big, max_cells=512)
     assert f == 9 and pooled.shape == (456, 456)
     mask = P.build_mask(big)
     padded = np.pad(mask, ((0, 456 * 9 - 4100),) * 2)

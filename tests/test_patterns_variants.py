@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.architecture import patterns as P
+from explorer.architecture.patterns import masks, variants
 from explorer.core.errors import ExplorerError
 
 
@@ -22,7 +23,7 @@ def test_longformer_uses_its_per_layer_window_and_cls_global() -> None:
     assert vp.spec.global_positions == (0, 7)  # [CLS] always, plus the user's pick
     assert vp.n_layers == len(cfg["attention_window"])
     assert vp.max_positions == cfg["max_position_embeddings"] - 2  # RoBERTa-style padding offset
-    assert vp.stats.nnz == P.nnz_from_mask(vp.spec)
+    assert vp.stats.nnz == masks.nnz_from_mask(vp.spec)
 
 
 def test_bigbird_uses_its_config_and_falls_back_when_short() -> None:
@@ -34,7 +35,7 @@ def test_bigbird_uses_its_config_and_falls_back_when_short() -> None:
     assert short.stats.effective_kind == "full" and short.stats.density == 1.0
     assert long_.stats.effective_kind == "block-sparse" and long_.spec.block_size == b
     assert long_.spec.num_random_blocks == r and long_.spec.seed == 3
-    assert long_.stats.nnz == P.nnz_from_mask(long_.spec)
+    assert long_.stats.nnz == masks.nnz_from_mask(long_.spec)
 
 
 def test_encoder_decoder_parts() -> None:
@@ -91,34 +92,34 @@ def test_variant_cost_curves() -> None:
 
 
 def test_every_supported_variant_has_a_pattern() -> None:
-    variants = P.supported_variants()
-    assert {"bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base"} <= set(variants)
-    for key in variants:
+    supported = variants.supported_variants()
+    assert {"bert-base", "gpt2", "longformer", "bigbird", "gpt-neo", "t5-base"} <= set(supported)
+    for key in supported:
         vp = P.pattern_for_variant(key, 256, allow_beyond_max=True)
-        assert vp.stats.nnz == P.nnz_from_mask(vp.spec), key
+        assert vp.stats.nnz == masks.nnz_from_mask(vp.spec), key
 
 
 def test_diagram_plan_picks_parts_and_clips_layers() -> None:
-    plan = P.diagram_plan(("gpt-neo", "t5-base", "bert-base"), ("decoder", "cross"), layer=30)
-    n_neo = P.variant_layers("gpt-neo")
+    plan = variants.diagram_plan(("gpt-neo", "t5-base", "bert-base"), ("decoder", "cross"), layer=30)
+    n_neo = variants.variant_layers("gpt-neo")
     assert plan == (("gpt-neo", "auto", n_neo - 1), ("t5-base", "decoder", 0), ("t5-base", "cross", 0),
                     ("bert-base", "auto", 11))
-    assert P.diagram_plan(("t5-base",), (), 2) == (("t5-base", "encoder", 2),)  # no part picked: encoder
-    assert P.diagram_plan((), ("encoder",), 0) == ()
+    assert variants.diagram_plan(("t5-base",), (), 2) == (("t5-base", "encoder", 2),)  # no part picked: encoder
+    assert variants.diagram_plan((), ("encoder",), 0) == ()
 
 
 def test_variant_layers() -> None:
-    assert P.variant_layers("bert-base") == 12
-    assert P.variant_layers("t5-small", "decoder") == _cfg("t5-small")["num_layers"] == 6  # decoder = encoder
-    assert P.variant_layers("longformer") == len(_cfg("longformer")["attention_window"])
+    assert variants.variant_layers("bert-base") == 12
+    assert variants.variant_layers("t5-small", "decoder") == _cfg("t5-small")["num_layers"] == 6  # decoder = encoder
+    assert variants.variant_layers("longformer") == len(_cfg("longformer")["attention_window"])
     with pytest.raises(ExplorerError, match="no decoder attention"):
-        P.variant_layers("bert-base", "decoder")
+        variants.variant_layers("bert-base", "decoder")
 
 
 def test_layer_count_reads_every_spelling_and_draws_at_least_one_layer() -> None:
     from types import SimpleNamespace
 
     plain = SimpleNamespace(attention="full")
-    assert P.layer_count(plain, {"n_layer": 24}, "encoder") == 24  # the spellings: tests/test_modeltypes.py
-    assert P.layer_count(plain, {"num_layers": 6, "num_decoder_layers": 3}, "decoder") == 3
-    assert P.layer_count(plain, {}, "encoder") == P.layer_count(plain, {}, "cross") == 1
+    assert variants.layer_count(plain, {"n_layer": 24}, "encoder") == 24  # the spellings: tests/test_modeltypes.py
+    assert variants.layer_count(plain, {"num_layers": 6, "num_decoder_layers": 3}, "decoder") == 3
+    assert variants.layer_count(plain, {}, "encoder") == variants.layer_count(plain, {}, "cross") == 1

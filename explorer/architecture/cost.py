@@ -123,6 +123,7 @@ def context(attention: str, seq_len: int, config: PretrainedConfig, average_caus
     layer as dense (a dense kernel scores the whole matrix, then masks), a local causal window as its band.
     """
     from explorer.architecture import patterns
+    from explorer.architecture.patterns import config as patterns_config
 
     if attention in ("full", "encoder-decoder", "disentangled") or seq_len < 1:
         return float(seq_len)
@@ -132,7 +133,7 @@ def context(attention: str, seq_len: int, config: PretrainedConfig, average_caus
     layers = max(1, num_layers(config) or 1)
     counts = []
     for layer in range(layers):
-        _, spec = patterns.self_attention_spec(attention, cfg, layer, seq_len, (), 0, 1)
+        _, spec = patterns_config.self_attention_spec(attention, cfg, layer, seq_len, (), 0, 1)
         if not average_causal and spec.kind == "causal":  # a dense kernel: the whole matrix
             counts.append(seq_len * seq_len)
         elif not average_causal and spec.kind == "local-causal":  # a banded kernel: the window's band

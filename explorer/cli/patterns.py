@@ -39,17 +39,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_pattern(args: argparse.Namespace) -> int:
     """Print the pattern's kind and closed-form costs (and optional checks / curve)."""
     from explorer.architecture import patterns
+    from explorer.architecture.patterns import kinds, masks
 
     if args.seq_len <= 0:
         raise ExplorerError(f"--seq-len must be a positive number of tokens, got {args.seq_len}.")
-    glob = parse_positions(args.global_positions, min(args.seq_len, patterns.MAX_LEN), what="--global positions")
+    glob = parse_positions(args.global_positions, min(args.seq_len, kinds.MAX_LEN), what="--global positions")
     vp = patterns.pattern_for_variant(
         args.key, args.seq_len, args.layer, part=args.part, global_positions=glob,
         seed=args.seed, dilation=args.dilation, dec_len=args.dec_len,
     )
     out = vp.to_dict()
     if args.verify:
-        out["nnz_from_mask"] = patterns.nnz_from_mask(vp.spec)
+        out["nnz_from_mask"] = masks.nnz_from_mask(vp.spec)
     curve = None
     if args.curve:
         curve = patterns.variant_cost_curve(

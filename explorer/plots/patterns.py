@@ -7,7 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.architecture.patterns import CostCurve, MaskView, VariantPattern
+from explorer.architecture.patterns.costs import CostCurve
+from explorer.architecture.patterns.masks import MaskView
+from explorer.architecture.patterns.variants import VariantPattern
 
 __all__ = ["METRICS", "cost_chart", "mask_heatmap", "variant_mask_heatmap"]
 

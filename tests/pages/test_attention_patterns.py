@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.architecture import patterns as P
+from explorer.architecture.patterns import kinds
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "attention_patterns.py")
@@ -59,7 +60,7 @@ def test_default_view() -> None:
 def test_heatmap_shows_the_real_mask() -> None:
     at = _run(variants="gpt2", len="200")
     z = _heatmap_z(_figures(at)[0])
-    assert (z.astype(bool) == P.build_mask(P.causal(200))).all()  # 200 < 256 cells: exact
+    assert (z.astype(bool) == P.build_mask(kinds.causal(200))).all()  # 200 < 256 cells: exact
 
 
 def test_long_input_is_max_pooled_and_says_so() -> None:
@@ -68,7 +69,7 @@ def test_long_input_is_max_pooled_and_says_so() -> None:
     assert all("max-pooled" in f["layout"]["title"]["text"] for f in figs[:2])
     assert _heatmap_z(figs[0]).shape == (256, 256)
     table = _table(at).set_index("key")
-    assert table.loc["bigbird", "non-zeros"] == P.nnz_closed_form(P.block_sparse(16_384, 64, 3))
+    assert table.loc["bigbird", "non-zeros"] == P.nnz_closed_form(kinds.block_sparse(16_384, 64, 3))
     assert (table["non-zeros counted on the mask"] == table["non-zeros"]).all()
     assert any("eval mode" in c.value for c in at.caption)  # BigBird's inference caveat is stated
 
