@@ -10,6 +10,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.runtime.resolve import resolve
 from explorer.tasks import colbert as cb
+from explorer.tasks.colbert import encoder
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +39,10 @@ def colbert_dir(tmp_path_factory):
 
 
 def test_stand_in_is_labelled(bundled) -> None:
-    enc = cb.make_encoder(bundled)
+    enc = encoder.make_encoder(bundled)
     assert enc.stand_in and enc.projection is None and "stand-in" in enc.label
-    assert cb.limits(enc) == (512, 512)
-    d = cb.encode_tokens(enc, "Paris, France.", "document")
+    assert encoder.limits(enc) == (512, 512)
+    d = encoder.encode_tokens(enc, "Paris, France.", "document")
     assert d.tokens == ("[CLS]", "paris", "france", "[SEP]")  # no ColBERT markers; punctuation still dropped
     assert d.vectors.shape == (4, 384)
 
@@ -49,16 +50,16 @@ def test_stand_in_is_labelled(bundled) -> None:
 def test_colbert_checkpoint_uses_projection_and_input_format(colbert_dir) -> None:
     from explorer.runtime.loading import load_model
 
-    enc = cb.make_encoder(load_model(resolve(str(colbert_dir))))
+    enc = encoder.make_encoder(load_model(resolve(str(colbert_dir))))
     assert not enc.stand_in and enc.projection.shape == (128, 32) and enc.label.startswith("ColBERT (")
-    q = cb.encode_tokens(enc, "where is paris?", "query")
-    assert q.vectors.shape == (cb.QUERY_MAXLEN, 128)  # padded with [MASK] to 32 (query augmentation)
-    assert q.tokens[:2] == ("[CLS]", cb.QUERY_MARKER) and q.tokens[-1] == "[MASK]"
-    d = cb.encode_tokens(enc, "Paris, France.", "document")
-    assert d.tokens == ("[CLS]", cb.DOC_MARKER, "paris", "france", "[SEP]")  # punctuation dropped
+    q = encoder.encode_tokens(enc, "where is paris?", "query")
+    assert q.vectors.shape == (encoder.QUERY_MAXLEN, 128)  # padded with [MASK] to 32 (query augmentation)
+    assert q.tokens[:2] == ("[CLS]", encoder.QUERY_MARKER) and q.tokens[-1] == "[MASK]"
+    d = encoder.encode_tokens(enc, "Paris, France.", "document")
+    assert d.tokens == ("[CLS]", encoder.DOC_MARKER, "paris", "france", "[SEP]")  # punctuation dropped
     torch.testing.assert_close(d.vectors.norm(dim=1), torch.ones(5))
     assert d.to_dict()["dim"] == 128
-    assert cb.limits(enc) == (32, 128)  # the tiny model has 128 positions: below ColBERT's 180
+    assert encoder.limits(enc) == (32, 128)  # the tiny model has 128 positions: below ColBERT's 180
 
 
 def test_a_projection_of_the_wrong_width_is_refused(tmp_path) -> None:
@@ -69,15 +70,15 @@ def test_a_projection_of_the_wrong_width_is_refused(tmp_path) -> None:
     path = _tiny_colbert(tmp_path / "bad", projection=False)
     save_file({"linear.weight": torch.randn(128, 64)}, str(path / "colbert_linear.safetensors"))
     with pytest.raises(ExplorerError, match="64-d input but the model is 32-d"):
-        cb.make_encoder(load_model(resolve(str(path))))
+        encoder.make_encoder(load_model(resolve(str(path))))
 
 
 def test_checkpoint_key_needs_weights_and_a_projection(tmp_path) -> None:
-    assert cb.checkpoint_key(str(tmp_path)) is None  # nothing on disk
+    assert encoder.checkpoint_key(str(tmp_path)) is None  # nothing on disk
     _tiny_colbert(tmp_path / "colbert", projection=False)  # plain BERT filed as "colbert": no projection
-    assert cb.checkpoint_key(str(tmp_path)) is None
+    assert encoder.checkpoint_key(str(tmp_path)) is None
     _tiny_colbert(tmp_path / "colbertv2")
-    assert cb.checkpoint_key(str(tmp_path)) == "colbertv2"
+    assert encoder.checkpoint_key(str(tmp_path)) == "colbertv2"
 
 
 def test_the_encoder_ref_names_the_checkpoint_or_the_stand_in(tmp_path) -> None:
@@ -90,14 +91,14 @@ def test_the_encoder_ref_names_the_checkpoint_or_the_stand_in(tmp_path) -> None:
 
 
 def test_read_projection_without_a_path_or_file(tmp_path) -> None:
-    assert cb.read_projection(None) is None and cb.read_projection(str(tmp_path)) is None
+    assert encoder.read_projection(None) is None and encoder.read_projection(str(tmp_path)) is None
 
 
 def test_long_texts_are_reported_cut(colbert_dir) -> None:
     from explorer.runtime.loading import load_model
 
-    enc = cb.make_encoder(load_model(resolve(str(colbert_dir))))
-    notes = cb.truncation_notices(enc, "a question " * 20, ("short doc", "word " * 300))
+    enc = encoder.make_encoder(load_model(resolve(str(colbert_dir))))
+    notes = encoder.truncation_notices(enc, "a question " * 20, ("short doc", "word " * 300))
     assert notes == (Notice("truncated", "The query has 40 tokens; only the first 29 are used."),
                      Notice("truncated", "Document 2 has 300 tokens; only the first 125 are used."))
 
@@ -105,7 +106,7 @@ def test_long_texts_are_reported_cut(colbert_dir) -> None:
 @pytest.mark.parametrize("query", ["", " \n ", "x" * 50_000])
 def test_bad_query_is_refused(bundled, query: str) -> None:
     with pytest.raises(ExplorerError, match="query"):
-        cb.encode_collection(cb.make_encoder(bundled), query, ("a doc",))
+        encoder.encode_collection(encoder.make_encoder(bundled), query, ("a doc",))
 
 
 def test_a_request_out_of_budget_stops_between_documents(bundled) -> None:
@@ -120,5 +121,5 @@ def test_a_request_out_of_budget_stops_between_documents(bundled) -> None:
                                memory=lambda: 0)
     docs = tuple(f"Document number {i}." for i in range(50))
     with cancel.scope(token), pytest.raises(cancel.RequestStopped):
-        cb.encode_collection(cb.make_encoder(bundled), "a query", docs)
+        encoder.encode_collection(encoder.make_encoder(bundled), "a query", docs)
     assert next(ticks) < 20  # stopped after a few documents, not fifty

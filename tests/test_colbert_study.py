@@ -8,6 +8,8 @@ import pytest
 
 from explorer.runtime.resolve import resolve
 from explorer.tasks import colbert as cb
+from explorer.tasks.colbert import compression
+from explorer.tasks.colbert import encoder as colbert_encoder
 
 DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A kitten sleeps on a rug.",
         "Paris is the capital of France.", "Dogs bark at night."]
@@ -17,7 +19,7 @@ DOCS = ["The Eiffel Tower is in Paris.", "Stock markets fell sharply today.", "A
 def study(bundled_encoder):
     from explorer.runtime.loading import load_model
 
-    encoder = cb.make_encoder(load_model(resolve("sentence-bert")))
+    encoder = colbert_encoder.make_encoder(load_model(resolve("sentence-bert")))
     return cb.compression_study(encoder, "Where is the Eiffel Tower?", DOCS, k=8)
 
 
@@ -25,7 +27,7 @@ def test_compression_study_reports_both_bit_widths(study) -> None:
     assert [r.bits for r in study.reports] == [1, 2] and study.k == 8 and study.dim == 384
     one, two = study.reports
     assert one.bytes_per_token == 4 + 48 and two.bytes_per_token == 4 + 96
-    assert one.ratio_vs_fp16 == round(cb.storage_ratio(384, 1), 3) == pytest.approx(768 / 52, abs=1e-3)
+    assert one.ratio_vs_fp16 == round(compression.storage_ratio(384, 1), 3) == pytest.approx(768 / 52, abs=1e-3)
     assert one.mean_cosine < two.mean_cosine <= 1.0
     assert two.max_abs_score_change <= one.max_abs_score_change + 1e-6
     assert len(two.scores) == len(DOCS) and -1.0 <= two.kendall_tau <= 1.0

@@ -6,15 +6,10 @@ import torch
 
 from explorer.core.labels import UNTRAINED
 from explorer.plots import similarity as plots
-from explorer.tasks.colbert import (
-    BitsReport,
-    CompressionStudy,
-    MaxSim,
-    RankedDoc,
-    Ranking,
-    fp16_bytes,
-    storage_ratio,
-)
+from explorer.tasks.colbert import CompressionStudy, MaxSim, Ranking
+from explorer.tasks.colbert.compression import fp16_bytes, storage_ratio
+from explorer.tasks.colbert.late import RankedDoc
+from explorer.tasks.colbert.study import BitsReport
 from explorer.tasks.similarity import SearchHit, SearchResult, SimilarityResult
 
 SENTS = ("<b>bold</b> text", "A plain sentence", "<b>bold</b> text ")  # two share a label once shortened

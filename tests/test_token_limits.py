@@ -21,6 +21,7 @@ from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import resolve
 from explorer.tasks import attention, colbert, infill, qa, similarity
 from explorer.tasks.causal.fill import causal_fill
+from explorer.tasks.colbert import encoder
 from explorer.tasks.fillmask import fill_one
 from explorer.tasks.generation import DecodingSettings, encode_prompt, next_token, start
 from explorer.tasks.generation.prompt import context_limit
@@ -204,8 +205,8 @@ def test_similarity_of_special_tokens_reads_at_most_the_limit(tiny, monkeypatch)
 
 def test_colbert_of_special_tokens_reads_at_most_its_limits(tiny) -> None:
     lm = load_model(resolve(str(tiny["bert-base"])))
-    enc = colbert.make_encoder(lm)
-    q_limit, d_limit = colbert.limits(enc)
+    enc = encoder.make_encoder(lm)
+    q_limit, d_limit = encoder.limits(enc)
     with fed_lengths(lm.model) as seen:
         ranking = colbert.rank(enc, lm, "[MASK] " * 250, ["[PAD] " * 2000, "[SEP] " * 2000])
     assert max(seen) <= max(q_limit, d_limit, similarity.max_length(lm))

@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.core.labels import UNTRAINED, safe_label, untrained_suffix
-from explorer.tasks.colbert import CompressionStudy, MaxSim, Ranking, fp16_bytes
+from explorer.tasks.colbert import CompressionStudy, MaxSim, Ranking
+from explorer.tasks.colbert.compression import fp16_bytes
 from explorer.tasks.similarity import SearchResult, SimilarityResult
 
 # UNTRAINED and safe_label are re-exported (their home is explorer.core.labels): plots.spans imports them from here.

@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.tasks import colbert as cb
 from explorer.tasks import similarity as sim
+from explorer.tasks.colbert import encoder
 from tests.gpu.conftest import AGREEMENT, CUDA_HALF, PLACES, TOLERANCE
 from tests.gpu.peaked import place
 
@@ -40,7 +40,7 @@ def test_embeddings_equal_sentence_transformers(minilm, where) -> None:
 @pytest.mark.parametrize("where", PLACES)
 def test_colbert_stand_in_token_vectors_equal_sentence_transformers(minilm, where) -> None:
     lm = place(minilm, *where, "bert-base")
-    ours = cb.encode_tokens(cb.make_encoder(lm), "Paris, France.", "document")
+    ours = encoder.encode_tokens(encoder.make_encoder(lm), "Paris, France.", "document")
     tokens = _st(minilm, *where).encode("Paris, France.", output_value="token_embeddings", convert_to_tensor=True)
     ref = F.normalize(tokens.float().cpu(), dim=-1)  # (T, 384) every token; ours keeps all but punctuation
     kept = [i for i, t in enumerate(lm.tokenizer("Paris, France.")["input_ids"])
