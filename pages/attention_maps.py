@@ -17,6 +17,7 @@ from explorer.core import userinput
 from explorer.plots import attention as plots
 from explorer.runtime.resolve import ModelRef, resolve
 from explorer.tasks import attention
+from explorer.tasks.attention import compact, views
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 ZOOM_FROM = 64  # longer texts get a token-range slider
@@ -85,21 +86,20 @@ def _index(col, label: str, count: int, key: str, disabled: bool = False) -> int
 
 def _controls(info: dict) -> tuple[str, int, int, tuple[int, int]]:
     # block maps (long texts on a GPU) answer per head only: the other views need every cell
-    views = list(attention.menu_views("cross_shape" in info)) if info["block"] == 1 else ["head"]
-    ui.seed_from_url("att_view", "view", views)
-    view = st.radio("View", views, format_func=attention.VIEW_LABELS.get, horizontal=True, key="att_view")
+    offered = list(views.menu_views("cross_shape" in info)) if info["block"] == 1 else ["head"]
+    ui.seed_from_url("att_view", "view", offered)
+    view = st.radio("View", offered, format_func=views.VIEW_LABELS.get, horizontal=True, key="att_view")
     st.query_params["view"] = view
-    st.caption(attention.VIEW_HELP[view])
+    st.caption(views.VIEW_HELP[view])
     shape = info["decoder_shape"] if view in ("decoder", "cross") else info["shape"]
     c1, c2, c3 = st.columns(3)
     layer = _index(c1, "Layer", shape[0], "att_layer", disabled=view == "grid")
-    head = _index(c2, "Head", shape[1], "att_head", disabled=view not in attention.HEAD_VIEWS)
-    n = info["n_tokens"]
-    rng = (0, n)
+    head = _index(c2, "Head", shape[1], "att_head", disabled=view not in views.HEAD_VIEWS)
+    n, rng = info["n_tokens"], (0, info["n_tokens"])
     if n > ZOOM_FROM and view != "decoder" and not _long(info, view):
         rng = c3.slider("Token range (zoom)", 0, n, (0, n), key=f"att_range_{n}",
                         help="Show only these text tokens: rows and columns of the matrix.")
-    return view, layer, head if view in attention.HEAD_VIEWS else 0, (int(rng[0]), max(int(rng[1]), int(rng[0]) + 1))
+    return view, layer, head if view in views.HEAD_VIEWS else 0, (int(rng[0]), max(int(rng[1]), int(rng[0]) + 1))
 
 
 def _long(info: dict, view: str) -> bool:
@@ -108,7 +108,7 @@ def _long(info: dict, view: str) -> bool:
 
 def _show_view(req: cache.Req, info: dict, view: str, layer: int, head: int, rng: tuple[int, int]) -> None:
     v = cache.view(req, view, layer, head, rng)
-    name = f"attention-{view}-L{layer}" + (f"-H{head}" if view in attention.HEAD_VIEWS else "")
+    name = f"attention-{view}-L{layer}" + (f"-H{head}" if view in views.HEAD_VIEWS else "")
     short = max(v.matrix.shape) <= plots.LINK_MAX_TOKENS  # lines only when few tokens: else heatmap only
     heat_tab, link_tab = st.tabs(["Heatmap", "Links"]) if short else (st.container(), None)
     with heat_tab:
@@ -118,7 +118,7 @@ def _show_view(req: cache.Req, info: dict, view: str, layer: int, head: int, rng
             k = st.slider("Links per token", 1, 5, 2, key="att_topk")
             ui.figure(plots.link_view(v, top_k=k, untrained=info["untrained"]), f"{name}-links", key="att_links")
     c1, c2 = st.columns(2)
-    c1.download_button("Download matrix (.npy)", attention.npy_bytes(v.matrix), f"{name}.npy",
+    c1.download_button("Download matrix (.npy)", compact.npy_bytes(v.matrix), f"{name}.npy",
                        "application/octet-stream", key="att_npy")
     with c2:
         ui.csv_download(v.to_frame(), name, "Download matrix (CSV)", key="att_csv")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from explorer.architecture import catalog
 from explorer.tasks import attention as A
+from explorer.tasks.attention import choices
 
 
 def test_trained_options_start_with_the_bundled_model(tmp_path) -> None:
     options = A.model_options(False, models_dir=str(tmp_path))  # an empty models directory
-    assert options[0] == (A.BUNDLED, f"{catalog.get_variant(A.BUNDLED).name} (bundled)")
+    assert options[0] == (choices.BUNDLED, f"{catalog.get_variant(choices.BUNDLED).name} (bundled)")
     assert len({k for k, _ in options}) == len(options)
 
 
@@ -19,4 +20,4 @@ def test_random_options_are_small_catalog_variants() -> None:
     assert "bert-large" not in options and "t5-11b" not in options
     for key, label in options.items():
         assert label == f"{variants[key].name} (untrained)"
-        assert (variants[key].published_params or 0) <= A.RANDOM_MAX_PARAMS
+        assert (variants[key].published_params or 0) <= choices.RANDOM_MAX_PARAMS

@@ -12,6 +12,8 @@ import torch
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.tasks import attention as A
+from explorer.tasks.attention import views
+from explorer.tasks.attention.extract import n_maps, token_limit, viewer_tokens
 
 TEXT = "The animal didn't cross the street because it was too tired."
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
@@ -196,7 +198,7 @@ def test_encoder_decoder_gives_cross_and_causal_decoder_maps(t5, tok) -> None:
     assert maps.decoder_tokens[0] == "[PAD]"  # the decoder start token, then the shifted target
     assert np.all(np.triu(maps.decoder_attentions, k=1) == 0)
     assert np.allclose(maps.cross_attentions.sum(-1), 1.0, atol=1e-5)
-    assert A.available_views(maps) == ("head", "head-average", "rollout", "decoder", "cross")
+    assert views.available_views(maps) == ("head", "head-average", "rollout", "decoder", "cross")
     view = A.select_view(maps, "cross", 2, 3)
     assert view.matrix.shape == (t, n) and view.row_tokens == maps.decoder_tokens
     assert maps.to_dict()["cross_shape"] == [3, 4, t, n]
@@ -213,12 +215,12 @@ def test_token_limit_uses_the_tokenizer_then_the_positions() -> None:
     class Tok:
         model_max_length = int(1e30)
 
-    assert A.token_limit(M(), Tok()) == 512  # 514 - RoBERTa's 2-slot offset, under the viewer cap
-    assert A.token_limit(M(), Tok(), max_tokens=100) == 100
+    assert token_limit(M(), Tok()) == 512  # 514 - RoBERTa's 2-slot offset, under the viewer cap
+    assert token_limit(M(), Tok(), max_tokens=100) == 100
     Tok.model_max_length = 128
-    assert A.token_limit(M(), Tok()) == 128
+    assert token_limit(M(), Tok()) == 128
     with pytest.raises(ExplorerError):
-        A.token_limit(M(), Tok(), max_tokens=1)
+        token_limit(M(), Tok(), max_tokens=1)
 
 
 @pytest.mark.parametrize(("model_type", "positions", "expected"), [
@@ -242,7 +244,7 @@ def test_token_limit_follows_modeltypes(model_type, positions, expected) -> None
     class Tok:
         model_max_length = int(1e30)
 
-    assert A.token_limit(M(), Tok(), max_tokens=5000) == expected
+    assert token_limit(M(), Tok(), max_tokens=5000) == expected
 
 
 def test_token_limit_takes_the_smaller_of_tokenizer_and_model() -> None:
@@ -255,7 +257,7 @@ def test_token_limit_takes_the_smaller_of_tokenizer_and_model() -> None:
     class Tok:
         model_max_length = 512  # a borrowed tokenizer may promise more than the model's positions
 
-    assert A.token_limit(M(), Tok()) == 64
+    assert token_limit(M(), Tok()) == 64
 
 
 def test_random_weights_and_global_positions_past_the_end_are_said(longformer, tok) -> None:
@@ -272,13 +274,13 @@ def test_models_with_few_heads_show_longer_texts_within_the_same_memory() -> Non
     gemma = SimpleNamespace(config=SimpleNamespace(model_type="gemma3_text", num_hidden_layers=18,
                                                    num_attention_heads=4, max_position_embeddings=32_768))
     tok = SimpleNamespace(model_max_length=32_768)
-    assert A.viewer_tokens(gemma, tok) == 724 > 512  # past its 512-token local window: the band shows
-    assert A.viewer_tokens(gemma, tok, max_tokens=100) == 100
+    assert viewer_tokens(gemma, tok) == 724 > 512  # past its 512-token local window: the band shows
+    assert viewer_tokens(gemma, tok, max_tokens=100) == 100
     bert = SimpleNamespace(config=SimpleNamespace(model_type="bert", num_hidden_layers=24, num_attention_heads=16,
                                                   max_position_embeddings=512, pad_token_id=0))
-    assert A.viewer_tokens(bert, tok) == 512  # never fewer than before
+    assert viewer_tokens(bert, tok) == 512  # never fewer than before
     t5 = SimpleNamespace(config=SimpleNamespace(model_type="t5", num_layers=6, num_heads=8, is_encoder_decoder=True))
-    assert A.n_maps(t5.config) == 6 * 8 * 3 and A.viewer_tokens(t5, tok) == 512
+    assert n_maps(t5.config) == 6 * 8 * 3 and viewer_tokens(t5, tok) == 512
 
 
 def test_a_tokenizer_bigger_than_the_model_is_a_message_with_what_to_do(tok) -> None:

@@ -17,6 +17,7 @@ import torch
 from explorer.runtime import capacity
 from explorer.tasks import attention as A
 from explorer.tasks.attention import blocks, stream
+from explorer.tasks.attention.extract import extract_detail
 
 GPU = capacity.DeviceFacts("cuda", "pretend", 60 * capacity.GIB, 16)
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
@@ -72,10 +73,10 @@ def test_streamed_blocks_zoom_and_row_equal_the_full_maps(name, fmt, tok, monkey
     full = _full(model, tok, monkeypatch)
     assert full.attentions.shape == (2, 2, LENGTH, LENGTH) and full.block == 1
     np.testing.assert_allclose(long.attentions, blocks.block_mass(full.attentions, 5), atol=1e-5)
-    zoomed = A.extract_detail(model, tok, TEXT, layer=1, head=1, rows=(1000, 1060), cols=(600, 1100),
+    zoomed = extract_detail(model, tok, TEXT, layer=1, head=1, rows=(1000, 1060), cols=(600, 1100),
                               max_tokens=LENGTH, facts=GPU)
     np.testing.assert_allclose(zoomed, full.attentions[1, 1, 1000:1060, 600:1100], atol=1e-6)
-    row = A.extract_detail(model, tok, TEXT, layer=0, head=0, rows=(1050, 1051), max_tokens=LENGTH, facts=GPU)
+    row = extract_detail(model, tok, TEXT, layer=0, head=0, rows=(1050, 1051), max_tokens=LENGTH, facts=GPU)
     np.testing.assert_allclose(row[0], full.attentions[0, 0, 1050], atol=1e-6)
     if name == "gemma":  # the sliding layer's 128-token window is visible: query 1050 sees keys 923-1050 only
         assert long.family == "decoder"

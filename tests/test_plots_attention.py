@@ -10,6 +10,7 @@ import pytest
 
 from explorer.plots import attention as P
 from explorer.tasks import attention as A
+from explorer.tasks.attention import compact
 
 
 def _view(n: int = 6, tokens: tuple[str, ...] | None = None, seed: int = 0) -> A.ViewMatrix:
@@ -59,7 +60,7 @@ def test_model_grid_places_each_head_in_its_cell() -> None:
     z = _decode(trace["z"])
     assert trace["z"]["dtype"] == "u1"  # one byte per cell on the wire
     gap = 1
-    codes, _ = A.quantize_uint8(np.sqrt(att))  # colours follow sqrt(weight) by default
+    codes, _ = compact.quantize_uint8(np.sqrt(att))  # colours follow sqrt(weight) by default
     for layer, head in [(0, 0), (2, 3), (1, 2)]:
         r0, c0 = layer * (10 + gap), head * (10 + gap)
         np.testing.assert_array_equal(z[r0:r0 + 10, c0:c0 + 10], np.maximum(codes[layer, head], 1))

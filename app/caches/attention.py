@@ -21,7 +21,8 @@ from explorer.plots import attention as plots
 from explorer.runtime import capacity, workers
 from explorer.runtime.resolve import ModelRef
 from explorer.tasks import attention
-from explorer.tasks.attention import detail
+from explorer.tasks.attention import blocks, compact, detail
+from explorer.tasks.attention.extract import load_detail
 
 
 class Req(NamedTuple):
@@ -66,7 +67,7 @@ def grid_figure(req: Req, token_range: tuple[int, int]) -> tuple[go.Figure, int]
 def tensor_npy(req: Req) -> bytes:
     """The whole ``(layers, H, L, L)`` tensor as .npy: the download button calls this only when
     clicked (deferred), so 150 MB of bytes are neither built nor cached on every rerun."""
-    return attention.npy_bytes(_maps(req).attentions)
+    return compact.npy_bytes(_maps(req).attentions)
 
 
 @st.cache_data(max_entries=4, ttl=60, show_spinner=False)
@@ -82,12 +83,12 @@ def token_ceiling(device: str = "auto") -> tuple[int, str]:
 def block_map(req: Req, layer: int, head: int | None) -> tuple[np.ndarray, list[int]]:
     """One head's (or the heads' mean) block map and the token position where each block starts."""
     maps = _maps(req)
-    return detail.block_map(maps, layer, head), attention.block_edges(len(maps.tokens), detail.block_size(maps))
+    return detail.block_map(maps, layer, head), blocks.block_edges(len(maps.tokens), detail.block_size(maps))
 
 
 @workers.queued
 def _rerun(req: Req, layer: int, head: int, rows: tuple[int, int], cols: tuple[int, int] | None) -> np.ndarray:
-    return attention.load_detail(req.model, req.text, layer=layer, head=head, rows=rows, cols=cols,
+    return load_detail(req.model, req.text, layer=layer, head=head, rows=rows, cols=cols,
                                  target=req.target, max_tokens=req.max_tokens,
                                  global_positions=req.global_positions, device=req.device, dtype=req.dtype)
 

@@ -15,6 +15,7 @@ from explorer.core.notices import Notice
 from explorer.plots import attention as plots
 from explorer.plots import longattention as long_plots
 from explorer.tasks import attention
+from explorer.tasks.attention import blocks
 
 
 def notices(info: dict, notices: tuple[Notice, ...]) -> None:
@@ -27,13 +28,13 @@ def notices(info: dict, notices: tuple[Notice, ...]) -> None:
 
 def _range(col, label: str, n: int, key: str, start: int) -> tuple[int, int]:
     """A range slider whose span is capped at ``ZOOM_SIDE`` (a wider pick is cut, and said so)."""
-    side = min(n, attention.ZOOM_SIDE, 128)
+    side = min(n, blocks.ZOOM_SIDE, 128)
     lo, hi = col.slider(label, 0, n, (start, min(n, start + side)), key=f"{key}_{n}",
-                        help=f"At most {attention.ZOOM_SIDE} tokens at full resolution.")
+                        help=f"At most {blocks.ZOOM_SIDE} tokens at full resolution.")
     lo, hi = int(lo), max(int(hi), int(lo) + 1)
-    if hi - lo > attention.ZOOM_SIDE:
-        col.caption(f"Cut to the first {attention.ZOOM_SIDE} of this range.")
-        hi = lo + attention.ZOOM_SIDE
+    if hi - lo > blocks.ZOOM_SIDE:
+        col.caption(f"Cut to the first {blocks.ZOOM_SIDE} of this range.")
+        hi = lo + blocks.ZOOM_SIDE
     return lo, hi
 
 

@@ -23,7 +23,8 @@ from explorer.runtime.resolve import ModelRef, resolve
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this area's sub-commands to the parser."""
-    from explorer.tasks.attention import MAX_TOKENS, VIEWS
+    from explorer.tasks.attention import MAX_TOKENS
+    from explorer.tasks.attention.views import VIEWS
 
     p = sub.add_parser("attention", help="real attention weights of a model on a text (eager kernel)")
     p.add_argument("--model", required=True, help="catalog key (sentence-bert is bundled) or a model directory")
@@ -70,8 +71,7 @@ def _zoom(text: str) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def _detail(args: argparse.Namespace, ref: ModelRef, maps, text: str) -> dict | None:
     """The bounded views: block map, zoom, query row (``None`` when none was asked for)."""
-    from explorer.tasks import attention
-    from explorer.tasks.attention import detail
+    from explorer.tasks.attention import blocks, detail
 
     if not (args.block or args.zoom or args.query is not None):
         return None
@@ -89,14 +89,14 @@ def _detail(args: argparse.Namespace, ref: ModelRef, maps, text: str) -> dict | 
     cells = detail.block_map(maps, layer, args.head)
     size = detail.block_size(maps)
     return {"kind": "block", "layer": layer, "head": args.head, "block": size, "shape": list(cells.shape),
-            "edges": attention.block_edges(len(maps.tokens), size), "matrix": _rounded(cells)}
+            "edges": blocks.block_edges(len(maps.tokens), size), "matrix": _rounded(cells)}
 
 
 def _rerun(args: argparse.Namespace, ref: ModelRef, text: str, layer: int, head: int, rows: tuple[int, int],
            cols: tuple[int, int] | None):
-    from explorer.tasks import attention
+    from explorer.tasks.attention.extract import load_detail
 
-    return attention.load_detail(ref, text, layer=layer, head=head, rows=rows, cols=cols, target=args.target,
+    return load_detail(ref, text, layer=layer, head=head, rows=rows, cols=cols, target=args.target,
                                  max_tokens=args.max_tokens, **placement_of(args).kwargs())
 
 
@@ -109,6 +109,7 @@ def _rounded(cells) -> list:
 def cmd_attention(args: argparse.Namespace) -> int:
     """Extract, then print the summary (and the selected matrix) as JSON or text."""
     from explorer.tasks import attention
+    from explorer.tasks.attention import compact
 
     placement = placement_of(args)
     ceiling = capacity.attention_ceiling(capacity.device_facts(placement.resolve()[0]))
@@ -127,7 +128,7 @@ def cmd_attention(args: argparse.Namespace) -> int:
         else:
             view = attention.select_view(maps, args.view, args.layer, args.head, args.token_range)
     if args.npy is not None:
-        _save(args.npy, attention.npy_bytes(view.matrix if view else maps.attentions))
+        _save(args.npy, compact.npy_bytes(view.matrix if view else maps.attentions))
     out = maps.to_dict()
     if view is not None:
         out["selected"] = view.to_dict()
@@ -141,7 +142,7 @@ def cmd_attention(args: argparse.Namespace) -> int:
 
 
 def _side(maps, token_range: tuple[int, int] | None) -> int:
-    from explorer.tasks.attention import clamp_range
+    from explorer.tasks.attention.views import clamp_range
 
     start, end = clamp_range(token_range, len(maps.tokens))
     return end - start

@@ -25,15 +25,9 @@ import plotly.graph_objects as go
 from plotly.colors import sequential
 
 from explorer.core.labels import token_labels, untrained_suffix
-from explorer.tasks.attention import (
-    AttentionMaps,
-    ViewMatrix,
-    bin_edges,
-    downsample,
-    prune_links,
-    quantize_uint8,
-    self_attention_window,
-)
+from explorer.tasks.attention import AttentionMaps, ViewMatrix
+from explorer.tasks.attention.compact import bin_edges, downsample, prune_links, quantize_uint8
+from explorer.tasks.attention.views import self_attention_window
 
 __all__ = ["GRID_CELL", "LINK_MAX_TOKENS", "head_heatmap", "link_view", "maps_grid", "model_grid",
            "payload_bytes", "tokens_per_cell"]

@@ -1,6 +1,7 @@
 """Real attention maps: extraction, mapping sparse outputs onto the square, views and compaction.
 
-One module per noun; this package re-exports the public API, so ``attention.X`` works for all of them:
+One module per noun; the package names the entry points (extraction, the result, a view of it, the models offered,
+the display caps) and anything else is imported from its module:
 
 - :mod:`~explorer.tasks.attention.maps`: :class:`AttentionMaps`, the result (every matrix square, unpadded).
 - :mod:`~explorer.tasks.attention.extract`: model + tokenizer + text -> maps (:func:`extract_attention`),
@@ -25,52 +26,11 @@ One module per noun; this package re-exports the public API, so ``attention.X`` 
 
 from __future__ import annotations
 
-from explorer.tasks.attention.blocks import (
-    BLOCK_SIDE,
-    DISPLAY_TOKENS,
-    ZOOM_SIDE,
-    block_edges,
-    block_for,
-    block_mass,
-    block_mean,
-    query_row,
-    zoom,
-)
-from explorer.tasks.attention.choices import BUNDLED, RANDOM_MAX_PARAMS, model_options
-from explorer.tasks.attention.compact import bin_edges, downsample, npy_bytes, prune_links, quantize_uint8
-from explorer.tasks.attention.extract import (
-    check_text,
-    extract,
-    extract_attention,
-    extract_detail,
-    load_detail,
-    n_maps,
-    token_limit,
-    viewer_tokens,
-)
+from explorer.tasks.attention.blocks import DISPLAY_TOKENS
+from explorer.tasks.attention.choices import model_options
+from explorer.tasks.attention.extract import extract, extract_attention
 from explorer.tasks.attention.maps import MAX_TOKENS, AttentionMaps
-from explorer.tasks.attention.sparse import longformer_to_square
-from explorer.tasks.attention.views import (
-    HEAD_VIEWS,
-    VIEW_HELP,
-    VIEW_LABELS,
-    VIEWS,
-    ViewMatrix,
-    available_views,
-    clamp_range,
-    head_average,
-    menu_views,
-    rollout,
-    select_view,
-    self_attention_window,
-)
+from explorer.tasks.attention.views import ViewMatrix, select_view
 
-__all__ = [
-    "BLOCK_SIDE", "DISPLAY_TOKENS", "ZOOM_SIDE", "block_edges", "block_for", "block_mass", "block_mean",
-    "extract_detail", "load_detail", "query_row", "zoom",
-    "BUNDLED", "HEAD_VIEWS", "MAX_TOKENS", "RANDOM_MAX_PARAMS", "VIEWS", "VIEW_HELP", "VIEW_LABELS",
-    "AttentionMaps", "ViewMatrix", "available_views", "bin_edges", "check_text", "clamp_range",
-    "downsample", "extract", "extract_attention", "head_average", "longformer_to_square", "menu_views", "model_options",
-    "npy_bytes", "prune_links", "quantize_uint8", "rollout", "select_view", "self_attention_window",
-    "n_maps", "token_limit", "viewer_tokens",
-]
+__all__ = ["AttentionMaps", "DISPLAY_TOKENS", "MAX_TOKENS", "ViewMatrix", "extract", "extract_attention",
+           "model_options", "select_view"]
