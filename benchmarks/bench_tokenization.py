@@ -98,13 +98,14 @@ def page_work(text: str, repeats: int) -> dict:
 
     from explorer import tokenization as tk
     from explorer.plots import tokenization as plots
+    from explorer.tokenization import table
 
     results = tk.compare(text)
 
     def render() -> None:
         for t in results:
             plots.chips_html(t, 300)
-        pd.DataFrame(tk.token_rows(results)).to_csv(index=False)
+        pd.DataFrame(table.token_rows(results)).to_csv(index=False)
         plots.counts_figure(results), plots.fertility_figure(results), plots.word_split_figure(results)
 
     return {"page_work_ms": median_ms(render, max(repeats // 5, 3))}

@@ -13,6 +13,7 @@ from explorer import tokenization as tk
 from explorer.core import limits
 from explorer.core.errors import ExplorerError
 from explorer.plots import tokenization as plots
+from explorer.tokenization import split, table
 
 MAX_CHIPS = 300  # chips per tokenizer; longer texts are still counted in full
 MAX_ROWS = 2_000  # table rows per tokenizer on screen (the CSV has them all)
@@ -24,7 +25,7 @@ def _load_preset() -> None:
 
 def _inputs() -> tuple[str, list[str]]:
     """The text box, the example picker and the tokenizer choice (kept in the URL)."""
-    st.session_state.setdefault("tok_text", tk.PRESETS[tk.DEFAULT_PRESET])
+    st.session_state.setdefault("tok_text", tk.PRESETS[table.DEFAULT_PRESET])
     left, right = st.columns([3, 2])
     with right:
         st.selectbox("Example", list(tk.PRESETS), key="tok_preset", on_change=_load_preset,
@@ -40,7 +41,7 @@ def _inputs() -> tuple[str, list[str]]:
 
 def _notices(results: list[tk.Tokenization], n_chars: int) -> None:
     """Long text: how much is drawn, and where each model would cut (numbers only, no user text)."""
-    ui.notices(tk.notices(results, n_chars, MAX_CHIPS))
+    ui.notices(table.notices(results, n_chars, MAX_CHIPS))
     for col, t in zip(st.columns(max(len(results), 1)), results, strict=False):
         col.metric(tk.label_of(t.name), f"{t.count:,} tokens",
                    help=f"{t.count - t.n_special} text + {t.n_special} special; "
@@ -63,7 +64,7 @@ def _special_tokens(text: str) -> None:
     st.caption("What each family wraps around one text, and around a pair of sentences. RoBERTa, "
                "BART and Longformer split text exactly like GPT-2 (same merges) but add `<s>` … `</s>`; "
                "their ids differ from GPT-2's because their vocabulary is renumbered.")
-    rows = tk.family_rows(cache.family_tokens(text), cache.family_pairs())
+    rows = table.family_rows(cache.family_tokens(text), cache.family_pairs())
     wide = st.column_config.TextColumn(width="large")
     st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={"your text": wide, "sentence pair": wide})
 
@@ -77,7 +78,7 @@ def _variants() -> None:
                      column_config={"note": st.column_config.TextColumn(width="large")})
     except ExplorerError as err:
         st.info(f"The variant catalog is not available yet ({err}).")
-    st.dataframe(pd.DataFrame(tk.spec_rows()), hide_index=True)
+    st.dataframe(pd.DataFrame(table.spec_rows()), hide_index=True)
 
 
 def _served(text: str) -> list[tk.Tokenization]:
@@ -85,7 +86,7 @@ def _served(text: str) -> list[tk.Tokenization]:
     out = []
     for ep in served_picker.pick("tok", "tokenizer", "its own tokenization"):
         with ui.guard():
-            got = cache_serving.tokens(ep, tk.check_text(text))
+            got = cache_serving.tokens(ep, split.check_text(text))
             ui.notices(got.notices)
             out.append(got.tokenization)
     return out
@@ -111,17 +112,17 @@ def _page() -> None:
             ui.figure(plots.fertility_figure(results), "fertility")
         with tabs[2]:
             ui.figure(plots.word_split_figure(results), "word_splits")
-            st.dataframe(pd.DataFrame(tk.word_split_rows(results, max_words=200)), hide_index=True)
+            st.dataframe(pd.DataFrame(table.word_split_rows(results, max_words=200)), hide_index=True)
         with tabs[3]:
             _special_tokens(text)
         with tabs[4]:
             _variants()
         with tabs[5]:
-            st.dataframe(pd.DataFrame(tk.summary_rows(results)), hide_index=True)
+            st.dataframe(pd.DataFrame(table.summary_rows(results)), hide_index=True)
             if any(t.count > MAX_ROWS for t in results):
                 st.caption(f"The table shows the first {MAX_ROWS:,} tokens of each tokenizer; the CSV has all.")
-            st.dataframe(pd.DataFrame(tk.token_rows(results, MAX_ROWS)), hide_index=True, height=320)
-            ui.csv_download(pd.DataFrame(tk.token_rows(results)), "tokens", "Download all tokens (CSV)")
+            st.dataframe(pd.DataFrame(table.token_rows(results, MAX_ROWS)), hide_index=True, height=320)
+            ui.csv_download(pd.DataFrame(table.token_rows(results)), "tokens", "Download all tokens (CSV)")
 
 
 _page()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer import tokenization as tk
+from explorer.tokenization import registry, specials
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -22,16 +23,16 @@ def compare(text: str, names: tuple[str, ...]) -> list[tk.Tokenization]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def family_tokens(text: str) -> dict[str, tuple[str, ...]]:
     """Tokens each model family sees for ``text`` (its own special tokens included)."""
-    return {family: tk.family_tokens(family, text) for family in tk.FAMILIES}
+    return {family: specials.family_tokens(family, text) for family in specials.FAMILIES}
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def family_pairs() -> dict[str, tuple[str, ...]]:
     """How each family lays out a sentence pair ("Sentence A." + "Sentence B.")."""
-    return {family: tk.family_tokens(family, "Sentence A.", "Sentence B.") for family in tk.FAMILIES}
+    return {family: specials.family_tokens(family, "Sentence A.", "Sentence B.") for family in specials.FAMILIES}
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
-def variant_tokenizers() -> list[tk.VariantTokenizer]:
+def variant_tokenizers() -> list[registry.VariantTokenizer]:
     """Which tokenizer the app uses for every catalog variant."""
-    return tk.variant_tokenizers()
+    return registry.variant_tokenizers()

@@ -33,7 +33,7 @@ def display_tokens(tokens: Sequence[str], tokenizer: str) -> list[str]:
     """Pieces as a learner reads them (GPT-2's byte alphabet decoded: "Ġworld" -> "␣world")."""
     if tokenizer != "gpt2":
         return list(tokens)
-    from explorer.tokenization import readable_piece
+    from explorer.tokenization.pieces import readable_piece
 
     return [t if t.startswith("<mask") or is_special(t) else readable_piece("gpt2", t, False) for t in tokens]
 

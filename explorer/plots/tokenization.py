@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from explorer.tokenization import Tokenization, join_pieces, label_of
+from explorer.tokenization import Tokenization, label_of
+from explorer.tokenization.table import join_pieces
 
 __all__ = ["CHIP_CSS", "COLORS", "chips_html", "counts_figure", "fertility_figure", "word_split_figure"]
 

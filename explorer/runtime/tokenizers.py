@@ -40,7 +40,7 @@ def roberta_tokenizer() -> Tokenizer:
     # lazy: transformers takes seconds to import, and `python -m explorer models` never builds a tokenizer
     from transformers import AddedToken, RobertaTokenizer
 
-    from explorer.tokenization import TOKENIZER_DIR  # imports transformers at its top
+    from explorer.tokenization.registry import TOKENIZER_DIR  # imports transformers at its top
 
     folder = TOKENIZER_DIR / "gpt2"
     gpt2 = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))

@@ -1,6 +1,7 @@
 """Tokenizers built from the published vocabulary files in ``assets/tokenizers`` (offline).
 
-One module per noun; this package re-exports the public API, so ``tokenization.X`` works for all:
+One module per noun; the package names the entry points (load a tokenizer, tokenize, compare, the shipped
+tokenizers and presets) and anything else is imported from its module:
 
 - :mod:`~explorer.tokenization.registry`: the five shipped tokenizers (:data:`TOKENIZERS`), their
   files, :func:`load_tokenizer` (with the transformers 5 traps handled), catalog variant -> tokenizer.
@@ -19,44 +20,8 @@ One module per noun; this package re-exports the public API, so ``tokenization.X
 
 from __future__ import annotations
 
-from explorer.tokenization.pieces import readable_piece
-from explorer.tokenization.registry import (
-    TOKENIZER_DIR,
-    TOKENIZERS,
-    TokenizerSpec,
-    VariantTokenizer,
-    algorithm_of,
-    get_spec,
-    label_of,
-    load_tokenizer,
-    resolve_names,
-    variant_tokenizers,
-)
-from explorer.tokenization.specials import (
-    FAMILIES,
-    ROBERTA_FAMILY,
-    SpecialTokens,
-    family_tokens,
-    mask_token,
-    special_tokens,
-)
-from explorer.tokenization.split import Tokenization, check_text, compare, tokenize
-from explorer.tokenization.table import (
-    DEFAULT_PRESET,
-    PRESETS,
-    family_rows,
-    join_pieces,
-    notices,
-    spec_rows,
-    summary_rows,
-    token_rows,
-    word_split_rows,
-)
+from explorer.tokenization.registry import TOKENIZERS, label_of, load_tokenizer
+from explorer.tokenization.split import Tokenization, compare, tokenize
+from explorer.tokenization.table import PRESETS
 
-__all__ = [
-    "DEFAULT_PRESET", "FAMILIES", "PRESETS", "ROBERTA_FAMILY", "TOKENIZERS", "TOKENIZER_DIR",
-    "SpecialTokens", "Tokenization", "TokenizerSpec", "VariantTokenizer", "algorithm_of", "check_text", "compare",
-    "family_rows", "family_tokens", "get_spec", "join_pieces", "label_of", "load_tokenizer", "mask_token", "notices",
-    "readable_piece", "resolve_names", "spec_rows", "special_tokens", "summary_rows", "token_rows",
-    "tokenize", "variant_tokenizers", "word_split_rows",
-]
+__all__ = ["PRESETS", "TOKENIZERS", "Tokenization", "compare", "label_of", "load_tokenizer", "tokenize"]
