@@ -108,6 +108,7 @@ def single_bert(path: Path) -> dict:
 
     from explorer.runtime.loading import load_model
     from explorer.tasks import fillmask
+    from explorer.tasks.fillmask import masked
 
     lm = load_model(resolve(str(path)), "masked-lm")
     pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=5)
@@ -119,7 +120,7 @@ def single_bert(path: Path) -> dict:
         with torch.inference_mode():
             return lm.model(input_ids=ids).logits[0, pos]
 
-    head_only, full = paired_p50(lambda: fillmask.mask_logits(lm.model, ids, pos), full_head)
+    head_only, full = paired_p50(lambda: masked.mask_logits(lm.model, ids, pos), full_head)
     return {"tokens": int(ids.shape[1]), "ours_p50_ms": ours, "pipeline_p50_ms": theirs,
             "speedup_vs_pipeline": theirs / ours, "mask_only_forward_p50_ms": head_only,
             "full_head_forward_p50_ms": full, "mask_only_speedup": full / head_only,
@@ -180,10 +181,11 @@ def many_prompts(path: Path, device: str, n: int = 64, reps: int = 5, rounds: in
     from explorer.runtime.loading import load_model
     from explorer.tasks import fillmask
     from explorer.tasks.fillmask import batch as fillbatch
+    from explorer.tasks.fillmask import prompt as fillmask_prompt
 
     lm = load_model(resolve(str(path)), "masked-lm", device=device)
     prompts = many_prompts_list(n)
-    native = [fillmask.model_prompt(p, lm.tokenizer, lm.name) for p in prompts]
+    native = [fillmask_prompt.model_prompt(p, lm.tokenizer, lm.name) for p in prompts]
     pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=5, device=lm.model.device)
     ours, theirs = fillbatch.fill_batch(lm, prompts, 5), pipe(native, batch_size=n)
     agree = sum([p.token_id for p in f.masks[0].predictions] == [e["token"] for e in (r if isinstance(r[0], dict)

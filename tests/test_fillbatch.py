@@ -14,6 +14,8 @@ from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import resolve
 from explorer.tasks import fillmask as fm
 from explorer.tasks.fillmask import batch as fb
+from explorer.tasks.fillmask import masked
+from explorer.tasks.fillmask import prompt as fillmask_prompt
 from tests.peaked_models import save_peaked
 from tests.tiny_gemma import load_tiny_gemma, save_tiny_gemma
 
@@ -74,7 +76,7 @@ def test_batched_top_k_equals_transformers_pipeline(dirs, kind: str) -> None:
     lm = _lm(dirs, kind)
     k = 5
     pipe = pipeline("fill-mask", model=lm.model, tokenizer=lm.tokenizer, top_k=k)
-    ref = pipe([fm.model_prompt(p, lm.tokenizer, kind) for p in PROMPTS], batch_size=4)
+    ref = pipe([fillmask_prompt.model_prompt(p, lm.tokenizer, kind) for p in PROMPTS], batch_size=4)
     ours = fb.fill_batch(lm, PROMPTS, top_k=k, max_batch=3)  # other batches than the pipeline's: order restored
     for fill, expected in zip(ours, ref, strict=True):
         expected = [expected] if isinstance(expected[0], dict) else expected  # one mask: not nested
@@ -115,7 +117,7 @@ def test_mask_only_head_equals_the_full_head_on_a_padded_batch(dirs, kind: str) 
 def test_a_head_that_cannot_be_split_takes_the_full_forward(dirs, monkeypatch) -> None:
     lm = _lm(dirs, "distilbert")
     fast = fb.fill_batch(lm, PROMPTS, 5)
-    monkeypatch.setattr(fm, "mlm_head", lambda model: None)  # as for a class mlm_head does not know
+    monkeypatch.setattr(masked, "mlm_head", lambda model: None)  # as for a class mlm_head does not know
     slow = fb.fill_batch(lm, PROMPTS, 5)
     for a, b in zip(fast, slow, strict=True):
         _same(a, b)
@@ -232,7 +234,7 @@ def test_on_cuda_equals_the_pipeline_and_the_cpu(dirs) -> None:
     assert next(gpu.model.parameters()).device.type == "cuda"
     ours, on_cpu = fb.fill_batch(gpu, PROMPTS, 3, max_batch=3), fb.fill_batch(cpu, PROMPTS, 3)
     ref = pipeline("fill-mask", model=gpu.model, tokenizer=gpu.tokenizer, top_k=3)(
-        [fm.model_prompt(p, gpu.tokenizer, "bert") for p in PROMPTS], batch_size=4)
+        [fillmask_prompt.model_prompt(p, gpu.tokenizer, "bert") for p in PROMPTS], batch_size=4)
     for fill, want, base in zip(ours, ref, on_cpu, strict=True):
         want = [want] if isinstance(want[0], dict) else want
         assert fill.device == "cuda"

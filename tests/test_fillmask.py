@@ -16,6 +16,9 @@ from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import resolve
 from explorer.runtime.tokenizers import roberta_tokenizer
 from explorer.tasks import fillmask as fm
+from explorer.tasks.fillmask import masked
+from explorer.tasks.fillmask import prompt as fillmask_prompt
+from explorer.tasks.fillmask import run as fillmask_run
 from explorer.tokenization import load_tokenizer
 from tests.tiny_models import save_tiny
 
@@ -52,12 +55,12 @@ def test_equals_transformers_pipeline(dirs, kind: str) -> None:
 @pytest.mark.parametrize("kind", MLM_KINDS)
 def test_mask_only_head_equals_full_forward(dirs, kind: str) -> None:
     model = _lm(dirs, kind, "cpu").model  # float32: the tolerance is float32's
-    assert fm.mlm_head(model) is not None  # the fast path is really taken for these classes
+    assert masked.mlm_head(model) is not None  # the fast path is really taken for these classes
     ids = torch.randint(5, 1000, (1, 12))
     pos = torch.tensor([3, 7])
     with torch.inference_mode():
         full = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0, pos]
-    assert torch.allclose(fm.mask_logits(model, ids, pos), full, atol=1e-5)
+    assert torch.allclose(masked.mask_logits(model, ids, pos), full, atol=1e-5)
 
 
 def test_generic_markers_are_translated(dirs) -> None:
@@ -71,11 +74,11 @@ def test_generic_markers_are_translated(dirs) -> None:
 def test_whole_word_joins_pieces() -> None:
     specials = {"[CLS]", "[SEP]"}
     tok = load_tokenizer("bert-base-uncased")
-    assert fm.whole_word(tok, ["[CLS]", "quick", "##ly", "[SEP]"], 2, "##", specials) == "quickly"
-    assert fm.whole_word(tok, ["[CLS]", "un", "##believ", "##able", "[SEP]"], 2, "##", specials) == "unbelievable"
+    assert masked.whole_word(tok, ["[CLS]", "quick", "##ly", "[SEP]"], 2, "##", specials) == "quickly"
+    assert masked.whole_word(tok, ["[CLS]", "un", "##believ", "##able", "[SEP]"], 2, "##", specials) == "unbelievable"
     rob = roberta_tokenizer()
-    assert fm.whole_word(rob, ["<s>", "Ġquick", "ly", ".", "</s>"], 2, "Ġ", {"<s>", "</s>"}) == "quickly"
-    assert fm.whole_word(rob, ["<s>", "Ġquick", "ly", ".", "</s>"], 1, "Ġ", {"<s>", "</s>"}) == "quickly"
+    assert masked.whole_word(rob, ["<s>", "Ġquick", "ly", ".", "</s>"], 2, "Ġ", {"<s>", "</s>"}) == "quickly"
+    assert masked.whole_word(rob, ["<s>", "Ġquick", "ly", ".", "</s>"], 1, "Ġ", {"<s>", "</s>"}) == "quickly"
 
 
 @pytest.mark.parametrize(("prompt", "message"), [
@@ -115,7 +118,7 @@ def test_masks_too_far_apart(dirs) -> None:
 def test_model_without_mask_token() -> None:
     t5 = load_tokenizer("t5")
     with pytest.raises(ExplorerError, match="has no mask token"):
-        fm.model_prompt("A [MASK].", t5, "T5")
+        fillmask_prompt.model_prompt("A [MASK].", t5, "T5")
 
 
 def test_side_by_side_keeps_going_and_dedups(dirs) -> None:
@@ -161,7 +164,7 @@ def test_concurrent_predictions_are_unmixed(dirs) -> None:
 def test_whole_word_stops_at_neighbouring_mask() -> None:
     tok = load_tokenizer("bert-base-uncased")
     specials = set(tok.all_special_tokens)
-    assert fm.whole_word(tok, ["[CLS]", "[MASK]", "##ly", "[SEP]"], 2, "##", specials) == "##ly"
+    assert masked.whole_word(tok, ["[CLS]", "[MASK]", "##ly", "[SEP]"], 2, "##", specials) == "##ly"
 
 
 def test_catalog_keys_resolve_in_models_dir(dirs, tmp_path: Path) -> None:
@@ -190,12 +193,12 @@ def test_allow_random_runs_only_models_without_weights(dirs, monkeypatch) -> Non
 
 
 def test_each_model_kind_has_a_filler() -> None:
-    assert {resolve(k, None).task("masked-lm") for k in ("bert-base", "gemma3-270m")} == set(fm.FILLERS)
+    assert {resolve(k, None).task("masked-lm") for k in ("bert-base", "gemma3-270m")} == set(fillmask_run.FILLERS)
 
 
 def test_max_tokens_takes_the_roberta_offset_off(dirs) -> None:
-    assert fm.max_tokens(_lm(dirs, "roberta")) == 128  # 130 positions, padding index 1
-    assert fm.max_tokens(_lm(dirs, "bert")) == 128
+    assert masked.max_tokens(_lm(dirs, "roberta")) == 128  # 130 positions, padding index 1
+    assert masked.max_tokens(_lm(dirs, "bert")) == 128
 
 
 def test_presets_include_the_course_probing_sentence():

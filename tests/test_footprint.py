@@ -8,6 +8,7 @@ from explorer.runtime import cancel, footprint, modelcache
 from explorer.runtime.cancel import CancelToken, RequestBudget
 from explorer.runtime.resolve import resolve
 from explorer.tasks import fillmask
+from explorer.tasks.fillmask import run
 
 GB = 2**30
 
@@ -35,7 +36,7 @@ def test_outside_a_request_everything_is_kept() -> None:
 @pytest.fixture
 def fake_fillers(monkeypatch) -> list[str]:
     ran: list[str] = []
-    monkeypatch.setitem(fillmask.FILLERS, "masked-lm", lambda ref, *a: ran.append(ref.spec) or ref.spec)
+    monkeypatch.setitem(run.FILLERS, "masked-lm", lambda ref, *a: ran.append(ref.spec) or ref.spec)
     modelcache.clear_cache()
     return ran
 

@@ -37,7 +37,7 @@ MARKER = re.compile(r"\[mask\]|<mask>|_{3,}", re.IGNORECASE)
 GENERIC_BLANK = "___"  # the marker messages ask for, and the one a prompt is rebuilt with
 # T5's span sentinel, as users type it. Span infilling takes it as one more blank (T5 prompts are written
 # that way, and its pieces are renumbered anyway); fill-mask refuses it with its own message
-# (explorer.tasks.fillmask.FOREIGN_MASKS): a sentinel stands for a span of words, not one token.
+# (explorer.tasks.fillmask.prompt.FOREIGN_MASKS): a sentinel stands for a span of words, not one token.
 SENTINEL = r"<extra_id_\d+>"
 SPAN_MARKER = re.compile(rf"{MARKER.pattern}|{SENTINEL}", re.IGNORECASE)
 

@@ -25,7 +25,9 @@ from explorer.core.notices import Notice, texts
 from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.placement import ran_on
 from explorer.runtime.resolve import ModelRef
-from explorer.tasks.fillmask import clean_text, encode, mask_logits, max_tokens, model_prompt, specials_around
+from explorer.tasks.fillmask import clean_text
+from explorer.tasks.fillmask.masked import encode, mask_logits, max_tokens, specials_around
+from explorer.tasks.fillmask.prompt import model_prompt
 
 __all__ = ["ReplacedTokens", "detect", "electra_pairs", "electra_replaced", "pair_named"]
 

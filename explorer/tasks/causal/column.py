@@ -44,7 +44,7 @@ def to_model_fill(fill: CausalFill, loaded: LoadedModel) -> ModelFill:
 
 def fill_causal_lm(ref: ModelRef, text: str, top_k: int, loader: Callable[..., LoadedModel],
                    answer_tokens: int = 1) -> ModelFill:
-    """A decoder's fill-mask column (``explorer.tasks.fillmask.FILLERS`` calls it with a resolved model)."""
+    """A decoder's fill-mask column (``explorer.tasks.fillmask.run.FILLERS`` calls it with a resolved model)."""
     lm = loader(ref, "causal-lm", purpose="Fill-mask")
     fill = causal_fill(lm, text, top_k, candidates=max(CANDIDATES, top_k), answer_tokens=answer_tokens)
     return to_model_fill(fill, lm)

@@ -7,35 +7,17 @@
 - :mod:`~explorer.tasks.fillmask.batch`: many prompts at once (one per line), batched forward passes;
 - :mod:`~explorer.tasks.fillmask.result`: what a column returns, the same for masked LMs and decoders.
 
+The package names the entry points (:func:`fill_mask`, one model's :func:`fill_one`, the prompt's checks and
+presets, the result); anything else is imported from its module.
+
 >>> from explorer.tasks import fillmask
 >>> fillmask.clean_text("The capital of France is [mask].")
 'The capital of France is [mask].'
 """
 
-from explorer.tasks.fillmask.masked import (
-    MAX_TOP_K,
-    check_top_k,
-    encode,
-    encode_many,
-    fill_clean,
-    fill_one,
-    frame,
-    mask_logits,
-    max_tokens,
-    mlm_head,
-    specials_around,
-    to_model_fill,
-    whole_word,
-    window,
-    word_context,
-)
-from explorer.tasks.fillmask.prompt import FOREIGN_MASKS, MARKER, MAX_MASKS, PRESETS, clean_text, model_prompt
-from explorer.tasks.fillmask.result import FillMaskResult, MaskResult, ModelFill, Prediction
-from explorer.tasks.fillmask.run import FILLERS, Filler, fill_mask, picked_models, resolved
+from explorer.tasks.fillmask.masked import MAX_TOP_K, fill_one
+from explorer.tasks.fillmask.prompt import MARKER, PRESETS, clean_text
+from explorer.tasks.fillmask.result import FillMaskResult
+from explorer.tasks.fillmask.run import fill_mask
 
-__all__ = [
-    "FILLERS", "FOREIGN_MASKS", "MARKER", "MAX_MASKS", "MAX_TOP_K", "PRESETS", "FillMaskResult", "Filler",
-    "MaskResult", "ModelFill", "Prediction", "check_top_k", "clean_text", "encode", "encode_many", "fill_clean",
-    "fill_mask", "fill_one", "frame", "mask_logits", "max_tokens", "mlm_head", "model_prompt",
-    "picked_models", "resolved", "specials_around", "to_model_fill", "whole_word", "window", "word_context",
-]
+__all__ = ["FillMaskResult", "MARKER", "MAX_TOP_K", "PRESETS", "clean_text", "fill_mask", "fill_one"]

@@ -167,7 +167,7 @@ def batch_logits(model: PreTrainedModel, ids: torch.Tensor, attention: torch.Ten
     """Vocabulary logits at the mask positions of a padded batch, in the model's dtype.
 
     ids, attention: (B, T) on the model's input device; rows, cols: (M,) batch row and position of each
-    mask. Returns (M, V). With ``mask_only`` and a head :func:`explorer.tasks.fillmask.mlm_head` can split off,
+    mask. Returns (M, V). With ``mask_only`` and a head :func:`explorer.tasks.fillmask.masked.mlm_head` can split off,
     only the M mask rows go through the head; otherwise the full (B, T, V) logits are computed and picked.
     """
     with torch.inference_mode():
