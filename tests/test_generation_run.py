@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.core.errors import ExplorerError
-from explorer.tasks.generation import STRATEGIES, DecodingSettings, compare, generate, start
+from explorer.tasks.generation import STRATEGIES, DecodingSettings, generate, start
+from explorer.tasks.generation.run import compare
 from tests.tiny_gemma import load_tiny_gemma
 
 

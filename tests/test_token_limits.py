@@ -23,8 +23,8 @@ from explorer.tasks import attention, colbert, infill, qa, similarity
 from explorer.tasks.causal.fill import causal_fill
 from explorer.tasks.colbert import encoder
 from explorer.tasks.fillmask import fill_one
-from explorer.tasks.generation import DecodingSettings, encode_prompt, next_token, start
-from explorer.tasks.generation.prompt import context_limit
+from explorer.tasks.generation import DecodingSettings, next_token, start
+from explorer.tasks.generation.prompt import context_limit, encode_prompt
 from explorer.tokenization import load_tokenizer
 from tests.tiny_gemma import load_tiny_gemma
 from tests.tiny_models import save_tiny

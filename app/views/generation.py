@@ -17,7 +17,8 @@ from app.caches import generation as cache
 from app.views import device_picker
 from explorer.plots import generation as plots
 from explorer.serving.backend import Backend
-from explorer.tasks.generation import DecodingSettings, Generation, NextToken, step_table
+from explorer.tasks.generation import DecodingSettings, Generation, NextToken
+from explorer.tasks.generation.steps import step_table
 
 # how a column's decoder takes a step, for its caption
 STEPPING = {True: "each step feeds only the new token (the prompt's keys and values stay in the KV cache)",

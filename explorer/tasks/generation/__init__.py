@@ -12,36 +12,16 @@
 Every result matches transformers on the same weights (tests/test_generation_*.py): greedy and
 beam ids equal ``model.generate``'s, sampling equals ``generate(do_sample=True)`` for the same
 seed, next-token probabilities are the softmax of the model's logits.
+
+The package names the entry points (a decoder loaded, its settings, the next token, a whole generation);
+anything else is imported from its module.
 """
 
 from __future__ import annotations
 
-from explorer.tasks.generation.beam import BeamDecoder
-from explorer.tasks.generation.decoder import TokenDecoder
-from explorer.tasks.generation.nexttoken import Candidate, NextToken, next_token, output_is_input_embedding
-from explorer.tasks.generation.prompt import Prompt, encode_prompt
-from explorer.tasks.generation.repetition import RepetitionPoint, repetition_curve
-from explorer.tasks.generation.run import (
-    Generation,
-    compare,
-    generate,
-    load_decoder,
-    make_decoder,
-    result,
-    start,
-)
-from explorer.tasks.generation.steps import Alternative, Step, step_table
-from explorer.tasks.generation.strategy import (
-    MAX_BEAMS,
-    MAX_NEW_TOKENS,
-    MAX_PROMPT_TOKENS,
-    STRATEGIES,
-    DecodingSettings,
-)
+from explorer.tasks.generation.nexttoken import NextToken, next_token
+from explorer.tasks.generation.run import Generation, generate, load_decoder, start
+from explorer.tasks.generation.strategy import STRATEGIES, DecodingSettings
 
-__all__ = [
-    "MAX_BEAMS", "MAX_NEW_TOKENS", "MAX_PROMPT_TOKENS", "STRATEGIES", "Alternative", "BeamDecoder", "Candidate",
-    "DecodingSettings", "Generation", "NextToken", "Prompt", "RepetitionPoint", "Step", "TokenDecoder", "compare",
-    "encode_prompt", "generate", "load_decoder", "make_decoder", "next_token", "output_is_input_embedding",
-    "repetition_curve", "result", "start", "step_table",
-]
+__all__ = ["DecodingSettings", "Generation", "NextToken", "STRATEGIES", "generate", "load_decoder", "next_token",
+           "start"]
