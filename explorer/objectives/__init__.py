@@ -150,4 +150,4 @@ def run(name: str, tokens: Sequence[str], seed: int, vocab: Vocab, epoch: int = 
     return strategy.fn(list(tokens), mlm.epoch_rng(seed, epoch), vocab, **options)
 
 
-__all__ = ["GROUPS", "STRATEGIES", "ObjectiveResult", "Option", "Strategy", "Vocab", "get_strategy", "run"]
+__all__ = ["GROUPS", "STRATEGIES", "ObjectiveResult", "Strategy", "get_strategy", "run"]
