@@ -88,7 +88,8 @@ def test_a_command_registers_only_the_areas_up_to_its_own() -> None:
     code = ("import sys; from explorer.cli import build_parser; p = build_parser('compare'); "
             "print(sorted(m for m in sys.modules if m.startswith('explorer.cli.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['explorer.cli.architecture', 'explorer.cli.argtypes']"  # argtypes: no torch
+    # argtypes and textinput (every command's text arguments): no torch
+    assert out.strip() == "['explorer.cli.architecture', 'explorer.cli.argtypes', 'explorer.cli.textinput']"
 
 
 def test_help_and_unknown_commands_still_list_every_area(capsys) -> None:

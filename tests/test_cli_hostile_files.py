@@ -74,7 +74,7 @@ def test_a_text_file_that_is_not_a_regular_file_is_refused_at_once(kind, special
 
 def test_a_fifo_elsewhere_is_refused_too(special_files) -> None:
     """The CLI's shared text-file reader (fill-mask, attention, tokenize... --text-file) uses the same check."""
-    from explorer.cli import read_text_file
+    from explorer.cli.textinput import read_text_file
 
     with pytest.raises(ExplorerError, match=r"named pipe \(FIFO\)"):
         read_text_file(special_files["FIFO"][0], "--text-file")

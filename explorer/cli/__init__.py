@@ -12,18 +12,17 @@ import importlib
 import json
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from explorer.core import logs, settings, userfiles
+from explorer.cli.textinput import check_utf8
+from explorer.core import logs, settings
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.limits import ECHO_CHARS
 
 if TYPE_CHECKING:  # explorer.runtime.placement imports torch: only commands that run a model pay for it
     from explorer.runtime.placement import Placement
 
-__all__ = ["AREAS", "add_model", "add_placement", "build_parser", "print_json", "check_utf8", "placement_of",
-           "read_stdin", "read_text_file", "main"]
+__all__ = ["AREAS", "add_model", "add_placement", "build_parser", "print_json", "placement_of", "main"]
 
 # One module per area; each defines ``register(subparsers) -> None``.
 AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity",
@@ -109,35 +108,6 @@ def print_json(obj: object) -> None:
     """Print a JSON document (the CLI's machine-readable output)."""
     json.dump(obj, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
-
-
-def check_utf8(args: argparse.Namespace) -> None:
-    """Every text argument must be UTF-8: argv bytes that are not arrive as lone surrogates, which
-    tokenizers reject with a TypeError deep inside; one line here instead."""
-    for name, value in vars(args).items():
-        for item in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(item, str):
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError as err:
-                    raise ExplorerError(f"--{name.replace('_', '-')} is not UTF-8 text: retype it or "
-                                        "convert the file it came from to UTF-8.") from err
-
-
-def read_stdin(what: str = "Standard input") -> str:
-    """Standard input as text: at most ``userfiles.MAX_TEXT_BYTES`` read (``< /dev/zero`` stops there), UTF-8."""
-    binary = getattr(sys.stdin, "buffer", None)
-    if binary is None:  # already text (a test's StringIO, an embedding host): bound the characters instead
-        text = sys.stdin.read(userfiles.MAX_TEXT_BYTES + 1)
-        if len(text) > userfiles.MAX_TEXT_BYTES:
-            raise ExplorerError(f"{what} is larger than {userfiles.MAX_TEXT_BYTES:,} characters: use a smaller file.")
-        return text
-    return userfiles.decode_text(userfiles.read_limited(binary, userfiles.MAX_TEXT_BYTES, what), what)
-
-
-def read_text_file(path: str | Path, what: str) -> str:
-    """A text file named on the command line: size-limited before reading, UTF-8."""
-    return userfiles.decode_text(userfiles.read_path(path, userfiles.MAX_TEXT_BYTES, what), what)
 
 
 def main(argv: list[str] | None = None) -> int:

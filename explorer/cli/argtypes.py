@@ -2,7 +2,7 @@
 
 ``number``/``seed`` are ``type=`` functions: one clear line and exit 2 when wrong.
 ``text_source``/``read_source`` give a command ``--text`` or ``--text-file`` (any name): the one path
-for file inputs, read by :func:`explorer.cli.read_text_file` (size checked before reading, UTF-8),
+for file inputs, read by :func:`explorer.cli.textinput.read_text_file` (size checked before reading, UTF-8),
 an empty file refused.
 
 Every numeric option of every command goes through :func:`number` (or :func:`seed`), so a negative
@@ -25,7 +25,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from explorer.cli import read_text_file
+from explorer.cli.textinput import read_text_file
 from explorer.core.errors import ExplorerError, shorten
 
 __all__ = ["SEED_MAX", "number", "read_source", "seed", "text_source"]

@@ -14,10 +14,11 @@ import argparse
 import json
 import sys
 
-from explorer.cli import add_placement, placement_of, print_json, read_stdin, read_text_file
+from explorer.cli import add_placement, placement_of, print_json
 from explorer.cli.argtypes import number
 from explorer.cli.progress import Ticker, eta
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.cli.textinput import read_stdin, read_text_file
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import weights
 from explorer.runtime.download import download

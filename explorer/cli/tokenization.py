@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from explorer.cli import print_json, read_stdin
+from explorer.cli import print_json
 from explorer.cli.served import add_endpoint_flags, endpoint_from_args
+from explorer.cli.textinput import read_stdin
 from explorer.core.errors import ExplorerError
 
 __all__ = ["cmd_tokenize", "register"]
