@@ -95,24 +95,20 @@ def views(result: Analysis) -> None:
         st.code(json.dumps(result.config, indent=2, default=str), language="json")
 
 
-def page() -> None:
-    st.title("Architecture explorer")
-    st.caption("Every model is built from its configuration on PyTorch's meta device: real modules and "
-               "parameter counts, no weights, no memory. GPT-3 175B opens as fast as BERT-base.")
-    key, upload, seq_len = model_choice()
-    overrides, share = knob_inputs(key)
-    result = None
-    with ui.guard():
-        items = tuple(sorted(overrides.items()))
-        if key:
-            result = cache.analyse_variant(key, seq_len, items, share)
-        elif upload is not None:
-            result = cache.analyse_upload(upload.getvalue(), upload.name, seq_len, items, share)
-        else:
-            st.info("Upload a config.json to inspect your own architecture.")
-    if result is not None:
-        headline(result, key, seq_len)
-        views(result)
-
-
-page()
+st.title("Architecture explorer")
+st.caption("Every model is built from its configuration on PyTorch's meta device: real modules and "
+           "parameter counts, no weights, no memory. GPT-3 175B opens as fast as BERT-base.")
+key, upload, seq_len = model_choice()
+overrides, share = knob_inputs(key)
+result = None
+with ui.guard():
+    items = tuple(sorted(overrides.items()))
+    if key:
+        result = cache.analyse_variant(key, seq_len, items, share)
+    elif upload is not None:
+        result = cache.analyse_upload(upload.getvalue(), upload.name, seq_len, items, share)
+    else:
+        st.info("Upload a config.json to inspect your own architecture.")
+if result is not None:
+    headline(result, key, seq_len)
+    views(result)

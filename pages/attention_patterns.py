@@ -68,17 +68,13 @@ def settings(picked: list[str]) -> view.Settings:
     return view.Settings(seq_len, layer, seed, cells, dilation, globals_, tuple(parts or ()))
 
 
-def page() -> None:
-    st.title("Sparse attention patterns")
-    st.caption("Who may attend to whom, built from each variant's published config (no weights needed). "
-               "Blue = the query token (row) may attend to the key token (column).")
-    picked = pick_variants()
-    s = settings(picked)
-    if not picked:
-        st.info("Pick at least one variant above.")
-        return
+st.title("Sparse attention patterns")
+st.caption("Who may attend to whom, built from each variant's published config (no weights needed). "
+           "Blue = the query token (row) may attend to the key token (column).")
+picked = pick_variants()
+s = settings(picked)
+if not picked:
+    st.info("Pick at least one variant above.")
+else:
     view.cost_table(view.diagrams(picked, s), s.seq_len)
     view.scaling(picked, s)
-
-
-page()

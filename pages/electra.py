@@ -57,23 +57,19 @@ def result(res: ReplacedTokens) -> None:
     ui.csv_download(table, "electra_replaced", key="el_csv")
 
 
-def page() -> None:
-    where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
-    st.title("Replaced-token detection (ELECTRA)")
-    st.caption("ELECTRA pretrains a discriminator instead of a masked LM: a small generator fills the masks "
-               "(by sampling, as in pretraining), and the discriminator reads the result and gives, for every "
-               "token, the probability that it was replaced. Every token teaches it, not only the masked 15%.")
-    pairs = cache.electra_pairs()
-    pair, fraction, seed, sentence, allow_random = inputs(list(pairs))
-    directory = cache.models_dir()
-    with ui.guard():
-        if pair is None:
-            raise ExplorerError("The catalog has no ELECTRA pair: add one with a generator and a discriminator.")
-        found = refs(pairs[pair], directory, allow_random)
-        if found is not None:
-            with st.spinner("Generator and discriminator at work…"):
-                res = cache.electra(found[0], found[1], sentence, fraction, seed, **where)
-            result(res)
-
-
-page()
+where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
+st.title("Replaced-token detection (ELECTRA)")
+st.caption("ELECTRA pretrains a discriminator instead of a masked LM: a small generator fills the masks "
+           "(by sampling, as in pretraining), and the discriminator reads the result and gives, for every "
+           "token, the probability that it was replaced. Every token teaches it, not only the masked 15%.")
+pairs = cache.electra_pairs()
+pair, fraction, seed, sentence, allow_random = inputs(list(pairs))
+directory = cache.models_dir()
+with ui.guard():
+    if pair is None:
+        raise ExplorerError("The catalog has no ELECTRA pair: add one with a generator and a discriminator.")
+    found = refs(pairs[pair], directory, allow_random)
+    if found is not None:
+        with st.spinner("Generator and discriminator at work…"):
+            res = cache.electra(found[0], found[1], sentence, fraction, seed, **where)
+        result(res)

@@ -100,22 +100,18 @@ def electra_moved() -> None:
         ui.page_link("electra.py", f"Replaced-token detection with {pair}", icon=":material/find_replace:", pair=pair)
 
 
-def page() -> None:
-    where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
-    st.title("Fill-mask, side by side")
-    st.caption("Type a prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
-               "its own mask token and answers in its column. Several prompts, one per line, give one row per "
-               "prompt. Models without weights on disk can run with untrained (random) weights, clearly "
-               "labelled, so their code path is still visible.")
-    electra_moved()
-    prompt = prompt_box(where["device"])
-    served = served_picker.pick("fm", "prompt_logprobs", "the causal fill-mask column (whole-text scoring)")
-    answers(prompt, *model_inputs(where["device"], bool(served)), where, served)
-    st.caption("The bundled all-MiniLM-L6-v2 (`sentence-bert`) was trained for sentence embeddings and ships "
-               "without its masked-LM head, so it cannot fill masks; type `sentence-bert` above to see the check.")
-    ui.page_link("electra.py", "ELECTRA's generator and discriminator at work: Replaced-token detection",
-                 icon=":material/find_replace:")
-    ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=st.query_params.get("models", ""))
-
-
-page()
+where = device_picker.pick().kwargs()  # the sidebar's device and precision, part of every cache key
+st.title("Fill-mask, side by side")
+st.caption("Type a prompt with [MASK] (or <mask>, or ___) where a word is missing: every model gets it with "
+           "its own mask token and answers in its column. Several prompts, one per line, give one row per "
+           "prompt. Models without weights on disk can run with untrained (random) weights, clearly "
+           "labelled, so their code path is still visible.")
+electra_moved()
+prompt = prompt_box(where["device"])
+served = served_picker.pick("fm", "prompt_logprobs", "the causal fill-mask column (whole-text scoring)")
+answers(prompt, *model_inputs(where["device"], bool(served)), where, served)
+st.caption("The bundled all-MiniLM-L6-v2 (`sentence-bert`) was trained for sentence embeddings and ships "
+           "without its masked-LM head, so it cannot fill masks; type `sentence-bert` above to see the check.")
+ui.page_link("electra.py", "ELECTRA's generator and discriminator at work: Replaced-token detection",
+             icon=":material/find_replace:")
+ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=st.query_params.get("models", ""))

@@ -112,29 +112,25 @@ def text_input() -> tuple[Corpus | None, bool]:
     return None, False
 
 
-def page() -> None:
-    choice = device_picker.pick()  # the sidebar's device; training always runs in float32
-    st.title("Pretraining lab")
-    st.caption("Train tiny versions of the variants on the same text, tokenizer and tokens per step, and watch each "
-               "objective learn: training loss by step, held-out loss by compute (FLOPs) and by time. The corruption "
-               "each model trains on is the one the Objectives page draws.")
-    with ui.guard():
-        device = placement.resolve_device(choice.device)
-        picked = objectives_input()
-        size, steps, seed = budget_input(device)
-        step = step_input(picked, size, device)
-        text, usable = text_input()
-        st.caption(f"Runs on `{device}` in float32 (the precision picker applies to the live pages)."
-                   + (" Test mode (EXPLORER_LAB_QUICK=1): 256-token steps of 32-token windows." if lab.quick() else ""))
-        want_exits = st.checkbox("Also train FastBERT exits", key="lab_exits", help=EXITS_HELP)
-        go, clear = st.columns([1, 6])
-        if go.button("Train", type="primary", key="lab_train", disabled=not usable or step is None) and step:
-            lab.submit(picked, size, steps, seed, device, text, want_exits, batch_tokens=step[0], seq_len=step[1])
-        if clear.button("Clear finished runs", key="lab_clear"):
-            lab.clear()
-    polling = any(job.active for job in lab.jobs())
-    st.session_state["lab_polling"] = polling
-    st.fragment(view.live, run_every=1.0 if polling else None)()
-
-
-page()
+choice = device_picker.pick()  # the sidebar's device; training always runs in float32
+st.title("Pretraining lab")
+st.caption("Train tiny versions of the variants on the same text, tokenizer and tokens per step, and watch each "
+           "objective learn: training loss by step, held-out loss by compute (FLOPs) and by time. The corruption "
+           "each model trains on is the one the Objectives page draws.")
+with ui.guard():
+    device = placement.resolve_device(choice.device)
+    picked = objectives_input()
+    size, steps, seed = budget_input(device)
+    step = step_input(picked, size, device)
+    text, usable = text_input()
+    st.caption(f"Runs on `{device}` in float32 (the precision picker applies to the live pages)."
+               + (" Test mode (EXPLORER_LAB_QUICK=1): 256-token steps of 32-token windows." if lab.quick() else ""))
+    want_exits = st.checkbox("Also train FastBERT exits", key="lab_exits", help=EXITS_HELP)
+    go, clear = st.columns([1, 6])
+    if go.button("Train", type="primary", key="lab_train", disabled=not usable or step is None) and step:
+        lab.submit(picked, size, steps, seed, device, text, want_exits, batch_tokens=step[0], seq_len=step[1])
+    if clear.button("Clear finished runs", key="lab_clear"):
+        lab.clear()
+polling = any(job.active for job in lab.jobs())
+st.session_state["lab_polling"] = polling
+st.fragment(view.live, run_every=1.0 if polling else None)()

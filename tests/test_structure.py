@@ -340,6 +340,15 @@ def test_pages_stay_thin() -> None:
     assert pages and {n: lines for n, lines in pages.items() if lines > MAX_PAGE_LINES} == {}
 
 
+def test_every_page_has_one_shape_a_script() -> None:
+    """Streamlit runs a page file top to bottom: each page is that script (helpers above, the page's flow at the end),
+    never a ``page()`` function called at its foot, so a reader meets one shape in every file."""
+    wrapped = [p.name for p in (ROOT / "pages").glob("*.py")
+               if any(isinstance(n, ast.FunctionDef) and n.name == "page"
+                      for n in ast.parse(p.read_text(encoding="utf-8")).body)]
+    assert wrapped == []
+
+
 def test_the_library_never_imports_streamlit() -> None:
     known = _modules()
     users = [n for n, p in known.items()
