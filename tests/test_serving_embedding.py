@@ -83,7 +83,8 @@ def test_similarity_page_shows_the_served_model_beside_the_local_one(served_embe
     assert len(served) == 2 and all("(gemma3-270m) · as served" in c for c in served)  # matrix and search
     assert any("8 sentences · 640-d embeddings" in c for c in served)
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert sum("served:embed" in t for t in titles) == 1 and len(titles) == 7  # the local page's six, and one
+    # the local page's six, and the served model's own matrix and search chart (every model gets both)
+    assert sum("served:embed" in t for t in titles) == 1 and len(titles) == 8
     assert at.dataframe[1].value["sentence"].iloc[0].startswith("A man is eating")  # the served ranking
     assert at.query_params["served"] == "embed"
     assert not [w for w in shown(at.warning) if "could not" in w or "left out" in w]
