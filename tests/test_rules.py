@@ -26,7 +26,7 @@ import functools
 import io
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -242,19 +242,26 @@ def _numbers_in(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
-def test_text_length_caps_are_numbers_only_in_core_limits() -> None:
-    """A ``*_CHARS`` cap with a number, or a ``max_chars=`` given a number, lives in explorer/core/limits.py."""
+def _numbered_constants(home: str, named: Callable[[str], bool]) -> list[str]:
+    """``path:line NAME`` of every constant ``named`` picks that is given a number outside its ``home`` module."""
     found = []
     for path, tree in _files(LIBRARY + APP):
-        if path == "explorer/core/limits.py":
+        if path == home:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and _numbers_in(node.value):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found += [f"{path}:{node.lineno} {t.id}" for t in targets
-                          if isinstance(t, ast.Name) and t.id.endswith("_CHARS")]
-            if isinstance(node, ast.keyword) and node.arg == "max_chars" and _numbers_in(node.value):
-                found.append(f"{path}:{node.value.lineno} max_chars=")
+                found += [f"{path}:{node.lineno} {t.id}" for t in targets if isinstance(t, ast.Name) and named(t.id)]
+    return found
+
+
+def test_text_length_caps_are_numbers_only_in_core_limits() -> None:
+    """A ``*_CHARS`` cap with a number, or a ``max_chars=`` given a number, lives in explorer/core/limits.py."""
+    found = _numbered_constants("explorer/core/limits.py", lambda name: name.endswith("_CHARS"))
+    for path, tree in _files(LIBRARY + APP):
+        if path != "explorer/core/limits.py":
+            found += [f"{path}:{node.value.lineno} max_chars=" for node in ast.walk(tree)
+                      if isinstance(node, ast.keyword) and node.arg == "max_chars" and _numbers_in(node.value)]
     assert found == []
 
 
@@ -264,16 +271,7 @@ _MEMORY_SHARE = re.compile(r"(MEMORY|CACHE|RESIDENT)\w*_SHARE$")
 
 def test_memory_shares_are_numbers_only_in_the_memory_policy() -> None:
     """A ``*MEMORY*_SHARE`` (or cache, resident) constant with a number lives in explorer/core/memorypolicy.py."""
-    found = []
-    for path, tree in _files(LIBRARY + APP):
-        if path == "explorer/core/memorypolicy.py":
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and _numbers_in(node.value):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found += [f"{path}:{node.lineno} {t.id}" for t in targets
-                          if isinstance(t, ast.Name) and _MEMORY_SHARE.search(t.id)]
-    assert found == []
+    assert _numbered_constants("explorer/core/memorypolicy.py", lambda name: bool(_MEMORY_SHARE.search(name))) == []
 
 
 # Comments and docstrings say what the code does and why: a tracker's issue number or private notes mean
