@@ -13,6 +13,13 @@ def test_windows_are_framed_and_bounded() -> None:
     assert all(w[0] == "[CLS]" and w[-1] == "[SEP]" and 10 <= len(w) <= 64 for w in ws)
 
 
+def test_every_window_length_is_cut_from_one_tokenization_as_each_document_alone_gives_it() -> None:
+    text = corpus.bundled()
+    for seq_len in (16, 64):  # the held-out part's per-document windows, from the shared ids and from scratch
+        want = [w for doc in text.heldout for w in batches.document_windows(doc, seq_len)]
+        assert list(batches.windows(text, "heldout", seq_len)) == want
+
+
 def test_stream_visits_every_window_once_per_epoch_and_resumes_exactly() -> None:
     first = list(itertools.islice(batches.stream(10, seed=3), 25))
     assert sorted(i for e, i in first[:10]) == list(range(10)) and {e for e, _ in first[:10]} == {0}

@@ -24,7 +24,7 @@ import torch
 from explorer.training import vocab
 from explorer.training.corpus import Corpus
 
-__all__ = ["PAD_ID", "Window", "collate", "document_windows", "fill", "split", "stream", "windows"]
+__all__ = ["PAD_ID", "Window", "collate", "document_windows", "fill", "per_document", "split", "stream", "windows"]
 
 PAD_ID = 0
 Window = tuple[str, ...]
@@ -34,19 +34,50 @@ _PAD_VALUE = {"labels": -100, "decoder_labels": -100}  # every other key pads wi
 def document_windows(doc: Sequence[str], seq_len: int) -> list[Window]:
     """One document's paragraphs (run on) as framed windows of at most ``seq_len`` tokens."""
     tok = vocab.tokenizer()
+    return _frame(tok.convert_ids_to_tokens(_ids(tok, doc)), seq_len)
+
+
+def _ids(tok: Any, doc: Sequence[str]) -> list[int]:
+    return [p for ids in tok(list(doc), add_special_tokens=False)["input_ids"] for p in ids]
+
+
+def _frame(tokens: Sequence[str], seq_len: int) -> list[Window]:
     body = seq_len - 2
-    pieces = [p for ids in tok(list(doc), add_special_tokens=False)["input_ids"] for p in ids]
-    tokens = tok.convert_ids_to_tokens(pieces)
     # a last scrap of a few pieces teaches nothing and skews lengths
     return [("[CLS]", *tokens[i:i + body], "[SEP]") for i in range(0, len(tokens), body)
             if len(tokens[i:i + body]) >= 8]
 
 
 @lru_cache(maxsize=4)
+def _document_ids(corpus: Corpus, split: str) -> tuple[np.ndarray, ...]:
+    """Each document of ``split`` tokenized once, whatever window length is asked for later (the bundled corpus's
+    950k words take seconds; its ids as int32 take 5 MB)."""
+    tok = vocab.tokenizer()
+    docs = corpus.train if split == "train" else corpus.heldout
+    return tuple(np.asarray(_ids(tok, doc), dtype=np.int32) for doc in docs)
+
+
+@lru_cache(maxsize=1)
+def _pieces() -> tuple[str, ...]:
+    """The lab vocabulary's pieces by id (windows share these strings instead of a copy per occurrence)."""
+    tok = vocab.tokenizer()
+    return tuple(tok.convert_ids_to_tokens(list(range(len(tok)))))
+
+
+@lru_cache(maxsize=4)
+def per_document(corpus: Corpus, split: str, seq_len: int) -> tuple[tuple[Window, ...], ...]:
+    """Each document of the corpus's ``split`` ("train" | "heldout") as its framed windows, in corpus order.
+
+    The pretraining windows and the early-exit task's labelled ones (:mod:`explorer.training.sections`) read this,
+    and every window length is cut from the one tokenization."""
+    pieces = _pieces()
+    return tuple(tuple(_frame([pieces[i] for i in ids.tolist()], seq_len)) for ids in _document_ids(corpus, split))
+
+
+@lru_cache(maxsize=4)
 def windows(corpus: Corpus, split: str, seq_len: int) -> tuple[Window, ...]:
     """The corpus's ``split`` ("train" | "heldout") as framed token windows, in corpus order."""
-    docs = corpus.train if split == "train" else corpus.heldout
-    return tuple(w for doc in docs for w in document_windows(doc, seq_len))
+    return tuple(w for doc in per_document(corpus, split, seq_len) for w in doc)
 
 
 def collate(examples: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:

@@ -48,12 +48,14 @@ def label(name: str) -> int | None:
 @lru_cache(maxsize=4)
 def labelled_windows(text: Corpus, split: str, seq_len: int) -> tuple[tuple[Window, int], ...]:
     """(window, label) for every window of ``split``'s named documents, in corpus order."""
-    docs, names = (text.train, text.train_names) if split == "train" else (text.heldout, text.heldout_names)
+    names = text.train_names if split == "train" else text.heldout_names
     out: list[tuple[Window, int]] = []
-    for doc, name in zip(docs, names, strict=False):  # a corpus without names has none: nothing is labelled
+    if not names:  # a corpus without names: nothing is labelled (and nothing to tokenize)
+        return ()
+    for doc, name in zip(batches.per_document(text, split, seq_len), names, strict=False):
         y = label(name)
         if y is not None:
-            out.extend((w, y) for w in batches.document_windows(doc, seq_len))
+            out.extend((w, y) for w in doc)
     return tuple(out)
 
 
