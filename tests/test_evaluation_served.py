@@ -34,9 +34,15 @@ def local_mc(bundled_decoder):
     return task, run.score_task(scorer_for(resolve("gemma3-270m"), device="cpu"), task)
 
 
-def test_served_choices_equal_the_local_ones_on_the_same_gguf(served_engine, local_mc) -> None:
+@pytest.fixture(scope="module")
+def served_mc(served_engine, local_mc):
+    """The same examples scored by the engine, once for the two tests that compare it (the echo is the slow part)."""
+    return run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), local_mc[0])
+
+
+def test_served_choices_equal_the_local_ones_on_the_same_gguf(local_mc, served_mc) -> None:
     task, local = local_mc
-    served = run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
+    served = served_mc
     assert served.family == "served" and served.device == "served" and served.complete
     ties = []
     for ours, theirs in zip(local.examples, served.examples, strict=True):
@@ -86,7 +92,7 @@ def test_a_text_past_what_one_request_carries_is_refused_before_any_request(serv
 
 
 @pytest.mark.slow
-def test_lm_evals_local_completions_makes_the_same_choices(served_engine, local_mc, tmp_path) -> None:
+def test_lm_evals_local_completions_makes_the_same_choices(served_engine, served_mc, tmp_path) -> None:
     """lm-eval's ``local-completions`` against the same engine (the text sent as text, its echo sliced by the
     tokenizer's count of the context's tokens): the same choices, and every score the same up to one amount per
     example (zero when the engine echoes the text's tokens as the tokenizer splits them)."""
@@ -97,7 +103,6 @@ def test_lm_evals_local_completions_makes_the_same_choices(served_engine, local_
     from explorer.evaluation import lmeval
     from explorer.runtime import bundled as runtime_bundled
 
-    task, local = local_mc
     lines = bundled.path("multiple_choice").read_text(encoding="utf-8").splitlines(keepends=True)
     (tmp_path / "mc.jsonl").write_text("".join(lines[:EXAMPLES]), encoding="utf-8")
     lmeval.write_task(tmp_path / "tasks", "explorer_served_mc", "choice", tmp_path / "mc.jsonl")
@@ -107,7 +112,7 @@ def test_lm_evals_local_completions_makes_the_same_choices(served_engine, local_
     out = lm_eval.simple_evaluate(model="local-completions", model_args=args, tasks=["explorer_served_mc"],
                                   task_manager=TaskManager(include_path=str(tmp_path / "tasks")), log_samples=True,
                                   verbosity="ERROR")
-    served = run.score_task(served_scorer(replace(served_engine.endpoint, timeout=SLOW_CPU)), task)
+    served = served_mc
     for sample in sorted(out["samples"]["explorer_served_mc"], key=lambda s: s["doc_id"]):
         theirs = [r[0] for r in sample["filtered_resps"]]
         ours = served.examples[sample["doc_id"]].scores
