@@ -62,6 +62,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     tiers.save_record(session.config)
+    if hasattr(session.config, "workerinput"):  # a pytest-xdist worker: its figures go to the controller's summary
+        session.config.workeroutput["figures"] = FIGURES  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without the plugin it is never called
+def pytest_testnodedown(node, error) -> None:
+    """pytest-xdist's controller: a worker's measured figures, for the summary below."""
+    FIGURES.extend(getattr(node, "workeroutput", {}).get("figures", ()))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
