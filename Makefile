@@ -2,6 +2,10 @@
 # (install + lint + the whole test suite, browser test included). After every change: `make check`
 # (lint and the quick tests on two workers; the quick tier is still most of the suite).
 PY ?= python3
+# pytest caches each test file with its assertions rewritten, and Python its compiled modules, in __pycache__
+# (git-ignored); a machine that sets PYTHONDONTWRITEBYTECODE (this one does) has every pytest process rewrite the
+# 400 test files again: 10 s of every run's collection.
+unexport PYTHONDONTWRITEBYTECODE
 PORT ?= 8501
 # localhost: only this machine can open the app. To share it (classroom, lab server) use
 # `make run ADDRESS=0.0.0.0`; typed paths are then fenced to the models folder (explorer/runtime/fence.py).
