@@ -80,6 +80,10 @@ test-vllm: install-dev prepare
 	EXPLORER_TEST_ENDPOINT_URL=http://127.0.0.1:$(VLLM_PORT)/v1 $(PY) -m pytest -q -rs \
 	  tests/test_serving_decoding.py tests/test_serving_scoring.py tests/test_backend.py tests/test_serving_tokenizer.py
 
+# The app, as a new user starts it: installed, the bundled models prepared, then served on $(PORT).
+run: install prepare
+	$(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true
+
 # mypy's settings are in pyproject.toml ([tool.mypy]: explorer/, app/, pages/, Python 3.11); its cache makes reruns
 # quick.
 lint:

@@ -74,6 +74,19 @@ def test_inline_subcommands_exist(name: str, capsys) -> None:
     assert "usage" in capsys.readouterr().out
 
 
+def test_every_make_target_the_docs_name_is_in_the_makefile() -> None:
+    """`make run` is the README's first command: a Makefile edit once dropped its rule, and `make run` then said
+    "Nothing to be done" (a .PHONY name without a rule) instead of starting the app."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    rules = set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.M))
+    docs = README + (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`make ([a-z][a-z-]*)", docs)) | set(re.findall(r"^make ([a-z][a-z-]*)", docs, flags=re.M))
+    assert {"run", "test", "check"} <= named
+    assert named - rules == set(), f"the docs name make targets the Makefile lacks: {sorted(named - rules)}"
+    phony = set(re.search(r"^\.PHONY:(.*)$", makefile, flags=re.M).group(1).split())
+    assert phony - rules == set(), f".PHONY names without a rule: {sorted(phony - rules)}"
+
+
 def test_block_commands_parse_comments_and_quotes():
     text = '```bash\npython -m explorer tokenize --text "a # b" --json   # note\necho no\n```\n'
     assert block_commands(text) == ["python -m explorer tokenize --text 'a # b' --json"]
