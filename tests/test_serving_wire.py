@@ -81,3 +81,21 @@ def test_the_similarity_matrix_keeps_the_sentences_embedded_when_the_budget_ends
     assert 0 < len(res.sentences) < len(sentences) and len(res.matrix) == len(res.sentences)
     assert res.sentences == tuple(sentences[:len(res.sentences)])  # in order, the first ones
     assert any(n.kind == "stopped" and f"{len(res.sentences)} of 10 sentences" in n.text for n in res.notices)
+
+
+def test_a_probe_that_runs_out_of_time_is_asked_again_not_trusted() -> None:
+    """A busy server: the probe's time ends before its scoring question is answered. What it could not ask is
+    unknown, not lacking: the next call probes again (an answered probe is trusted for minutes), and a task that
+    needs the unanswered capability asks afresh before refusing."""
+    with HostileEngine("slow", spare_probe=False, drip_s=0.6) as engine:
+        ep = dataclasses.replace(engine.endpoint, name="busy-probe", timeout=1.5)  # two answers fit, not three
+        probe.forget(ep)
+        first = probe.capabilities(ep)
+        assert first.reachable and first.top_k and not first.complete
+        why = first.why_not("prompt_logprobs") or ""
+        assert "ran out of its" in why or "did not answer within" in why  # time, said as time
+        assert probe.capabilities(ep) is not first  # asked again, not read from the cache
+        patient = dataclasses.replace(ep, timeout=15.0)
+        assert probe.require(patient, "prompt_logprobs", "scoring").prompt_logprobs
+        answered = probe.capabilities(patient)
+        assert answered.complete and probe.capabilities(patient) is answered  # a complete probe is kept

@@ -65,6 +65,7 @@ class Capabilities:
     error: str = ""  # why it is not reachable
     missing: tuple[tuple[str, str], ...] = ()  # (capability, why)
     seconds: float = 0.0
+    complete: bool = True  # False: the probe's time ran out before every answer came (what is missing is unknown)
 
     def why_not(self, capability: str) -> str | None:
         """The reason ``capability`` is missing, or None when the server has it."""
@@ -85,11 +86,17 @@ class _Clock:
     def __init__(self, ep: Endpoint) -> None:
         self.seconds = min(PROBE_SECONDS, ep.timeout)
         self.began = time.monotonic()
+        self.ran_out = False
+
+    def spent(self) -> bool:
+        """Whether the deadline was reached: a request cut by it says nothing about what the server can do."""
+        return self.ran_out or time.monotonic() - self.began >= self.seconds - 0.05
 
     def left(self, at_most: float | None = None) -> float:
         """Seconds left for the next request (raises a ServedError "timeout" once none are)."""
         left = self.seconds - (time.monotonic() - self.began)
         if left <= 0.05:
+            self.ran_out = True
             raise ServedError(f"the probe ran out of its {self.seconds:.0f} s before asking", "timeout")
         return left if at_most is None else min(at_most, left)
 
@@ -198,7 +205,8 @@ def probe(ep: Endpoint) -> Capabilities:
     style, why_not = find_style(ep, engine, PROBE_TEXT, clock.left)
     missing += [("tokenizer", why_not)] if why_not else []
     return Capabilities(ep.name, True, engine, version, ep.model or (ids[0] if len(ids) == 1 else ""), ids, top_k,
-                        prompt_lp, max_k, dims > 0, dims, style, "", tuple(missing), time.monotonic() - clock.began)
+                        prompt_lp, max_k, dims > 0, dims, style, "", tuple(missing), time.monotonic() - clock.began,
+                        complete=not (missing and clock.spent()))
 
 
 _CACHE: dict[tuple[str, str, str], tuple[float, Capabilities]] = {}
@@ -208,13 +216,14 @@ _CACHE_LOCK = threading.Lock()
 def capabilities(ep: Endpoint, fresh: bool = False, max_age: float | None = None) -> Capabilities:
     """The endpoint's probe, reused for :data:`REPROBE_AFTER` seconds (an unreachable one is asked again at once
     next time, so a server that comes up is seen); with ``max_age``, any probe younger than that is reused,
-    reachable or not (a page run asks each endpoint once a minute at most)."""
+    reachable or not (a page run asks each endpoint once a minute at most). A probe whose time ran out before
+    every answer came (a busy server) is asked again like an unreachable one: what it missed is unknown, not lacking."""
     key = (ep.name, ep.base_url, ep.model)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit and not fresh:
         age = time.monotonic() - hit[0]
-        if age < max_age if max_age is not None else age < REPROBE_AFTER and hit[1].reachable:
+        if age < max_age if max_age is not None else age < REPROBE_AFTER and hit[1].reachable and hit[1].complete:
             return hit[1]
     caps = probe(ep)
     with _CACHE_LOCK:
@@ -290,6 +299,8 @@ def served_on(ep: Endpoint, caps: Capabilities) -> RanOn:
 def require(ep: Endpoint, capability: str, purpose: str) -> Capabilities:
     """The endpoint's capabilities, or one ServedError saying why ``purpose`` cannot run on it."""
     caps = capabilities(ep)
+    if caps.reachable and not caps.complete and caps.why_not(capability) is not None:
+        caps = capabilities(ep, fresh=True)  # the busy server's first probe ran out of time before this answer
     if not caps.reachable:
         raise ServedError(caps.error, "refused")
     why = caps.why_not(capability)
