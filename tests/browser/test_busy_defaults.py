@@ -20,7 +20,8 @@ import pytest
 
 from tests.browser.conftest import assert_clean, streamlit_server, wait_idle
 
-pytestmark = pytest.mark.browser
+# alone: its four spinning processes would slow every test of another worker beside it (make test runs it after)
+pytestmark = [pytest.mark.browser, pytest.mark.alone]
 
 HOGS = 4  # processes spinning on the CPU, whatever the machine's cores (CI: 2)
 WAIT_MS = 420_000  # a cold load under this load takes minutes; the requests' own budgets end the work
