@@ -198,12 +198,20 @@ def test_pretrain_exits_trains_fastbert_exits_and_saves_them_with_the_checkpoint
 
     monkeypatch.setattr(exits, "DEFAULT_SPEC", exits.ExitSpec(**QUICK_EXITS))
     out = tmp_path / "run"
-    assert main(["pretrain", "mlm", *TINY, "--out", str(out), "--exits"]) == 0
+    assert main(["pretrain", "mlm", *TINY, "--out", str(out), "--exits", "--exit-steps", "3"]) == 0
     captured = capsys.readouterr()
     assert "exits: accuracy after each layer" in captured.out and "--method exit-0.2" in captured.out
     assert checkpoint.has_exits(out) and any(ln.startswith("exits: ") for ln in captured.err.splitlines())
+    spec = exits.load(out, "cpu")[1]["spec"]  # --exit-steps: both stages, the rest of the spec as it was
+    assert (spec["steps"], spec["distill_steps"], spec["batch"]) == (3, 3, QUICK_EXITS["batch"])
     assert main(["pretrain", "mlm", *TINY, "--out", str(out), "--json"]) == 0  # retrained: its old exits go
     assert "exits" not in json.loads(capsys.readouterr().out) and not checkpoint.has_exits(out)
+
+
+def test_exit_steps_without_exits_is_refused_before_any_work(tmp_path, capsys) -> None:
+    assert main(["pretrain", "mlm", *TINY, "--out", str(tmp_path / "run"), "--exit-steps", "5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "add --exits" in err and not (tmp_path / "run").exists()
 
 
 def test_exits_on_a_one_layer_student_say_the_checkpoint_is_saved(tmp_path, capsys) -> None:

@@ -166,14 +166,20 @@ def _hooks(ticker: Ticker, out: str | Path | None, prefix: str = "") -> Hooks:
                  fraction=fraction)
 
 
-def _session(plan: Plan, text: corpus.Corpus | None, probe: bool, exits: bool) -> Session:
-    """The plan's session: the downstream probe and FastBERT's exits follow training when asked for."""
+def _session(plan: Plan, text: corpus.Corpus | None, probe: bool, exits: bool,
+             exit_steps: int | None = None) -> Session:
+    """The plan's session: the downstream probe and FastBERT's exits follow training when asked for (``exit_steps``:
+    each of the exits' two stages, else the default spec's)."""
+    from dataclasses import replace
+
     from explorer.training import downstream
     from explorer.training import exits as exit_classifiers
     from explorer.training.session import Session
 
-    return Session(plan, text, downstream.DEFAULT_SPEC if probe else None,
-                   exit_classifiers.DEFAULT_SPEC if exits else None)
+    spec = exit_classifiers.DEFAULT_SPEC
+    if exit_steps is not None:
+        spec = replace(spec, steps=exit_steps, distill_steps=exit_steps).checked()
+    return Session(plan, text, downstream.DEFAULT_SPEC if probe else None, spec if exits else None)
 
 
 def _describe(summary: dict[str, Any]) -> str:
@@ -225,10 +231,12 @@ def _out(args: argparse.Namespace, objective: str) -> Path:
 def _pretrain(args: argparse.Namespace) -> int:
     # the paths first (the output folder, the text file: a FIFO, a device, a binary or huge file), with no heavy
     # import: a refusal takes a moment, not the seconds torch and the memory plan take
+    if args.exit_steps is not None and not args.exits:  # before any work: the flag alone would do nothing
+        raise ExplorerError("--exit-steps sets how long FastBERT's exits train: add --exits, or leave it out.")
     out = _out(args, args.objective)
     text = _corpus(args)
     plan = _plan(args, args.objective, _device(args))
-    session = _session(plan, text, args.probe, args.exits)
+    session = _session(plan, text, args.probe, args.exits, args.exit_steps)
     with Ticker() as ticker:
         try:
             session.execute(_hooks(ticker, out), save_to=out)
@@ -323,6 +331,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--probe", action="store_true", help="also fine-tune a copy on the downstream probe (eval.probe)")
     p.add_argument("--exits", action="store_true", help="also train FastBERT's early-exit classifiers on a copy and "
                    "save them with the checkpoint (for compress lab/NAME --method exit-S)")
+    p.add_argument("--exit-steps", type=number(int, 1, 10_000), default=None, metavar="N",
+                   help="with --exits: steps of each of the exits' two training stages, the teacher's then the "
+                        "students' (default 100 each)")
     p.set_defaults(func=_pretrain)
 
     c = sub.add_parser("pretrain-compare", help="train several objectives on the same token budget, side by side")
