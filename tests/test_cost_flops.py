@@ -39,7 +39,7 @@ def _counted(key: str, seq_len: int) -> tuple[float, float, cost.Cost] | None:
     variant = catalog.get_variant(key)
     for device in ("meta", "cpu"):
         data = catalog.variant_config(key)
-        if device == "cpu":  # one layer is enough: the estimate is per layer (2,048 tokens of eager attention: seconds each)
+        if device == "cpu":  # one layer is enough: the estimate is per layer (eager attention at 2,048: seconds)
             for field in ("num_hidden_layers", "encoder_layers", "decoder_layers", "n_layers", "num_layers",
                           "num_decoder_layers"):
                 if field in data:
