@@ -54,6 +54,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     _CONFIG[:] = [config]
+    tiers.share_cores(config)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -135,6 +135,26 @@ def _stand_ins() -> dict[str, str]:
     return _state["dirs"]  # type: ignore[return-value]
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def share_cores(config: pytest.Config) -> int | None:
+    """On a pytest-xdist worker: torch's threads (and those of the processes a test starts: commands, app servers)
+    set to the worker's share of the cores, else None. Two workers of two threads each on two cores deschedule each
+    other's threads at every matrix product's barrier (explorer/runtime/threads.py measured a forward 11x slower on
+    a busy 2-core machine); a test that sets its own count (tests/test_threads.py) still can."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None
+    share = max(1, (os.cpu_count() or 1) // max(1, int(workerinput.get("workercount", 1))))
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(share)
+    import torch
+
+    torch.set_num_threads(share)
+    return share
+
+
 def prepare() -> None:
     """Save the stand-ins at the start of a session that uses them (so no test's setup is charged with them)."""
     if os.environ.get(SWITCH) == "1":
