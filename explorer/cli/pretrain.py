@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,8 +171,6 @@ def _session(plan: Plan, text: corpus.Corpus | None, probe: bool, exits: bool,
              exit_steps: int | None = None) -> Session:
     """The plan's session: the downstream probe and FastBERT's exits follow training when asked for (``exit_steps``:
     each of the exits' two stages, else the default spec's)."""
-    from dataclasses import replace
-
     from explorer.training import downstream
     from explorer.training import exits as exit_classifiers
     from explorer.training.session import Session
