@@ -90,7 +90,7 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
-# The guard to run after every change (nothing to install or prepare, about five minutes on two cores): ruff, then
+# The guard to run after every change (nothing to install or prepare, about three minutes on two cores): ruff, then
 # mypy beside the quick tests on CHECK_WORKERS pytest-xdist workers. Quick: every test that reaches no real model,
 # engine or browser (those are marked slow by the fixtures they take, tests/tiers.py), on tiny stand-ins for the
 # bundled Gemma and MiniLM, less the heavy ones (over half a second even so: tests/heavy.txt, rewritten by `make tiers`).
