@@ -77,6 +77,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     tiers.finish()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _threads_back_after_the_module():
+    """A module whose fixture sets torch's threads keeps them for its tests; the worker's share comes back after."""
+    yield
+    tiers.restore_threads()
+
+
 @pytest.fixture(autouse=True)
 def _keep_the_path_fence_setting():
     """app/main.py decides the path fence for its process (EXPLORER_RESTRICT_PATHS): an AppTest of the

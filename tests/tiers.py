@@ -152,7 +152,20 @@ def share_cores(config: pytest.Config) -> int | None:
     import torch
 
     torch.set_num_threads(share)
+    _state["threads"] = share
     return share
+
+
+def restore_threads() -> None:
+    """Give the worker back its share (:func:`share_cores`) after a module that set torch's threads itself (a module
+    fixture that computes a reference on two threads): left at two, every later test of the worker oversubscribed
+    the cores again (a tiny seq2seq run took 49 s in the quick tier, 1.4 s alone)."""
+    share = _state.get("threads")
+    if isinstance(share, int) and "torch" in sys.modules:
+        import torch
+
+        if torch.get_num_threads() != share:
+            torch.set_num_threads(share)
 
 
 def prepare() -> None:
