@@ -60,6 +60,9 @@ def test_similarity_shows_the_served_embeddings_beside_the_local_encoder(visit) 
 def test_a_server_that_is_down_is_one_warning_and_the_rest_answers(visit) -> None:
     page = visit("decoding?strategies=greedy&n=1&served=gemma,down")
     page.get_by_text("llama-cpp-python 0.3.36").first.wait_for(timeout=300_000)
+    # the served column's label can come before the other column's text on a busy machine: wait for both texts
+    page.wait_for_function("() => [...document.querySelectorAll(\"[data-testid='stText']\")]"
+                           ".filter(e => e.innerText.trim().startsWith('greedy:')).length >= 2", timeout=300_000)
     warning = page.locator("[data-testid='stAlertContentWarning']").filter(has_text="A stopped server")
     assert warning.count() == 1 and "connection was refused" in warning.first.inner_text()
     texts = page.locator("[data-testid='stText']").all_inner_texts()
