@@ -43,7 +43,7 @@ def test_patterns_page_interactions(open_page) -> None:
     box.fill("<script>alert(1)</script>")
     box.press("Enter")
     wait_idle(page)
-    assert page.locator("[data-testid='stAlertContentError']").count() >= 1
+    page.locator("[data-testid='stAlertContentError']").first.wait_for(timeout=60_000)
     assert "from 0 to 703" in page.locator("[data-testid='stAlertContentError']").first.inner_text()  # the range
     assert page.locator("script:text('alert(1)')").count() == 0  # shown as text, never injected
     box.fill("5, 17")
