@@ -101,6 +101,12 @@ def wait_idle(page, timeout: float = 90_000) -> None:
     page.wait_for_timeout(200)
 
 
+def wait_url(page, *parts: str, timeout: float = 60_000) -> None:
+    """Wait until the address holds one of ``parts``: a rerun writes its query parameters when it runs, which on a
+    busy machine can be after :func:`wait_idle` returned."""
+    page.wait_for_function("parts => parts.some(p => location.href.includes(p))", arg=list(parts), timeout=timeout)
+
+
 def assert_clean(page, name: str, *, errors_expected: bool = False) -> None:
     """Fail on any exception box, and on any red error box unless the test provoked one on purpose.
 

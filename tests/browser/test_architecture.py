@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import assert_clean, wait_idle, wait_url
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +37,7 @@ def test_architecture_explorer_picks_a_variant_from_the_list(open_page) -> None:
     page.keyboard.type("T5-11B")
     page.keyboard.press("Enter")
     wait_idle(page)
-    assert "model=t5-11b" in page.url
+    wait_url(page, "model=t5-11b")
     page.get_by_text("11.3B").first.wait_for()
     assert_clean(page, "architecture-t5-11b")
 

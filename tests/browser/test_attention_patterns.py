@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import assert_clean, wait_idle, wait_url
 
 pytestmark = pytest.mark.browser
 
@@ -49,5 +49,5 @@ def test_patterns_page_interactions(open_page) -> None:
     box.fill("5, 17")
     box.press("Enter")
     wait_idle(page)
-    assert "globals=5%2C17" in page.url or "globals=5,17" in page.url
+    wait_url(page, "globals=5%2C17", "globals=5,17")
     assert_clean(page, "patterns_after_interactions")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import assert_clean, wait_idle, wait_url
 
 pytestmark = pytest.mark.browser
 
@@ -32,8 +32,8 @@ def test_glue_across_papers_opens_first_and_switches_to_dev(open_page) -> None:
     page.locator("[data-testid='stPlotlyChart']").first.wait_for(timeout=90_000)
     page.get_by_text("dev", exact=True).first.click()
     wait_idle(page)
-    assert "view=glue" in page.url
-    assert page.get_by_text("Dev and test are different sets").count() >= 1
+    wait_url(page, "view=glue")
+    page.get_by_text("Dev and test are different sets").first.wait_for(timeout=60_000)
     assert_clean(page, "results-glue-dev")
 
 
