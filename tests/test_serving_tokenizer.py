@@ -29,6 +29,17 @@ def test_a_long_text_is_counted_in_full_and_shown_in_part(served_engine) -> None
     assert any(f"{out.total:,} tokens" in n.text for n in out.notices)
 
 
+def test_a_character_outside_the_vocabulary_is_shown_as_its_bytes(served_engine) -> None:
+    """Gemma has no piece for "ꙮ" (U+A66E): three byte tokens, which llama-cpp-python cannot detokenize alone (a
+    500 for the whole text before the fix); the vLLM tier detokenizes them itself."""
+    out = backend.served(served_engine.endpoint).tokens("a ꙮ b")
+    pieces = list(out.tokenization.pieces)
+    assert out.total == len(pieces) == 7  # <bos>, "a", " ", three bytes, " b"
+    assert pieces[1:3] == ["a", " "] and pieces[-1] == " b"
+    if probe.capabilities(served_engine.endpoint).engine == "llama-cpp-python":
+        assert pieces[3:6] == ["<0xEA>", "<0x99>", "<0xAE>"]  # U+A66E's UTF-8, each where the walk stands
+
+
 @pytest.mark.parametrize("text, said", [("", "empty"), (None, "must be a string|not NoneType"),
                                         ("x" * 200_001, "characters")])
 def test_bad_text_is_refused_before_any_request(text, said: str) -> None:

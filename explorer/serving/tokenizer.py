@@ -15,10 +15,16 @@ The probe tries the engine's own style first, then the others (:func:`find_style
 own detokenization (requests in parallel, within the endpoint's bound), and its place in the text is found by
 walking the text: a token that is not there (``<bos>``, or part of a character split across tokens) is marked
 special or placed where the walk stands, so counts and fertility stay exact.
+
+A character outside the vocabulary is split into byte tokens (``<0xEA>``...). llama-cpp-python 0.3.36 cannot
+detokenize one alone (its server answers 500, "'utf-8' codec can't decode byte 0xea"), so that answer is read as
+the byte it names and the token shown as ``<0xEA>``, as transformers names such pieces, placed where the walk
+stands; any other failure still fails.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -36,6 +42,8 @@ __all__ = ["MAX_PIECES", "STYLES", "ServedTokens", "find_style", "tokenize"]
 
 MAX_PIECES = 512  # tokens whose text is asked one by one; a longer text is counted in full, shown to here
 LOOK_AHEAD = 32  # characters a token may be found past the walk's place (typed special tokens left behind)
+_UNDECODABLE = re.compile(r"can't decode byte 0x([0-9a-fA-F]{2}) in position 0")  # a lone byte token's 500
+_BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 
 
 @dataclass(frozen=True)
@@ -111,8 +119,13 @@ def _texts(ep: Endpoint, style: Style, ids: list[int]) -> list[str]:
         raise ServedError(f"{style.name} gives each token's text with its ids; nothing to ask.", "missing")
 
     def one(token: int) -> str:
-        said = answers.read(ep, answers.Detokenized, client.call(ep, "POST", style.back, body(ep.model, [token]),
-                                                                 root=True), f"{style.back} ({style.name} style)")
+        try:
+            answer = client.call(ep, "POST", style.back, body(ep.model, [token]), root=True)
+        except ServedError as err:
+            if err.status == 500 and (byte := _UNDECODABLE.search(str(err))):
+                return f"<0x{byte.group(1).upper()}>"  # a byte of a character the vocabulary lacks
+            raise
+        said = answers.read(ep, answers.Detokenized, answer, f"{style.back} ({style.name} style)")
         text = next((got for name in style.back_fields if (got := getattr(said, name)) is not None), None)
         if text is None:
             raise ServedError(f"{ep.shown} answered {style.back} without its text ({' or '.join(style.back_fields)}).",
@@ -133,6 +146,8 @@ def _place(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]], list[bo
     ([(0, 0), (0, 2), (2, 6)], [True, False, False])
     >>> _place("<bos>hi", ["", "", "hi"])
     ([(0, 0), (0, 0), (5, 7)], [True, True, False])
+    >>> _place("a ꙮ", ["a", " ", "<0xEA>", "<0x99>", "<0xAE>"])  # a character's bytes: where the walk stands
+    ([(0, 1), (1, 2), (2, 2), (2, 2), (2, 2)], [False, False, False, False, False])
     """
     spans: list[tuple[int, int]] = []
     special: list[bool] = []
@@ -147,7 +162,7 @@ def _place(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]], list[bo
                 break
         if found >= 0:
             continue
-        is_special = not piece or (piece.startswith("<") and piece.endswith(">"))
+        is_special = not piece or (piece.startswith("<") and piece.endswith(">") and not _BYTE_PIECE.fullmatch(piece))
         spans.append((0, 0) if is_special else (at, at))
         special.append(is_special)
     return spans, special
