@@ -245,6 +245,32 @@ def served_engine():
     engine.stop()
 
 
+class _Pair:
+    """A served model and the in-process copy of the same weights: ``endpoint`` and ``model`` (a directory)."""
+
+    def __init__(self, endpoint, model: Path) -> None:
+        self.endpoint, self.model = endpoint, model
+
+
+@pytest.fixture(scope="session")
+def cut_engine(bundled_decoder):
+    """The bundled Gemma with its vocabulary cut to 8,610 pieces (tests/cut_gguf.py), served by the real engine
+    and in process: for oracles of the form "served equals in-process on the same weights", where the full
+    vocabulary only makes the engine's echo 60 times slower. With ``EXPLORER_TEST_ENDPOINT_URL`` (another
+    engine serving the bundled model itself) the pair is that engine and the bundled decoder."""
+    if os.environ.get("EXPLORER_TEST_ENDPOINT_URL"):
+        yield _Pair(_External(os.environ["EXPLORER_TEST_ENDPOINT_URL"]).endpoint, bundled_decoder)
+        return
+    from explorer.core import persist
+    from tests import cut_gguf
+
+    engine = _engine_or_skip()
+    model = cut_gguf.ensure(persist.cache_dir() / "test-models", engine.bundled_gguf())
+    running = engine.start(name="gemma-cut", gguf=model / cut_gguf.GGUF)
+    yield _Pair(running.endpoint, model)
+    running.stop()
+
+
 @pytest.fixture
 def fresh_engine():
     """A server of one's own, to stop in the middle of a request (faults are injected by stopping the real server)."""

@@ -15,6 +15,7 @@ from explorer.runtime.resolve import resolve
 from explorer.training import corpus
 
 TEXT, TARGET = "The capital of France is", "Paris"
+SERVED_NATS = 0.5  # served against in-process occlusion on the same GGUF (see the test)
 # The smallest training that holds on Gemma 3 270M (measured: one step of one 32-token window already beats the
 # logit lens at every layer, by 0.01 nat at layer 17; two steps by 0.02), with one held-out window. On a 2-core
 # CPU a step and the held-out measure each cost about 10 s: 18 layers x 32 tokens through the 262,144-way head.
@@ -59,10 +60,12 @@ def test_the_tuned_lens_beats_the_logit_lens_on_held_out_text_at_every_layer_but
 
 
 @pytest.mark.slow
-def test_served_occlusion_agrees_with_local_occlusion_on_the_same_gguf(served_engine, bundled_decoder) -> None:
-    far = served.attribute(served_engine.endpoint, TEXT, TARGET, "occlusion")
-    near = attribution.run(resolve("gemma3-270m", None), TEXT, TARGET, "occlusion", device="cpu")
+def test_served_occlusion_agrees_with_local_occlusion_on_the_same_gguf(cut_engine) -> None:
+    far = served.attribute(cut_engine.endpoint, TEXT, TARGET, "occlusion")
+    near = attribution.run(resolve(str(cut_engine.model), None), TEXT, TARGET, "occlusion", device="cpu")
     assert [t.token.strip() for t in far.tokens] == [t.token.strip() for t in near.tokens]
+    # the engine's 4-bit kernels against the dequantised weights: 0.35 nats at most measured on the cut vocabulary
+    # (a wrong position or token would be whole nats off)
     gaps = np.abs(np.array([t.score for t in far.tokens]) - np.array([t.score for t in near.tokens]))
-    assert gaps.max() < 0.25, gaps
-    assert abs(far.output - near.output) < 0.25
+    assert gaps.max() < SERVED_NATS, gaps
+    assert abs(far.output - near.output) < SERVED_NATS

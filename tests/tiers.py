@@ -8,7 +8,8 @@ Every other test runs with tiny stand-ins for the two bundled models (``EXPLORER
 random Gemma 3 with GPT-2's tokenizer; ``EXPLORER_BUNDLED_ENCODER_DIR``: a 2-layer BERT laid out as
 all-MiniLM-L6-v2), so a page or a command that starts with Gemma 3 270M runs its whole path in a second. A test
 whose oracle needs the real model (a real answer, real weights' numbers) takes ``bundled_decoder`` or
-``bundled_encoder``, and is slow. The stand-ins are set before any fixture of a test is made (:func:`use`), so a
+``bundled_encoder``, and is slow (so is one taking a real engine; ``cut_engine`` serves Gemma with its
+vocabulary cut, for "served equals in-process" oracles). The stand-ins are set before any fixture of a test is made (:func:`use`), so a
 module fixture built for a quick test is built on them too. `make check` runs ``-m "not slow and not heavy"`` with
 the stand-ins (``EXPLORER_TEST_STAND_INS=1``); `make test` runs everything: the quick tests on the stand-ins on two
 workers, then the slow ones one at a time on the real models (on two workers, the ``alone`` module that loads the
@@ -33,7 +34,8 @@ from pathlib import Path
 import pytest
 
 # Fixtures that reach a real bundled model, a real engine or a server of their own (tests/conftest.py).
-REAL_FIXTURES = frozenset({"bundled_decoder", "bundled_encoder", "served_engine", "served_embedder", "fresh_engine"})
+REAL_FIXTURES = frozenset({"bundled_decoder", "bundled_encoder", "served_engine", "served_embedder", "fresh_engine",
+                           "cut_engine"})
 DECODER, ENCODER = "EXPLORER_BUNDLED_DECODER_DIR", "EXPLORER_BUNDLED_ENCODER_DIR"
 SWITCH = "EXPLORER_TEST_STAND_INS"  # "1": quick tests see the tiny stand-ins (`make check` sets it)
 _ORIGINAL = {name: os.environ.get(name) for name in (DECODER, ENCODER)}

@@ -43,7 +43,7 @@ from explorer.core import persist, settings
 from explorer.core.errors import ExplorerError
 from explorer.runtime.fence import models_dir_default
 
-__all__ = ["EXPECTED_PARAMETERS", "INSTALL_HINT", "KEY", "MARKER", "Progress", "converted_dir",
+__all__ = ["EXPECTED_PARAMETERS", "INSTALL_HINT", "KEY", "MARKER", "Progress", "convert_gguf", "converted_dir",
            "ensure_converted", "find_converted", "is_converted", "models_root", "package_available", "stand_in"]
 
 KEY = "gemma3-270m"  # the catalog key this module serves
@@ -243,16 +243,20 @@ def _write_marker(out: Path, parameters: int) -> None:
         os.fsync(handle.fileno())
 
 
-def _convert_into(out: Path, work: Path, progress: Progress | None) -> None:
-    """Every stage, writing only inside ``out`` and ``work`` (both temporary)."""
-    _report(progress, "assemble", 0.0, "Joining the GGUF chunks")
-    gguf = _assemble(work)
+def convert_gguf(gguf: Path, out: Path, progress: Progress | None = None) -> None:
+    """A Gemma GGUF file written into the existing directory ``out`` as a float32 ``save_pretrained`` model with
+    its tokenizer (the bundled one here; the test suite's cut of it too), unverified."""
     tokenizer, quantised = _read_gguf(gguf, progress)
     _report(progress, "rebuild", 0.0, "Building a float32 model from the weights")
     model = _rebuild(quantised)
     del quantised
     _write(model, tokenizer, out, progress)
-    del model
+
+
+def _convert_into(out: Path, work: Path, progress: Progress | None) -> None:
+    """Every stage, writing only inside ``out`` and ``work`` (both temporary)."""
+    _report(progress, "assemble", 0.0, "Joining the GGUF chunks")
+    convert_gguf(_assemble(work), out, progress)
     _report(progress, "verify", 0.0, "Checking the saved model")
     _write_marker(out, _verify(out))
 

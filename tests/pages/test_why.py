@@ -71,10 +71,10 @@ def test_a_tuned_lens_trains_in_the_background_and_then_shows(gemma, monkeypatch
 
 
 @pytest.mark.slow
-def test_a_served_decoder_occludes_and_says_its_insides_are_not_available(gemma, served_engine, monkeypatch) -> None:
-    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", served_engine.endpoint.base_url)
+def test_a_served_decoder_occludes_and_says_its_insides_are_not_available(gemma, cut_engine, monkeypatch) -> None:
+    monkeypatch.setenv("EXPLORER_ENDPOINT_URL", cut_engine.endpoint.base_url)  # Gemma with a cut vocabulary: quick
     monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "engine")
-    monkeypatch.setenv("EXPLORER_ENDPOINT_MODEL", served_engine.endpoint.model)
+    monkeypatch.setenv("EXPLORER_ENDPOINT_MODEL", cut_engine.endpoint.model)
     at = page_app("why.py", models="sentence-bert", methods="grad-input,occlusion", served="engine",
                   text="The capital of France is", target="Paris").run()
     assert_clean(at)
