@@ -5,7 +5,8 @@ configured as an operator would (environment variables).
 
 The engine scores about 0.6 s per token on 2 cores (5-6 s per candidate of a short sentence, more when the
 machine is busy), so each test fills one short blank; the pages' request budget is raised so a busy CI machine
-does not turn a slow answer into a budget message.
+does not turn a slow answer into a budget message. Tests of the path rather than the real model's own words take
+the same Gemma with its vocabulary cut (``cut_engine``, :mod:`tests.cut_gguf`), which scores 60 times quicker.
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def test_a_closed_port_and_a_wrong_model_are_one_clear_error_each(served_engine)
 
 # ---------------------------------------------------------------- CLI
 
-def test_cli_infill_with_a_configured_endpoint(served_engine, capsys, monkeypatch) -> None:
-    _configure(monkeypatch, served_engine.endpoint)
+def test_cli_infill_with_a_configured_endpoint(cut_engine, capsys, monkeypatch) -> None:
+    _configure(monkeypatch, cut_engine.endpoint)  # Gemma with its vocabulary cut: the same answer, quicker
     code, out, _ = _run(capsys, "infill", "--endpoint", "gemma", "--text", EASY, "--max-new-tokens", "1", "--json")
     data = json.loads(out)
     assert code == 0 and data["family"] == "causal" and data["spans"] == ["capital"]
@@ -135,8 +136,8 @@ def test_cli_served_flags_fail_in_one_line(argv: list[str], said: str, capsys, m
 
 # ---------------------------------------------------------------- pages
 
-def test_fill_mask_page_shows_the_served_column_with_its_caption(served_engine, monkeypatch) -> None:
-    _configure(monkeypatch, served_engine.endpoint)
+def test_fill_mask_page_shows_the_served_column_with_its_caption(cut_engine, monkeypatch) -> None:
+    _configure(monkeypatch, cut_engine.endpoint)
     at = page_app("fill_mask.py", models="electra-small-generator")  # random weights: a quick local column
     at.session_state["fm_text"] = "Paris is the [MASK]."  # five short texts to score
     at.run()
@@ -159,8 +160,8 @@ def test_fill_mask_page_with_the_server_stopped_is_one_warning(fresh_engine, mon
     assert len(at.dataframe) == 1
 
 
-def test_spans_page_shows_the_served_infill_and_answer(served_engine, bundled_decoder, monkeypatch) -> None:
-    _configure(monkeypatch, served_engine.endpoint)
+def test_spans_page_shows_the_served_infill_and_answer(cut_engine, bundled_decoder, monkeypatch) -> None:
+    _configure(monkeypatch, cut_engine.endpoint)
     at = page_app("spans.py", models="gemma3-270m", served="none", max_new="1").run()  # the local decoder alone
     assert_clean(at)
     at.text_area(key="spans_prompt").set_value(EASY)
