@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 
 VOCAB_HEAD = 8192  # the first pieces kept as they are
-RECIPE = {"recipe": 1, "vocab_head": VOCAB_HEAD, "singles_below": 0x250, "layers": "all"}
+SINGLES_BELOW = 0x250  # and every single character below this code point (Latin), with "▁" (a word's start)
+RECIPE = {"recipe": 1, "vocab_head": VOCAB_HEAD, "singles_below": SINGLES_BELOW, "layers": "all"}
 NAME = "gemma3-270m-cut-vocab"
 GGUF = "model.gguf"
 MARKER = "recipe.json"
@@ -32,7 +33,7 @@ MARKER = "recipe.json"
 def kept_ids(tokens: list[str]) -> list[int]:
     """The piece ids kept, in their new order (the first :data:`VOCAB_HEAD`, then the single characters)."""
     singles = [i for i, t in enumerate(tokens[VOCAB_HEAD:], VOCAB_HEAD)
-               if len(t) == 1 and (ord(t) < RECIPE["singles_below"] or t == "\u2581")]
+               if len(t) == 1 and (ord(t) < SINGLES_BELOW or t == "\u2581")]
     return list(range(min(VOCAB_HEAD, len(tokens)))) + singles
 
 

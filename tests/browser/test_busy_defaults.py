@@ -20,8 +20,8 @@ import pytest
 
 from tests.browser.conftest import assert_clean, streamlit_server, wait_idle
 
-# alone: its four spinning processes would slow every test of another worker beside it; `make test` runs it by
-# itself after the slow tier's two workers (the Makefile's note on `make test`)
+# alone: its four spinning processes would slow every test of another worker beside it; kept apart when the slow
+# tier runs on workers (the Makefile's note on `make test`)
 pytestmark = [pytest.mark.browser, pytest.mark.alone]
 
 HOGS = 4  # processes spinning on the CPU, whatever the machine's cores (CI: 2)
