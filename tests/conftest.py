@@ -253,13 +253,14 @@ class _Pair:
 
 
 @pytest.fixture(scope="session")
-def cut_engine(bundled_decoder):
+def cut_engine(request):
     """The bundled Gemma with its vocabulary cut to 8,610 pieces (tests/cut_gguf.py), served by the real engine
     and in process: for oracles of the form "served equals in-process on the same weights", where the full
     vocabulary only makes the engine's echo 60 times slower. With ``EXPLORER_TEST_ENDPOINT_URL`` (another
     engine serving the bundled model itself) the pair is that engine and the bundled decoder."""
     if os.environ.get("EXPLORER_TEST_ENDPOINT_URL"):
-        yield _Pair(_External(os.environ["EXPLORER_TEST_ENDPOINT_URL"]).endpoint, bundled_decoder)
+        yield _Pair(_External(os.environ["EXPLORER_TEST_ENDPOINT_URL"]).endpoint,
+                    request.getfixturevalue("bundled_decoder"))  # only here: the cut needs no conversion of its own
         return
     from explorer.core import persist
     from tests import cut_gguf

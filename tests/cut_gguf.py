@@ -11,8 +11,9 @@ embedding row. All 18 layers are kept as they are (4-bit), so its text and score
 vocabulary (105 of 105 checked when it was made); the cut keeps what a merge needs (transformers rebuilds merges
 from pairs of pieces that are both in the vocabulary, llama.cpp merges characters it need not list).
 
-Built once per machine into the explorer's cache (about 45 s: reading the GGUF, writing the cut, converting it with
-the same code as the bundled model), atomically, so parallel workers and interrupted runs are safe.
+Built once per machine into the explorer's cache (about 30 s: reading the GGUF, writing the cut, converting it with
+the same code as the bundled model), published as the bundled conversion is (``persist.publish_dir``) under a lock
+file, so parallel workers and interrupted runs are safe.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def ensure(cache: Path, source: Path) -> Path:
     builder at a time per machine: a lock file; the others wait and find it built)."""
     import fcntl
 
+    from explorer.core import persist
     from explorer.runtime import bundled
 
     target = cache / NAME
@@ -94,11 +96,12 @@ def ensure(cache: Path, source: Path) -> Path:
             return target
         work = Path(tempfile.mkdtemp(prefix=f".{NAME}.tmp-", dir=cache))
         try:
-            vocab = write_cut(source, work / GGUF)
-            bundled.convert_gguf(work / GGUF, work)
-            (work / MARKER).write_text(json.dumps({**recipe, "vocab": vocab}), encoding="utf-8")  # last: the mark
-            shutil.rmtree(target, ignore_errors=True)  # an older recipe's
-            work.rename(target)
+            built = work / NAME
+            built.mkdir()
+            vocab = write_cut(source, built / GGUF)
+            bundled.convert_gguf(built / GGUF, built)
+            (built / MARKER).write_text(json.dumps({**recipe, "vocab": vocab}), encoding="utf-8")  # last: the mark
+            persist.publish_dir(built, target)  # an older recipe's is moved aside
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return target
