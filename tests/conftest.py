@@ -32,6 +32,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     tiers.mark_slow(items)
 
 
+ID_CHARS = 40  # a parametrized value longer than this is named by its start and its length
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A hostile value (a 20 MB upload, a 3 MB text file) named by its first characters and its length, not
+    in full: pytest-xdist sends every test id to each worker, --durations and tests/heavy.txt print them."""
+    if isinstance(val, (str, bytes)) and len(val) > ID_CHARS:
+        start = val[:ID_CHARS].decode("latin-1") if isinstance(val, bytes) else val[:ID_CHARS]
+        return f"{start.encode('unicode_escape').decode('ascii')}...({len(val)})"
+    return None
+
+
 _RUNNING: list[pytest.Item] = []
 _CONFIG: list[pytest.Config] = []
 
@@ -59,6 +71,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     tiers.prepare()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what exists now (every imported module, the collected tests: about 700,000 objects) to a generation the
+    collector no longer walks. Each ``gc.collect()`` after it (``modelcache.clear_cache`` runs one around many tests,
+    as "Free memory" does) then walks only what the tests made: about 1 s each on two busy cores before, a few ms
+    after (measured on this suite's collection)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

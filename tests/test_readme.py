@@ -2,9 +2,9 @@
 
 They run in-process through ``explorer.cli.main`` (as ``python -m explorer`` would, without paying the
 interpreter and torch start-up per line). The ones that load the real Gemma 3 270M, convert it
-(``prepare``) or time models (``speed``) are marked slow, and still run in ``make test``. Commands quoted
-inline in the prose (``python -m explorer download KEY``) carry placeholders or need the network: for
-those the sub-command must exist (its ``--help`` exits 0).
+(``prepare``), time models (``speed``) or ask a served model (``--endpoint``: the real engine stands in for it) are
+marked slow, and still run in ``make test``. Commands quoted inline in the prose (``python -m explorer download
+KEY``) carry placeholders or need the network: for those the sub-command must exist (its ``--help`` exits 0).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from explorer.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PREFIX = ["python", "-m", "explorer"]
-SLOW = ("gemma3-270m", "prepare", "speed")
+SLOW = ("gemma3-270m", "prepare", "speed", "--endpoint")
 
 
 def block_commands(text: str) -> list[str]:
