@@ -55,8 +55,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     tiers.use(item)
 
 
-def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> None:
-    tiers.check_fixture(fixturedef.argname, _RUNNING[0] if _RUNNING else None)
+class _FixtureGuard:
+    """A plugin, not a hook of this file: pytest asks a session-scoped fixture's setup hook of the session node, which
+    sees only the conftest files at the root directory, so a hook here never saw the real fixtures (all of them
+    session-scoped) asked for at run time."""
+
+    @staticmethod
+    def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> None:
+        tiers.check_fixture(fixturedef.argname, _RUNNING[0] if _RUNNING else None)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -66,6 +72,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     _CONFIG[:] = [config]
+    config.pluginmanager.register(_FixtureGuard(), "explorer-fixture-guard")
     tiers.share_cores(config)
 
 
