@@ -56,7 +56,7 @@ def _counted(key: str, seq_len: int) -> tuple[float, float, cost.Cost] | None:
                 data[field] = seq_len + 2  # (RoBERTa's positions start after its padding index)
         config = build.config_from_dict(data)
         fake = FakeTensorMode(allow_non_fake_inputs=True) if where == "fake" else contextlib.nullcontext()
-        with fake:  # type: ignore[attr-defined]
+        with fake:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = build.instantiate(config, variant.head, device, variant.extra).eval().requires_grad_(False)
