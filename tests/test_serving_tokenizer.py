@@ -25,8 +25,9 @@ def test_the_probe_finds_the_engines_own_route(served_engine) -> None:
 
 def test_a_long_text_is_counted_in_full_and_shown_in_part(served_engine) -> None:
     text = " ".join(["word"] * (tokenizer.MAX_PIECES + 40))
-    # 512 requests, each behind whatever the one engine of this test process is still computing (a page that gave
-    # up on a request leaves it running there): a busy runner's wait, not an answer past the endpoint's 60 s
+    # three detokenize requests (<bos>, "word", " word": one per distinct token, not 512), each behind whatever the
+    # one engine of this test process is still computing (a page that gave up on a request leaves it running there):
+    # a busy runner's wait, not an answer past the endpoint's 60 s
     out = backend.served(replace(served_engine.endpoint, timeout=BUSY_ENGINE)).tokens(text)
     assert out.total == tokenizer.MAX_PIECES + 41  # <bos> and one token per " word"
     assert out.tokenization.count == tokenizer.MAX_PIECES

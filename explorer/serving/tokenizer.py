@@ -12,9 +12,9 @@ TGI                     ``POST /tokenize`` (``inputs``)  (each token's text come
 ======================  ===============================  ===========================================
 
 The probe tries the engine's own style first, then the others (:func:`find_style`). Each token's text is its
-own detokenization (requests in parallel, within the endpoint's bound), and its place in the text is found by
-walking the text: a token that is not there (``<bos>``, or part of a character split across tokens) is marked
-special or placed where the walk stands, so counts and fertility stay exact.
+own detokenization (one request per distinct token, in parallel within the endpoint's bound), and its place in the
+text is found by walking the text: a token that is not there (``<bos>``, or part of a character split across tokens)
+is marked special or placed where the walk stands, so counts and fertility stay exact.
 
 A character outside the vocabulary is split into byte tokens (``<0xEA>``...). llama-cpp-python 0.3.36 cannot
 detokenize one alone (its server answers 500, "'utf-8' codec can't decode byte 0xea"), so that answer is read as
@@ -113,7 +113,8 @@ def find_style(ep: Endpoint, engine: str, sample: str, left: Callable[[], float]
 
 
 def _texts(ep: Endpoint, style: Style, ids: list[int]) -> list[str]:
-    """Each token's own text: one detokenize request per token, in parallel within the endpoint's bound."""
+    """Each token's own text: one detokenize request per distinct token (a long text repeats most of its tokens: 512
+    pieces of "word word ..." are three ids), in parallel within the endpoint's bound."""
     body = style.back_body
     if body is None:
         raise ServedError(f"{style.name} gives each token's text with its ids; nothing to ask.", "missing")
@@ -131,7 +132,9 @@ def _texts(ep: Endpoint, style: Style, ids: list[int]) -> list[str]:
             raise ServedError(f"{ep.shown} answered {style.back} without its text ({' or '.join(style.back_fields)}).",
                               "garbage")
         return text
-    return client.parallel(ep, one, ids)
+    distinct = list(dict.fromkeys(ids))
+    texts = dict(zip(distinct, client.parallel(ep, one, distinct), strict=True))
+    return [texts[token] for token in ids]
 
 
 def _place(text: str, pieces: list[str]) -> tuple[list[tuple[int, int]], list[bool]]:
