@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the tokenization package imports transformers: the probe ne
 
 __all__ = ["MAX_PIECES", "STYLES", "ServedTokens", "find_style", "tokenize"]
 
-MAX_PIECES = 512  # tokens whose text is asked one by one; a longer text is counted in full, shown to here
+MAX_PIECES = 512  # tokens whose text is asked (each distinct one once); a longer text is counted in full, shown to here
 LOOK_AHEAD = 32  # characters a token may be found past the walk's place (typed special tokens left behind)
 _UNDECODABLE = re.compile(r"can't decode byte 0x([0-9a-fA-F]{2}) in position 0")  # a lone byte token's 500
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
