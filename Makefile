@@ -113,7 +113,7 @@ tiers:
 # the load test, in a process of its own: it drives its own server with Playwright's async API, which cannot
 # share a process with the sync browser fixtures of the other tests. Each prints its slowest tests.
 # -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
-# The slow tier stays serial (about 26 min). On two workers (-n 2 --dist loadfile -m "slow and not load and not
+# The slow tier stays serial (26-31 min). On two workers (-n 2 --dist loadfile -m "slow and not load and not
 # alone", then -m alone by itself) it passed two runs of the last three, but its gain depends on the machine: 14 and
 # 17 min on one, 23 min (without the alone module) on another, where each worker's app servers, engines and
 # Chromium fight for the two cores (the lab's browser training test: 257 s beside the other worker, 64 s alone).

@@ -13,7 +13,7 @@ cut, for "served equals in-process" oracles). The stand-ins are set before any f
 (:func:`use`), so a module fixture built for a quick test is built on them too. `make check` runs ``-m "not slow and
 not heavy"`` with the stand-ins (``EXPLORER_TEST_STAND_INS=1``); `make test` runs everything: the quick tests on the
 stand-ins on two workers, then the slow ones one at a time on the real models (on two workers, the ``alone`` module
-that loads the cores on purpose run after them by itself, they took 14-23 min instead of about 26, as the machine
+that loads the cores on purpose run after them by itself, they took 14-23 min instead of 26-31, as the machine
 allowed, and passed two runs of the last three: not yet in `make test`, see the Makefile).
 
 ``heavy``: a quick test that still takes more than :data:`HEAVY_SECONDS` on the stand-ins (a real training run, a
