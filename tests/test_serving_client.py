@@ -139,3 +139,26 @@ def test_an_engine_stops_when_the_process_that_started_it_is_killed() -> None:
         time.sleep(0.2)
     os.kill(engine, 9)
     raise AssertionError("the engine outlived the process that started it")
+
+
+def test_the_engine_listens_where_it_is_told_whatever_the_environment_says(monkeypatch) -> None:
+    """llama-cpp-python's server reads HOST, PORT and CONFIG_FILE from the environment over its arguments:
+    `make run-served PORT=8599` once had the engine bind the app's port and fail to start."""
+    import sys
+    from pathlib import Path
+
+    from explorer.serving import localengine
+
+    if not localengine.available():
+        pytest.skip("needs the engine (make engine)")
+    taken = localengine.free_port()
+    monkeypatch.setenv("PORT", str(taken))
+    monkeypatch.setenv("HOST", "0.0.0.0")
+    monkeypatch.setenv("CONFIG_FILE", "no-such-config.json")  # it would exit: "not found"
+    with localengine.running(name="env") as engine:
+        assert engine.endpoint.base_url != f"http://127.0.0.1:{taken}/v1"
+        assert client.call(engine.endpoint, "GET", "/models")  # it answers on the port it was given
+        if sys.platform.startswith("linux"):  # bound to 127.0.0.1 only, not 0.0.0.0
+            port = int(engine.endpoint.base_url.rsplit(":", 1)[1].split("/")[0])
+            listening = Path("/proc/net/tcp").read_text()
+            assert f"0100007F:{port:04X}" in listening and f"00000000:{port:04X}" not in listening

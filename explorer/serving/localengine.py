@@ -120,6 +120,14 @@ _LAUNCH = ("import os, runpy, signal, sys\n"
            "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n")
 
 
+def _engine_env(port: int) -> dict[str, str]:
+    """The environment for the engine: llama-cpp-python's server lets ``HOST`` and ``PORT`` override ``--host`` and
+    ``--port``, and ``CONFIG_FILE`` every argument. A user's ``PORT`` (``make run-served PORT=8599``, a platform that
+    sets it) made the engine bind the app's port and fail; a ``HOST`` would have exposed it beyond this machine."""
+    env = {k: v for k, v in os.environ.items() if k != "CONFIG_FILE"}
+    return {**env, "HOST": "127.0.0.1", "PORT": str(port)}
+
+
 def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: bool = False, n_ctx: int = 2048,
           threads: int | None = None, gguf: Path | None = None, wait: float = START_SECONDS,
           log_dir: Path | None = None) -> Running:
@@ -138,7 +146,7 @@ def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: b
     args += ["--embedding", "true"] if embedding else ["--logits_all", "true"]
     with log.open("wb") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+                                   start_new_session=True, env=_engine_env(port))
     label = f"Gemma 3 270M ({'embeddings, ' if embedding else ''}llama-cpp-python)"
     run = Running(Endpoint(name, f"http://127.0.0.1:{port}/v1", MODEL_ALIAS, label=label,
                            max_concurrent=LOCAL_CONCURRENT, source="local engine"), process, log)
