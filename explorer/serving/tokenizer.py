@@ -197,7 +197,7 @@ def tokenize(ep: Endpoint, text: str, style: str) -> ServedTokens:
     notices: tuple[Notice, ...] = ()
     if total > MAX_PIECES:
         notices = (Notice("truncated", f"The server split this text into {total:,} tokens; the first {MAX_PIECES:,} "
-                                       "are shown (each one's text is a request of its own)."),)
+                                       "are shown (the text of each distinct one is asked of the server)."),)
         text = text[:max((e for _, e in spans), default=0)]
     name = f"served:{ep.name}"
     result = assemble(name, text, shown, pieces, spans, special, context, pieces=pieces)
