@@ -286,7 +286,7 @@ class _Pair:
 def cut_engine(request):
     """The bundled Gemma with its vocabulary cut to 8,610 pieces (tests/cut_gguf.py), served by the real engine
     and in process: for oracles of the form "served equals in-process on the same weights", where the full
-    vocabulary only makes the engine's echo 60 times slower. With ``EXPLORER_TEST_ENDPOINT_URL`` (another
+    vocabulary only makes the engine's echo about 20 times slower. With ``EXPLORER_TEST_ENDPOINT_URL`` (another
     engine serving the bundled model itself) the pair is that engine and the bundled decoder."""
     if os.environ.get("EXPLORER_TEST_ENDPOINT_URL"):
         yield _Pair(_External(os.environ["EXPLORER_TEST_ENDPOINT_URL"]).endpoint,

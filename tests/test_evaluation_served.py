@@ -24,7 +24,7 @@ from explorer.evaluation.served import served_scorer
 from explorer.runtime.resolve import resolve
 from tests.conftest import FIGURES
 
-SLOW_CPU = 900.0  # seconds a request may take: the whole vocabulary's echo is two tokens a second, slower when busy
+SLOW_CPU = 900.0  # seconds a request may take: the whole vocabulary's echo is 8 tokens a second, slower when busy
 TOLERANCE = 0.25  # nats per continuation: 4-bit weights in llama.cpp against their float32 dequantisation
 PER_PIECE = 0.15  # nats per continuation piece between two clients of one engine (its prefix cache: see below)
 EXAMPLES = 3

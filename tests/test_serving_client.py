@@ -98,7 +98,7 @@ def test_a_server_that_is_not_an_engine_is_said(not_an_engine) -> None:
 def test_the_endpoints_bound_and_the_request_budget_hold(served_engine) -> None:
     one = dataclasses.replace(served_engine.endpoint, name="one-at-a-time", max_concurrent=1)
     holder = threading.Thread(target=client.complete, args=(one, "Once upon a time"),
-                              kwargs={"max_tokens": 12, "logprobs": 5})
+                              kwargs={"max_tokens": 60, "logprobs": 5})  # seconds of work
     holder.start()
     time.sleep(0.5)
     assert client.in_flight(one) == 1

@@ -3,10 +3,10 @@ the same result types as the local code, the same ranking as the in-process Gemm
 message per failure, the CLI's --endpoint / --base-url, and the Fill-mask and Spans pages with the engine
 configured as an operator would (environment variables).
 
-The engine scores about 0.6 s per token on 2 cores (5-6 s per candidate of a short sentence, more when the
+The engine scores about 0.12 s per token on 2 cores (1-2 s per candidate of a short sentence, more when the
 machine is busy), so each test fills one short blank; the pages' request budget is raised so a busy CI machine
 does not turn a slow answer into a budget message. Tests of the path rather than the real model's own words take
-the same Gemma with its vocabulary cut (``cut_engine``, :mod:`tests.cut_gguf`), which scores 60 times quicker.
+the same Gemma with its vocabulary cut (``cut_engine``, :mod:`tests.cut_gguf`), which scores about 20 times quicker.
 """
 
 from __future__ import annotations

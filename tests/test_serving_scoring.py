@@ -1,7 +1,7 @@
 """Whole-text scoring on a real engine (llama-cpp-python on 127.0.0.1 serving the bundled Gemma GGUF): one echo
 request per text, tokens matched by text offset, and one clear ExplorerError for each way a server fails.
 
-The engine scores about 0.6 s per token on 2 cores, so every text here is one short sentence."""
+The engine scores about 0.12 s per token on 2 cores, so every text here is one short sentence."""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ llama.cpp, llama-cpp-python, Ollama), used beside the in-process ones.
 - :mod:`~explorer.serving.decoding`: next-token tables and decoding step by step from the client (every strategy)
 - :mod:`~explorer.serving.scoring`: a text's log-likelihood from prompt log-probabilities (fill-in, QA)
 - :mod:`~explorer.serving.embedding`: sentence embeddings from ``/v1/embeddings``
+- :mod:`~explorer.serving.localengine`: a real engine on 127.0.0.1 (llama-cpp-python on the bundled GGUF)
+- :mod:`~explorer.serving.enginesort`: that engine's log-probabilities ranked by numpy (its own list, sooner)
 - :mod:`~explorer.serving.backend`: one interface to a model loaded here or served, the same answers from both
 
 A served model's results are named ``served:NAME`` (:attr:`~explorer.serving.endpoints.Endpoint.key`); pages pick
