@@ -85,8 +85,12 @@ def same(a: dict, b: dict) -> bool:
 def run(repeats: int) -> dict:
     from explorer.serving import localengine
 
+    from explorer.core import persist
+
     port = localengine.free_port()
-    stock_url, log = f"http://127.0.0.1:{port}/v1", OUT / "enginesort-stock.log"
+    logs = persist.cache_dir() / "engine-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    stock_url, log = f"http://127.0.0.1:{port}/v1", logs / f"bench-stock-{port}.log"
     OUT.mkdir(parents=True, exist_ok=True)
     stock = stock_engine(port, log)
     try:
