@@ -83,9 +83,8 @@ def same(a: dict, b: dict) -> bool:
 
 
 def run(repeats: int) -> dict:
-    from explorer.serving import localengine
-
     from explorer.core import persist
+    from explorer.serving import localengine
 
     port = localengine.free_port()
     logs = persist.cache_dir() / "engine-logs"

@@ -8,8 +8,9 @@ server: the top next tokens are one ``max_tokens=1`` request (:func:`explorer.se
 a whole text is one echo request (:mod:`explorer.serving.scoring`). What differs is the cost: in-process the text
 before the blank runs once and 50 candidates share it; a server scores each candidate's text from scratch
 (llama-cpp-python on 2 cores: about 0.12 s per token as the explorer starts it, 0.5-0.7 s as a stock server;
-1-2 s or 5-8 s per candidate of a short sentence), so a blank gets :data:`SERVED_CANDIDATES` candidates, not 50. Answers of several tokens come from the server's own greedy
-continuation at the blank (its prefixes join the candidates), where the local code runs a short beam.
+1-2 s or 5-8 s per candidate of a short sentence), so a blank gets :data:`SERVED_CANDIDATES` candidates, not 50.
+Answers of several tokens come from the server's own greedy continuation at the blank (its prefixes join the
+candidates), where the local code runs a short beam.
 
 Question answering is generative: the local prompt, greedy, the first line of the answer, looked up in the
 context. A decoder cannot point at a span of the context (an extractive reader scores every token as a start and
