@@ -50,6 +50,9 @@ def _not_the_engines_call() -> dict[str, tuple]:
         "a 2-D array": (zip(row.reshape(-1, 5), range(N // 5), strict=False), {"key": lambda pair: pair[1]}),
         "a short row": (zip(row[:10], range(10), strict=False), {}),
         "a generator": (((v, i) for i, v in enumerate(row)), {}),
+        "a zip over a generator": (zip((v for v in row), range(N), strict=False), {}),
+        "a zip over a tuple": (zip(tuple(row.tolist()), range(N), strict=False), {}),
+        "a strict zip": (zip(row, range(N), strict=True), {}),
         "NaN in the row": (zip(with_nan, range(N), strict=False), {}),
     }
 

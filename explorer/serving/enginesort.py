@@ -40,7 +40,10 @@ def _pairs_source(iterable: object) -> Sequence[Any] | np.ndarray | None:
     parts = iterable.__reduce__()[1]
     if len(parts) != 2:
         return None
-    first, second = (part.__reduce__() for part in parts)
+    try:
+        first, second = (part.__reduce__() for part in parts)
+    except TypeError:  # an iterator that cannot tell (a generator): the builtin's
+        return None
     if len(first) != 3 or len(second) != 3 or first[2] != 0 or second[2] != 0:
         return None  # not iterators from their start
     values, numbers = first[1][0], second[1][0]
