@@ -113,12 +113,13 @@ tiers:
 # the load test, in a process of its own: it drives its own server with Playwright's async API, which cannot
 # share a process with the sync browser fixtures of the other tests. Each prints its slowest tests.
 # -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
-# The slow tier stays serial (26-31 min). On two workers (-n 2 --dist loadfile -m "slow and not load and not
-# alone", then -m alone by itself) it passed two runs of the last three, but its gain depends on the machine: 14 and
-# 17 min on one, 23 min (without the alone module) on another, where each worker's app servers, engines and
-# Chromium fight for the two cores (the lab's browser training test: 257 s beside the other worker, 64 s alone).
-# The failed run: a worker's one engine was still computing what a page had given up on, and a tokenizer test's
-# request waited past its 60 s (now given longer).
+# The slow tier stays serial (26 min since the local engine ranks log-probabilities with numpy; 26-31 before). On
+# two workers (-n 2 --dist loadfile -m "slow and not load and not alone", then -m alone by itself) it passed two
+# runs of the last four, and its gain depends on the machine: 14 and 17 min on one, 19 and 23 min (without the
+# alone module) on another, where each worker's app servers, engines and Chromium fight for the two cores (the
+# lab's browser training test: 204-257 s beside the other worker, 64-98 s serial). The failed runs: a worker's one
+# engine still computing what a page had given up on (a tokenizer test's request waited past its 60 s, now given
+# longer); the attention page's download past its 60 s at a load average of 7 (12.6 s serial).
 test: install-dev engine browser lint prepare
 	EXPLORER_TEST_STAND_INS=1 EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -n $(CHECK_WORKERS) --dist loadfile \
 	  -m "not slow" --durations=30

@@ -14,7 +14,7 @@ cut, for "served equals in-process" oracles). The stand-ins are set before any f
 not heavy"`` with the stand-ins (``EXPLORER_TEST_STAND_INS=1``); `make test` runs everything: the quick tests on the
 stand-ins on two workers, then the slow ones one at a time on the real models (on two workers, the ``alone`` module
 that loads the cores on purpose run after them by itself, they took 14-23 min instead of 26-31, as the machine
-allowed, and passed two runs of the last three: not yet in `make test`, see the Makefile).
+allowed, and passed two runs of the last four: not in `make test`, see the Makefile).
 
 ``heavy``: a quick test that still takes more than :data:`HEAVY_SECONDS` on the stand-ins (a real training run, a
 command in a process of its own), listed in :data:`HEAVY_LIST` from a measured run (`make tiers` rewrites it:
