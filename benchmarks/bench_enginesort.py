@@ -59,9 +59,7 @@ def stock_engine(port: int, log: Path) -> subprocess.Popen:
     """llama-cpp-python's own server, as a user would start it, with the local engine's flags."""
     from explorer.serving import localengine
 
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(localengine.bundled_gguf()), "--model_alias",
-            localengine.MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads",
-            str(os.cpu_count() or 2), "--verbose", "false", "--logits_all", "true"]
+    args = [sys.executable, "-m", "llama_cpp.server", *localengine.server_args(localengine.bundled_gguf(), port)]
     with log.open("wb") as out:
         return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=localengine._engine_env(port))
 

@@ -39,7 +39,7 @@ from explorer.serving.client import ServedError
 from explorer.serving.endpoints import Endpoint
 
 __all__ = ["ENGINE_HINT", "LOCAL_CONCURRENT", "MODEL_ALIAS", "Running", "available", "bundled_gguf", "free_port",
-           "running", "start"]
+           "running", "server_args", "start"]
 
 MODEL_ALIAS = "gemma3-270m"  # the name the server lists at /v1/models
 ENGINE_HINT = ("llama-cpp-python is not installed: `make engine` builds and installs it once (about 13 minutes on "
@@ -137,6 +137,15 @@ def _engine_env(port: int) -> dict[str, str]:
     return {**env, "HOST": "127.0.0.1", "PORT": str(port)}
 
 
+def server_args(path: Path, port: int, *, n_ctx: int = 2048, threads: int | None = None,
+                embedding: bool = False) -> list[str]:
+    """llama-cpp-python's server arguments for ``path`` on 127.0.0.1:``port`` (also what a stock server is given
+    where benchmarks/bench_enginesort.py compares with one)."""
+    args = ["--model", str(path), "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port),
+            "--n_ctx", str(n_ctx), "--n_threads", str(threads or max(1, (os.cpu_count() or 2))), "--verbose", "false"]
+    return args + (["--embedding", "true"] if embedding else ["--logits_all", "true"])
+
+
 def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: bool = False, n_ctx: int = 2048,
           threads: int | None = None, gguf: Path | None = None, wait: float = START_SECONDS,
           log_dir: Path | None = None) -> Running:
@@ -149,10 +158,8 @@ def start(port: int | None = None, *, name: str = "gemma-llamacpp", embedding: b
     log_dir = log_dir or persist.cache_dir() / "engine-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"{name}-{port}.log"
-    args = [sys.executable, "-c", _LAUNCH, str(os.getpid()), str(_ENGINE_SORT), "--model", str(path),
-            "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
-            "--n_threads", str(threads or max(1, (os.cpu_count() or 2))), "--verbose", "false"]
-    args += ["--embedding", "true"] if embedding else ["--logits_all", "true"]
+    args = [sys.executable, "-c", _LAUNCH, str(os.getpid()), str(_ENGINE_SORT),
+            *server_args(path, port, n_ctx=n_ctx, threads=threads, embedding=embedding)]
     with log.open("wb") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, env=_engine_env(port))
