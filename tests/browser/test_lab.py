@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import SHOTS, assert_clean, wait_idle
+from tests.browser.conftest import SHOTS, assert_clean, streamlit_server, wait_idle
 
 pytestmark = pytest.mark.browser
 OBJECTIVES = ("mlm", "bert", "albert")  # trainable since the lab's core landed
@@ -15,6 +15,15 @@ OBJECTIVES = ("mlm", "bert", "albert")  # trainable since the lab's core landed
 TEXT = "\n\n".join(f"The function number {i} returns a list of values from the module, and the loop reads it "
                    f"again in order {i % 7}." for i in range(200)).encode()
 POINTS = "() => [...document.querySelectorAll('.js-plotly-plot')].map(d => (d.data || []).map(t => (t.x || []).length))"
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    """A server of this module's own that trains the tests' small steps and probes (``EXPLORER_LAB_QUICK=1``, as the
+    lab's AppTests do): the same page and code path, where the default downstream probe after six steps was 80 of
+    the test's 95 s (py-spy on the app server). What is checked here is the live page, not the probe's size."""
+    with streamlit_server(EXPLORER_LAB_QUICK="1") as url:
+        yield url
 
 
 def _loss_points(page) -> list[int]:
