@@ -119,7 +119,10 @@ tiers:
 # alone module) on another, where each worker's app servers, engines and Chromium fight for the two cores (the
 # lab's browser training test: 204-257 s beside the other worker, 64-98 s serial). The failed runs: a worker's one
 # engine still computing what a page had given up on (a tokenizer test's request waited past its 60 s, now given
-# longer); the attention page's download past its 60 s at a load average of 7 (12.6 s serial).
+# longer); the attention page's download past its 60 s at a load average of 7 (12.6 s serial). Every browser test
+# on one worker and the other slow tests on the other (--dist loadgroup) took 22 min without the alone module, no
+# gain: the browser tests wait on one page at a time (the run used 1.1 cores on average), the other worker only
+# slowed them, and the same download timed out.
 test: install-dev engine browser lint prepare
 	EXPLORER_TEST_STAND_INS=1 EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -n $(CHECK_WORKERS) --dist loadfile \
 	  -m "not slow" --durations=30
