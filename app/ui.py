@@ -155,7 +155,16 @@ def figure(fig, name: str, *, height: int | None = None, key: str | None = None)
 
 def csv_download(df, name: str, label: str = "Download CSV", key: str | None = None) -> None:
     """A download button for a pandas DataFrame as CSV."""
-    st.download_button(label, df.to_csv(index=False).encode(), f"{name}.csv", "text/csv", key=key)
+    download(label, df.to_csv(index=False).encode(), f"{name}.csv", "text/csv", key=key)
+
+
+def download(label: str, data: bytes | Callable[[], bytes], file_name: str, mime: str = "application/octet-stream",
+             *, key: str | None = None) -> None:
+    """A download that does not rerun the page (``on_click="ignore"``): what it saves is what the page shows
+    already, and Streamlit's default rerun started the whole script again beside the download (the attention page's
+    model view: every layer's figure sent to the browser once more) and raced it. ``data`` may be a callable, run
+    only when clicked (a deferred download)."""
+    st.download_button(label, data, file_name, mime, key=key, on_click="ignore")
 
 
 def query_list(param: str, default: Sequence[str], allowed: Sequence[str], *, limit: int | None = None) -> list[str]:

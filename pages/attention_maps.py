@@ -118,8 +118,8 @@ def _show_view(req: cache.Req, info: dict, view: str, layer: int, head: int, rng
             k = st.slider("Links per token", 1, 5, 2, key="att_topk")
             ui.figure(plots.link_view(v, top_k=k, untrained=info["untrained"]), f"{name}-links", key="att_links")
     c1, c2 = st.columns(2)
-    c1.download_button("Download matrix (.npy)", compact.npy_bytes(v.matrix), f"{name}.npy",
-                       "application/octet-stream", key="att_npy")
+    with c1:
+        ui.download("Download matrix (.npy)", compact.npy_bytes(v.matrix), f"{name}.npy", key="att_npy")
     with c2:
         ui.csv_download(v.to_frame(), name, "Download matrix (CSV)", key="att_csv")
 
@@ -131,8 +131,8 @@ def _show_grid(req: cache.Req, info: dict, rng: tuple[int, int]) -> None:
     per_cell = plots.tokens_per_cell(rng[1] - rng[0])
     st.caption(f"Each small map averages blocks of up to {per_cell} x {per_cell} tokens; sent to the browser: "
                f"{size / 1e6:.2f} MB. Pick a layer and head in the Head view for the exact matrix.")
-    st.download_button("Download all layers x heads (.npy)", functools.partial(cache.tensor_npy, req),
-                       "attention-all.npy", "application/octet-stream", key="att_npy_all")
+    ui.download("Download all layers x heads (.npy)", functools.partial(cache.tensor_npy, req), "attention-all.npy",
+                key="att_npy_all")
 
 
 with ui.guard():

@@ -147,6 +147,14 @@ def test_the_models_dir_variable_is_named_once_in_the_app_too() -> None:
     assert readers == {"explorer/runtime/fence.py"}  # everyone else asks fence.models_dir_env
 
 
+def test_every_download_goes_through_the_one_that_does_not_rerun_the_page() -> None:
+    """``app.ui.download`` (``on_click="ignore"``) is the only caller of ``download_button``: Streamlit's default
+    reruns the whole page beside each download."""
+    callers = {path for path, tree in _files(APP) for node in ast.walk(tree)
+               if isinstance(node, ast.Attribute) and node.attr == "download_button"}
+    assert callers == {"app/ui.py"}
+
+
 SETTINGS_HOME = "explorer/core/settings.py"
 # The Lab's scheduler, new in another change, still reads EXPLORER_LAB_* itself; it moves to settings.LAB_* there.
 # The second assertion of the test below fails once it reads none itself: then remove it from here.

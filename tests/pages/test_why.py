@@ -34,6 +34,7 @@ def test_a_decoder_and_minilm_side_by_side(gemma) -> None:
     assert any("no language-model head" in text for text in shown(at.info))  # MiniLM: said, not an error
     assert any("cosine similarity" in c.value for c in at.caption)
     assert len(at.get("download_button")) >= 5  # the lens table, depth, and every strip
+    assert all(b.proto.ignore_rerun for b in at.get("download_button"))  # a download leaves the page as it is
     assert at.query_params["methods"] == "grad-input,occlusion" and at.query_params["dir"] == gemma
 
 
