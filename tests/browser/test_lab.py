@@ -14,13 +14,16 @@ OBJECTIVES = ("mlm", "bert", "albert")  # trainable since the lab's core landed
 # ~3,600 words: the upload keeps the run small (cutting the bundled corpus into windows takes longer than training)
 TEXT = "\n\n".join(f"The function number {i} returns a list of values from the module, and the loop reads it "
                    f"again in order {i % 7}." for i in range(200)).encode()
+# EXPLORER_LAB_QUICK steps take ~0.05 s: six of them (~0.3 s) fit between two of the fragment's one-second redraws,
+# and CI once saw no mid-run state at all. Forty keep each run training through several redraws (the test: ~35 s).
+STEPS = 40
 POINTS = "() => [...document.querySelectorAll('.js-plotly-plot')].map(d => (d.data || []).map(t => (t.x || []).length))"
 
 
 @pytest.fixture(scope="module")
 def server_url():
     """A server of this module's own that trains the tests' small steps and probes (``EXPLORER_LAB_QUICK=1``, as the
-    lab's AppTests do): the same page and code path, where the default downstream probe after six steps was 80 of
+    lab's AppTests do): the same page and code path, where the default downstream probe was 80 of
     the test's 95 s (py-spy on the app server). What is checked here is the live page, not the probe's size."""
     with streamlit_server(EXPLORER_LAB_QUICK="1") as url:
         yield url
@@ -33,7 +36,7 @@ def _loss_points(page) -> list[int]:
 
 
 def test_three_objectives_train_side_by_side_with_live_curves(open_page) -> None:
-    page = open_page(f"lab?objectives={','.join(OBJECTIVES)}&steps=6&seed=1")
+    page = open_page(f"lab?objectives={','.join(OBJECTIVES)}&steps={STEPS}&seed=1")
     page.get_by_role("heading", name="Pretraining lab").wait_for(timeout=90_000)
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(
         {"name": "notes.txt", "mimeType": "text/plain", "buffer": TEXT})
@@ -44,7 +47,7 @@ def test_three_objectives_train_side_by_side_with_live_curves(open_page) -> None
     page.get_by_role("button", name="Train", exact=True).click()
     for name in OBJECTIVES:  # one progress bar per run, drawn at once (the third waits for a slot)
         page.get_by_text(re.compile(rf"#\d {name} \(tiny, seed 1\)")).first.wait_for(timeout=60_000)
-    page.get_by_text(re.compile(r"step \d of 6 · loss")).first.wait_for(timeout=240_000)
+    page.get_by_text(re.compile(rf"step \d+ of {STEPS} · loss")).first.wait_for(timeout=240_000)
     page.wait_for_function(f"() => ({POINTS})()[0]?.some(n => n > 0)", timeout=120_000)
     before = sum(_loss_points(page))
     page.wait_for_function(f"() => ({POINTS})()[0].reduce((a, b) => a + b, 0) > {before}", timeout=120_000)
@@ -55,7 +58,7 @@ def test_three_objectives_train_side_by_side_with_live_curves(open_page) -> None
     for name in OBJECTIVES:
         page.get_by_text(re.compile(rf"#\d {name} \(tiny, seed 1\): done")).wait_for(timeout=300_000)
     wait_idle(page)
-    assert _loss_points(page) == [6, 6, 6]  # every step of every run on the curve
+    assert _loss_points(page) == [STEPS] * 3  # every step of every run on the curve
     table = page.locator("[data-testid='stDataFrame']")
     assert table.count() == 1
     assert_clean(page, "lab_done")
