@@ -137,8 +137,16 @@ async def _round(page, session: int, round_: int) -> float:
     return seconds
 
 
-async def _session(browser, url: str, session: int) -> list[float]:
+async def _context(browser):
+    """A fresh visitor whose every wait, page loads included, has the scenario's patience: Playwright's own
+    30 s for a navigation was once too short for the seventh page of the burst to load (CI-like run, 2 cores)."""
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    return context
+
+
+async def _session(browser, url: str, session: int) -> list[float]:
+    context = await _context(browser)
     page = await context.new_page()
     await page.goto(f"{url}/similarity")
     await _idle(page)
@@ -150,7 +158,7 @@ async def _session(browser, url: str, session: int) -> list[float]:
 async def _heavy(browser, url: str) -> str:
     """Beam search, 8 beams, run to 60 tokens on the bundled decoder: stopped by the time budget; the warning's
     text (a warning box: the generation's notice, not an error from elsewhere on the page)."""
-    context = await browser.new_context(viewport={"width": 1300, "height": 900})
+    context = await _context(browser)
     page = await context.new_page()
     await page.goto(f"{url}/decoding?strategies=beam&n=60&beams=8")
     await page.get_by_role("button", name="Run to 60").click(timeout=TIMEOUT_MS)
@@ -172,7 +180,7 @@ async def _settled(pid: int, bound: float) -> tuple[int, float]:
 
 
 async def _free_memory(browser, url: str) -> None:
-    context = await browser.new_context()
+    context = await _context(browser)
     page = await context.new_page()
     await page.goto(f"{url}/models")
     await _idle(page)
