@@ -27,6 +27,8 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 
+NAVIGATION_MS = 120_000  # a page's HTML and scripts loaded (the script's run is waited for apart: wait_idle)
+
 pytestmark = pytest.mark.browser
 
 
@@ -123,9 +125,17 @@ def assert_clean(page, name: str, *, errors_expected: bool = False) -> None:
         assert errors.count() == 0, f"{name}: error box shown: {errors.first.inner_text()[:500]}"
 
 
+def new_context(browser):
+    """A fresh visitor (its own cookies and Streamlit session) whose page loads wait up to ``NAVIGATION_MS``:
+    Playwright's own 30 s once ran out for a page loading beside six others on two busy cores (the load test)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_navigation_timeout(NAVIGATION_MS)
+    return context
+
+
 @pytest.fixture()
 def open_page(browser, server_url) -> Iterator[Callable[[str], object]]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
     pages = []
 
     def _open(path: str = ""):

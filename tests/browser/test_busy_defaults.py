@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.browser.conftest import assert_clean, streamlit_server, wait_idle
+from tests.browser.conftest import assert_clean, new_context, streamlit_server, wait_idle
 
 # alone: its four spinning processes would slow every test of another worker beside it; kept apart when the slow
 # tier runs on workers (the Makefile's note on `make test`)
@@ -57,7 +57,7 @@ def busy_server() -> Iterator[str]:
 
 @pytest.fixture()
 def open_busy(browser, busy_server) -> Iterator[Callable[[str], object]]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
 
     def _open(path: str):
         page = context.new_page()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import assert_clean, new_context, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -25,7 +25,7 @@ GRID_TITLE = "() => [...document.querySelectorAll('.gtitle')].some(t => t.textCo
 def page(browser, server_url):
     """A fresh page of the Interventions (not ``open_page``: its first run, on a CPU, takes longer than that
     fixture waits, and the waits below say what they wait for)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
     yield context.new_page()
     context.close()
 

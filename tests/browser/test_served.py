@@ -8,7 +8,7 @@ import pytest
 
 from explorer.cli.endpoints import toml_of
 from explorer.serving.endpoints import Endpoint
-from tests.browser.conftest import assert_clean, streamlit_server, wait_idle
+from tests.browser.conftest import assert_clean, new_context, streamlit_server, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +24,7 @@ def served_app(served_engine, served_embedder, tmp_path_factory, bundled_decoder
 
 @pytest.fixture
 def visit(browser, served_app):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
 
     def go(path: str):
         page = context.new_page()
@@ -127,7 +127,7 @@ def hostile_app(tmp_path_factory):
 def test_misbehaving_engines_never_take_a_page_down(browser, hostile_app) -> None:
     from tests.hostile_engine import SECRET_PATH
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
     try:
         page = context.new_page()
         page.goto(f"{hostile_app}/tokenizers?tokenizers=gpt2&served=wrong-ids,garbled,traceback")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import assert_clean, wait_idle
+from tests.browser.conftest import assert_clean, new_context, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def _figures_with(page, text: str, timeout: float = 300_000) -> None:
 def why_page(browser, server_url):
     """The page opened with a longer first wait than ``open_page``'s: its first run loads Gemma and MiniLM and
     computes every cell (half a minute on an idle 2-core CPU)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = new_context(browser)
     page = context.new_page()
     page.goto(f"{server_url}/why?methods=grad-input,occlusion")
     yield page
