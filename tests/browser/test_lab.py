@@ -23,8 +23,8 @@ POINTS = "() => [...document.querySelectorAll('.js-plotly-plot')].map(d => (d.da
 @pytest.fixture(scope="module")
 def server_url():
     """A server of this module's own that trains the tests' small steps and probes (``EXPLORER_LAB_QUICK=1``, as the
-    lab's AppTests do): the same page and code path, where the default downstream probe was 80 of
-    the test's 95 s (py-spy on the app server). What is checked here is the live page, not the probe's size."""
+    lab's AppTests do): the same page and code path, where the default downstream probe was 80 of the test's 95 s
+    (py-spy on the app server). What is checked here is the live page, not the probe's size."""
     with streamlit_server(EXPLORER_LAB_QUICK="1") as url:
         yield url
 
