@@ -15,13 +15,15 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app import ui  # noqa: E402
+from app import preload, ui  # noqa: E402
 from app.navigation import SECTIONS  # noqa: E402
 from app.state import liveness  # noqa: E402
 from explorer.core import logs, settings  # noqa: E402
 from explorer.core.errors import ExplorerError  # noqa: E402
 
 PAGES = ROOT / "pages"
+# Each page's file by the url path Streamlit gives its page (the default page's is "").
+PAGE_FILES = {("" if u == "home" else u): PAGES / f for pages in SECTIONS.values() for f, _, _, u in pages}
 
 
 def _navigation() -> st.Page:
@@ -68,4 +70,7 @@ st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:"
 _stop_on_bad_settings()
 ui.init_session_state()
 with ui.last_resort():  # a bug shows a short message with a reference; the traceback goes to the server log
-    _navigation().run()
+    page = _navigation()
+    if (script := PAGE_FILES.get(page.url_path)) is not None:
+        preload.ensure(script)  # two first visitors at once must not import the same modules in two threads
+    page.run()
