@@ -9,11 +9,14 @@ requests (its text, :data:`explorer.serving.probe.PROBE_TEXT`, and the embedding
 and everything else gets the fault; without it every request does.
 
 Faults: wrong field types in completions (``logprobs-number``, ``top-logprobs-number``, ``content-number``,
-``text-number``, ``choices-number``, ``offset-huge``, ``logprob-huge``), in embeddings (``ragged``, ``count``,
+``text-number``, ``choices-number``, ``offset-huge``, ``logprob-huge``, ``logprob-floor``: every echoed token
+-1e308, a legal number whose sum over two tokens is -inf), in embeddings (``ragged``, ``count``,
 ``nan-embedding``, ``embedding-strings``) and tokenization (``ids-infinity``); and on the wire: ``drip`` (the
 whole answer, status line included, one byte every ``drip_s``), ``endless`` (a chunked 200 that goes on for
 ``endless_mb``), ``traceback`` (a 500 whose body is the engine's traceback with its file paths), ``nested`` (JSON
-nested 100,000 levels), ``slow`` (every completion and embedding after ``drip_s`` seconds, as a CPU engine).
+nested 100,000 levels), ``slow`` (every completion and embedding after ``drip_s`` seconds, as a CPU engine),
+``hang`` (a completion is held until the engine is closed, then its connection drops unanswered: a server
+stopped mid-request, at the moment the test chooses rather than when the machine's speed says).
 :attr:`HostileEngine.sent` counts the bytes written, so a test sees where a client hung up.
 
     with HostileEngine("ragged") as engine:
@@ -50,8 +53,8 @@ TRACEBACK = ("Traceback (most recent call last):\n"
              "    raise RuntimeError(msg)\n"
              "RuntimeError: CUDA out of memory while allocating the KV cache")
 FAULTS = ("logprobs-number", "top-logprobs-number", "content-number", "text-number", "choices-number", "offset-huge",
-          "logprob-huge", "ragged", "count", "nan-embedding", "embedding-strings", "ids-infinity", "drip", "endless",
-          "traceback", "nested", "slow", "no-echo")
+          "logprob-huge", "logprob-floor", "ragged", "count", "nan-embedding", "embedding-strings", "ids-infinity",
+          "drip", "endless", "traceback", "nested", "slow", "no-echo", "hang")
 
 
 def _words(text: str) -> list[str]:
@@ -128,6 +131,9 @@ def _completion_fault(fault: str, answer: dict[str, Any]) -> dict[str, Any]:
         answer["choices"] = 5
     elif fault == "offset-huge":
         choice["logprobs"] = {**lp, "text_offset": [1e308] * len(lp["text_offset"])}
+    elif fault == "logprob-floor":
+        choice["logprobs"] = {**lp, "token_logprobs": [None, *[-1e308] * (len(lp["token_logprobs"]) - 1)],
+                              "top_logprobs": [None, *[{" Paris": -1e308}] * (len(lp["top_logprobs"]) - 1)]}
     elif fault == "logprob-huge":
         choice["logprobs"] = {**lp, "token_logprobs": [1e308] * len(lp["token_logprobs"]),
                               "top_logprobs": [{" Paris": 1e308, " x": 1e300}] * len(lp["top_logprobs"])}
@@ -148,6 +154,10 @@ def _embeddings(texts: list[str], fault: str | None) -> dict[str, Any]:
         vectors = [[str(x) for x in v] for v in vectors]
     return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": v}
                                        for i, v in enumerate(vectors)]}
+
+
+class _HungUp(Exception):
+    """The ``hang`` fault's end: the connection closes with no answer written."""
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -221,6 +231,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if fault == "slow":
                 self.state.stop.wait(self.state.drip_s)
                 return 200, completion(body)
+            if fault == "hang":
+                self.state.stop.wait()
+                raise _HungUp
             return 200, _completion_fault(fault, completion(body)) if fault else completion(body)
         if path == "/v1/embeddings":
             if fault == "slow":
@@ -250,7 +263,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return self._send(200, b"[" * 100_000 + b"]" * 100_000)
             status, answer = self._answer(path, body)
             self._send(status, json.dumps(answer).encode())
-        except (BrokenPipeError, ConnectionResetError):  # the client hung up: what a test looks for
+        except (BrokenPipeError, ConnectionResetError, _HungUp):  # the client (or we) hung up: what a test looks for
             self.close_connection = True
 
     def do_GET(self) -> None:  # noqa: N802  (the standard library's name)

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -46,21 +45,17 @@ def no_build(monkeypatch):
 def test_a_million_token_step_is_accumulated_or_refused_before_anything_is_built(no_build, monkeypatch) -> None:
     """`pretrain mlm --steps 1 --batch-tokens 1000000 --seq-len 512` in one step grows to 17 GB and is
     OOM-killed: it is planned as accumulated smaller steps, or refused, before anything is built."""
-    stepmemory.shape("mlm", "tiny", 512)  # imports and the meta count once; the plan itself must then be instant
     for cap in ("4", "0.5", "0.3"):
         monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", cap)
-        tic = time.perf_counter()
         try:
-            step = stepmemory.step_plan(MILLION)
+            step = stepmemory.step_plan(MILLION)  # planned, never built (``no_build`` fails on a build)
         except ExplorerError as err:
-            assert time.perf_counter() - tic < 2.0
             assert cap != "4" and "allow" in str(err), err
             assert ("largest step that fits is" in str(err)) == (cap == "0.5"), err
             assert ("longest window that fits is" in str(err)) == (cap == "0.3"), err
             with pytest.raises(ExplorerError):  # the trainer refuses the same way, before its model is built
                 trainer.start(MILLION)
             continue
-        assert time.perf_counter() - tic < 2.0
         assert cap == "4" and 1 < step.passes <= stepmemory.MAX_ACCUMULATION, step
         assert step.peak <= step.budget == 4 * 10**9 < step.one_pass.total
         assert step.micro_tokens * step.passes >= 1_000_000 and "micro-batches" in (step.notice or "")
@@ -71,11 +66,9 @@ def test_the_cli_refuses_the_million_token_step_in_one_line_before_reading_text(
 
     monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.5")
     monkeypatch.setattr(corpus, "bundled", lambda: pytest.fail("the corpus was read"))
-    tic = time.perf_counter()
     assert main(["pretrain", "mlm", "--steps", "1", "--batch-tokens", "1000000", "--seq-len", "512"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "largest step that fits is" in err and "Traceback" not in err, err
-    assert time.perf_counter() - tic < 10
 
 
 def test_limits_follow_from_the_budget() -> None:

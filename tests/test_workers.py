@@ -11,21 +11,34 @@ from explorer.core.errors import ExplorerError
 from explorer.runtime import workers
 
 
-def _run_jobs(n_jobs: int, hold: float) -> tuple[int, list[int]]:
+def _run_jobs(n_jobs: int, together: int = 1) -> tuple[int, list[int]]:
+    """``n_jobs`` jobs, each started once the one before it holds a slot or waits for one (arrival order by
+    events, not sleeps); the first holds its slot until every job has arrived, so the others queue; with
+    ``together`` > 1 the jobs inside meet at a barrier of that many, so they provably run at once (a wrong limit
+    breaks the barrier instead of passing by luck)."""
     peak, order, lock = [0], [], threading.Lock()
+    meet = threading.Barrier(together, timeout=60) if together > 1 else None
+    arrived = threading.Event()
 
     def job(i: int) -> None:
         with workers.model_slot(f"job {i}"):
             with lock:
                 order.append(i)
                 peak[0] = max(peak[0], workers.stats()["running"])
-            time.sleep(hold)
+            if i == 0 and together == 1:
+                arrived.wait(60)
+            if meet is not None:
+                meet.wait()
 
     threads = []
     for i in range(n_jobs):
         threads.append(threading.Thread(target=job, args=(i,)))
         threads[-1].start()
-        time.sleep(0.02)  # arrival order 0, 1, 2, ...
+        deadline = time.monotonic() + 60
+        while len(order) + workers._SLOTS.waiting() < i + 1:  # job i has a slot or a place in the queue
+            assert time.monotonic() < deadline, f"job {i} never arrived"
+            time.sleep(0.001)
+    arrived.set()
     for t in threads:
         t.join()
     return peak[0], order
@@ -33,13 +46,13 @@ def _run_jobs(n_jobs: int, hold: float) -> tuple[int, list[int]]:
 
 def test_one_slot_serialises_in_arrival_order(monkeypatch) -> None:
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "1")
-    peak, order = _run_jobs(5, 0.05)
+    peak, order = _run_jobs(5)
     assert peak == 1 and order == [0, 1, 2, 3, 4]
 
 
 def test_two_slots_run_two_at_once(monkeypatch) -> None:
     monkeypatch.setenv("EXPLORER_MODEL_WORKERS", "2")
-    peak, _ = _run_jobs(4, 0.2)
+    peak, _ = _run_jobs(4, together=2)
     assert peak == 2
 
 

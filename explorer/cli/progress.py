@@ -60,11 +60,18 @@ class Ticker:
             print(line, file=sys.stderr, flush=True)
             self.last = self.clock()
 
+    def beat(self) -> bool:
+        """Repeat the status if ``every`` seconds went by in silence (what the heartbeat thread does each time it
+        wakes); whether a line was said."""
+        status = self.status
+        if status is None or not self.due():
+            return False
+        self.say(status(self.elapsed))
+        return True
+
     def _beat(self) -> None:
         while not self._stop.wait(min(1.0, max(0.05, self.every / 4))):
-            status = self.status
-            if status is not None and self.due():
-                self.say(status(self.elapsed))
+            self.beat()
 
     def __enter__(self) -> Ticker:
         self._thread = threading.Thread(target=self._beat, name="cli-progress", daemon=True)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -52,13 +52,23 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None
     raise RuntimeError("streamlit server did not become healthy in time")
 
 
+def server_command(port: int, paced: Mapping[str, float] | None = None) -> list[str]:
+    """``streamlit run app/main.py`` on ``port`` of 127.0.0.1; with ``paced`` (function -> seconds, see
+    tests/browser/paced.py) each named function pauses that long before every call."""
+    run = ["run", str(ROOT / "app" / "main.py"), "--server.headless", "true", "--server.port", str(port),
+           "--server.address", "127.0.0.1"]
+    if not paced:
+        return [sys.executable, "-m", "streamlit", *run]
+    return [sys.executable, "-m", "tests.browser.paced", *(f"{k}={v}" for k, v in paced.items()), "--", *run]
+
+
 @contextlib.contextmanager
-def streamlit_server(**extra_env: str) -> Iterator[str]:
-    """A real ``streamlit run app/main.py`` on a free port of 127.0.0.1 with ``extra_env``; yields its URL."""
+def streamlit_server(paced: Mapping[str, float] | None = None, **extra_env: str) -> Iterator[str]:
+    """A real ``streamlit run app/main.py`` on a free port of 127.0.0.1 with ``extra_env`` (and ``paced``
+    functions: :func:`server_command`); yields its URL."""
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **extra_env}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-           "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1"]
+    cmd = server_command(port, paced)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -14,9 +14,10 @@ OBJECTIVES = ("mlm", "bert", "albert")  # trainable since the lab's core landed
 # ~3,600 words: the upload keeps the run small (cutting the bundled corpus into windows takes longer than training)
 TEXT = "\n\n".join(f"The function number {i} returns a list of values from the module, and the loop reads it "
                    f"again in order {i % 7}." for i in range(200)).encode()
-# EXPLORER_LAB_QUICK steps take ~0.05 s: six of them (~0.3 s) fit between two of the fragment's one-second redraws,
-# and CI once saw no mid-run state at all. Forty keep each run training through several redraws (the test: ~35 s).
-STEPS = 40
+# The page redraws its runs once a second; an EXPLORER_LAB_QUICK step takes ~0.05 s here and less on a faster
+# machine, so a run could end between two redraws. The server paces each step to at least PACE_S: a run of STEPS
+# steps trains for 3 s or more on any machine, through several redraws.
+STEPS, PACE_S = 20, 0.15
 POINTS = "() => [...document.querySelectorAll('.js-plotly-plot')].map(d => (d.data || []).map(t => (t.x || []).length))"
 
 
@@ -25,7 +26,7 @@ def server_url():
     """A server of this module's own that trains the tests' small steps and probes (``EXPLORER_LAB_QUICK=1``, as the
     lab's AppTests do): the same page and code path, where the default downstream probe was 80 of the test's 95 s
     (py-spy on the app server). What is checked here is the live page, not the probe's size."""
-    with streamlit_server(EXPLORER_LAB_QUICK="1") as url:
+    with streamlit_server({"explorer.training.trainer:_step": PACE_S}, EXPLORER_LAB_QUICK="1") as url:
         yield url
 
 
