@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from explorer.core.notices import Notice
 from explorer.plots import attention as plots
 from explorer.runtime import capacity, workers
@@ -37,7 +38,7 @@ class Req(NamedTuple):
     dtype: str = "auto"
 
 
-@st.cache_data(max_entries=2, show_spinner=False)
+@cache_complete(max_entries=2, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def _maps(req: Req) -> attention.AttentionMaps:
     return attention.extract(req.model, req.text, target=req.target, max_tokens=req.max_tokens,

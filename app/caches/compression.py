@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from explorer.compression import study
 from explorer.compression.result import Progress
 from explorer.runtime import workers
@@ -26,14 +27,14 @@ def measured_as_decoder(model: str, models_dir: str | None = None) -> bool:
     return resolve(model, models_dir).decoder
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cache_complete(max_entries=16, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def baseline(wanted: study.Settings) -> study.Baseline:
     """The original measured for ``wanted`` (model, device, prompt, repeats, early exit or copies)."""
     return study.baseline(wanted)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cache_complete(max_entries=64, show_spinner=False)
 @workers.queued
 def one_method(wanted: study.Settings, method: str) -> study.Row:
     """``method`` measured against the cached original of ``wanted``."""

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from explorer.interventions import ablation, across, components, models, patching, ranking, remote, steering
 from explorer.interventions.grid import PatchGrid
 from explorer.runtime import workers
@@ -98,7 +99,7 @@ def patch(where: Target, pair: PairReq, site: str, metric: str, progress: Progre
     return grid
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cache_complete(max_entries=16, show_spinner=False)
 @workers.queued
 def ablate(where: Target, text: str, kind: str, spec: str, mode: str, target: str):
     """One ablation (:func:`explorer.interventions.ablation.ablate`)."""
@@ -106,7 +107,7 @@ def ablate(where: Target, text: str, kind: str, spec: str, mode: str, target: st
                            **where.load_kwargs())
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cache_complete(max_entries=4, show_spinner=False)
 @workers.queued
 def rank(where: Target, text: str, target: str, foil: str, mode: str):
     """Every head by ablation effect, beside its gradient importance."""
@@ -114,7 +115,7 @@ def rank(where: Target, text: str, target: str, foil: str, mode: str):
     return ranking.rank_heads(loaded, text, target or None, foil or None, mode=mode)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@cache_complete(max_entries=8, show_spinner=False)
 @workers.queued
 def steer(where: Target, text: str, positive: tuple[str, ...], negative: tuple[str, ...], layer: int,
           coefficient: float, max_new_tokens: int, strategy: str, seed: int):
@@ -123,7 +124,7 @@ def steer(where: Target, text: str, positive: tuple[str, ...], negative: tuple[s
                           max_new_tokens=max_new_tokens, strategy=strategy, seed=seed, **where.load_kwargs())
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cache_complete(max_entries=4, show_spinner=False)
 @workers.queued
 def side_by_side(refs: tuple[ModelRef, ...], pair: PairReq, site: str, metric: str, device: str, dtype: str):
     """The same grid for several models, resolved by the page (:func:`explorer.interventions.across.across`)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from explorer.papers.mechanisms import deberta, distillation, text2text
 from explorer.papers.mechanisms import sift as sift_mechanism
 from explorer.runtime import workers
@@ -17,7 +18,7 @@ from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import resolve
 
 
-@st.cache_data(max_entries=8, show_spinner="Splitting DeBERTa's attention…")
+@cache_complete(max_entries=8, show_spinner="Splitting DeBERTa's attention…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def deberta_split(key: str, text: str, device: str = "auto", dtype: str = "auto") -> deberta.DisentangledSplit:
     """Layer-0 scores of ``text`` split into c2c + c2p + p2c, checked against the model (on the sidebar's
@@ -31,7 +32,7 @@ def deberta_buckets(key: str) -> tuple[np.ndarray, np.ndarray, int]:
     return deberta.variant_buckets(key)
 
 
-@st.cache_data(max_entries=4, show_spinner="Running BERT-base and DistilBERT…")
+@cache_complete(max_entries=4, show_spinner="Running BERT-base and DistilBERT…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def triple(text: str, seed: int, temperature: float, device: str = "auto",
            dtype: str = "auto") -> distillation.TripleLoss:
@@ -39,7 +40,7 @@ def triple(text: str, seed: int, temperature: float, device: str = "auto",
     return distillation.triple_loss(text, seed, temperature, device=device, dtype=dtype)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cache_complete(max_entries=4, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def temperature_curve(text: str, seed: int, device: str = "auto",
                       dtype: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,7 +49,7 @@ def temperature_curve(text: str, seed: int, device: str = "auto",
     return res.curve(distillation.CURVE_TEMPERATURES)
 
 
-@st.cache_data(max_entries=4, show_spinner="Running BERT-base and TinyBERT…")
+@cache_complete(max_entries=4, show_spinner="Running BERT-base and TinyBERT…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def layerwise(text: str, seed: int, device: str = "auto", dtype: str = "auto") -> distillation.LayerwiseLoss:
     """TinyBERT's layer-wise losses on ``text`` masked with ``seed`` (on the sidebar's device and precision)."""
@@ -79,7 +80,7 @@ def m2m(source_lang: str, target_lang: str, source: str, target: str) -> text2te
     return text2text.m2m_frame(source_lang, target_lang, source, target)
 
 
-@st.cache_data(max_entries=16, show_spinner="Finding the adversarial direction…")
+@cache_complete(max_entries=16, show_spinner="Finding the adversarial direction…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def sift(model: str, text: str, epsilon: float, device: str = "auto", dtype: str = "auto") -> sift_mechanism.SiftResult:
     """SiFT's and a uniform perturbation of ``text``'s embeddings in a bundled real model, compared."""

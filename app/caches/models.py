@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from app.caches.backends import BY_IDENT, TTL, scheduled
 from explorer.runtime import fence, modelcache, workers
 from explorer.runtime.resolve import ModelRef
@@ -53,7 +54,7 @@ def fill(model: Backend, prompt: str, top_k: int, answer_tokens: int = 1) -> fil
     return scheduled(model, _fill, model, prompt, top_k, answer_tokens)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cache_complete(max_entries=32, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def fill_many(refs: tuple[ModelRef, ...], text: str, top_k: int, directory: str | None, answer_tokens: int,
               limit: int, device: str = "auto", dtype: str = "auto") -> fillbatch.BatchFill:
@@ -80,7 +81,7 @@ def prompt_limit(device: str = "auto") -> int:
     return fillbatch.page_prompt_limit(resolve_device(device))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cache_complete(max_entries=64, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def electra(generator: ModelRef, disc: ModelRef, text: str, fraction: float, seed: int, device: str = "auto",
             dtype: str = "auto") -> discriminator.ReplacedTokens:

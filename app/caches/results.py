@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from explorer.architecture import budgets
 from explorer.papers import claims, crosspaper, results, scaling, speed
 from explorer.runtime import workers
@@ -19,7 +20,7 @@ def costs(keys: tuple[str, ...]) -> dict[str, tuple[int, int]]:
     return results.costs(keys)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@cache_complete(max_entries=8, show_spinner=False)
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def measure(keys: tuple[str, str], seq_len: int, runs: int) -> speed.Speed:
     return speed.measure(keys, seq_len=seq_len, runs=runs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from explorer.runtime import workers
 from explorer.serving import backend, endpoints, probe
 from explorer.serving.endpoints import Endpoint
@@ -42,14 +43,14 @@ def endpoint(name: str) -> Endpoint:
 PROBE_AGE = 60.0  # seconds a probe is reused: a server that comes up or restarts is seen soon
 
 
-@st.cache_data(max_entries=32, ttl=PROBE_AGE, show_spinner="Asking the servers what they can do…")
+@cache_complete(max_entries=32, ttl=PROBE_AGE, show_spinner="Asking the servers what they can do…")
 @workers.remote
 def capabilities_of(eps: tuple[Endpoint, ...]) -> tuple[probe.Capabilities, ...]:
     """Several endpoints' probes at once (each a minute): a page waits for the slowest, not for their sum."""
     return probe.capabilities_many(eps, max_age=PROBE_AGE)
 
 
-@st.cache_data(max_entries=32, ttl=600, show_spinner="Asking the server's tokenizer…")
+@cache_complete(max_entries=32, ttl=600, show_spinner="Asking the server's tokenizer…")
 @workers.remote
 def tokens(ep: Endpoint, text: str) -> ServedTokens:
     """The text as the served model's own tokenizer splits it (its server's tokenize route)."""

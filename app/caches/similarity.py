@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
 from app.caches.backends import BY_IDENT, TTL, scheduled
 from explorer.runtime import workers
 from explorer.runtime.loading import load_model
@@ -71,7 +72,7 @@ def search(model: Backend, query: str, text: str) -> similarity.SearchResult:
     return scheduled(model, _search, model, query, text)
 
 
-@st.cache_data(max_entries=16, show_spinner="Late interaction: encoding every token…")
+@cache_complete(max_entries=16, show_spinner="Late interaction: encoding every token…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def late_ranking(encoder: ModelRef, bi_encoder: ModelRef, query: str, text: str, device: str = "auto",
                  dtype: str = "auto") -> colbert.Ranking:
@@ -81,14 +82,14 @@ def late_ranking(encoder: ModelRef, bi_encoder: ModelRef, query: str, text: str,
                         load_model(bi_encoder, device=device, dtype=dtype), query, text)
 
 
-@st.cache_data(max_entries=32, show_spinner="Token by token similarity…")
+@cache_complete(max_entries=32, show_spinner="Token by token similarity…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def maxsim(encoder: ModelRef, query: str, doc: str, device: str = "auto", dtype: str = "auto") -> colbert.MaxSim:
     """MaxSim of the query against one document, token by token."""
     return colbert.maxsim_texts(colbert.load_encoder(encoder, device=device, dtype=dtype), query, doc)
 
 
-@st.cache_data(max_entries=16, show_spinner="Clustering token vectors and compressing…")
+@cache_complete(max_entries=16, show_spinner="Clustering token vectors and compressing…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def compression(encoder: ModelRef, query: str, text: str, k: int, seed: int, top_k: int, device: str = "auto",
                 dtype: str = "auto") -> colbert.CompressionStudy:
@@ -97,14 +98,14 @@ def compression(encoder: ModelRef, query: str, text: str, k: int, seed: int, top
                                      k or None, seed, top_k)
 
 
-@st.cache_data(max_entries=8, show_spinner="Embedding the graded pairs with every pooling…")
+@cache_complete(max_entries=8, show_spinner="Embedding the graded pairs with every pooling…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def pooling_study(model: ModelRef, device: str = "auto", dtype: str = "auto") -> list[sbert.PoolingRow]:
     """CLS, mean and max pooling of ``model`` on the bundled graded pairs, with each one's Spearman."""
     return sbert.pooling_study(load_model(model, device=device, dtype=dtype))
 
 
-@st.cache_data(max_entries=32, show_spinner="Computing Sentence-BERT's three objectives…")
+@cache_complete(max_entries=32, show_spinner="Computing Sentence-BERT's three objectives…")
 @workers.queued  # model work waits its turn (explorer.runtime.workers); cache hits do not
 def objectives(model: ModelRef, anchor: str, positive: str, negative: str, label: str, gold: float,
                device: str = "auto", dtype: str = "auto") -> sbert.Objectives:
