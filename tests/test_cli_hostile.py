@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import re
 from pathlib import Path
@@ -60,6 +61,7 @@ BASE: dict[str, dict[str, object]] = {
     "endpoints": {"--no-probe": True},
     "serve": {"--dry-run": True, "--port": "8080"},  # serving runs until stopped: the check alone
     "lens": {"--model": "{gemma}", "--text": "Hello there", "--top-k": "2"},
+    "forward": {"--model": "{gemma}", "--text": "Hello there"},
     "attribute": {"--model": "{gemma}", "--text": "Hello there", "--target": "world", "--method": "grad"},
     "tuned-lens train": {"--model": "{gemma}", "--steps": "1", "--windows": "1", "--seq-len": "8", "--heldout": "1",
                          "--out": "lens-out"},
@@ -203,3 +205,43 @@ def test_a_10k_character_value_is_echoed_cut(argv: list[str]) -> None:
     code, err = _run([a.replace("{long}", long) for a in argv])
     assert code == 2 and "Traceback" not in err
     assert "y" * 81 not in err and "…" in err and len(err) < 600, err[:300]
+
+
+def _valid_values(action: argparse.Action) -> list[str]:
+    """Values ``action`` must accept: each of its choices, or the bounds of its :func:`explorer.cli.argtypes.number`
+    (read from the parser's closure; a factory passed where its parser belongs, ``type=seed``, has none and is
+    given "0", which it then refuses)."""
+    if action.choices is not None:
+        return [str(c) for c in action.choices]
+    parse = action.type
+    bounds = inspect.getclosurevars(parse).nonlocals if callable(parse) and getattr(parse, "__closure__", None) else {}
+    if not {"kind", "lo", "hi"} <= set(bounds):
+        return ["0"]
+    kind, lo, hi = bounds["kind"], bounds["lo"], bounds["hi"]
+    first = (lo + 1 if kind is int else (lo + hi) / 2) if bounds.get("lo_open") else lo
+    return [str(kind(first)), str(kind(hi))]
+
+
+def _typed(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The options checked at parse time by :mod:`explorer.cli.argtypes`, or limited to choices."""
+    return [a for a in _options(parser)
+            if a.choices is not None or getattr(a.type, "__module__", None) == "explorer.cli.argtypes"]
+
+
+@pytest.mark.parametrize("command", sorted({c for c, p in _leaves(build_parser()) if _typed(p)}))
+def test_every_typed_option_parses_a_valid_value(command: str) -> None:
+    """Each option of each command given a value it must accept parses through the real parser (parse only: no
+    command runs), so a flag that refuses every value (``type=seed`` for ``type=seed()``) cannot ship."""
+    parser = dict(_leaves(build_parser()))[command]
+    fake = {"bert": "b", "bert_base": "bb", "t5": "t5", "qa": "qa", "gemma": "g"}  # never read: parse only
+    problems = []
+    for action in _typed(parser):
+        for value in _valid_values(action):
+            argv = _argv(command, parser, _name(action), value, fake)
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err):
+                    build_parser(argv[0]).parse_args(argv)
+            except SystemExit:
+                problems.append(f"{command} {_name(action)} {value!r}: {err.getvalue().strip()}")
+    assert not problems, "\n".join(problems)

@@ -1,6 +1,7 @@
 """Perplexity: a text shorter than a window equals a direct cross-entropy; rolling windows score every token once,
 each as lm-eval's windows (checked against lm-eval's own window function); the head applied in slices equals
-the model's own; a request's budget keeps the windows scored."""
+the model's own; a request's budget keeps the windows scored; the cost is said before any window runs, a window that
+would not fit is not started, and the page's window-a-request parts continue where the last call stopped."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import torch
 from lm_eval.utils import get_rolling_token_windows, make_disjoint_window
 
 from explorer.core.errors import ExplorerError
-from explorer.evaluation import bundled, perplexity, rolling
+from explorer.evaluation import bundled, cost, perplexity, rolling
 from explorer.evaluation.decoder import prefix_token
 from explorer.evaluation.scorer import local_scorer, scorer_for
 from explorer.runtime import cancel
@@ -100,3 +101,66 @@ def test_gemma_perplexity_of_a_short_text_equals_the_direct_cross_entropy(bundle
     tok = scorer.loaded.tokenizer
     ids = [prefix_token(tok), *tok(text, add_special_tokens=False)["input_ids"]]
     assert res.perplexity == pytest.approx(cross_entropy_perplexity(scorer.loaded.model, ids), rel=1e-4)
+
+
+def _ticking(budget: float, step: float = 1.0) -> cancel.CancelToken:
+    """A request whose clock moves ``step`` seconds each time it is read (never the machine's own time)."""
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += step
+        return now[0]
+
+    return cancel.CancelToken(cancel.RequestBudget(budget, 2**40, "test"), clock=clock, memory=lambda: 0)
+
+
+class _Kept(dict):
+    """A pace table that keeps its figures (a window measured here does not replace them)."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
+def test_the_cost_is_known_before_any_window_and_from_the_models_size(tiny, monkeypatch) -> None:
+    monkeypatch.setattr(cost, "_PACE", {})  # nothing measured here yet
+    scorer = local_scorer(tiny)
+    plan = perplexity.estimate(scorer, TEXT, window=4)
+    res = perplexity.perplexity(scorer, TEXT, window=4)
+    assert (plan.tokens, plan.windows, plan.window) == (res.tokens, res.total_windows, 4)
+    params = sum(p.numel() for p in tiny.model.parameters())
+    assert plan.seconds == pytest.approx(sum(plan.work) * 2 * params / cost.TYPICAL_CPU_FLOPS)
+    assert plan.work[0] == 4 and "typical 2-core CPU" in plan.pace and f"{plan.tokens:,} tokens in" in plan.said
+    assert "measured here" in perplexity.estimate(scorer, TEXT, window=4).pace  # the run set this process's pace
+
+
+def test_a_window_that_would_not_fit_is_not_started_and_the_next_ones_are_cut(tiny, monkeypatch) -> None:
+    scorer = local_scorer(tiny)
+    monkeypatch.setitem(cost._PACE, (tiny.key, "cpu"), 3.0)  # 3 s a token read: a window of 4 is 12 s
+    with cancel.scope(_ticking(10.0)), pytest.raises(ExplorerError, match="window 1 of .* about 12 s.*not started"):
+        perplexity.perplexity(scorer, TEXT, window=4)
+    monkeypatch.setattr(cost, "_PACE", _Kept({(tiny.key, "cpu"): 3.0}))  # each window planned at 12 s
+    with cancel.scope(_ticking(25.0)):  # a few clock reads a window: the fourth would not fit
+        res = perplexity.perplexity(scorer, TEXT, window=4)
+    assert 0 < res.windows < res.total_windows and "next window would have passed" in res.notices[0].text
+
+
+def test_the_pages_parts_continue_where_the_last_call_stopped_and_equal_one_run(tiny) -> None:
+    """Each part "takes" 5 s of a fake clock unless the page's cache has it; 12 s a call: three windows, then three
+    more on asking again, and the whole text in the end, equal to one run of it."""
+    scorer, cached, now = local_scorer(tiny), {}, [0.0]
+    whole = perplexity.perplexity(scorer, TEXT, window=4)
+
+    def part(first: int, last: int) -> perplexity.Perplexity:
+        if (first, last) not in cached:
+            now[0] += 5.0
+            cached[first, last] = perplexity.perplexity(scorer, TEXT, window=4, first=first, last=last)
+        return cached[first, last]
+
+    plan = perplexity.estimate(scorer, TEXT, window=4)
+    calls: list[perplexity.Perplexity] = []
+    while not calls or not calls[-1].complete:
+        calls.append(perplexity.in_parts(part, plan, TEXT, 12.0, clock=lambda: now[0]))
+    assert [c.windows for c in calls[:2]] == [3, 6] and "run it again to continue" in calls[0].notices[0].text
+    last = calls[-1]
+    assert last.tokens == whole.tokens and last.logprob == pytest.approx(whole.logprob, abs=1e-4)
+    assert last.word_perplexity == pytest.approx(whole.word_perplexity, rel=1e-5) and not last.notices

@@ -1,8 +1,12 @@
 """The projector: PCA equal to scikit-learn's up to sign, t-SNE and UMAP identical across runs with one seed,
-Procrustes alignment, neighbours, and real MiniLM embeddings that put paraphrases nearer than random pairs."""
+repeated vectors refused or drawn on their twins (never a crash or NaN), the worker process that survives a
+native crash and a stopped request, Procrustes alignment, neighbours, and real MiniLM embeddings that put
+paraphrases nearer than random pairs."""
 
 from __future__ import annotations
 
+import faulthandler
+import math
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +15,8 @@ from sklearn.decomposition import PCA
 
 from explorer.compression import quality
 from explorer.core.errors import ExplorerError
-from explorer.evaluation import bundled, projection, projector, vectors
+from explorer.evaluation import bundled, layoutworker, projection, projector, vectors
+from explorer.runtime import cancel
 from explorer.runtime.loading import load_model
 from explorer.runtime.resolve import resolve
 from explorer.tasks import similarity
@@ -52,19 +57,74 @@ def test_one_seed_gives_the_same_picture_every_time(method: str) -> None:
 
 def test_umaps_compiled_functions_are_cached_on_disk_for_the_next_process() -> None:
     projection.project(BLOBS, "umap", 2, seed=0)
-    import numba
-
-    assert any(Path(numba.config.CACHE_DIR).rglob("*.nbi"))  # the next process loads instead of compiling
+    assert any(Path(projection.numba_cache_dir()).rglob("*.nbi"))  # the next process loads instead of compiling
 
 
 @pytest.mark.parametrize("matrix, method, dims, needle", [
     (BLOBS[:3], "tsne", 2, "at least 5 points"), (BLOBS[:1], "pca", 2, "at least 2 points"),
     (BLOBS, "mds", 2, "Unknown projection"), (BLOBS, "pca", 4, "2 or 3 dimensions"),
-    (np.full((6, 3), np.nan), "pca", 2, "finite"),
+    (np.full((6, 3), np.nan), "pca", 2, "6 of the 6 vectors hold NaN"),
 ])
 def test_bad_projection_requests_are_refused(matrix, method: str, dims: int, needle: str) -> None:
     with pytest.raises(ExplorerError, match=needle):
         projection.project(matrix, method, dims)
+
+
+SAME = np.tile(RNG.normal(size=(1, 20)), (10, 1))  # one sentence typed ten times
+
+
+@pytest.mark.parametrize("method", ["tsne", "umap"])
+def test_ten_copies_of_one_vector_are_refused_in_words_not_a_crash(method: str) -> None:
+    """scikit-learn's t-SNE of these divides by a zero spread and dies of SIGSEGV; UMAP gives NaN points."""
+    with pytest.raises(ExplorerError, match="All 10 texts have the same vector.*needs at least 5.*pick PCA"):
+        projection.project(SAME, method, unit="texts")
+    few = np.concatenate([SAME[:7], BLOBS[:3]])  # three different vectors: still too few
+    with pytest.raises(ExplorerError, match="6 of the 10 texts repeat another's vector.*leaves 4 different"):
+        projection.project(few, method, unit="texts")
+
+
+def test_pca_draws_copies_on_one_spot_and_says_so() -> None:
+    layout = projection.project(SAME + 1e-9 * RNG.normal(size=SAME.shape), "pca", unit="texts")  # float noise too
+    assert np.isfinite(layout.points).all() and np.ptp(layout.points, axis=0).max() < 1e-6
+    assert "All 10 texts have the same vector" in layout.notices[0].text
+
+
+@pytest.mark.parametrize("method", ["pca", "tsne"])
+def test_repeats_are_drawn_on_their_twins_and_the_distinct_ones_laid_out(method: str) -> None:
+    x = np.concatenate([BLOBS[:8], BLOBS[[0, 0, 3]]])  # three repeats of two of the points
+    layout = projection.project(x, method, seed=1, unit="texts")
+    assert np.isfinite(layout.points).all()
+    assert np.array_equal(layout.points[8], layout.points[0]) and np.array_equal(layout.points[10], layout.points[3])
+    assert len({tuple(p) for p in layout.points.tolist()}) == 8
+    assert "3 of the 11 texts repeat another's vector" in layout.notices[0].text
+    assert projection.project(BLOBS, method, seed=1).notices == ()  # no repeat, no notice
+
+
+def test_a_layout_without_finite_points_is_an_error_not_nan(monkeypatch) -> None:
+    monkeypatch.setattr(layoutworker, "run", lambda fn, x, dims, seed, what: np.full((len(x), dims), np.nan))
+    with pytest.raises(ExplorerError, match="UMAP gave 45 of 45 points no finite position"):
+        projection.project(BLOBS, "umap")
+
+
+def test_a_crash_in_the_worker_costs_one_call_and_the_next_one_works() -> None:
+    assert layoutworker.run(math.hypot, 3.0, 4.0, what="a sum") == 5.0
+    with pytest.raises(ExplorerError, match="computing a test crash was killed by signal SIGSEGV.*Only this request"):
+        layoutworker.run(faulthandler._sigsegv, what="a test crash")  # type: ignore[attr-defined]  # as t-SNE died
+    assert layoutworker.run(math.hypot, 6.0, 8.0, what="a sum") == 10.0
+    with pytest.raises(ValueError, match="invalid literal"):  # an error of the job comes back as itself
+        layoutworker.run(int, "x", what="a parse")
+
+
+def test_a_stopped_request_stops_the_worker_mid_job() -> None:
+    """A job that would run for minutes, in a request whose (fake) clock says its budget is spent at the first
+    look: stopped, and the next job gets a fresh worker."""
+    ticks = iter([0.0, *[100.0] * 1000])
+    token = cancel.CancelToken(cancel.RequestBudget(10.0, 2**40, "test"), clock=lambda: next(ticks), memory=lambda: 0)
+    import time
+
+    with cancel.scope(token), pytest.raises(cancel.RequestStopped):
+        layoutworker.run(time.sleep, 600.0, what="a long wait")
+    assert layoutworker.run(math.hypot, 3.0, 4.0, what="a sum") == 5.0
 
 
 def test_procrustes_turns_a_rotated_mirrored_layout_back() -> None:

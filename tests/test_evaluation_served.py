@@ -1,7 +1,9 @@
 """A served model on a task, through the real engine (llama-cpp-python serving the bundled Gemma GGUF with its
 vocabulary cut, :mod:`tests.cut_gguf`): the same choices as the same GGUF converted and run in process (the same
 weights, dequantised), agreement with lm-eval's ``local-completions``, and a server without prompt
-log-probabilities said in words.
+log-probabilities said in words. On the test's own fake engine (:mod:`tests.hostile_engine`): choices that tie are
+decided as lm-eval decides them (``numpy.argmax``: the first) by a local model and a served one alike, with a
+notice; a choice the engine cannot score is null with a notice, never Infinity in JSON.
 
 The engine computes with the 4-bit weights themselves, the local model with their float32 dequantisation, so scores
 differ by a little: each choice's log-likelihood within :data:`TOLERANCE` of the local one, and the chosen answer
@@ -12,17 +14,22 @@ half a second a token on 2 cores; with the cut one, a hundredth of that.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 
 import pytest
 
+from explorer.cli import main
 from explorer.core.errors import ExplorerError
-from explorer.evaluation import bundled, perplexity, run
-from explorer.evaluation.scorer import scorer_for
+from explorer.evaluation import bundled, perplexity, report, run, taskfile
+from explorer.evaluation.scorer import local_scorer, scorer_for
 from explorer.evaluation.served import served_scorer
+from explorer.evaluation.task import Task
 from explorer.runtime.resolve import resolve
 from tests.conftest import FIGURES
+from tests.hostile_engine import HostileEngine
+from tests.tiny_gemma import save_tiny_gemma
 
 SLOW_CPU = 900.0  # seconds a request may take: the whole vocabulary's echo is 8 tokens a second, slower when busy
 TOLERANCE = 0.25  # nats per continuation: 4-bit weights in llama.cpp against their float32 dequantisation
@@ -78,8 +85,6 @@ def test_served_cloze_gives_the_greedy_match_and_perplexity(cut_engine) -> None:
 def test_a_server_without_prompt_logprobs_is_said_in_words() -> None:
     """An engine that ignores ``echo`` (llama.cpp's llama-server; llama-cpp-python 0.3.36 echoes even when started
     for embeddings, so the test's own engine plays that server)."""
-    from tests.hostile_engine import HostileEngine
-
     with HostileEngine("no-echo", spare_probe=False) as engine, pytest.raises(ExplorerError) as err:
         served_scorer(engine.endpoint)
     message = str(err.value)
@@ -130,3 +135,46 @@ def test_lm_evals_local_completions_makes_the_same_choices(cut_engine, local_mc,
                      for c in example.choices)
         assert max(shifts) - min(shifts) <= PER_PIECE * pieces
         assert max(range(len(theirs)), key=theirs.__getitem__) == served.choice(sample["doc_id"])
+
+
+def _tiny(tmp_path):
+    from explorer.runtime.loading import load_model
+
+    return load_model(resolve(str(save_tiny_gemma(tmp_path / "g"))), "causal-lm", device="cpu")
+
+
+def _task(lines: list[dict]) -> Task:
+    return taskfile.parse_task("\n".join(json.dumps(line) for line in lines).encode(), "tied.jsonl")
+
+
+def test_tied_choices_are_decided_as_lm_eval_decides_them_local_and_served(tmp_path) -> None:
+    """The fake engine scores a word by its length, so one-letter choices tie exactly; a local model ties identical
+    choices. Both take the first (lm-eval's ``np.argmax``), so an answer that is not first is wrong, and say so."""
+    with HostileEngine() as engine:
+        tied = _task([{"context": f"Q{i}:", "choices": ["A", "B", "C"], "answer": i} for i in range(3)])
+        served = run.score_task(served_scorer(engine.endpoint), tied)
+    assert all(len(set(e.scores)) == 1 for e in served.examples)  # every choice tied
+    rep = report.build(tied, [served])
+    assert [served.choice(i) for i in range(3)] == [0, 0, 0] and rep.summaries[0].acc.correct == 1
+    assert any("tie exactly on 3 of 3" in n.text and "lm-eval" in n.text for n in rep.notices)
+    tiny = local_scorer(_tiny(tmp_path))
+    same = _task([{"context": "The sky is", "choices": ["blue", "blue"], "answer": 1}])
+    local = run.score_task(tiny, same)
+    assert local.examples[0].scores[0] == local.examples[0].scores[1]
+    assert local.choice(0) == 0 and local.correct(0, 1) is False  # the same rule as the served run's
+
+
+def test_a_choice_the_engine_cannot_score_is_null_with_a_notice_never_infinity(tmp_path, capsys) -> None:
+    """Every echoed token -1e308 (a legal number): two of them sum to -inf. The examples are left out of the
+    accuracy, said by a notice, and the JSON holds null where it would have held -Infinity and Infinity."""
+    path = tmp_path / "floor.jsonl"
+    path.write_text("\n".join(json.dumps({"context": f"Q{i}:", "choices": ["a b", "c d"], "answer": 0})
+                              for i in range(3)), encoding="utf-8")
+    with HostileEngine("logprob-floor") as engine:
+        code = main(["evaluate", "--base-url", engine.base_url, "--model", "hostile", "--task", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert all(e["scores"] == [None, None] and e["choice"] is None and e["correct"] is None for e in doc["examples"])
+    assert doc["perplexity"] is None and doc["accuracy"] is None and doc["interval"] == [0.0, 1.0]
+    assert any("could not score a choice of 3 example(s)" in n for n in doc["notices"])

@@ -57,10 +57,16 @@ def _refused(data: bytes, *needles: str) -> str:
     (b"", ("holds no examples",)),
     (b"\n  \n\t\n", ("holds no examples",)),
     (("[" * 100 + "]" * 100).encode(), ("nested 100 levels",)),
+    (_lines(GOOD, '{"context": "x", "choices": ["a", "b"], "answer": 0, "w": NaN}'),
+     ("Line 2 of mine.jsonl holds NaN",)),
+    (_lines(GOOD, GOOD, '{"context": "x", "choices": ["a", "b"], "answer": 1' + "0" * 40 + "}"),
+     ("Line 3 of mine.jsonl holds an integer of 41 digits",)),
+    (_lines('{"context": "x", "choices": ["a", "b"], "answer": 0, "w": 1e999}'),
+     ("Line 1 of mine.jsonl holds a number too large",)),
 ], ids=["unclosed", "not-json", "no-context", "no-choices", "no-answer", "answer-range", "answer-negative",
         "answer-text", "answer-bool", "zero-choices", "one-choice", "1000-choices", "choice-not-text",
         "choices-not-list", "empty-choice", "context-not-text", "empty-continuation", "nul", "surrogate", "list",
-        "mixed-kinds", "huge-example", "empty", "blank", "deep"])
+        "mixed-kinds", "huge-example", "empty", "blank", "deep", "nan", "huge-integer", "infinity"])
 def test_each_malformed_case_has_one_message_naming_the_line(bad: bytes, needles: tuple[str, ...]) -> None:
     _refused(bad, *needles)
 
@@ -104,6 +110,14 @@ def test_cloze_continuations_are_scored_verbatim_and_repeats_are_noticed() -> No
     assert cloze.kind == CLOZE and cloze.examples[0].continuations() == (" time",)
     repeated = taskfile.parse_task(_lines({**GOOD, "choices": ["4", "4"]}), "r.jsonl")
     assert repeated.notices and "repeat a choice" in repeated.notices[0].text
+
+
+def test_choices_with_their_own_leading_space_are_scored_as_lm_eval_scores_them_and_said() -> None:
+    """lm-eval adds its target_delimiter (" ") before every choice, whatever it starts with: two spaces here."""
+    task = taskfile.parse_task(_lines(GOOD, {**GOOD, "choices": [" 4", " 5"]}), "spaced.jsonl")
+    assert task.examples[1].continuations() == ("  4", "  5")
+    assert any("starts with a space (first on line 2)" in n.text and "two spaces" in n.text for n in task.notices)
+    assert not taskfile.parse_task(_lines(GOOD), "plain.jsonl").notices
 
 
 def test_too_many_examples_are_refused() -> None:

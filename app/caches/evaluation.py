@@ -5,8 +5,10 @@ parts of a few examples, each its own request (``workers.queued`` for a local mo
 one) and each cached, so the page reports progress between parts (an element updated inside a cached function
 could not be replayed) and a part scored once answers from the cache when asked again; the parts stop when their
 time together passes one request's budget, and the run says what was cut (the command line scores everything).
-Embeddings are made the same way, a list of texts at a time; projections and neighbours are cached apart, so a new
-seed or method re-projects the same embeddings. Loaded models live in ``explorer.runtime.loading``'s one
+A text's perplexity is made the same way, a window a request: its cost is said first (:func:`local_perplexity_cost`),
+the windows that fit one request's time are scored, and asking again continues from the cached ones. Embeddings are
+made a list of texts at a time; projections and neighbours are cached apart, so a new seed or method re-projects
+the same embeddings. Loaded models live in ``explorer.runtime.loading``'s one
 process-wide cache, never here.
 """
 
@@ -16,7 +18,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from app.caches.anytime import cache_complete
+from explorer.core.notices import Notice
 from explorer.evaluation import bundled, perplexity, projector, run, taskfile, vectors
+from explorer.evaluation.cost import Cost
 from explorer.evaluation.result import ModelRun
 from explorer.evaluation.scorer import load_task, local_scorer, served_scorer
 from explorer.evaluation.task import Task
@@ -64,7 +69,7 @@ def _loaded(ref: ModelRef, device: str, dtype: str, states: bool = False) -> Loa
                       purpose="the Evaluate page")
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@cache_complete(max_entries=512, show_spinner=False)
 @workers.queued  # model work waits its turn; a cache hit does not
 def local_part(ref: ModelRef, name: str, data: bytes | None, first: int, last: int, device: str = "auto",
                dtype: str = "auto") -> ModelRun:
@@ -74,7 +79,7 @@ def local_part(ref: ModelRef, name: str, data: bytes | None, first: int, last: i
     return run.score_task(scorer, task(name, data), first=first, last=last)
 
 
-@st.cache_data(max_entries=256, ttl=600, show_spinner=False)
+@cache_complete(max_entries=256, ttl=600, show_spinner=False)
 @workers.remote
 def served_part(ep: Endpoint, name: str, data: bytes | None, first: int, last: int) -> ModelRun:
     return run.score_task(served_scorer(ep), task(name, data), first=first, last=last)
@@ -94,20 +99,54 @@ def served_run(ep: Endpoint, name: str, data: bytes | None, progress: Progress =
                               progress)
 
 
-@st.cache_data(max_entries=32, show_spinner="Scoring the text…")
+@cache_complete(max_entries=32, show_spinner=False)
 @workers.queued
-def local_perplexity(ref: ModelRef, text_value: str, device: str = "auto",
-                     dtype: str = "auto") -> perplexity.Perplexity:
-    return perplexity.perplexity(local_scorer(_loaded(ref, device, dtype)), text_value)
+def local_perplexity_cost(ref: ModelRef, text_value: str, device: str = "auto", dtype: str = "auto") -> Cost:
+    """What the text's perplexity costs (its windows and their seconds), before any window runs."""
+    return perplexity.estimate(local_scorer(_loaded(ref, device, dtype)), text_value)
 
 
-@st.cache_data(max_entries=16, ttl=600, show_spinner="The served model scores the text…")
+@cache_complete(max_entries=512, show_spinner=False)
+@workers.queued
+def local_perplexity_part(ref: ModelRef, text_value: str, first: int, last: int, device: str = "auto",
+                          dtype: str = "auto") -> perplexity.Perplexity:
+    """The windows ``first`` to ``last`` of the text (one a request: a window that would not fit is refused, never
+    cached half-done)."""
+    return perplexity.perplexity(local_scorer(_loaded(ref, device, dtype)), text_value, first=first, last=last)
+
+
+def perplexity_said(plan: Cost) -> Notice:
+    """The estimate as the page says it before the work: against the time the page gives one model."""
+    return plan.against(_budget())
+
+
+def local_perplexity(ref: ModelRef, text_value: str, device: str = "auto", dtype: str = "auto",
+                     progress: Progress = None) -> perplexity.Perplexity:
+    """The text's perplexity, a window a request within one request's time (asking again continues)."""
+    plan = local_perplexity_cost(ref, text_value, device, dtype)
+    return perplexity.in_parts(lambda a, b: local_perplexity_part(ref, text_value, a, b, device, dtype), plan,
+                               text_value, _budget(), progress)
+
+
+@cache_complete(max_entries=16, ttl=600, show_spinner=False)
 @workers.remote
-def served_perplexity(ep: Endpoint, text_value: str) -> perplexity.Perplexity:
-    return perplexity.perplexity(served_scorer(ep), text_value)
+def served_perplexity_cost(ep: Endpoint, text_value: str) -> Cost:
+    return perplexity.estimate(served_scorer(ep), text_value)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@cache_complete(max_entries=256, ttl=600, show_spinner=False)
+@workers.remote
+def served_perplexity_part(ep: Endpoint, text_value: str, first: int, last: int) -> perplexity.Perplexity:
+    return perplexity.perplexity(served_scorer(ep), text_value, first=first, last=last)
+
+
+def served_perplexity(ep: Endpoint, text_value: str, progress: Progress = None) -> perplexity.Perplexity:
+    plan = served_perplexity_cost(ep, text_value)
+    return perplexity.in_parts(lambda a, b: served_perplexity_part(ep, text_value, a, b), plan, text_value,
+                               _budget(), progress)
+
+
+@cache_complete(max_entries=256, show_spinner=False)
 @workers.queued
 def local_vectors_part(ref: ModelRef, texts: tuple[str, ...], layer: int | None, tokens: bool,
                        device: str = "auto", dtype: str = "auto") -> vectors.Vectors:
@@ -115,7 +154,7 @@ def local_vectors_part(ref: ModelRef, texts: tuple[str, ...], layer: int | None,
     return (vectors.tokens if tokens else vectors.sentences)(loaded, texts, layer)
 
 
-@st.cache_data(max_entries=64, ttl=600, show_spinner=False)
+@cache_complete(max_entries=64, ttl=600, show_spinner=False)
 @workers.remote
 def served_vectors_part(ep: Endpoint, texts: tuple[str, ...]) -> vectors.Vectors:
     return vectors.served(ep, texts)
@@ -133,7 +172,7 @@ def served_vectors(ep: Endpoint, texts: tuple[str, ...], progress: Progress = No
                             progress)
 
 
-@st.cache_data(max_entries=32, show_spinner="Laying the points out…")
+@cache_complete(max_entries=32, show_spinner="Laying the points out…")
 @workers.queued  # t-SNE and UMAP hold the CPU for seconds: they queue like model work
 def layout(vec: vectors.Vectors, method: str, dims: int, seed: int) -> projector.Projection:
     """``vec`` laid out by ``method`` (the vectors are hashed by their contents: the same ones hit the cache)."""

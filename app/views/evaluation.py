@@ -27,6 +27,7 @@ from explorer.evaluation.task import KINDS, Task
 from explorer.plots import evaluation as plots
 from explorer.runtime.placement import Placement
 from explorer.runtime.resolve import ModelRef, resolve
+from explorer.serving.endpoints import Endpoint
 from explorer.tasks.similarity import BI_ENCODER
 
 R = TypeVar("R")
@@ -146,9 +147,7 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
     models = _models("ppl_models", "eval_ppl_models", directory)
     served = served_picker.pick("evaluate_ppl", "prompt_logprobs", "perplexity (the text's own log-probabilities)",
                                 param="ppl_served")
-    results: list[Perplexity] = _runs(models, served, lambda m, _: (
-        cache.served_perplexity(m, text) if not isinstance(m, ModelRef) else
-        cache.local_perplexity(m, text, **where.kwargs())), "Scoring the text")
+    results: list[Perplexity] = _runs(models, served, lambda m, p: _perplexity(m, text, where, p), "Scoring the text")
     if not results:
         return
     for r in results:
@@ -160,6 +159,16 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
                            "ran on": device_picker.ran_caption(r)} for r in results])
     st.dataframe(table, hide_index=True, width="stretch")
     ui.csv_download(table, "evaluate_perplexity", key="eval_ppl_csv")
+
+
+def _perplexity(model: ModelRef | Endpoint, text: str, where: Placement, progress: Callable[[float, str], None]
+                ) -> Perplexity:
+    """One model's perplexity of the text, its cost said first (what does not fit the page's time is said too)."""
+    if isinstance(model, ModelRef):
+        ui.notice(cache.perplexity_said(cache.local_perplexity_cost(model, text, **where.kwargs())))
+        return cache.local_perplexity(model, text, **where.kwargs(), progress=progress)
+    ui.notice(cache.perplexity_said(cache.served_perplexity_cost(model, text)))
+    return cache.served_perplexity(model, text, progress)
 
 
 def _texts(where: Placement, directory: str | None) -> tuple[tuple[str, ...], Task | None] | None:
@@ -205,8 +214,8 @@ def _colours(projection: Projection, task: Task | None, colour_by: str, runs: Se
         return None
     if colour_by == "right or wrong" and runs:
         first = runs[0]
-        marks = [plots.NOT_SCORED if first.scored(i) is None else
-                 plots.RIGHT if first.correct(i, ex.answer) else plots.WRONG for i, ex in enumerate(task.examples)]
+        hits = [None if first.scored(i) is None else first.correct(i, ex.answer) for i, ex in enumerate(task.examples)]
+        marks = [plots.NOT_SCORED if h is None else plots.RIGHT if h else plots.WRONG for h in hits]
         return [marks[o] for o in projection.owners]
     return [str(task.examples[o].field(colour_by)) for o in projection.owners]
 

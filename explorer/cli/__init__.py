@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import re
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -104,9 +105,33 @@ def placement_of(args: argparse.Namespace) -> Placement:
     return chosen
 
 
+def _finite(obj: object, bad: list[int]) -> object:
+    """``obj`` with every float that is not a finite number as None (counted in ``bad``), numpy scalars and arrays
+    as Python numbers and lists (told apart by their module: a light command never imports numpy)."""
+    if isinstance(obj, float):
+        if math.isfinite(obj):
+            return obj
+        bad[0] += 1
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v, bad) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v, bad) for v in obj]
+    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):  # an array, or a scalar (its tolist: a number)
+        return _finite(obj.tolist(), bad)
+    return obj
+
+
 def print_json(obj: object) -> None:
-    """Print a JSON document (the CLI's machine-readable output)."""
-    json.dump(obj, sys.stdout, ensure_ascii=False, indent=2)
+    """Print a JSON document (the CLI's machine-readable output). NaN and infinities are not JSON: each is written
+    as null, and one ``note:`` line on stderr says how many there were; ``allow_nan=False`` makes any that slips
+    past an error here rather than a file another program cannot read."""
+    bad = [0]
+    clean = _finite(obj, bad)
+    if bad[0]:
+        print(f"note: {bad[0]:,} value(s) were not finite numbers (NaN or infinity) and are written as null.",
+              file=sys.stderr)
+    json.dump(clean, sys.stdout, ensure_ascii=False, indent=2, allow_nan=False)
     sys.stdout.write("\n")
 
 

@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--layer", type=number(int, 0, 1_000), default=None,
                    help="one layer's states (0: the embeddings) instead of the final ones")
     q.add_argument("--tokens", action="store_true", help="a point per token (that layer's states), not per text")
-    q.add_argument("--seed", type=seed, default=0, help="t-SNE's and UMAP's seed: one seed, one picture")
+    q.add_argument("--seed", type=seed(), default=0, help="t-SNE's and UMAP's seed: one seed, one picture")
     _common(q)
     q.set_defaults(func=cmd_project)
 
@@ -119,10 +119,12 @@ def _task(args: argparse.Namespace, task: Task) -> int:
 def _task_json(rep: Report, task: Task) -> dict[str, object]:
     run, summary = rep.runs[0], rep.summaries[0]
     body = run.to_dict(task)
-    return {"model": run.model, "task": task.name, "kind": task.kind, "accuracy": round(summary.acc.value, 6),
+    known = summary.acc.total > 0  # else no example could be decided (each is said by a notice)
+    return {"model": run.model, "task": task.name, "kind": task.kind,
+            "accuracy": round(summary.acc.value, 6) if known else None,
             "interval": [round(summary.acc.low, 6), round(summary.acc.high, 6)],
             "acc_norm": round(summary.acc_norm.value, 6) if summary.acc_norm else None,
-            "perplexity": None if math.isnan(summary.perplexity) else round(summary.perplexity, 6),
+            "perplexity": None if not math.isfinite(summary.perplexity) else round(summary.perplexity, 6),
             **{k: v for k, v in body.items() if k not in ("model", "kind")}, "notices": texts(rep.notices)}
 
 
@@ -137,8 +139,9 @@ def _print_task(rep: Report, task: Task) -> None:
     print("  line  choice  right  scores")
     for ex in run.examples:
         mark = {True: "yes", False: "no", None: "?"}[run.correct(ex.index, task.examples[ex.index].answer)]
-        print(f"{task.examples[ex.index].line:>6} {run.choice(ex.index):>7}  {mark:>5}  "
-              + " ".join(f"{v:.3f}" for v in ex.scores))
+        picked = run.choice(ex.index)
+        print(f"{task.examples[ex.index].line:>6} {'?' if picked is None else picked:>7}  {mark:>5}  "
+              + " ".join(f"{v:.3f}" if math.isfinite(v) else "null" for v in ex.scores))
 
 
 def _perplexity(args: argparse.Namespace, text: str) -> int:
@@ -147,6 +150,7 @@ def _perplexity(args: argparse.Namespace, text: str) -> int:
     with Ticker() as ticker:
         ticker.status = lambda s: f"evaluate: loading the model, {s:.0f} s"
         scorer = _scorer(args)
+        ticker.say(f"note: perplexity of {perplexity.estimate(scorer, text, args.window).said}")  # before the work
         ticker.status = lambda s: f"evaluate: perplexity with {scorer.key}, {s:.0f} s"
         res = perplexity.perplexity(scorer, text, args.window,
                                     progress=lambda f, what: ticker.say(f"{f:6.1%}  {what}") if ticker.due() else None)
@@ -189,6 +193,8 @@ def cmd_project(args: argparse.Namespace) -> int:
     if args.json:
         print_json(res.to_dict())
         return 0
+    for note in res.notices:
+        print(f"note: {note}")
     print(f"{res.model}: {len(res.points):,} points by {args.method} ({res.how}) · {res.seconds:.1f} s")
     for label, row in zip(res.labels, res.points, strict=True):
         print("  " + " ".join(f"{v:9.4f}" for v in row) + f"  {label[:70]}")

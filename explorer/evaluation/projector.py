@@ -74,12 +74,13 @@ class Neighbour:
 def project(vectors: Vectors, method: str, dims: int = 2, seed: int = 0,
             progress: Progress | None = None) -> Projection:
     """``vectors`` laid out by ``method`` (pca, tsne, umap) in ``dims`` dimensions, seeded by ``seed``."""
-    layout = projection.project(vectors.matrix, method, dims, seed, progress)
+    layout = projection.project(vectors.matrix, method, dims, seed, progress,
+                                unit="texts" if vectors.kind == "sentences" else "tokens")
     cut = left_out_notice(vectors)
+    notices = ((Notice("stopped", cut),) if cut else ()) + layout.notices
     return Projection(vectors.model, vectors.kind, method, dims, seed, layout.points, vectors.labels, vectors.owners,
                       f"{vectors.how}; {layout.how}", layout.explained, vectors.layer, None,
-                      vectors.seconds + layout.seconds, (Notice("stopped", cut),) if cut else (), vectors.device,
-                      vectors.device_name, vectors.dtype)
+                      vectors.seconds + layout.seconds, notices, vectors.device, vectors.device_name, vectors.dtype)
 
 
 def side_by_side(first: Projection, second: Projection) -> tuple[Projection, Projection]:

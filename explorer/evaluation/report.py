@@ -30,6 +30,8 @@ from explorer.evaluation.task import CHOICE, Task
 
 __all__ = ["Accuracy", "Difference", "Pick", "Report", "Row", "Summary", "build"]
 
+MAX_EXPONENT = math.log(1.7e308)  # exp of more is past float range: such a perplexity is NaN, said as null
+
 
 @dataclass(frozen=True)
 class Accuracy:
@@ -112,18 +114,21 @@ class Report:
 
 
 def _perplexity(run: ModelRun, task: Task) -> float:
-    lp = sum(s.scores[task.examples[s.index].answer] for s in run.examples)
-    n = sum(s.tokens[task.examples[s.index].answer] for s in run.examples)
-    return math.exp(-lp / n) if n else math.nan
+    """exp(-log-likelihood per token) of the right continuations that have a finite score (NaN when none has, or
+    when it is past float range)."""
+    answers = [(s, task.examples[s.index].answer) for s in run.examples]
+    right = [(s.scores[a], s.tokens[a]) for s, a in answers if math.isfinite(s.scores[a])]
+    lp, n = sum(v for v, _ in right), sum(t for _, t in right)
+    return math.exp(-lp / n) if n and -lp / n < MAX_EXPONENT else math.nan
 
 
 def _summary(run: ModelRun, task: Task) -> Summary:
     hits = [run.correct(s.index, task.examples[s.index].answer) for s in run.examples]
     norm = None
     if task.kind == CHOICE:
-        ex = task.examples
-        norm = Accuracy.of([run.norm_choice(s.index, ex[s.index].choices) == ex[s.index].answer
-                            for s in run.examples])
+        picks = [(run.norm_choice(s.index, task.examples[s.index].choices), task.examples[s.index].answer)
+                 for s in run.examples]
+        norm = Accuracy.of([None if p is None else p == a for p, a in picks])
     return Summary(run.model, Accuracy.of(hits), norm, _perplexity(run, task), len(run.examples), run.total,
                    run.seconds)
 
@@ -150,14 +155,40 @@ def _differences(task: Task, runs: Sequence[ModelRun]) -> tuple[Difference, ...]
     for other in runs[1:]:
         both = min(len(runs[0].examples), len(other.examples))
         answers = [task.examples[i].answer for i in range(both)]
-        a = [bool(runs[0].correct(i, answers[i])) for i in range(both)]
-        b = [bool(other.correct(i, answers[i])) for i in range(both)]
-        out.append(Difference(runs[0].model, other.model, *paired_difference(a, b), both))
+        pairs = [(runs[0].correct(i, answers[i]), other.correct(i, answers[i])) for i in range(both)]
+        known = [(x, y) for x, y in pairs if x is not None and y is not None]  # an undecided example: left out
+        a, b = [x for x, _ in known], [y for _, y in known]
+        out.append(Difference(runs[0].model, other.model, *paired_difference(a, b), len(known)))
     return tuple(out)
+
+
+def _said(run: ModelRun, task: Task) -> tuple[Notice, ...]:
+    """What the scores themselves call for: choices that could not be scored, and best choices that tie."""
+    out = []
+    unscored = [task.examples[s.index].line for s in run.examples if not s.scorable]
+    if unscored:
+        out.append(Notice("missing", f"{run.model} could not score a choice of {len(unscored):,} example(s) (first "
+                                     f"on line {unscored[0]}): its log-likelihood was not a finite number (-inf or "
+                                     "past float range: the engine's log-probabilities). Those examples are left "
+                                     "out of the accuracy, and their scores are null in JSON."))
+    tied = [task.examples[s.index].line for s in run.examples if s.tied and _different(s.scores, task.examples[
+        s.index].choices)]
+    if tied:
+        out.append(Notice("info", f"{run.model}'s best choices tie exactly on {len(tied):,} of {len(run.examples):,}"
+                                  f" example(s) (first on line {tied[0]}): the first of them is taken, as lm-eval "
+                                  "does (numpy.argmax), so a tie counts as right only when the answer comes first. "
+                                  "Every choice tied says the model told them apart not at all."))
+    return tuple(out)
+
+
+def _different(scores: tuple[float, ...], choices: tuple[str, ...]) -> bool:
+    """The best-scored choices are different texts (identical ones tie by nature: the task's own notice says so)."""
+    top = max(scores)
+    return len({c for c, v in zip(choices, scores, strict=False) if v == top}) > 1
 
 
 def build(task: Task, runs: Sequence[ModelRun]) -> Report:
     """The report of ``runs`` (each a model's run on ``task``, possibly stopped early) on ``task``."""
-    notices = tuple(n for r in runs for n in r.notices)
+    notices = tuple(n for r in runs for n in (*r.notices, *_said(r, task)))
     return Report(task.name, task.kind, task.source, tuple(runs), tuple(_summary(r, task) for r in runs),
                   _differences(task, runs), _rows(task, runs), task.notices + notices)

@@ -11,6 +11,7 @@ page stops at once (nobody waits for the rest); a budget that ends before anythi
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -54,8 +55,10 @@ def _checked(scorer: Scorer, task: Task, groups: Sequence[Group]) -> None:
 
 
 def _scores(index: int, scores: list[Score]) -> ExampleScores:
-    return ExampleScores(index, tuple(s.logprob for s in scores), tuple(s.greedy for s in scores),
-                         tuple(s.tokens for s in scores))
+    """An example's scores; a log-likelihood that is not a finite number (-inf, a sum past float range, NaN) is NaN:
+    that choice could not be scored (:mod:`~explorer.evaluation.result`)."""
+    return ExampleScores(index, tuple(s.logprob if math.isfinite(s.logprob) else math.nan for s in scores),
+                         tuple(s.greedy for s in scores), tuple(s.tokens for s in scores))
 
 
 def _stopped(model: str, done: int, total: int, reason: str) -> Notice:

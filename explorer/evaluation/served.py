@@ -1,11 +1,11 @@
 """A served model's scores of continuations, through the engine's echoed prompt log-probabilities.
 
-Multiple choice goes through :func:`explorer.serving.scoring.scored_many` (one ``/v1/completions`` request with
-``echo`` per choice, at most the endpoint's ``max_concurrent`` in flight, one for an engine that serves one request
-at a time, tokens matched to the continuation by their text offsets). A cloze example also needs to know whether
-each of its tokens was the model's most likely one (greedy match), so its request asks for the top log-probability
-of every echoed position too and the continuation's tokens are compared with it, as lm-eval's
-``local-completions`` does.
+Every continuation is one ``/v1/completions`` request with ``echo`` (at most the endpoint's ``max_concurrent`` in
+flight, one for an engine that serves one request at a time, tokens matched to the continuation by their text
+offsets, as :mod:`explorer.serving.scoring` matches them). A cloze example also needs to know whether each of its
+tokens was the model's most likely one (greedy match): the request's top log-probability of every echoed position
+is compared with it, as lm-eval's ``local-completions`` does. A continuation with a token the engine ruled out
+(no log-probability, -inf) is scored NaN: a choice that could not be scored, left out and said by the report.
 
 A server that sends no log-probabilities for the prompt's own tokens (llama.cpp's ``llama-server`` ignores
 ``echo``) cannot score anything: :func:`served_scorer` says so in words before any example is sent.
@@ -13,6 +13,7 @@ A server that sends no log-probabilities for the prompt's own tokens (llama.cpp'
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from explorer.core.errors import ExplorerError
@@ -70,29 +71,32 @@ class ServedScorer:
         for start in range(0, len(pairs), scoring.MAX_PAIRS):
             cancel.check()
             part = pairs[start:start + scoring.MAX_PAIRS]
-            if cloze:
-                flat.extend(client.parallel(self.ep, lambda pair: self._cloze(*pair), part))
-            else:
-                flat.extend(Score(s.logprob, None, s.scored) for s in scoring.scored_many(self.ep, part))
+            flat.extend(client.parallel(self.ep, lambda pair: self._scored(*pair, cloze), part))
         out, at = [], 0
         for _, conts in groups:
             out.append(flat[at:at + len(conts)])
             at += len(conts)
         return out
 
-    def _cloze(self, context: str, continuation: str) -> Score:
-        """One echo request with the top log-probability of every position: the score and the greedy match."""
+    def _scored(self, context: str, continuation: str, cloze: bool) -> Score:
+        """One echo request with the top log-probability of every position: the score and (cloze) the greedy match.
+        A continuation token the engine gives no log-probability (it ruled the token out: -inf) makes the score NaN,
+        a choice that could not be scored, said by the report; the text's first token is never predicted."""
         out = client.complete(self.ep, scoring.check_pair(context, continuation), max_tokens=1, logprobs=1,
                               echo=True, temperature=0.0, extra=probe.neutral(self.caps))
         text = context + continuation
         if not out.text.startswith(text) or len(out.text_offset) != len(out.token_logprobs):
             raise ServedError(f"{self.ep.shown} did not echo the text with its tokens' log-probabilities, so it "
                               "cannot be scored (the engine may ignore echo).", "garbage")
+        inside = [lp for at, lp in zip(out.text_offset, out.token_logprobs, strict=True) if at < len(text)]
         own = scoring.continuation_logprobs(out.text_offset, out.token_logprobs, len(context), len(text))
-        given = [lp for lp in own if lp is not None]
+        given = own[1:] if inside and inside[0] is None and len(own) == len(inside) else own
         if not given:
             raise ExplorerError("A continuation was scored on no token by the server: give some context before it.")
-        return Score(float(sum(given)), greedy_of(out, context, continuation), len(given))
+        if any(lp is None for lp in given):
+            return Score(math.nan, None, len(given))
+        return Score(float(sum(lp for lp in given if lp is not None)),
+                     greedy_of(out, context, continuation) if cloze else None, len(given))
 
 
 def served_scorer(ep: Endpoint) -> ServedScorer:

@@ -23,7 +23,7 @@ from explorer.core import userfiles
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.limits import EVALUATION_EXAMPLE_CHARS, EVALUATION_TEXT_CHARS
 from explorer.core.notices import Notice
-from explorer.evaluation.task import CHOICE, CLOZE, Example, Scalar, Task
+from explorer.evaluation.task import CHOICE, CLOZE, DELIMITER, Example, Scalar, Task
 
 __all__ = ["MAX_CHOICES", "MAX_EXAMPLES", "MAX_LINE_BYTES", "MAX_TEXTS", "check_bytes", "parse_lines", "parse_task",
            "parse_text", "read_lines", "read_task", "read_text"]
@@ -61,8 +61,10 @@ def _object(line: str, where: str) -> dict[str, object]:
     try:
         value = userfiles.loads_json(line, where, limit=MAX_LINE_BYTES)
     except ExplorerError as err:
-        raise ExplorerError(str(err).replace(" at line 1, column", " at column") + f" Each line holds one JSON "
-                            f"object: {_SHAPES}.") from None
+        said = str(err).replace(" at line 1, column", " at column")
+        if said.startswith("The JSON holds "):  # NaN, Infinity, a huge integer: the check names no line
+            said = f"{where} holds {said.removeprefix('The JSON holds ')}"
+        raise ExplorerError(f"{said} Each line holds one JSON object: {_SHAPES}.") from None
     if not isinstance(value, dict):
         raise ExplorerError(f"{where} is a JSON {type(value).__name__}, not an object: write {_SHAPES}.")
     return value
@@ -148,11 +150,20 @@ def parse_task(data: bytes, name: str) -> Task:
 
 
 def _notes(examples: list[Example]) -> tuple[Notice, ...]:
+    out = []
     short = [ex.line for ex in examples if ex.kind == CHOICE and len(set(ex.choices)) < len(ex.choices)]
-    if not short:
-        return ()
-    return (Notice("info", f"{len(short)} example(s) repeat a choice (first on line {short[0]}): identical choices "
-                           "tie, and the first of them is taken."),)
+    if short:
+        out.append(Notice("info", f"{len(short)} example(s) repeat a choice (first on line {short[0]}): identical "
+                                  "choices tie, and the first of them is taken."))
+    spaced = [ex.line for ex in examples if ex.kind == CHOICE and any(c[:1].isspace() for c in ex.choices)]
+    if spaced:
+        out.append(Notice("info", f"{len(spaced)} example(s) have a choice that starts with a space (first on line "
+                                  f"{spaced[0]}): each choice is scored after the context and lm-eval's delimiter "
+                                  f"{DELIMITER!r} (its target_delimiter, added whatever the choice starts with), so "
+                                  "those are scored with two spaces, as lm-eval scores them. Write the choices "
+                                  "without their leading space (the delimiter gives one), or as a cloze task "
+                                  "(its continuation is scored verbatim)."))
+    return tuple(out)
 
 
 def parse_text(data: bytes, name: str) -> str:

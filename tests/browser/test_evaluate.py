@@ -1,10 +1,12 @@
 """Real browser: Evaluate opens on the bundled task scored by the bundled Gemma (accuracy chart, the examples
 table, slices), then the projector tab draws MiniLM's embeddings with WebGL and lists a typed sentence's
-neighbours; the tab and the projection live in the URL."""
+neighbours; the tab and the projection live in the URL. Ten copies of one sentence, each method in turn: a message
+each time, and the server still answers (a t-SNE of them once killed it for every visitor)."""
 
 from __future__ import annotations
 
 import re
+import urllib.request
 
 import pytest
 
@@ -38,3 +40,24 @@ def test_evaluate_scores_the_bundled_task_and_projects_embeddings(open_page) -> 
     page.wait_for_url(re.compile(r"method=umap"), timeout=60_000)
     page.locator("[data-testid='stPlotlyChart'] canvas").first.wait_for(timeout=300_000)
     assert_clean(page, "evaluate_projector")
+
+
+def test_copies_of_one_sentence_get_a_message_from_every_method_and_the_server_lives(open_page, server_url) -> None:
+    page = open_page("evaluate?eval_view=Embedding+projector&texts=lines&method=pca")
+    box = page.get_by_role("textbox", name="Sentences")
+    box.wait_for(timeout=300_000)
+    box.fill("\n".join(["The cat sat on the mat."] * 10))
+    box.press("Control+Enter")
+    wait_idle(page, timeout=300_000)
+    for method, said, box_id in (("PCA", "PCA draws them on one spot", "stAlertContentInfo"),
+                                 ("t-SNE", "t-SNE lays out different points", "stAlertContentError"),
+                                 ("UMAP", "UMAP lays out different points", "stAlertContentError")):
+        page.get_by_text(method, exact=True).click()
+        wait_idle(page, timeout=300_000)
+        message = page.locator(f"[data-testid='{box_id}']").filter(has_text=said)
+        message.first.wait_for(timeout=120_000)
+        assert "All 10 texts have the same vector" in message.first.inner_text()
+        assert page.get_by_text("Connection error").count() == 0
+        with urllib.request.urlopen(f"{server_url}/_stcore/health", timeout=10) as answer:
+            assert answer.status == 200  # the server lives
+        assert_clean(page, f"evaluate_projector_copies_{method}", errors_expected=method != "PCA")

@@ -102,9 +102,28 @@ def test_the_perplexity_tab_scores_a_typed_text(tiny) -> None:
     table = at.dataframe[0].value
     assert table["windows"][0] == "1 of 1" and table["tokens"][0] > 10
     assert "loglikelihood_rolling" in table["scored by"][0]
+    said = [m for m in shown(at.info) if m.startswith("Perplexity of")]  # the cost, said before the work
+    assert said and f"{table['tokens'][0]:,} tokens in 1 window(s)" in said[0]
     at.text_area(key="eval_text").set_value("   ").run()
     assert_clean(at, errors_expected=True)
     assert "empty" in shown(at.error)[0]
+
+
+def test_a_text_past_the_pages_time_is_scored_as_far_as_it_fits_and_said(tiny, monkeypatch) -> None:
+    """No time left after the first window (the budget counted, not the machine's speed): one window of the
+    text's several is scored, and the page says so before and after."""
+    from app.caches import evaluation as cache
+
+    monkeypatch.setattr(cache, "_budget", lambda: 0.0)
+    at = _tiny_app(tiny, eval_view="Perplexity")
+    at.session_state["eval_text"] = bundled.text() * 4  # several of the tiny model's 256-token windows
+    at.run()
+    assert_clean(at)
+    windows = at.dataframe[0].value["windows"][0]
+    assert windows.startswith("1 of ") and windows != "1 of 1"
+    warned = shown(at.warning)
+    assert any("more than the 0 s" in w and "continues from there" in w for w in warned)  # before the work
+    assert any("within this page's 0 s" in w for w in warned)  # and after it
 
 
 def test_the_projector_draws_minilm_embeddings_coloured_by_a_field_with_neighbours(bundled_encoder) -> None:
@@ -137,18 +156,23 @@ def test_projector_settings_live_in_the_url_and_bad_lines_are_refused() -> None:
 
 def test_a_served_column_scores_what_fits_in_the_budget_beside_the_local_model(tiny, served_engine,
                                                                                 monkeypatch) -> None:
-    """The real engine configured by the operator: picked by default, scored part by part until one request's
-    budget is spent (a CPU engine takes about half a second a token), what was cut said, the rows it did not reach
-    marked as not scored."""
+    """The real engine configured by the operator: picked by default, scored part by part until the parts' budget
+    is spent, what was cut said, the rows it did not reach marked as not scored. The budget is counted in parts, not
+    seconds (a faster machine once scored all 22 rows within 15 s): with none left after the first part, exactly
+    that part (``SERVED_PART`` rows) is scored, whatever the machine's speed; each part's own request keeps a
+    budget it cannot run out of."""
+    from app.caches import evaluation as cache
+
     monkeypatch.setenv("EXPLORER_ENDPOINT_URL", served_engine.endpoint.base_url)
     monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "gemma-engine")
-    monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "15")
+    monkeypatch.setenv("EXPLORER_REQUEST_SECONDS", "600")
+    monkeypatch.setattr(cache, "_budget", lambda: 0.0)
     at = _tiny_app(tiny, task="cloze").run()
     assert_clean(at)
     summary = at.dataframe[0].value
     assert list(summary["model"]) == [tiny, "served:gemma-engine"]
     scored = int(summary["scored"][1].split(" of ")[0])
-    assert 0 < scored < 22 and summary["ran on"][1].startswith("llama-cpp-python")
+    assert scored == cache.SERVED_PART and summary["ran on"][1].startswith("llama-cpp-python")
     assert any("scored" in w and "of 22 examples" in w for w in shown(at.warning))
     rows = at.dataframe[1].value
     assert rows["served:gemma-engine: choice"].isna().sum() == 22 - scored
