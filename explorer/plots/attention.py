@@ -24,7 +24,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sequential
 
-from explorer.core.labels import token_labels, untrained_suffix
+from explorer.core.labels import token_labels
+from explorer.plots.style import MIN_FONT, titled
 from explorer.tasks.attention import AttentionMaps, ViewMatrix
 from explorer.tasks.attention.compact import bin_edges, downsample, prune_links, quantize_uint8
 from explorer.tasks.attention.views import self_attention_window
@@ -48,11 +49,13 @@ def head_heatmap(view: ViewMatrix, *, untrained: bool = False, height: int | Non
         hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
     ))
     fig.update_layout(  # keys are labelled on top (like a matrix): the title sits above them
-        title={"text": html.escape(view.title) + untrained_suffix(untrained), "y": 0.995, "yanchor": "top"},
+        title={"text": titled(html.escape(view.title), untrained=untrained), "y": 0.995, "yanchor": "top"},
         height=height or int(min(1000, max(420, 14 * n_rows + 220))),
         margin={"l": 10, "r": 10, "t": 150, "b": 10},
     )
-    tick = {"tickfont": {"size": 10 if max(n_rows, n_cols) <= 80 else 8}, "showgrid": False}
+    # the smallest readable size: on a long text plotly then labels every few tokens rather than shrink them all;
+    # categories, since a token such as "1889" would make plotly read the labels as numbers
+    tick = {"tickfont": {"size": MIN_FONT}, "showgrid": False, "type": "category"}
     fig.update_xaxes(title_text="key (attended to)", side="top", tickangle=-60, **tick)
     fig.update_yaxes(title_text="query (attending)", autorange="reversed", **tick)
     return fig
@@ -103,8 +106,8 @@ def link_view(view: ViewMatrix, *, top_k: int = 3, min_weight: float = 0.02,
     fig = go.Figure([*_link_traces(links), _token_column(view.row_tokens, 0.0, "left", hover),
                      _token_column(view.col_tokens, 1.0, "right", None)])
     fig.update_layout(
-        title=html.escape(view.title) + f" — top {top_k} links per token" + untrained_suffix(untrained),
-        height=int(max(300, 22 * max(n_rows, n_cols) + 90)), margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        title=titled(html.escape(view.title), f"top {top_k} links per token", untrained=untrained),
+        height=int(max(300, 22 * max(n_rows, n_cols) + 110)), margin={"l": 10, "r": 10, "t": 70, "b": 10},
         plot_bgcolor="white",
     )
     fig.update_xaxes(visible=False, range=[-0.6, 1.6])
@@ -163,9 +166,9 @@ def model_grid(att: np.ndarray, *, cell: int = GRID_CELL, gamma: float = 0.5, un
         colorbar={"title": {"text": "weight"}, "tickvals": ticks.tolist(),
                   "ticktext": [f"{(v * vmax / 255) ** (1 / gamma):.3f}" for v in ticks]},
     ))
-    fig.update_layout(title=title + untrained_suffix(untrained), plot_bgcolor="white",
-                      height=int(min(1400, max(400, 75 * n_layers + 120))),
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    fig.update_layout(title=titled(title, untrained=untrained), plot_bgcolor="white",
+                      height=int(min(1400, max(400, 75 * n_layers + 130))),
+                      margin={"l": 10, "r": 10, "t": 70, "b": 10})
     fig.update_xaxes(side="top", tickvals=x_ticks, ticktext=[f"head {h}" for h in range(n_heads)], showgrid=False)
     fig.update_yaxes(autorange="reversed", tickvals=y_ticks, ticktext=[f"layer {i}" for i in range(n_layers)],
                      showgrid=False)

@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from explorer.compression.study import Row, Study
 from explorer.core.labels import safe_label
+from explorer.plots.style import titled
 
 __all__ = ["answer_rows", "frontier", "higher_is_better", "megabytes", "points", "table_rows", "tradeoff_figure"]
 
@@ -75,11 +76,12 @@ def tradeoff_figure(study: Study) -> go.Figure:
     _panel(fig, pts, 1, higher)
     _panel(fig, pts, 2, higher)
     arrow = "higher is better" if higher else "lower is better"
-    fig.update_yaxes(title_text=f"{metric} ({arrow})", row=1, col=1)
+    fig.update_yaxes(title_text=f"{metric} ({arrow})")  # both panels: each reads alone
     fig.update_xaxes(title_text="size on disk (MB)", row=1, col=1)
     fig.update_xaxes(title_text=f"latency / original's (1 = same; {study.device})", row=1, col=2)
-    fig.update_layout(title=f"{safe_label(study.name, 60)}: what each method buys and costs", height=460,
-                      margin={"l": 10, "r": 10, "t": 70, "b": 40},
+    fig.update_layout(title=titled(safe_label(study.name, 50), "what each method buys (size, latency) and costs "
+                                                                "(quality) against the original"), height=470,
+                      margin={"l": 10, "r": 10, "t": 80, "b": 40},
                       legend={"orientation": "h", "y": -0.18})
     return fig
 

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.core.labels import safe_label, untrained_suffix
+from explorer.core.labels import safe_label
 from explorer.evaluation.perplexity import Perplexity
 from explorer.evaluation.projection import METHODS
 from explorer.evaluation.projector import Projection
 from explorer.evaluation.report import Report
 from explorer.evaluation.slices import Slice
+from explorer.plots.style import titled
 
 __all__ = ["PALETTE", "accuracy_bars", "example_rows", "overlay_figure", "perplexity_bars", "projection_figure",
            "side_by_side_figure", "slice_bars", "slice_rows", "summary_rows"]
@@ -46,10 +47,10 @@ def accuracy_bars(report: Report) -> go.Figure:
                     hovertemplate="%{x}<br>%{y:.1%} (%{customdata[0]} of %{customdata[1]})<br>95% interval "
                                   "%{customdata[2]:.1%}-%{customdata[3]:.1%}<extra></extra>")
     untrained = any(r.untrained for r in report.runs)
-    fig.update_layout(title=f"{safe_label(report.task, 40)}: accuracy with its 95% interval (Wilson)"
-                            f"{untrained_suffix(untrained)}", yaxis={"title": "accuracy", "range": [0, 1],
-                                                                      "tickformat": ".0%"},
-                      barmode="group", height=380, margin={"l": 10, "r": 10, "t": 50, "b": 40})
+    fig.update_layout(title=titled(f"{safe_label(report.task, 40)}: accuracy", "with its 95% interval (Wilson)",
+                                   untrained=untrained), yaxis={"title": "accuracy", "range": [0, 1],
+                                                                "tickformat": ".0%"},
+                      barmode="group", height=390, margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig
 
 
@@ -149,9 +150,22 @@ def _trace(p: Projection, idx: list[int], name: str, marker: dict) -> go.Scatter
                         hovertemplate="%{text}<extra>" + name + "</extra>")
 
 
+def _explained(p: Projection) -> str:
+    return f"axes explain {', '.join(f'{e:.0%}' for e in p.explained)}" if p.explained else ""
+
+
 def _title(p: Projection) -> str:
-    axes = f" · axes explain {', '.join(f'{e:.0%}' for e in p.explained)}" if p.explained else ""
-    return f"{safe_label(p.model, 40)}: {METHODS[p.method]} of {len(p.points):,} {p.kind}{axes}"
+    return titled(f"{safe_label(p.model, 40)}: {METHODS[p.method]} of {len(p.points):,} {p.kind}", _explained(p))
+
+
+def _axis_titles(fig: go.Figure, p: Projection, **where: int) -> None:
+    """Name the axes after the method's components ("PCA 1"): their units mean nothing more."""
+    names = {f"{axis}axis_title": f"{METHODS[p.method]} {i + 1}" for i, axis in enumerate("xyz"[:p.dims])}
+    if p.dims == 3:
+        fig.update_scenes(**names, **where)
+    else:
+        fig.update_xaxes(title=names["xaxis_title"], **where)
+        fig.update_yaxes(title=names["yaxis_title"], **where)
 
 
 def projection_figure(p: Projection, colours: Sequence[str] | None = None, colour_by: str = "",
@@ -159,7 +173,8 @@ def projection_figure(p: Projection, colours: Sequence[str] | None = None, colou
     """One model's projection as a WebGL scatter, coloured by ``colours`` (one label per point)."""
     fig = go.Figure(_traces(p, colours, highlight, safe_label(p.model, 30)))
     fig.update_layout(title=_title(p), legend={"title": {"text": safe_label(colour_by, 30)}}, height=560,
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10})
+                      margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    _axis_titles(fig, p)
     return fig
 
 
@@ -167,15 +182,19 @@ def side_by_side_figure(first: Projection, second: Projection, colours: Sequence
                         colour_by: str = "") -> go.Figure:
     """Two models' projections of the same texts, the second aligned onto the first (Procrustes)."""
     specs = [[{"type": "scene"}, {"type": "scene"}]] if first.dims == 3 else None
-    subtitle = f" (aligned, disparity {second.disparity:.2f})" if second.disparity is not None else ""
-    fig = make_subplots(1, 2, specs=specs, subplot_titles=(_title(first), _title(second) + subtitle))
+    aligned = f" (disparity {second.disparity:.2f})" if second.disparity is not None else ""
+    fig = make_subplots(1, 2, specs=specs, subplot_titles=[titled(safe_label(p.model, 30), _explained(p))
+                                                           for p in (first, second)])
     for col, p in ((1, first), (2, second)):
         for trace in _traces(p, colours, (), safe_label(p.model, 30)):
             trace.showlegend = col == 1
             trace.legendgroup = trace.name
             fig.add_trace(trace, row=1, col=col)
-    fig.update_layout(legend={"title": {"text": safe_label(colour_by, 30)}}, height=520,
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10})
+        _axis_titles(fig, p, row=1, col=col)
+    fig.update_layout(title=titled(f"{METHODS[first.method]} of {len(first.points):,} {first.kind}, side by side",
+                                   f"the second aligned onto the first{aligned}"),
+                      legend={"title": {"text": safe_label(colour_by, 30)}}, height=560,
+                      margin={"l": 10, "r": 10, "t": 100, "b": 10})
     return fig
 
 
@@ -192,7 +211,8 @@ def overlay_figure(first: Projection, second: Projection) -> go.Figure:
     for p in (first, second):
         for trace in _traces(p, [p.model] * len(p.points), (), p.model):
             fig.add_trace(trace)
-    fig.update_layout(title=f"{safe_label(first.model, 30)} and {safe_label(second.model, 30)}, aligned: each "
-                            "text's two points joined", legend={"title": {"text": "model"}}, height=560,
-                      margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(title=titled(f"{safe_label(first.model, 30)} and {safe_label(second.model, 30)}, aligned",
+                                   "each text's two points joined by a line"),
+                      legend={"title": {"text": "model"}}, height=560, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    _axis_titles(fig, first)
     return fig

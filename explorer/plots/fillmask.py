@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.core.labels import untrained_suffix
+from explorer.core.labels import safe_label, untrained_suffix
+from explorer.plots.style import CELL_FONT, DEFAULT_WIDTH, SUBPLOT_TITLE_FONT, cell_chars, chars_in, titled
 from explorer.tasks.discriminator import ReplacedTokens
 from explorer.tasks.fillmask.result import ModelFill
 
@@ -21,8 +22,9 @@ __all__ = ["MAX_COLUMNS", "grid", "replaced_strip", "topk_figure"]
 MAX_COLUMNS = 4  # bar charts a row before wrapping: each stays wide enough to read its words
 
 
-def _label(fill: ModelFill) -> str:
-    return html.escape(fill.name) + untrained_suffix(fill.untrained)
+def _label(fill: ModelFill, cols: int) -> str:
+    """The model's name over its panel, cut to the panel's width (a subplot title is 16 px)."""
+    return safe_label(fill.name, chars_in(DEFAULT_WIDTH / cols, SUBPLOT_TITLE_FONT))
 
 
 def grid(n: int, per_row: int = MAX_COLUMNS) -> tuple[int, int]:
@@ -53,7 +55,7 @@ def topk_figure(fills: Sequence[ModelFill], mask_index: int = 0) -> go.Figure:
     """One bar chart per model, ``MAX_COLUMNS`` a row: top-k words for mask ``mask_index``."""
     usable = [f for f in fills if mask_index < len(f.masks)]
     rows, cols = grid(len(usable))
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_label(f) for f in usable],
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_label(f, cols) for f in usable],
                         horizontal_spacing=0.12 if cols > 1 else 0.0,
                         vertical_spacing=min(0.12, 0.5 / rows) if rows > 1 else 0.0)
     for i, fill in enumerate(usable):
@@ -61,8 +63,9 @@ def topk_figure(fills: Sequence[ModelFill], mask_index: int = 0) -> go.Figure:
         fig.add_trace(_bar(fill, mask_index), row=row + 1, col=col + 1)
         fig.update_xaxes(title_text="probability", row=row + 1, col=col + 1, rangemode="tozero")
     k = max((len(f.masks[mask_index].predictions) for f in usable), default=5)
-    fig.update_layout(title=f"Top predictions for mask {mask_index + 1}", height=60 + rows * (60 + 28 * k),
-                      margin={"l": 10, "r": 10})
+    grey = "grey bars: untrained (random weights)" if any(f.untrained for f in usable) else ""
+    fig.update_layout(title=titled(f"Top predictions for mask {mask_index + 1}", grey),
+                      height=80 + rows * (60 + 28 * k), margin={"l": 10, "r": 10, "t": 100})
     return fig
 
 
@@ -70,12 +73,15 @@ def replaced_strip(result: ReplacedTokens) -> go.Figure:
     """ELECTRA discriminator: P(replaced) per token as a coloured strip; true replacements marked."""
     n = len(result.tokens)
     labels = [html.escape(t) for t in result.tokens]
+    fits = cell_chars(n, row_labels=["discriminator"])
+    cells = [safe_label(t, fits) for t in result.tokens]
     hover = [f"{html.escape(o)} → {html.escape(t)}<br>P(replaced) = {p:.2f}" if r else
              f"{html.escape(t)} (original)<br>P(replaced) = {p:.2f}"
              for o, t, p, r in zip(result.original, result.tokens, result.probability, result.replaced, strict=True)]
     fig = go.Figure(go.Heatmap(
         z=[list(result.probability)], x=list(range(n)), y=["discriminator"], zmin=0, zmax=1,
-        colorscale="RdBu_r", text=[labels], texttemplate="%{text}", hovertext=[hover], hoverinfo="text",
+        colorscale="RdBu_r", text=[cells], texttemplate="%{text}" if fits >= 2 else "", textfont={"size": CELL_FONT},
+        hovertext=[hover], hoverinfo="text",
         colorbar={"title": {"text": "P(replaced)"}},
     ))
     marks = [i for i, r in enumerate(result.replaced) if r]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from explorer.core.labels import safe_label
+from explorer.plots.style import CELL_FONT, cell_chars, titled
 from explorer.tasks.generation.nexttoken import NextToken
 from explorer.tasks.generation.run import Generation
 
@@ -19,9 +20,9 @@ __all__ = ["next_token_figure", "repetition_figure", "tokens_figure"]
 COLORSCALE = "RdYlGn"  # low probability red, high green
 
 
-def _shown(token: str) -> str:
+def _shown(token: str, width: int = 24) -> str:
     """A token as a label: spaces drawn as SentencePiece's '▁' (how it marks the start of a word)."""
-    return safe_label(token.replace(" ", "▁").replace("\n", "⏎"), 24) or "∅"
+    return safe_label(token.replace(" ", "▁").replace("\n", "⏎"), width) or "∅"
 
 
 def next_token_figure(result: NextToken) -> go.Figure:
@@ -51,19 +52,23 @@ def tokens_figure(generations: Sequence[Generation]) -> go.Figure:
     Hovering a cell shows the alternatives the model gave at that step.
     """
     width = max((len(g.steps) for g in generations), default=0)
+    fits = cell_chars(width, row_labels=[g.settings.strategy for g in generations])
     z, text, hover = [], [], []
     for gen in generations:
         pad = width - len(gen.steps)
         z.append([s.probability for s in gen.steps] + [None] * pad)
-        text.append([_shown(s.token) for s in gen.steps] + [""] * pad)
+        text.append([_shown(s.token, fits) for s in gen.steps] + [""] * pad)
         hover.append([_hover(gen, i) for i in range(len(gen.steps))] + [""] * pad)
     fig = go.Figure(go.Heatmap(
-        z=z, text=text, texttemplate="%{text}", hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+        z=z, text=text, texttemplate="%{text}" if fits >= 2 else "", textfont={"size": CELL_FONT}, hovertext=hover,
+        hovertemplate="%{hovertext}<extra></extra>",
         x=list(range(1, width + 1)), y=[g.settings.strategy for g in generations], colorscale=COLORSCALE,
         zmin=0, zmax=1, xgap=2, ygap=4, colorbar={"title": "p"}))
-    fig.update_layout(title="Generated tokens, coloured by the model's probability (hover: alternatives)",
-                      xaxis={"title": "generated token", "dtick": 1}, yaxis={"autorange": "reversed"},
-                      height=120 + 60 * max(1, len(generations)), margin={"l": 10, "r": 10, "t": 40, "b": 40})
+    fig.update_layout(title=titled("Generated tokens, coloured by the model's probability",
+                                   "hover a token for the alternatives the model gave at that step"),
+                      xaxis={"title": "generated token", "dtick": 1},
+                      yaxis={"autorange": "reversed", "type": "category"},
+                      height=140 + 60 * max(1, len(generations)), margin={"l": 10, "r": 10, "t": 60, "b": 40})
     return fig
 
 

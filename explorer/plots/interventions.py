@@ -18,10 +18,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.core.labels import safe_label, token_labels, untrained_suffix
+from explorer.core.labels import UNTRAINED, safe_label, token_labels
 from explorer.interventions.ablation import Ablation
 from explorer.interventions.grid import PatchGrid
 from explorer.interventions.ranking import HeadRanking
+from explorer.plots.style import DEFAULT_WIDTH, SUBPLOT_TITLE_FONT, chars_in, titled
 
 __all__ = ["COLORSCALE", "across_figure", "distribution_figure", "patch_heatmap", "ranking_figure"]
 
@@ -55,28 +56,31 @@ def patch_heatmap(grid: PatchGrid) -> go.Figure:
                       opacity=0.08, annotation_text="same tokens", annotation_position="top left")
     foil = f" vs {safe_label(grid.foil, 20)}" if grid.foil else ""
     fig.update_layout(
-        title={"text": html.escape(grid.title) + f"<br><sup>target {safe_label(grid.target, 20)}{foil}; clean "
-                                                  f"{grid.clean_metric:.3f}, corrupted {grid.corrupt_metric:.3f}"
-                                                  "</sup>"},
+        title={"text": titled(html.escape(grid.title.removesuffix(UNTRAINED)),
+                              f"target {safe_label(grid.target, 20)}{foil}; clean {grid.clean_metric:.3f}, corrupted "
+                              f"{grid.corrupt_metric:.3f}", untrained=grid.untrained)},
         height=int(min(900, max(360, 22 * len(layers) + 200))), margin={"l": 10, "r": 10, "t": 90, "b": 10})
     fig.update_xaxes(title_text="head" if grid.site == "heads" else "position (clean prompt's token)",
-                     tickangle=-45)
-    fig.update_yaxes(title_text="layer")
+                     tickangle=-45, type="category")  # a token such as "1889" must not make the axis numeric
+    fig.update_yaxes(title_text="layer", type="category")
     return fig
 
 
 def across_figure(grids: Sequence[PatchGrid]) -> go.Figure:
     """One panel per model, every panel's rows placed at their layers' relative depth (0 = first block, 1 = last),
     so stacks of different heights line up."""
-    fig = make_subplots(rows=1, cols=max(1, len(grids)), shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[html.escape(f"{g.model} ({g.family})") + untrained_suffix(g.untrained)
+    cols = max(1, len(grids))
+    fits = chars_in(DEFAULT_WIDTH / cols, SUBPLOT_TITLE_FONT)
+    fig = make_subplots(rows=1, cols=cols, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[titled(safe_label(g.model, fits), g.family, untrained=g.untrained)
                                         for g in grids])
     for i, grid in enumerate(grids):
         fig.add_trace(_heatmap(grid, [round(d, 4) for d in grid.depth], showscale=i == 0), row=1, col=i + 1)
-        fig.update_xaxes(tickangle=-45, row=1, col=i + 1)
+        fig.update_xaxes(tickangle=-45, type="category", row=1, col=i + 1)
     fig.update_yaxes(title_text="relative depth (0 = first layer, 1 = last)", range=[-0.08, 1.08], row=1, col=1)
-    fig.update_layout(title={"text": "The same patching grid across families (residual stream unless chosen)"},
-                      height=520, margin={"l": 10, "r": 10, "t": 90, "b": 10})
+    fig.update_layout(title={"text": titled("The same patching grid across families",
+                                            "the residual stream unless another site is chosen")},
+                      height=540, margin={"l": 10, "r": 10, "t": 110, "b": 10})
     return fig
 
 
@@ -89,10 +93,10 @@ def distribution_figure(result: Ablation) -> go.Figure:
         values = [float("nan") if r[name] is None else float(r[name]) for r in rows]  # type: ignore[arg-type]
         fig.add_trace(go.Bar(x=tokens, y=values, name=name, marker_color=colour,
                              hovertemplate=f"%{{x}}<br>{name}: %{{y:.4f}}<extra></extra>"))
-    fig.update_layout(barmode="group", title={"text": html.escape(
-        f"{result.mode.capitalize()} ablation of {result.component}: the next token") +
-        untrained_suffix(result.untrained)}, yaxis_title="probability", height=420,
-        margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    fig.update_layout(barmode="group", title={"text": titled(html.escape(
+        f"{result.mode.capitalize()} ablation of {result.component}"), "the next token before and after",
+        untrained=result.untrained)}, yaxis_title="probability", height=420,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10})
     return fig
 
 
@@ -107,9 +111,9 @@ def ranking_figure(ranking: HeadRanking) -> go.Figure:
         marker={"color": [h.layer for h in shown], "colorscale": "Viridis", "showscale": True,
                 "colorbar": {"title": {"text": "layer"}}},
         hovertemplate="head %{text}<br>effect %{x:.4f}<br>importance %{y:.4f}<extra></extra>"))
-    rho = f"; Spearman ρ(|effect|, importance) = {ranking.spearman:.2f}" if ranking.spearman is not None else ""
-    fig.update_layout(title={"text": html.escape(f"Heads: ablation effect on the {ranking.metric} vs gradient "
-                                                 f"importance{rho}") + untrained_suffix(ranking.untrained)},
+    rho = f"Spearman ρ(|effect|, importance) = {ranking.spearman:.2f}" if ranking.spearman is not None else ""
+    fig.update_layout(title={"text": titled(html.escape(f"Heads: ablation effect on the {ranking.metric} vs gradient "
+                                                        "importance"), rho, untrained=ranking.untrained)},
                       xaxis_title=f"{ranking.mode} ablation effect (ablated − original)",
                       yaxis_title="gradient importance (Michel et al.)" if scored else "(no gradient importance)",
                       height=480, margin={"l": 10, "r": 10, "t": 60, "b": 10})

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.core.labels import untrained_suffix
+from explorer.plots.style import titled
 
 __all__ = ["block_heatmap", "block_labels", "query_row_figure"]
 
@@ -39,7 +39,7 @@ def block_heatmap(cells: np.ndarray, edges: Sequence[int], tokens: Sequence[str]
         zmax=float(z.max()) if z.size and z.max() > 0 else 1.0, colorbar={"title": {"text": "share"}},
         hovertemplate="queries %{y}<br>keys %{x}<br>share %{z:.4f}<extra></extra>",
     ))
-    fig.update_layout(title=html.escape(title) + untrained_suffix(untrained), height=720,
+    fig.update_layout(title=titled(html.escape(title), untrained=untrained), height=720,
                       margin={"l": 10, "r": 10, "t": 90, "b": 10})
     fig.update_xaxes(title_text="key block (attended to)", side="top", showgrid=False, showticklabels=False)
     fig.update_yaxes(title_text="query block (attending)", autorange="reversed", showgrid=False,
@@ -57,7 +57,7 @@ def query_row_figure(row: np.ndarray, tokens: Sequence[str], query: int, *, titl
         hovertemplate="key %{x} %{customdata}<br>weight %{y:.5f}<extra></extra>",
     ))
     fig.add_vline(x=query, line_dash="dot", line_color="grey")  # the query's own position
-    fig.update_layout(title=html.escape(title) + untrained_suffix(untrained), height=320,
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10}, xaxis_title="key position",
+    fig.update_layout(title=titled(html.escape(title), untrained=untrained), height=320,
+                      margin={"l": 10, "r": 10, "t": 70, "b": 10}, xaxis_title="key position",
                       yaxis_title="weight")
     return fig

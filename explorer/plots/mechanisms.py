@@ -19,10 +19,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.core.labels import token_labels, untrained_suffix
+from explorer.core.labels import token_labels
 from explorer.papers.mechanisms.deberta import DisentangledSplit
 from explorer.papers.mechanisms.distillation import DISTILBERT_WEIGHTS, LayerwiseLoss, TripleLoss
 from explorer.papers.mechanisms.text2text import Layout
+from explorer.plots.style import CELL_FONT, MIN_FONT, MOST_IN_CELL, row_cells, titled
 
 __all__ = ["ROLE_COLOURS", "bucket_chart", "deberta_terms", "layer_mapping", "layerwise_bars", "layout_strip",
            "temperature_chart", "triple_loss_bars"]
@@ -45,9 +46,12 @@ def deberta_terms(split: DisentangledSplit, head: int) -> go.Figure:
                                  hovertemplate="query %{y}<br>key %{x}<br>score %{z:.4f}<extra></extra>"),
                       row=1, col=col)
         fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=1, col=col)
-    fig.update_xaxes(tickangle=-60, tickfont={"size": 9})
-    fig.update_layout(title=f"{html.escape(split.key)} layer 0, head {head}: scores before softmax"
-                      + untrained_suffix(True), height=460, margin={"l": 10, "r": 10, "t": 70, "b": 10})
+    # the smallest readable size (plotly then labels every few tokens of a long text); categories, since a token
+    # such as "1889" would make plotly read the labels as numbers
+    fig.update_xaxes(tickangle=-60, tickfont={"size": MIN_FONT}, type="category")
+    fig.update_yaxes(type="category")
+    fig.update_layout(title=titled(f"{html.escape(split.key)} layer 0, head {head}", "scores before softmax",
+                                   untrained=True), height=470, margin={"l": 10, "r": 10, "t": 80, "b": 10})
     return fig
 
 
@@ -60,8 +64,8 @@ def bucket_chart(distances: np.ndarray, buckets: np.ndarray, exact_up_to: int) -
     fig.add_vrect(x0=-exact_up_to, x1=exact_up_to, fillcolor="green", opacity=0.08, line_width=0,
                   annotation_text=f"exact: |i - j| ≤ {exact_up_to}", annotation_position="top left")
     fig.update_yaxes(range=[float(buckets.min()) * 1.3, float(buckets.max()) * 1.3], title_text="bucket")
-    fig.update_layout(title="Relative distance → position bucket (exact near; log-spaced or clamped far)",
-                      xaxis_title="relative distance i - j (tokens)", height=380, margin={"t": 60})
+    fig.update_layout(title=titled("Relative distance → position bucket", "exact near; log-spaced or clamped far"),
+                      xaxis_title="relative distance i - j (tokens)", height=380, margin={"t": 70})
     return fig
 
 
@@ -73,8 +77,8 @@ def triple_loss_bars(res: TripleLoss) -> go.Figure:
                      go.Bar(name="× weight (5, 2, 1)", x=names, y=list(res.weighted.values()),
                             texttemplate="%{y:.3f}")])
     fig.update_layout(barmode="group", height=380, margin={"t": 60}, yaxis_title="loss (nats / 1 - cos)",
-                      title=f"DistilBERT triple loss at T = {res.temperature:g}: total {res.total:.3f}"
-                      + _second_line(untrained_suffix(True)))
+                      title=titled(f"DistilBERT triple loss at T = {res.temperature:g}: total {res.total:.3f}",
+                                   untrained=True))
     return fig
 
 
@@ -93,14 +97,9 @@ def temperature_chart(temperatures: Sequence[float], losses: np.ndarray, kl: np.
     fig.update_xaxes(title_text="temperature T", type="log", tickvals=t)
     fig.update_yaxes(title_text="loss", secondary_y=False)
     fig.update_yaxes(title_text="entropy (nats)", secondary_y=True)
-    fig.update_layout(title="Higher T: softer targets, smaller KL" + _second_line(untrained_suffix(True)),
+    fig.update_layout(title=titled("Higher T: softer targets, smaller KL", untrained=True),
                       height=400, margin={"t": 70}, legend={"orientation": "h", "y": -0.25})
     return fig
-
-
-def _second_line(text: str) -> str:
-    """A note under a figure title (keeps titles short enough for half-width columns)."""
-    return f"<br><sup>{text.strip()}</sup>" if text else ""
 
 
 def _layer_name(i: int) -> str:
@@ -140,32 +139,51 @@ def layerwise_bars(res: LayerwiseLoss) -> go.Figure:
         go.Bar(name="prediction soft CE", x=["prediction"], y=[res.prediction]),
     ])
     fig.update_layout(barmode="group", height=400, margin={"t": 60}, yaxis_title="loss",
-                      title=f"TinyBERT layer-wise losses: total {res.total:.3f}" + _second_line(untrained_suffix(True)))
+                      title=titled(f"TinyBERT layer-wise losses: total {res.total:.3f}", untrained=True))
     return fig
 
 
+def _strip_rows(rows: Mapping[str, Layout]) -> list[tuple[str, int, Layout]]:
+    """(label, first position, tokens) of each row: a sequence in rows of as many tokens as fit whole (up to
+    ``MOST_IN_CELL`` characters) at the default width; a wrapped one's rows say which positions they hold."""
+    names = [html.escape(k) for k in rows]
+    longest = min(MOST_IN_CELL, max(len(t) for layout in rows.values() for t in layout.tokens))
+    per_row = max(1, row_cells(longest, row_labels=[f"{n} 00-00" for n in names], colorbar=False))
+    out = []
+    for name, layout in zip(names, rows.values(), strict=True):
+        n = len(layout.tokens)
+        for a in range(0, n, per_row):
+            b = min(a + per_row, n)
+            span = f"{a}-{b - 1}" if b - a > 1 else f"{a}"
+            out.append((name if n <= per_row else f"{name} {span}", a,
+                        Layout(layout.tokens[a:b], layout.ids[a:b], layout.roles[a:b])))
+    return out
+
+
 def layout_strip(rows: Mapping[str, Layout], title: str) -> go.Figure:
-    """Each sequence as a row of cells coloured by role (prefix, code, language, text, special)."""
+    """Each sequence as rows of cells coloured by role (prefix, code, language, text, special), wrapped so that
+    every cell shows its token."""
     roles = list(ROLE_COLOURS)
-    width = max(len(layout.tokens) for layout in rows.values())
-    z = np.full((len(rows), width), np.nan)
-    text = [[""] * width for _ in rows]
-    hover = [[""] * width for _ in rows]
-    for r, layout in enumerate(rows.values()):
+    lines = _strip_rows(rows)
+    width = max(len(layout.tokens) for _, _, layout in lines)
+    z = np.full((len(lines), width), np.nan)
+    text = [[""] * width for _ in lines]
+    hover = [[""] * width for _ in lines]
+    for r, (_, first, layout) in enumerate(lines):
         for c, (tok, tid, role) in enumerate(zip(layout.tokens, layout.ids, layout.roles, strict=True)):
             z[r, c] = roles.index(role)
-            text[r][c] = html.escape(tok)
-            hover[r][c] = f"{html.escape(tok)}<br>id {'?' if tid is None else tid}<br>{role}"
+            text[r][c] = html.escape(tok if len(tok) <= MOST_IN_CELL else tok[:MOST_IN_CELL - 1] + "…")
+            hover[r][c] = f"{html.escape(tok)}<br>position {first + c}, id {'?' if tid is None else tid}<br>{role}"
     scale = [[i / (len(roles) - 1), colour] for i, colour in enumerate(ROLE_COLOURS.values())]
-    fig = go.Figure(go.Heatmap(z=z, text=text, customdata=hover, texttemplate="%{text}", colorscale=scale,
-                               zmin=0, zmax=len(roles) - 1, showscale=False, xgap=2, ygap=6,
-                               hovertemplate="%{customdata}<extra></extra>", y=[html.escape(k) for k in rows]))
+    fig = go.Figure(go.Heatmap(z=z, text=text, customdata=hover, texttemplate="%{text}", textfont={"size": CELL_FONT},
+                               colorscale=scale, zmin=0, zmax=len(roles) - 1, showscale=False, xgap=2, ygap=6,
+                               hovertemplate="%{customdata}<extra></extra>", y=[label for label, _, _ in lines]))
     for role in sorted({r for layout in rows.values() for r in layout.roles}, key=roles.index):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=role,  # legend entries only
                                  marker={"size": 12, "symbol": "square", "color": ROLE_COLOURS[role]}))
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title_text="position (hover a cell for its id)")
-    fig.update_layout(title=html.escape(title), height=140 + 60 * len(rows), margin={"t": 50, "l": 10, "r": 10},
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(title_text="token in the row (hover a cell for its position and id)")
+    fig.update_layout(title=html.escape(title), height=140 + 50 * len(lines), margin={"t": 50, "l": 10, "r": 10},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
                       plot_bgcolor="white")
     return fig

@@ -19,6 +19,7 @@ from explorer.objectives.base import is_special
 from explorer.objectives.decoding import DecodingResult
 from explorer.objectives.distill import DistillResult
 from explorer.objectives.stats import DrawStats
+from explorer.plots.style import titled
 
 __all__ = ["KIND_COLORS", "KIND_HELP", "chips_html", "decoding_figure", "distill_figure", "epochs_figure",
     "kinds_figure", "labels_figure", "legend_html", "position_figure", "span_figure", "target_kinds"]
@@ -118,7 +119,7 @@ def position_figure(stats: DrawStats, tokens: Sequence[str]) -> go.Figure:
     fig = go.Figure(go.Bar(x=labels, y=freq, marker_color=colors, name="selected"))
     if stats.expected_rate is not None:
         fig.add_hline(y=stats.expected_rate, line_dash="dash", annotation_text=f"expected {stats.expected_rate:.3f}")
-    fig.update_xaxes(showticklabels=len(tokens) <= 80)
+    fig.update_xaxes(showticklabels=len(tokens) <= 80, type="category")  # a token "1889" must not make it numeric
     return _layout(fig, f"Selection frequency per position (realised rate {stats.rate:.4f})", "position",
                    "fraction of draws")
 
@@ -138,8 +139,8 @@ def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]],
                   static: Sequence[Sequence[str]]) -> go.Figure:
     """Two heatmaps side by side: epochs x positions, coloured by what the mask did there."""
     code = {"not selected": 0, "special": 0, "kept": 1, "random": 2, "masked": 3}
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("RoBERTa: dynamic (new mask each epoch)",
-                                                        "BERT: static (same mask every epoch)"), shared_yaxes=True)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("RoBERTa: a new mask each epoch",
+                                                        "BERT: the same mask every epoch"), shared_yaxes=True)
     labels = [f"{i} {safe_label(t)}" for i, t in enumerate(tokens)]
     scale = [[0, "#f2f2f2"], [0.33, "#29a3a3"], [0.66, "#f3a712"], [1, "#e4572e"]]
     for col, runs in ((1, dynamic), (2, static)):
@@ -147,10 +148,11 @@ def epochs_figure(tokens: Sequence[str], dynamic: Sequence[Sequence[str]],
         fig.add_trace(go.Heatmap(z=z, x=labels, y=[f"epoch {e + 1}" for e in range(len(runs))], zmin=0, zmax=3,
                                  colorscale=scale, showscale=False, xgap=1, ygap=1,
                                  hovertemplate="%{y}, %{x}<extra></extra>"), row=1, col=col)
-    fig.update_xaxes(showticklabels=False)
+    fig.update_xaxes(showticklabels=False, type="category")
     fig.update_yaxes(autorange="reversed")  # epoch 1 on top, time runs down
-    return _layout(fig, "Red = [MASK], orange = random, teal = kept (selected), grey = not selected", "position", "",
-                   300)
+    key = "Red = [MASK], orange = random, teal = kept (selected), grey = not selected"
+    fig = _layout(fig, titled("Dynamic against static masking over epochs", key), "position", "", 320)
+    return fig.update_layout(margin={"t": 90})
 
 
 def decoding_figure(result: DecodingResult) -> go.Figure:

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from explorer.architecture.lineage import Lineage
 from explorer.core.labels import safe_label
+from explorer.plots.style import titled
 
 __all__ = ["FAMILY_COLOURS", "lineage_figure", "params_by_date_figure"]
 
@@ -36,7 +37,8 @@ def params_by_date_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                         customdata=[r["key"] for r in mine],
                         hovertext=[f"<b>{safe_label(r['name'], 50)}</b><br>{r['params']:,} parameters"
                                    for r in mine], hoverinfo="text")
-    fig.update_layout(title="Parameters of every variant by publication month (hover for names)",
+    fig.update_layout(title=titled("Parameters by publication month", "every variant of the catalog; hover a point "
+                                                                     "for its name"), margin={"t": 70},
                       xaxis=_years([r["date"] for r in rows]), yaxis={"type": "log", "title": "parameters"})
     return fig
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from explorer.architecture.patterns.costs import CostCurve
 from explorer.architecture.patterns.masks import MaskView
 from explorer.architecture.patterns.variants import VariantPattern
+from explorer.plots.style import titled
 
 __all__ = ["METRICS", "cost_chart", "mask_heatmap", "variant_mask_heatmap"]
 
@@ -39,10 +40,9 @@ def mask_heatmap(mask: np.ndarray, factor: int, title: str, *, kind: str = "", q
     ))
     sub = (f"max-pooled: 1 cell = {factor}x{factor} tokens, lit if any pair attends"
            if factor > 1 else "exact: 1 cell = 1 query/key pair")
-    sub = f"{kind}; {sub}" if kind else sub
     fig.update_layout(
-        title={"text": f"{title}<br><sup>{sub}</sup>", "font": {"size": 14}},
-        margin={"l": 50, "r": 10, "t": 60, "b": 40}, height=380,
+        title={"text": titled(title, kind, sub)},  # two short lines: the page draws three masks a row
+        margin={"l": 50, "r": 10, "t": 80, "b": 40}, height=400,
         xaxis={"title": k_label, "constrain": "domain", "side": "bottom"},
         yaxis={"title": q_label, "autorange": "reversed", "scaleanchor": "x", "constrain": "domain"},
     )
@@ -75,6 +75,7 @@ def cost_chart(curves: Sequence[CostCurve], metric: str = "score_memory_bytes") 
     model as published, the curve only shows how the pattern would scale.
     """
     title, unit = METRICS[metric]
+    what, _, detail = title.partition(" (")  # "attention FLOPs", "QK^T + AV, one head, one layer)"
     fig = go.Figure()
     for n, curve in enumerate(curves):
         color, values = PALETTE[n % len(PALETTE)], getattr(curve, metric)
@@ -87,10 +88,11 @@ def cost_chart(curves: Sequence[CostCurve], metric: str = "score_memory_bytes") 
                     line={"color": color, "dash": dash}, marker={"size": 4}, hovertemplate=hover,
                 ))
     fig.update_layout(
-        title={"text": f"{title} vs sequence length<br><sup>log-log: slope 2 = quadratic, slope 1 = linear; "
-                       "dotted = longer than the model's max positions</sup>", "font": {"size": 14}},
+        title={"text": titled(f"{what} vs sequence length", (f"({detail}; " if detail else "")
+                              + "log-log: slope 2 = quadratic, slope 1 = linear",
+                              "dotted: longer than the model's max positions")},
         xaxis={"title": "sequence length (tokens)", "type": "log"},
         yaxis={"title": title, "type": "log" if metric != "density" else "linear"},
-        margin={"l": 60, "r": 10, "t": 70, "b": 50}, height=460, legend={"font": {"size": 11}},
+        margin={"l": 60, "r": 10, "t": 90, "b": 50}, height=480, legend={"font": {"size": 11}},
     )
     return fig

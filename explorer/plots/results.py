@@ -31,7 +31,7 @@ def _hover(p: Point, x_attr: str) -> str:
 
 def efficiency_figure(points: Sequence[Point], frontier: Sequence[Point], metric: str, x: str = "params") -> go.Figure:
     """Published score against our cost per variant; the frontier joins the points nothing cheaper beats."""
-    x_attr, x_title, _ = AXES[x]
+    x_attr, x_title, short = AXES[x]
     fig = go.Figure()
     fig.add_scatter(x=[getattr(p, x_attr) for p in frontier], y=[p.score for p in frontier], mode="lines",
                     line={"shape": "hv", "dash": "dot", "color": "#888"}, name="efficiency frontier",
@@ -40,7 +40,7 @@ def efficiency_figure(points: Sequence[Point], frontier: Sequence[Point], metric
                     text=[safe_label(p.model, 28) for p in points], textposition="top center",
                     marker={"size": 11, "color": ["#d62728" if p in frontier else "#1f77b4" for p in points]},
                     hovertext=[_hover(p, x_attr) for p in points], hoverinfo="text", name="published score")
-    fig.update_layout(title=f"{safe_label(metric)} against {x_title}", xaxis_title=x_title,
+    fig.update_layout(title=f"{safe_label(metric)} against {short}", xaxis_title=x_title,
                       yaxis_title=safe_label(metric), xaxis_type="log", legend={"orientation": "h", "y": -0.2})
     return fig
 

@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 from explorer.core.labels import safe_label
 from explorer.papers import scaling
 from explorer.papers.scaling import ScalingPoint
+from explorer.plots.style import titled
 
 __all__ = ["chinchilla_figure", "kaplan_figure"]
 
@@ -40,8 +41,10 @@ def kaplan_figure(places: Sequence[ScalingPoint]) -> go.Figure:
     fig.update_xaxes(type="log", title_text="non-embedding parameters N (Kaplan's count)", row=1, col=1)
     fig.update_xaxes(type="log", title_text="training tokens D", row=1, col=2)
     fig.update_yaxes(title_text="predicted test loss (nats / token, WebText2)", row=1, col=1)
-    fig.update_layout(title="Kaplan et al. 2020: loss falls as a power law in parameters and in data",
-                      legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(title_text="predicted test loss (nats / token)", row=1, col=2)
+    fig.update_layout(title=titled("Kaplan et al. 2020: loss as a power law", "in parameters (left) and in data "
+                                                                               "(right)"),
+                      legend={"orientation": "h", "y": -0.25}, margin={"t": 90})
     return fig
 
 
@@ -61,8 +64,9 @@ def chinchilla_figure(places: Sequence[ScalingPoint]) -> go.Figure:
         fig.add_scatter(x=ns, y=[compute / (6 * n) for n in ns], mode="lines", hoverinfo="skip",
                         line={"dash": "dot", "color": "#aaa", "width": 1}, name=f"C = 6ND = {compute:.0e} FLOPs")
     _markers(fig, [p.params for p in places], [p.tokens for p in places], places)
-    fig.update_layout(title="Tokens against parameters: above the green line a model saw more data than "
-                            "compute-optimal, below it less", xaxis_title="parameters N (all, Chinchilla's count)",
-                            yaxis_title="training tokens D",
-                      xaxis_type="log", yaxis_type="log", yaxis_range=[7, 14], legend={"orientation": "h", "y": -0.25})
+    fig.update_layout(title=titled("Tokens against parameters", "above the green line a model saw more data than "
+                                                               "compute-optimal, below it less"),
+                      margin={"t": 70}, xaxis_title="parameters N (all, Chinchilla's count)",
+                      yaxis_title="training tokens D", xaxis_type="log", yaxis_type="log", yaxis_range=[7, 14],
+                      legend={"orientation": "h", "y": -0.25})
     return fig

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.core.labels import UNTRAINED, safe_label, untrained_suffix
+from explorer.plots.style import CELL_FONT, cell_chars, titled
 from explorer.tasks.colbert import CompressionStudy, MaxSim, Ranking
 from explorer.tasks.colbert.compression import fp16_bytes
 from explorer.tasks.similarity import SearchResult, SimilarityResult
@@ -33,13 +34,14 @@ def similarity_heatmap(res: SimilarityResult) -> go.Figure:
     """(N, N) cosine matrix as a heatmap, values printed in the cells when they fit."""
     labels = _unique([safe_label(s, 32) for s in res.sentences])
     n = len(labels)
+    fits = cell_chars(n, row_labels=labels) >= len("-0.00")  # the values in the cells when they fit
     fig = go.Figure(go.Heatmap(
         z=[list(r) for r in res.matrix], x=labels, y=labels, zmin=-1, zmax=1, colorscale="RdBu_r",
-        texttemplate="%{z:.2f}" if n <= 15 else None, colorbar={"title": "cosine"},
+        texttemplate="%{z:.2f}" if fits else None, textfont={"size": CELL_FONT}, colorbar={"title": "cosine"},
         hovertemplate="%{y}<br>%{x}<br>cosine %{z:.3f}<extra></extra>",
     ))
-    title = f"Cosine similarity, {safe_label(res.model)} ({res.dim}-d mean-pooled){untrained_suffix(res.untrained)}"
-    fig.update_layout(title=title, height=max(360, 28 * n + 160), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    title = titled(f"Cosine similarity, {safe_label(res.model)}", f"{res.dim}-d mean-pooled", untrained=res.untrained)
+    fig.update_layout(title=title, height=max(360, 28 * n + 170), margin={"l": 10, "r": 10, "t": 60, "b": 10})
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -113,7 +115,7 @@ def compression_figure(s: CompressionStudy) -> go.Figure:
     fig.update_xaxes(title_text="exact score", row=1, col=2)
     fig.update_yaxes(title_text="bytes", row=1, col=1)
     fig.update_yaxes(title_text="compressed score", row=1, col=2)
-    fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 60, "b": 40},
-                      title=f"ColBERTv2 compression, {s.k} centroids, {s.n_tokens} "
-                            f"tokens{untrained_suffix(s.untrained)}")
+    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 80, "b": 40},
+                      title=titled(f"ColBERTv2 compression, {s.k} centroids, {s.n_tokens} tokens",
+                                   untrained=s.untrained))
     return fig

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from explorer.plots.style import CELL_FONT
 from explorer.tokenization import Tokenization, label_of
 from explorer.tokenization.table import join_pieces
 
@@ -76,7 +77,7 @@ def word_split_figure(results: Sequence[Tokenization], max_words: int = 30) -> g
         hover.append([html.escape(join_pieces(p, sep=" · "), quote=False) or "(no piece)" for p in pieces])
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(n)), y=[label_of(t.name) for t in results], customdata=hover,
-        colorscale="Blues", zmin=0, colorbar={"title": "pieces"}, texttemplate="%{z}",
+        colorscale="Blues", zmin=0, colorbar={"title": "pieces"}, texttemplate="%{z}", textfont={"size": CELL_FONT},
         hovertemplate="%{y}<br>word %{x}: %{customdata}<extra></extra>"))
     fig.update_layout(
         title="How each word is split (pieces per word; hover for the pieces)", height=150 + 45 * len(results),
