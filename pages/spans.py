@@ -9,6 +9,7 @@ from app.caches import spans as cache
 from app.caches.models import models_dir
 from app.views import device_picker, served_picker
 from app.views import spans as view
+from explorer.core.userinput import SPAN_MARKER, first_blank_only
 from explorer.runtime.resolve import resolve
 from explorer.serving import backend
 from explorer.serving.backend import Backend
@@ -52,7 +53,9 @@ with t_infill:
     for col, column in zip(st.columns(max(1, len(columns))), columns, strict=False):
         with col:
             view.infill_column(column, prompt, max_new)
-    ui.page_link("why.py", "Explain this prediction", text=prompt, target="", models=",".join(picked))
+    several = len(SPAN_MARKER.findall(prompt)) > 1  # Why explains one blank at a time: the first, said so
+    ui.page_link("why.py", "Explain this prediction" + (" (its first blank)" if several else ""),
+                 text=first_blank_only(prompt), target="", models=",".join(picked))
 
 with t_qa:
     st.caption("A decoder writes its answer after the context and the question, then the answer is looked up "

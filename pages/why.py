@@ -12,15 +12,16 @@ from app.caches.models import models_dir, resolve
 from app.views import device_picker, served_picker
 from app.views import explain as view
 from explorer.core import limits
-from explorer.explain.attribution import DEFAULT_STEPS, MAX_STEPS, METHOD_NAMES
+from explorer.explain.attribution import AUTO, DEFAULT_STEPS, MAX_STEPS, METHOD_NAMES, Steps
 from explorer.explain.lens import Lens
-from explorer.explain.target import check_typed
+from explorer.explain.target import check_question
 from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
 
 EXAMPLE, TARGET, PAIR = "The capital of France is", "Paris", "Paris is the capital of France."
 METHODS = list(METHOD_NAMES)
 DEFAULT_METHODS = ["grad-input", "ig", "occlusion"]
+STEP_CHOICES = [AUTO, *(str(n) for n in (8, 16, 32, 64, 128, 256, MAX_STEPS))]
 
 
 def _query(name: str, default: str) -> str:
@@ -45,7 +46,7 @@ def inputs() -> tuple[str, str, str, str]:
     return text, target, foil, pair
 
 
-def choices(directory: str | None) -> tuple[list[str], list[str], int, int | None]:
+def choices(directory: str | None) -> tuple[list[str], list[str], Steps, int | None]:
     """Models, methods, integrated gradients' steps and the lens's position, all in the URL."""
     keys = cache.offered(directory)
     c1, c2, c3 = st.columns([3, 3, 1])
@@ -54,8 +55,11 @@ def choices(directory: str | None) -> tuple[list[str], list[str], int, int | Non
                             help="Models without weights on disk run with untrained weights, labelled so.")
     methods = c2.multiselect("Attribution methods", METHODS, format_func=lambda m: METHOD_NAMES[m], key="why_methods",
                              default=ui.query_list("methods", DEFAULT_METHODS, METHODS))
-    steps = int(c3.number_input("IG steps", 1, MAX_STEPS, ui.query_int("steps", DEFAULT_STEPS, 1, MAX_STEPS),
-                                key="why_steps", help="Integrated gradients' steps, run in batches."))
+    asked = ui.query_choice("steps", STEP_CHOICES, str(DEFAULT_STEPS))
+    chosen = c3.selectbox("IG steps", STEP_CHOICES, key="why_steps", index=STEP_CHOICES.index(asked),
+                          help="Integrated gradients' steps, run in batches; auto raises them until the scores sum to "
+                               "the difference within 1%.")
+    steps: Steps = chosen if chosen == AUTO else int(chosen)
     position = int(c3.number_input("Lens position", -1, 255, ui.query_int("position", -1, -1, 255), key="why_position",
                                    help="The token the lens reads after (-1: where the target goes)."))
     st.session_state.setdefault("why_dir", _query("dir", ""))
@@ -80,8 +84,8 @@ if not refs and not served:
     st.info("Pick at least one model.", icon=":material/info:")
     st.stop()
 typed = None
-with ui.guard():  # an empty or over-long text: one message, not one per model
-    typed = check_typed(text)
+with ui.guard():  # an empty or over-long text, a foil equal to the target: one message, not one per model
+    typed = check_question(text, target, foil)
 if typed is None:
     st.stop()
 names = [(r.spec, f"m{i}", r) for i, r in enumerate(refs)] + [(e.shown, f"s{i}", e) for i, e in enumerate(served)]

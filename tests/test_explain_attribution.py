@@ -111,3 +111,34 @@ def test_a_served_model_says_its_insides_are_not_available_before_any_request() 
     nowhere = Endpoint("nowhere", "http://127.0.0.1:9/v1")
     with pytest.raises(ExplorerError, match="insides .* are not available"):
         served.attribute(nowhere, TEXT, "Paris", "ig")
+
+
+def test_occlusion_in_parts_equals_one_run_and_a_part_scores_only_its_span(gemma) -> None:
+    from explorer.explain import parts
+
+    whole = attribution.attribute(gemma, "next-token", TEXT, "Paris", "occlusion", foil="Rome")
+    part = attribution.attribute(gemma, "next-token", TEXT, "Paris", "occlusion", foil="Rome", span=(1, 3))
+    assert [t.score is not None for t in part.tokens] == [False, True, True, False, False]
+    assert [t.score for t in part.tokens][1:3] == pytest.approx([t.score for t in whole.tokens][1:3], abs=1e-6)
+    merged = parts.in_parts(lambda a, b: attribution.attribute(gemma, "next-token", TEXT, "Paris", "occlusion",
+                                                               foil="Rome", span=(a, b)), 2, budget=1e9)
+    assert _scores(merged) == pytest.approx(_scores(whole), abs=1e-6) and not merged.stopped
+
+
+def test_a_batch_that_would_not_fit_the_time_left_is_not_started(gemma) -> None:
+    """The next batch is judged by the last one's time: a budget of 10 s on a clock where each batch takes 6 s
+    stops after the first batch, before the second would overrun (a 6 s budget once ran 42 s)."""
+    frame = framer.build(gemma, "next-token", TEXT, "Paris")
+    now = [0.0]
+    real = occlusion.values
+
+    def slow_values(model, frames, embedder):
+        now[0] += 6.0 if len(frames) > 1 else 0.0  # every batch of two "takes" 6 s on the request's clock
+        return real(model, frames, embedder)
+
+    token = CancelToken(RequestBudget(10.0, 2**40, "test"), clock=lambda: now[0], memory=lambda: 0)
+    with cancel.scope(token), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(occlusion, "values", slow_values)
+        done = occlusion.occlusion(gemma.model, frame, per_batch=2)
+    assert [s is not None for s in done.scores] == [True, True, False, False, False]
+    assert now[0] == 6.0 and "would take about 6.0 s and 4.0 s are left" in done.notices[0].text

@@ -93,3 +93,42 @@ def test_bad_input_is_one_line_and_exit_2(capsys, monkeypatch, argv, said) -> No
 def test_a_special_token_typed_as_the_target_is_one_line(gemma, capsys) -> None:
     code, _, err = _run(capsys, "attribute", "--model", gemma, "--text", TEXT, "--target", "<|endoftext|>")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "special token" in err, err
+
+
+@pytest.mark.parametrize("method", ["grad-input", "ig", "occlusion"])
+def test_a_text_that_leaves_nothing_to_attribute_is_one_line_before_the_model_loads(capsys, monkeypatch,
+                                                                                   method) -> None:
+    from explorer.runtime import loading
+
+    monkeypatch.setattr(loading, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+    code, _, err = _run(capsys, "attribute", "--model", "gemma3-270m", "--text", "___", "--target", "Paris",
+                        "--method", method)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "leaves no token to attribute" in err, err
+
+
+def test_range_errors_are_said_before_the_model_loads(capsys, monkeypatch) -> None:
+    """A layer, head or position no model of this size has: one line from the config (9 s and 1.8 GB of loading
+    came first before)."""
+    from explorer.interventions import models
+    from explorer.runtime import loading
+
+    monkeypatch.setattr(loading, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("the model was loaded"))
+    for argv, said in ((("ablate", "--model", "gemma3-270m", "--text", TEXT, "--head", "99.99"), "Layer 99 is out"),
+                       (("ablate", "--model", "gemma3-270m", "--text", TEXT, "--head", "0.99"), "Head 99 is out"),
+                       (("steer", "--model", "gemma3-270m", "--text", TEXT, "--positive", "a", "--negative", "b",
+                         "--layer", "99", "--coefficient", "1"), "Layer 99 is out"),
+                       (("lens", "--model", "gemma3-270m", "--text", TEXT, "--position", "100000"), "Position 100000")):
+        code, _, err = _run(capsys, *argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+
+
+def test_integrated_gradients_choose_their_steps_and_say_them(gemma, capsys) -> None:
+    code, out, err = _run(capsys, "attribute", "--model", gemma, "--text", TEXT, "--target", "Paris", "--foil",
+                          "Rome", "--method", "ig", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["steps"] in attribution.AUTO_STEPS
+    said = " ".join(data["notices"])
+    assert (data["completeness"] <= attribution.AUTO_GAP and f"took {data['steps']} steps (auto)" in said) or \
+        (data["steps"] == attribution.AUTO_STEPS[-1] and "stopped at" in said), said

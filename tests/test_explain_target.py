@@ -70,3 +70,29 @@ def test_the_blank_is_not_a_special_token_typed_as_text(bert) -> None:
 def test_the_models_own_prediction_says_so(gpt2) -> None:
     own = target.own(gpt2, gpt2.get_vocab()["ĠParis"])
     assert own.own and own.scored == " Paris" and "own top prediction" in own.notices()[0].text
+
+
+@pytest.mark.parametrize(("text", "aim", "foil", "said"), [
+    ("___", "Paris", None, "leaves no token to attribute"),
+    (" [MASK] ", None, None, "leaves no token to attribute"),
+    ("The capital of France is", "Paris", " Paris ", "The foil is the target itself"),
+    ("The capital of France is", "Par\nis", None, "control character"),
+    ("The capital of France is", "Paris", "Ro\nme", "control character"),
+])
+def test_one_question_check_for_every_path(text, aim, foil, said) -> None:
+    """The local and the served path both call it before any model or request (the served path once scored a
+    foil equal to the target as all zeros, and a target holding a line break)."""
+    with pytest.raises(ExplorerError, match=said):
+        target.check_question(text, aim, foil)
+
+
+def test_the_served_path_refuses_what_the_local_path_refuses_before_any_request() -> None:
+    from explorer.explain import served
+    from explorer.serving.endpoints import Endpoint
+
+    nowhere = Endpoint("nowhere", "http://127.0.0.1:9/v1")  # a request would say the connection was refused
+    for aim, foil, said in (("Paris", "Paris", "The foil is the target itself"), ("Par\nis", None, "control"),
+                            ("Paris", None, "leaves no token")):
+        with pytest.raises(ExplorerError, match=said):
+            served.attribute(nowhere, "___" if said.startswith("leaves") else "The capital of France is", aim,
+                             foil=foil)

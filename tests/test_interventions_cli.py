@@ -81,3 +81,11 @@ def test_a_coefficient_that_is_not_finite_is_refused_while_parsing(capsys, model
 def test_a_served_model_is_refused_in_words(capsys) -> None:
     rc, _, err = _run(capsys, "ablate", "--model", "served:llama", "--text", "hi", "--layer", "0")
     assert rc == 2 and "served by an inference engine" in err
+
+
+def test_a_target_of_several_tokens_says_only_its_first_is_followed(capsys, model: str) -> None:
+    rc, out, err = _run(capsys, "ablate", "--model", model, "--text", "The Eiffel Tower is in", "--head", "0.0",
+                        "--target", "New York", "--device", "cpu", "--json")
+    assert rc == 0, err
+    said = " ".join(json.loads(out)["notices"])
+    assert "'New York' is 2 tokens here" in said and "only its first token, ' New', is scored" in said

@@ -58,6 +58,9 @@ def test_bundled_minilm_base_but_no_mlm_head() -> None:
     assert lm.source == "bundled" and type(lm.model).__name__ == "BertModel" and len(lm.tokenizer) == 30522
     with pytest.raises(ExplorerError, match="an encoder saved without a masked-language-model head"):
         loading.load_model(resolve(BUNDLED_HUB_ID), "masked-lm")
+    for short in ("all-minilm-l6-v2", "all-MiniLM-L6-v2"):  # the hub's short name of the same checkpoint, any case
+        ref = resolve(short)
+        assert ref.ready and ref.status is not None and ref.status.source == "bundled", ref.reason
 
 
 def test_missing_head_unknown_task_missing_path(models) -> None:

@@ -15,7 +15,7 @@ from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.explain import background
 from explorer.explain import task as tasks
-from explorer.explain.attribution import METHOD_NAMES, SERVED_INSIDES, Attribution
+from explorer.explain.attribution import METHOD_NAMES, SERVED_INSIDES, Attribution, Steps
 from explorer.explain.lens import Lens
 from explorer.explain.tuning import TuneReport
 from explorer.plots import explain as plots
@@ -112,7 +112,7 @@ def _poll(ref: ModelRef, job: background.TuningJob, key: str) -> None:
         st.rerun()
 
 
-def attribution_cell(ref: ModelRef, method: str, text: str, target: str, foil: str, pair: str, steps: int,
+def attribution_cell(ref: ModelRef, method: str, text: str, target: str, foil: str, pair: str, steps: Steps,
                      where: PlacementKwargs, key: str) -> None:
     """One model's token strip for one method, with the explained number, completeness and cost."""
     with ui.guard():
@@ -140,7 +140,7 @@ def _strip(result: Attribution, key: str) -> None:
                  f"{result.completeness:.2%} (completeness, {result.steps} steps)")
     st.caption(f"{said} · {ran_caption(result)} · {result.seconds * 1000:.0f} ms")
     if result.cost is not None:
-        st.caption(escape_markdown(f"Cost: {result.cost.said}"))
+        st.caption(escape_markdown(f"Cost: {result.cost.said}; took {result.seconds:.1f} s"))
     table = pd.DataFrame([{"token": t.token, "sentence": "AB"[t.part], "score": t.score} for t in result.tokens])
     ui.csv_download(table, f"{result.method}-{key}", key=f"why_csv_{result.method}_{key}")
 

@@ -53,7 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    "sentence)")
     a.add_argument("--foil", default=None, help="contrast: score log p(target) - log p(foil)")
     a.add_argument("--method", choices=METHODS, default="ig", help="how tokens are scored (default ig)")
-    a.add_argument("--steps", type=number(int, 1, 512), default=None, help="integrated gradients' steps (default 32)")
+    a.add_argument("--steps", type=_ig_steps, default="auto",
+                   help="integrated gradients' steps: 1 to 512, or auto (default: raised until the scores sum to "
+                        "the difference within 1%%)")
     add_endpoint_flags(a)
     a.set_defaults(func=cmd_attribute)
 
@@ -99,6 +101,11 @@ def cmd_lens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ig_steps(text: str) -> int | str:
+    """``auto`` or a whole number of steps from 1 to 512 (at parse time: one line, exit 2)."""
+    return "auto" if text.strip().lower() == "auto" else int(number(int, 1, 512)(text))
+
+
 def cmd_attribute(args: argparse.Namespace) -> int:
     """Print every token's score."""
     from explorer.explain import attribution, served
@@ -118,7 +125,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     print(f"== {result.model} [{attribution.METHOD_NAMES[result.method]}, {result.device_name}]")
     print(f"   {result.objective} = {result.output:.4f}")
     if result.completeness is not None:
-        print(f"   baseline {result.baseline_output:.4f}; completeness gap {result.completeness:.2%}")
+        print(f"   baseline {result.baseline_output:.4f}; completeness gap {result.completeness:.2%} "
+              f"({result.steps} steps)")
     for t in result.tokens:
         print(f"  {t.token!r:>20} {'' if t.score is None else f'{t.score:+.4f}'}")
     for note in texts(result.notices):

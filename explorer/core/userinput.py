@@ -28,7 +28,7 @@ from explorer.core.errors import ExplorerError
 from explorer.core.limits import POSITIONS_LIST_CHARS
 
 __all__ = ["GENERIC_BLANK", "MARKER", "MAX_POSITIONS", "SENTINEL", "SPAN_MARKER",
-           "parse_positions", "require_text", "split_blanks"]
+           "first_blank_only", "parse_positions", "require_text", "split_blanks"]
 
 # What users type for "a blank here", on every page: BERT's [MASK], RoBERTa/BART's <mask>, or three or
 # more underscores. Case does not matter: someone who types [mask] or <MASK> means a blank (no model's
@@ -119,3 +119,16 @@ def split_blanks(text: object, *, max_blanks: int, max_chars: int, marker: re.Pa
         why = f" ({why_cap})" if why_cap else ""
         raise ExplorerError(f"The {what} has {n} blanks; the limit is {max_blanks}{why}. Remove some.")
     return pieces
+
+
+def first_blank_only(text: str, marker: re.Pattern[str] = SPAN_MARKER) -> str:
+    """``text`` up to its second blank: a question about its first blank alone (what is explained one blank at a
+    time, e.g. the Spans page's link to Why this prediction).
+
+    >>> first_blank_only("Thank you ___ me to your party ___ week.")
+    'Thank you ___ me to your party'
+    >>> first_blank_only("One ___ only.")
+    'One ___ only.'
+    """
+    found = list(marker.finditer(text))
+    return text if len(found) < 2 else text[:found[1].start()].rstrip()

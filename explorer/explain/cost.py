@@ -37,10 +37,12 @@ __all__ = ["GRADIENT_BYTES", "METHODS", "TYPICAL_CPU_FLOPS", "Cost", "check", "e
 
 METHODS = ("grad", "grad-input", "ig", "occlusion")
 GRADIENT_BYTES = 1 << 30  # one backward's activations at most (beside the weights): a quarter of a 2-core box's share
-# Floating-point operations per second a forward+backward reaches on the 2-core CPU of CI (measured:
-# benchmarks/bench_explain.py on Gemma 3 270M, float32); replaced by this process's own figure after one run.
-TYPICAL_CPU_FLOPS = 25e9
-_PACE: dict[str, float] = {}  # device -> FLOP/s measured by the last attribution here
+# Floating-point operations per second each method reaches on an idle 2-core CPU (Gemma 3 270M, float32, a 14-token
+# contrast): integrated gradients run their steps in large batches and reach about four times a single backward's
+# pace, which one shared figure turned into an estimate of 19 s for a run of 5. This process's own figure of the
+# method replaces it after one run.
+TYPICAL_CPU_FLOPS = {"grad": 15e9, "grad-input": 15e9, "ig": 60e9, "occlusion": 27e9}
+_PACE: dict[tuple[str, str], float] = {}  # (device, method) -> FLOP/s measured by the last such attribution here
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,11 @@ def _sizes(model: torch.nn.Module, frame: Frame) -> tuple[int, int, int, int]:
     return max(1, total - table), width, vocab, logits
 
 
-def _pace(device: str) -> tuple[float | None, str]:
-    if device in _PACE:
-        return _PACE[device], "measured on this server"
+def _pace(device: str, method: str) -> tuple[float | None, str]:
+    if (device, method) in _PACE:
+        return _PACE[device, method], "measured on this server"
     if device == "cpu":
-        return TYPICAL_CPU_FLOPS, "typical on a 2-core CPU"
+        return TYPICAL_CPU_FLOPS[method], "typical on a 2-core CPU"
     return None, "not measured on this device yet"
 
 
@@ -125,7 +127,7 @@ def estimate(model: torch.nn.Module, frame: Frame, method: str, steps: int = 0, 
         copies = min(copies, steps)
     elif method == "occlusion":
         copies = min(copies, len(frame.shown))
-    rate, why = _pace(device)
+    rate, why = _pace(device, method)
     return Cost(method, passes, frame.tokens, body, flops, int(copies) * len(frame.rows), int(per * copies),
                 None if rate is None else flops / rate, why)
 
@@ -144,4 +146,4 @@ def check(cost: Cost) -> None:
 def record(cost: Cost, seconds: float, device: str) -> None:
     """Keep the pace this attribution reached, for the next estimates on ``device``."""
     if seconds > 0.05:  # shorter runs measure Python's overhead, not the device
-        _PACE[device] = cost.flops / seconds
+        _PACE[device, cost.method] = cost.flops / seconds

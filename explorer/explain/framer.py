@@ -204,5 +204,9 @@ def build(loaded: LoadedModel, task: str, text: str, target: str | None = None, 
         probe = _frame(loaded, task, left, right, targets.Target("", "", (_baseline(tok),), ("",)), None)
         aim = targets.own(tok, top_token(loaded, probe))
     if against is not None and against.ids == aim.ids:
-        raise ExplorerError("The foil is the target itself: pick another word to contrast with.")
-    return _frame(loaded, task, left, right, aim, against)
+        raise ExplorerError(targets.FOIL_IS_TARGET)
+    frame = _frame(loaded, task, left, right, aim, against)
+    if not frame.shown:
+        raise ExplorerError(targets.NOTHING_TO_ATTRIBUTE.format(why="the model reads none of its words besides its "
+                                                                    "blank and its own special tokens"))
+    return frame

@@ -244,6 +244,9 @@ def run(ref: ModelRef, text: str, target: str | None = None, *, position: int | 
     """:func:`lens` after loading ``ref`` for what it predicts (the text and target checked first)."""
     targets.check_typed(text)
     targets.check_typed_target(target)
+    if position is not None and not (isinstance(position, int) and -framer.MAX_TOKENS <= position < framer.MAX_TOKENS):
+        raise ExplorerError(f"Position {position!r} is beyond the {framer.MAX_TOKENS} tokens a text is read with at "
+                            f"most: give a position from 0 (or -1 for the last token).")
     task = tasks.of(ref.family, tasks.has_head(ref), text if isinstance(text, str) else "")
     if task == "similarity":
         raise ExplorerError(f"{ref.spec} {NO_HEAD}")

@@ -3,8 +3,11 @@
 A token's score is ``f(text) - f(text without it)``: positive when the token raises the target. Leaving a token
 out deletes it (what a served model can be asked too, :mod:`explorer.explain.served`), so every frame of a batch
 is the text minus one token: equal lengths, no padding wasted. Frames run ``per_batch`` at a time (the memory
-planner's figure, :mod:`explorer.explain.cost`); between batches the request's budget is checked, and when it
-runs out the tokens done so far are kept, the others left without a score, and a notice says how many.
+planner's figure, :mod:`explorer.explain.cost`). Before each batch the request's time left is compared with the
+last batch's time: a batch that would not fit is not started, so the work stops within the budget with the tokens
+done so far kept, the others left without a score, and a notice saying how many. ``span`` occludes only the
+shown tokens ``first`` to ``last`` (a part of the text: the page asks for a text in parts,
+:mod:`explorer.explain.parts`, and the others are left without a score).
 """
 
 from __future__ import annotations
@@ -25,33 +28,48 @@ __all__ = ["Occluded", "cut_notice", "occlusion"]
 
 @dataclass(frozen=True)
 class Occluded:
-    scores: list[float | None]  # one per shown token; None: not reached before the budget ran out
+    scores: list[float | None]  # one per shown token; None: not reached (budget) or outside the span
     output: float
     notices: tuple[Notice, ...] = ()
 
 
-def cut_notice(done: int, total: int, err: RequestStopped) -> Notice:
+def cut_notice(done: int, total: int, err: RequestStopped | str) -> Notice:
     """What an occlusion stopped by its budget says: how many tokens have a score, and why not the rest."""
     return Notice("stopped", f"Occlusion scored {done} of {total} tokens before this request's budget ran out "
                              f"(the others are left blank): {err}")
 
 
+def _no_room(last_batch: float) -> RequestStopped | None:
+    """Why the next batch is not started (it would not fit the time left, judged by the last batch), or None."""
+    if cancel.room_for(last_batch):
+        return None
+    left = cancel.seconds_left() or 0.0
+    return RequestStopped(f"the next batch would take about {last_batch:.1f} s and {left:.1f} s are left.", "time")
+
+
 def occlusion(model: torch.nn.Module, frame: Frame, per_batch: int,
-              progress: Callable[[float, str], None] | None = None) -> Occluded:
-    """Every shown token left out in turn, ``per_batch`` frames per forward (see the module docstring)."""
+              progress: Callable[[float, str], None] | None = None, span: tuple[int, int] | None = None) -> Occluded:
+    """Every shown token (of ``span``) left out in turn, ``per_batch`` frames per forward (see the module)."""
     embedder = Embedder(model)
+    total = len(frame.shown)
+    first, last = (0, total) if span is None else (max(0, span[0]), min(total, span[1]))
     output = float(values(model, [frame], embedder)[0])
-    total, scores = len(frame.shown), list[float | None]()
-    step = max(1, int(per_batch))
+    scores: list[float | None] = [None] * total
+    step, done, last_batch = max(1, int(per_batch)), 0, 0.0
     try:
-        for start in range(0, total, step):
+        for start in range(first, last, step):
             cancel.check()
-            chunk = [frame.without(k) for k in range(start, min(total, start + step))]
-            scores += [output - float(v) for v in values(model, chunk, embedder)]
+            if (stop := _no_room(last_batch)) is not None:
+                raise stop
+            began = cancel.now()
+            ends = range(start, min(last, start + step))
+            for k, v in zip(ends, values(model, [frame.without(k) for k in ends], embedder), strict=True):
+                scores[k] = output - float(v)
+            done, last_batch = done + len(ends), cancel.now() - began
             if progress is not None:
-                progress(len(scores) / total, f"occlusion: {len(scores)} of {total} tokens")
+                progress(done / max(1, last - first), f"occlusion: {done} of {last - first} tokens")
     except RequestStopped as err:
         if err.reason == "gone":
             raise
-        return Occluded(scores + [None] * (total - len(scores)), output, (cut_notice(len(scores), total, err),))
+        return Occluded(scores, output, (cut_notice(done, last - first, err),))
     return Occluded(scores, output)

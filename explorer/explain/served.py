@@ -18,10 +18,10 @@ from collections.abc import Callable
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import EXPLAIN_TEXT_CHARS
 from explorer.core.notices import Notice
-from explorer.core.userinput import MARKER, require_text, split_blanks
+from explorer.core.userinput import MARKER, split_blanks
 from explorer.explain.attribution import SERVED_INSIDES, Attribution, TokenScore
 from explorer.explain.occlusion import cut_notice
-from explorer.explain.target import spaced
+from explorer.explain.target import FOIL_IS_TARGET, NOTHING_TO_ATTRIBUTE, check_question, spaced
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestStopped
 from explorer.serving import backend, decoding, probe, scoring
@@ -33,9 +33,7 @@ Unit = tuple[str, int, int, str]  # (where: "before" | "after", start, end, the 
 
 
 def _split(text: str) -> tuple[str, str, str]:
-    """(task, the words before the target, the words after it) of a served decoder's text."""
-    text = require_text(text, what="text", empty_hint="type a sentence for the model to read.",
-                        max_chars=EXPLAIN_TEXT_CHARS, limit_note="every token is one more request to the server")
+    """(task, the words before the target, the words after it) of a served decoder's text (checked already)."""
     if not MARKER.search(text):
         return "next-token", text, ""
     left, right = split_blanks(text, max_blanks=1, max_chars=EXPLAIN_TEXT_CHARS,
@@ -103,28 +101,35 @@ def _rounds(ep: Endpoint, jobs: list[list[tuple[str, str]]], progress: Callable[
 
 
 def attribute(ep: Endpoint, text: str, target: str | None, method: str = "occlusion", *, foil: str | None = None,
-              progress: Callable[[float, str], None] | None = None) -> Attribution:
-    """Occlusion of every token of ``text`` for ``target`` (against ``foil``) through ``ep`` (see the module)."""
+              progress: Callable[[float, str], None] | None = None,
+              span: tuple[int, int] | None = None) -> Attribution:
+    """Occlusion of every token of ``text`` for ``target`` (against ``foil``) through ``ep`` (see the module;
+    ``span``: the tokens ``first`` to ``last`` only, the others left without a score)."""
     if method != "occlusion":
         raise ExplorerError(f"{ep.shown}: {method} needs the model's gradients, and {SERVED_INSIDES}.")
+    text, target, foil = check_question(text, target, foil)  # the local path's rules, before any request
     caps = probe.require(ep, "prompt_logprobs", "occlusion (it scores the text with each token left out)")
     ep = probe.paced(ep, caps)  # the engine's own pace: in flight together only where it answers together
     task, left, right = _split(text)
     context = left.rstrip() if left.strip() else ""
     aim, notes = _target(ep, context, left, target)
-    scored = [aim] + ([spaced(left, foil)] if foil is not None and foil.strip() else [])
+    scored = [aim] + ([spaced(left, foil)] if foil is not None else [])
+    if len(scored) > 1 and scored[1] == aim:  # the model's own prediction may be the typed foil
+        raise ExplorerError(FOIL_IS_TARGET)
     before, n1 = units(ep, context, "before")
     after, n2 = units(ep, right, "after")
     shown = before + after
     if not shown:
-        raise ExplorerError("The text has no token to leave out: type a few words before the target.")
+        raise ExplorerError(NOTHING_TO_ATTRIBUTE.format(why="the server reads none of its words besides its blank"))
+    first, last = (0, len(shown)) if span is None else (max(0, span[0]), min(len(shown), span[1]))
     started = time.perf_counter()
     found, cut = _rounds(ep, [_pairs(context, right, scored, None)] + [_pairs(context, right, scored, u)
-                                                                         for u in shown], progress)
+                                                                         for u in shown[first:last]], progress)
     output = found[0]
     if output is None:
         raise ExplorerError("The text could not be scored before the request's budget ran out.")
-    tokens = tuple(TokenScore(u[3], None if v is None else output - v) for u, v in zip(shown, found[1:], strict=True))
+    left_out = [None] * first + found[1:] + [None] * (len(shown) - last)
+    tokens = tuple(TokenScore(u[3], None if v is None else output - v) for u, v in zip(shown, left_out, strict=True))
     said = f"log p({aim!r}" + (" and the words after it" if right else "") + ")"
     return Attribution(ep.key, "occlusion", task, said + (f" minus the same for {scored[1]!r}" if foil else ""),
                        aim, scored[1] if len(scored) > 1 else None, output, None, None, tokens, None,

@@ -22,12 +22,16 @@ from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
 from explorer.core.limits import EXPLAIN_TARGET_CHARS, EXPLAIN_TEXT_CHARS
 from explorer.core.notices import Notice
-from explorer.core.userinput import require_text
+from explorer.core.userinput import SPAN_MARKER, require_text
 
-__all__ = ["MAX_TARGET_TOKENS", "Target", "check_text", "check_typed", "check_typed_target", "own", "resolve", "spaced"]
+__all__ = ["FOIL_IS_TARGET", "MAX_TARGET_TOKENS", "NOTHING_TO_ATTRIBUTE", "Target", "check_question", "check_text",
+           "check_typed", "check_typed_target", "own", "resolve", "spaced"]
 
 MAX_TARGET_TOKENS = 8  # a phrase, not a sentence: each token is one more scored position
 _VOCAB_MARKS = ("▁", "Ġ", "##")  # a target spelled as a vocabulary token (SentencePiece, byte-level BPE, WordPiece)
+FOIL_IS_TARGET = "The foil is the target itself: pick another word to contrast with."
+NOTHING_TO_ATTRIBUTE = ("The text leaves no token to attribute ({why}): type a few words around the blank, or before "
+                        "the word to explain.")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,28 @@ def check_typed(text: object, what: str = "text") -> str:
     return require_text(text, what=what, empty_hint="type a sentence for the model to read.",
                         max_chars=EXPLAIN_TEXT_CHARS,
                         limit_note="every token is one more pass of the attribution methods")
+
+
+def check_question(text: object, target: object = None, foil: object = None) -> tuple[str, str | None, str | None]:
+    """The text, target and foil as every path checks them before any model loads or any request is sent (a model
+    here or a served one: the same rules, the same words): the text typed and within its cap, with words besides
+    its blank; the target and the foil each a word or a short phrase on one line (empty: the model's own
+    prediction, no foil); a foil other than the target.
+
+    >>> check_question("The capital of France is", "Paris", "Rome")
+    ('The capital of France is', 'Paris', 'Rome')
+    >>> check_question("___", "Paris")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    explorer.core.errors.ExplorerError: The text leaves no token to attribute (it holds only its blank): ...
+    """
+    typed = check_typed(text)
+    aim, against = check_typed_target(target), check_typed_target(foil, "foil")
+    if aim is not None and against is not None and aim.strip() == against.strip():
+        raise ExplorerError(FOIL_IS_TARGET)
+    if not SPAN_MARKER.sub(" ", typed).strip():
+        raise ExplorerError(NOTHING_TO_ATTRIBUTE.format(why="it holds only its blank"))
+    return typed, aim, against
 
 
 def check_text(text: object, tokenizer: Tokenizer, blanks: re.Pattern[str] | None = None,

@@ -136,7 +136,8 @@ def ablate_loaded(loaded: LoadedModel, text: object, component: Component, *, mo
     p_before, p_after = torch.softmax(before.float().cpu(), -1), torch.softmax(after, -1)
     target_id = int(p_before.argmax()) if target is None or not str(target).strip() else \
         prompts.answer_id(loaded.tokenizer, prompt, target, "target")
-    notices = (Notice("untrained", UNTRAINED_NOTE),) if loaded.untrained else ()
+    phrase = prompts.phrase_notice(loaded.tokenizer, prompt, target, "target")
+    notices = tuple(n for n in (phrase, Notice("untrained", UNTRAINED_NOTE) if loaded.untrained else None) if n)
     return Ablation(loaded.key, typed, component.label, mode, token_texts(loaded.tokenizer, (target_id,))[0],
                     target_id, _top(loaded.tokenizer, p_before), _top(loaded.tokenizer, p_after),
                     float(p_before[target_id]), float(p_after[target_id]),
@@ -151,5 +152,6 @@ def ablate(ref: ModelRef, text: object, component: Component, *, mode: str = "ze
     prompts.check_prompt(text, "text")
     if mode not in MODES:
         raise ExplorerError(f"Unknown ablation mode {mode!r}: use one of {', '.join(MODES)}.")
+    components.check_config(component, ref.config())  # a layer or head the model lacks: said before it loads
     loaded = models.load(ref, device=device, dtype=dtype)
     return ablate_loaded(loaded, text, component, mode=mode, target=target, stack=stack)

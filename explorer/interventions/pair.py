@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
+from explorer.core.notices import Notice
 from explorer.interventions import prompts
 from explorer.interventions.prompts import Prompt
 
@@ -39,6 +40,7 @@ class Pair:
     foil_id: int | None
     foil: str | None
     first_difference: int  # the first position where the patched stack's inputs differ
+    notices: tuple[Notice, ...] = ()  # an answer of several tokens scored by its first, said
 
 
 def token_texts(tokenizer: Tokenizer, ids: tuple[int, ...]) -> tuple[str, ...]:
@@ -92,6 +94,9 @@ def make_pair(tokenizer: Tokenizer, config: object, family: str, stack: str, cle
     on_decoder = family == "encoder-decoder" and stack == "decoder"
     ids_a = a.decoder_ids if on_decoder and a.decoder_ids is not None else a.ids
     ids_b = b.decoder_ids if on_decoder and b.decoder_ids is not None else b.ids
+    said = tuple(n for n in (prompts.phrase_notice(tokenizer, a, target, "target"),
+                             prompts.phrase_notice(tokenizer, b, foil, "foil")) if n is not None)
     return Pair(a, b, token_texts(tokenizer, ids_a), token_texts(tokenizer, ids_b), target_id,
                 token_texts(tokenizer, (target_id,))[0], foil_id,
-                None if foil_id is None else token_texts(tokenizer, (foil_id,))[0], first_difference(ids_a, ids_b))
+                None if foil_id is None else token_texts(tokenizer, (foil_id,))[0], first_difference(ids_a, ids_b),
+                said)

@@ -138,7 +138,8 @@ def patch_loaded(loaded: LoadedModel, clean: object, corrupt: object, target: ob
     columns = s.heads if site == "heads" else positions
     values = tuple(tuple(flat[i * columns:(i + 1) * columns]) for i in range(s.layers))
     labels = tuple(f"head {h}" for h in range(s.heads)) if site == "heads" else pair.tokens
-    notices = tuple(n for n in (stopped, Notice("untrained", UNTRAINED_NOTE) if loaded.untrained else None) if n)
+    notices = pair.notices + tuple(n for n in (stopped, Notice("untrained", UNTRAINED_NOTE) if loaded.untrained
+                                               else None) if n)
     return PatchGrid(loaded.key, s.family, stack_name, site, metric, pair.tokens, pair.corrupt_tokens, labels,
                      pair.target, pair.foil, clean_value, corrupt_value, values,
                      tuple(stacks.relative_depth(s.layers)), pair.first_difference, work, notices, loaded.untrained,

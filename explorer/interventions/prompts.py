@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
 from explorer.core.limits import INTERVENTION_ANSWER_CHARS, INTERVENTION_PROMPT_CHARS
+from explorer.core.notices import Notice
 from explorer.core.userinput import SPAN_MARKER, require_text, split_blanks
 
-__all__ = ["MAX_TOKENS", "SENTINEL", "Prompt", "answer_id", "blank_parts", "check_prompt", "read", "start_id"]
+__all__ = ["MAX_TOKENS", "SENTINEL", "Prompt", "answer_id", "blank_parts", "check_prompt", "phrase_notice", "read",
+           "start_id"]
 
 MAX_TOKENS = 64  # positions of a patching grid: every one is a patched copy of the forward per layer
 SENTINEL = "<extra_id_0>"  # T5's first span sentinel
@@ -128,3 +130,18 @@ def answer_id(tokenizer: Tokenizer, prompt: Prompt, word: object, what: str) -> 
     if not pieces:
         raise ExplorerError(f"The {what} {shorten(word)!r} gives no token for this tokenizer: type a word.")
     return int(pieces[0])
+
+
+def phrase_notice(tokenizer: Tokenizer, prompt: Prompt, word: object, what: str) -> Notice | None:
+    """What an answer of several tokens is scored as (its first token, :func:`answer_id`), said; None for one token."""
+    if word is None or not str(word).strip():
+        return None
+    typed = str(word).strip()
+    sentinel = prompt.decoder_ids is not None and prompt.decoder_ids[-1] == tokenizer.convert_tokens_to_ids(SENTINEL)
+    pieces = list(tokenizer(typed if sentinel else f"{prompt.gap}{typed}", add_special_tokens=False)["input_ids"])
+    if len(pieces) < 2:
+        return None
+    shown = [tokenizer.decode([int(i)]) for i in pieces]
+    return Notice("info", f"The {what} {shorten(typed)!r} is {len(pieces)} tokens here "
+                          f"({', '.join(repr(t) for t in shown[:8])}): only its first token, {shown[0]!r}, is "
+                          "scored (an intervention reads one position).")

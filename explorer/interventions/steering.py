@@ -27,7 +27,7 @@ from explorer.core.handles import Tokenizer
 from explorer.core.labels import UNTRAINED_NOTE
 from explorer.core.notices import Notice, texts
 from explorer.internals import sites
-from explorer.interventions import models, prompts
+from explorer.interventions import components, models, prompts
 from explorer.interventions.engine import Engine, engine_for
 from explorer.runtime import cancel, placement
 from explorer.runtime.offload import input_device
@@ -208,6 +208,7 @@ def steer(ref: ModelRef, text: object, positive: Sequence[str], negative: Sequen
     prompts.check_prompt(text, "prompt")
     _check_lists(positive, negative)
     check_settings(coefficient, max_new_tokens, strategy)
+    components.check_config(components.Component("layer", int(layer)), ref.config())  # before the model loads
     loaded = models.load(ref, device=device, dtype=dtype)
     return steer_loaded(loaded, text, positive, negative, layer=layer, coefficient=coefficient,
                         max_new_tokens=max_new_tokens, strategy=strategy, seed=seed)

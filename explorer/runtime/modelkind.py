@@ -26,7 +26,7 @@ from explorer.architecture.modeltypes import is_encoder_decoder
 from explorer.core.errors import ExplorerError, shorten
 from explorer.runtime import fence
 
-__all__ = ["NEEDS", "check", "config_family", "family_of", "is_decoder", "refuse"]
+__all__ = ["NEEDS", "check", "config_family", "family_of", "is_decoder", "read_config", "refuse"]
 
 # task -> (what it needs, examples a user can type)
 NEEDS: dict[str, tuple[str, str]] = {
@@ -57,7 +57,8 @@ def config_family(config: dict[str, object]) -> str:
     return "decoder"
 
 
-def _read_config(path: Path | None) -> dict[str, Any]:
+def read_config(path: Path | None) -> dict[str, Any]:
+    """The config.json of a weights folder as a dict ({} when missing or unreadable)."""
     try:
         data = json.loads((path / "config.json").read_text(encoding="utf-8")) if path else {}
     except (OSError, ValueError):  # missing or unreadable: loading says what is wrong with it
@@ -67,7 +68,7 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 
 def family_of(name: str, path: Path | None = None) -> tuple[str | None, dict[str, Any]]:
     """(family or None when unknown, config.json contents) of a catalog key or a weights directory."""
-    config = _read_config(path)
+    config = read_config(path)
     if config.get("model_type"):
         return config_family(config), config
     variant = catalog.load_catalog().get(name)

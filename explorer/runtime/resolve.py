@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from explorer.architecture import catalog
 from explorer.core.errors import ExplorerError
 from explorer.runtime import modelkind, weights
 from explorer.runtime.weights import WeightsStatus
@@ -67,6 +69,18 @@ class ModelRef:
         """The loading task a page uses for this model: a decoder always loads as a causal LM (it answers
         fill-mask and span prompts by scoring), any other model with ``encoder_task``."""
         return "causal-lm" if self.decoder else encoder_task
+
+    def config(self) -> dict[str, Any]:
+        """Its configuration as a dict, read without building or loading anything (what checks of layer, head and
+        neuron numbers read before any work): the catalog variant's for untrained weights, else its folder's
+        config.json, else the catalog's; {} when neither is known."""
+        on_disk = modelkind.read_config(Path(self.weights_dir)) if self.weights_dir else {}
+        if on_disk and not self.random_weights:
+            return on_disk
+        try:
+            return catalog.variant_config(self.spec)
+        except ExplorerError:
+            return on_disk
 
     def check(self, task: str, purpose: str | None = None) -> None:
         """Refuse, in words, a model whose kind cannot do ``task`` (:func:`explorer.runtime.modelkind.check`)."""

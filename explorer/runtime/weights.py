@@ -272,7 +272,7 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
         return found
     if name == BUNDLED_DECODER:  # the bundled GGUF decoder, converted on first load (explorer.runtime.bundled)
         return bundled_decoder_status(models_dir)
-    if name in BUNDLED_KEYS or hub_id == BUNDLED_HUB_ID:
+    if name in BUNDLED_KEYS or _names_bundled_encoder(name, hub_id):
         bundled = bundled_path()
         if bundled is not None:
             return _describe(name, bundled, "bundled")
@@ -281,6 +281,13 @@ def locate(key_or_path: str, models_dir: str | None = None) -> WeightsStatus:
                             "Run `python -m explorer models` for the keys.")
     return WeightsStatus(name, "not present", None, None, 0, (),
                          how_to_get(name, hub_id) if is_key else hub_name_help(name))
+
+
+def _names_bundled_encoder(name: str, hub_id: str | None) -> bool:
+    """Whether a typed name is the bundled MiniLM's checkpoint: its hub id, or its short name in any case (the hub
+    resolves ``all-minilm-l6-v2`` to ``sentence-transformers/all-MiniLM-L6-v2``)."""
+    wanted = BUNDLED_HUB_ID.lower()
+    return (hub_id or "").lower() == wanted or hubnames.canonical(name).lower() == wanted
 
 
 def _hub_forms(name: str, is_key: bool, hub_id: str | None) -> list[str]:

@@ -114,6 +114,8 @@ def test_local_t5_directory_fills_the_prompt(tiny) -> None:
     assert filled and filled[0].startswith("Thank you :orange-background[")
     codes = [c.value for c in at.code]
     assert "Thank you <extra_id_0> me to your party <extra_id_1> week." in codes
+    # Why explains one blank at a time: the link says it opens the first (explorer.core.userinput.first_blank_only)
+    assert any(c.value == "Explain this prediction (its first blank)" for c in at.caption)
 
 
 def test_bart_directory_and_hostile_prompt_stay_text(tiny) -> None:

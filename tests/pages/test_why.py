@@ -46,9 +46,12 @@ def test_the_url_carries_the_question(gemma) -> None:
     assert any("minus the same for ' Italy'" in c.value.replace("\\", "") for c in at.caption)
 
 
-@pytest.mark.parametrize(("text", "said"), [("   ", "empty"), ("x" * 1001, "characters")], ids=["blank", "long"])
-def test_bad_text_is_one_message_before_any_model(gemma, text, said) -> None:
-    at = _page(gemma, text=text)
+@pytest.mark.parametrize(("text", "said", "foil"), [("   ", "empty", ""), ("x" * 1001, "characters", ""),
+                                                     ("___", "leaves no token to attribute", ""),
+                                                     ("The capital of France is", "foil is the target", "Paris")],
+                         ids=["blank", "long", "only-a-blank", "foil-is-target"])
+def test_bad_text_is_one_message_before_any_model(gemma, text, said, foil) -> None:
+    at = _page(gemma, text=text, target="Paris", foil=foil)
     assert_clean(at, errors_expected=True)
     assert len(at.error) == 1 and said in shown(at.error)[0] and not figures(at)
 
