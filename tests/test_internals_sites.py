@@ -99,3 +99,20 @@ def test_out_of_range_layers_and_unknown_models_are_refused_in_words() -> None:
         s.heads_in(-1)
     with pytest.raises(ExplorerError, match="not a transformers model"):
         sites.of(torch.nn.Linear(2, 2))
+
+
+def test_the_sites_are_the_cards_and_a_model_unlike_its_card_is_refused() -> None:
+    t5 = tiny_family("t5-small")
+    encoder = sites.stack_of(t5, "encoder")  # the encoder's hook points, the decoder's readout
+    assert encoder.block(1) == "encoder.block.1" and encoder.mlp(0) == "encoder.block.0.layer.1.DenseReluDense"
+    assert encoder.final_norm == sites.of(t5).final_norm == "decoder.final_layer_norm"
+    gpt2 = tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=50, n_embd=16, n_layer=2, n_head=2))
+    assert sites.of(gpt2).d_ff == 4 * 16  # GPT-2 leaves n_inner unset: four times the width
+    cut = tiny_family("gpt2")
+    cut.transformer.h = cut.transformer.h[:1]
+    with pytest.raises(ExplorerError, match="do not match its anatomy card"):
+        sites.of(cut)
+    llama = tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=16, hidden_size=8, intermediate_size=16,
+                                               num_hidden_layers=1, num_attention_heads=2))
+    with pytest.raises(ExplorerError, match="no anatomy card for model type 'llama'"):
+        sites.of(llama)

@@ -20,7 +20,7 @@ __all__ = [
     "DISTILLATION_SENTENCE_CHARS", "EARLY_EXIT_PASSAGE_CHARS", "ECHO_CHARS", "ENDPOINT_MODEL_CHARS",
     "ENDPOINT_NAME_CHARS", "ENDPOINT_URL_CHARS", "EVALUATION_EXAMPLE_CHARS", "EVALUATION_QUERY_CHARS",
     "EVALUATION_TEXT_CHARS", "EXPLAIN_TARGET_CHARS", "EXPLAIN_TEXT_CHARS",
-    "FILL_MASK_PROMPT_CHARS", "GENERATION_PROMPT_CHARS",
+    "FILL_MASK_PROMPT_CHARS", "FORWARD_TEXT_CHARS", "FORWARD_TOKENS", "GENERATION_PROMPT_CHARS",
     "HEAD_IMPORTANCE_TEXT_CHARS", "INTERVENTION_ANSWER_CHARS", "INTERVENTION_PROMPT_CHARS",
     "OBJECTIVES_TEXT_CHARS", "PATH_CHARS", "POSITIONS_LIST_CHARS", "QA_CONTEXT_CHARS",
     "QA_QUESTION_CHARS", "SBERT_SENTENCE_CHARS", "SERVED_EMBEDDING_TEXT_CHARS", "SERVED_EMBEDDING_TOTAL_CHARS",
@@ -66,6 +66,10 @@ DEBERTA_SENTENCE_CHARS = 2_000  # DeBERTa's disentangled attention: a short sent
 # step, so a paragraph (~250 tokens), not a document; a target or foil is a word or a short phrase.
 EXPLAIN_TEXT_CHARS = 1_000
 EXPLAIN_TARGET_CHARS = 100
+
+# "Forward pass": every operation of every layer is kept (Gemma 3: ~20 tensors a layer), so a sentence or two.
+FORWARD_TOKENS = 64  # tokens the step-through reads, special tokens included
+FORWARD_TEXT_CHARS = 1_000  # refuses a pasted page before tokenizing; 64 tokens of English are ~300 characters
 
 # ---- the compression lab (each method's copy answers the text again) -------------------------------------------
 COMPRESSION_PROMPT_CHARS = 500  # the side-by-side answers need a sentence, not a document

@@ -3,12 +3,13 @@
 The lens, attribution and interventions all ask the same questions of a loaded model: which modules are its
 blocks, what enters the first one, which module adds the attention (or MLP) sublayer's output to the stream,
 where the heads are concatenated, where the MLP's neurons are, and how a block's output becomes logits through the
-model's own final norm and output head. :func:`of` answers them from the model's module tree and its config, by
-trying each site's known spellings in order (the TransformerLens idea of one name per hook point, found rather than
-tabled per checkpoint), so a downloaded or lab-trained checkpoint of any catalog family gets the same answers as
-the bundled ones.
+model's own final norm and output head. :func:`of` answers them from the model type's anatomy card
+(:mod:`explorer.architecture.anatomy`: one name per hook point, the TransformerLens idea) matched to the model's
+module tree (:mod:`explorer.internals.located`), so a downloaded or lab-trained checkpoint of any catalog family
+gets the same answers as the bundled ones, and one whose modules do not match its card is refused in words.
 
-For an encoder-decoder the sites are the decoder's: its layers are where the next token is formed.
+For an encoder-decoder the sites are the decoder's: its layers are where the next token is formed
+(:func:`stack_of` gives the encoder's).
 
 >>> import torch, transformers
 >>> cfg = transformers.GPT2Config(vocab_size=50, n_embd=16, n_layer=2, n_head=2, n_positions=32)
@@ -22,58 +23,17 @@ For an encoder-decoder the sites are the decoder's: its layers are where the nex
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 
-from explorer.architecture import modeltypes
+from explorer.architecture.anatomy.card import Stack
 from explorer.core.errors import ExplorerError
-from explorer.runtime import modelkind
+from explorer.internals import located
+from explorer.internals.located import Located, module
 
-__all__ = ["Sites", "capture", "first", "module", "of"]
-
-# Where the stack of blocks lives, tried in order (an encoder-decoder's decoder first).
-STACKS = (
-    "model.decoder.layers", "decoder.block", "decoder.layers", "decoder.bert.encoder.layer",  # encoder-decoders
-    "model.layers", "transformer.h", "gpt_neox.layers", "model.decoder.layers",  # decoders
-    "bert.encoder.layer", "roberta.encoder.layer", "electra.encoder.layer", "deberta.encoder.layer",
-    "mobilebert.encoder.layer", "longformer.encoder.layer", "distilbert.transformer.layer",
-    "encoder.layer", "layers", "h", "layer",  # a bare base model (MiniLM as BertModel, GPT2Model)
-)
-# ALBERT: one group of layers applied num_hidden_layers times; XLM: parallel lists, no block module.
-ALBERT_GROUPS = ("albert.encoder.albert_layer_groups", "encoder.albert_layer_groups")
-XLM_STACKS = ("transformer", "")
-# Within a block (or ALBERT's group layer): the first spelling that exists. Attention and MLP name the module
-# whose output is the sublayer's contribution to the stream before the residual add (through the block's norms).
-ATTN = ("attention.output.dense", "attention.out_lin", "attention.dense", "self_attn", "attn",
-        "multi_head_attention", "layer.0.SelfAttention", "attention")
-HEADS_IN = ("self_attn.o_proj", "self_attn.out_proj", "attn.c_proj", "attn.out_proj", "attn.o_proj",
-            "attn.attention.out_proj", "attention.output.dense", "attention.out_lin", "attention.dense",
-            "multi_head_attention.dense", "layer.0.SelfAttention.o", "attention.o_proj")
-MLP = ("mlp", "output.dense", "ffn.lin2", "ffn_output", "fc2", "ffn", "layer.2.DenseReluDense",
-       "layer.1.DenseReluDense")
-NEURONS_IN = ("mlp.down_proj", "mlp.c_proj", "mlp.fc_out", "mlp.dense_4h_to_h", "output.dense", "ffn.lin2",
-              "ffn_output", "ffn.2", "fc2", "layer.2.DenseReluDense.wo", "layer.1.DenseReluDense.wo")
-# The norm applied after the last block, beside the stack's parent (exact names: BART's layernorm_embedding is
-# applied before the first block and must not be taken for it).
-FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "layer_norm", "layernorm", "final_layernorm")
-# Pegasus-style decoders apply the norm they call "layernorm_embedding" after their last layer (BART, whose
-# module has the same name, applies it before the first): the one name that means two places.
-FINAL_NORM_OF_TYPE = {"bigbird_pegasus": "layernorm_embedding", "pegasus": "layer_norm"}
-
-
-def module(model: nn.Module, path: str) -> nn.Module:
-    """The submodule at a dotted path ("" is the model itself)."""
-    return model.get_submodule(path) if path else model
-
-
-def _has(model: nn.Module, path: str) -> bool:
-    try:
-        module(model, path)
-    except AttributeError:
-        return False
-    return True
+__all__ = ["Sites", "capture", "first", "module", "of", "stack_of"]
 
 
 def first(output: object) -> torch.Tensor:
@@ -87,14 +47,6 @@ def first(output: object) -> torch.Tensor:
             raise ExplorerError(f"A block returned {type(output).__name__}, not a tensor: this architecture's "
                                 "hook points are not known. Pick a model of another family.")
     return output
-
-
-def _in_features(layer: nn.Module) -> int | None:
-    """Input width of a Linear or GPT-2's Conv1D (weight (in, out))."""
-    if isinstance(layer, nn.Linear):
-        return layer.in_features
-    weight = getattr(layer, "weight", None)
-    return int(weight.shape[0]) if isinstance(weight, torch.Tensor) and weight.dim() == 2 else None
 
 
 @dataclass(frozen=True)
@@ -119,6 +71,8 @@ class Sites:
     head: str | None  # how logits are read: "linear", "module", "cls", "albert", "electra", "distilbert", "xlm",
     #                   "deberta" (None: the model has no LM head, e.g. MiniLM as a BertModel)
     head_path: str = ""  # the head module (or the decoder that holds it, for BERT2BERT)
+    rescale: float | None = None  # the stream's factor before the head (T5's d_model ** -0.5 when tied)
+    softcap: float | None = None  # logits = cap * tanh(logits / cap) (Gemma's final_logit_softcapping)
 
     @property
     def has_head(self) -> bool:
@@ -156,16 +110,14 @@ class Sites:
 
 
 def _linear_head(model: nn.Module, s: Sites, h: torch.Tensor) -> torch.Tensor:
-    """A decoder's or seq2seq model's lm_head, with the extras its forward applies."""
-    cfg = model.config
-    if s.model_type in ("t5", "mt5", "umt5") and getattr(cfg, "tie_word_embeddings", False):
-        h = h * (s.d_model ** -0.5)  # T5 rescales before its tied output projection
+    """A decoder's or seq2seq model's lm_head, with the extras its forward applies (from the card)."""
+    if s.rescale:
+        h = h * s.rescale  # T5 rescales before its tied output projection
     logits = module(model, s.head_path)(h)
     bias = getattr(model, "final_logits_bias", None)
     if isinstance(bias, torch.Tensor):
         logits = logits + bias.to(logits.device)
-    cap = getattr(cfg, "final_logit_softcapping", None)
-    return torch.tanh(logits / cap) * cap if cap else logits
+    return torch.tanh(logits / s.softcap) * s.softcap if s.softcap else logits
 
 
 def _deberta(model: nn.Module, s: Sites, h: torch.Tensor) -> torch.Tensor:
@@ -192,127 +144,42 @@ _HEADS: dict[str, Callable[[nn.Module, Sites, torch.Tensor], torch.Tensor]] = {
 }
 
 
-def _head(model: nn.Module, family: str) -> tuple[str | None, str]:
-    """(how logits are read, the head's path) from the modules a head class adds to its base model."""
-    lm = getattr(model, "lm_head", None)
-    if isinstance(lm, nn.Linear):
-        return "linear", "lm_head"
-    if isinstance(lm, nn.Module):
-        return "module", "lm_head"  # RoBERTa, XLM-R, Longformer: dense, gelu, norm, decoder in one module
-    for path in ("cls.predictions", "predictions", "decoder.cls.predictions"):  # BERT family, ALBERT, BERT2BERT
-        if _has(model, path):
-            return "module", path
-    if _has(model, "lm_predictions"):
-        return "deberta", "lm_predictions"
-    if _has(model, "generator_lm_head"):
-        return "electra", ""
-    if _has(model, "vocab_projector"):
-        return "distilbert", ""
-    if _has(model, "pred_layer"):
-        return "xlm", "pred_layer"
-    return None, ""
+def _shared(model: nn.Module, found: Located, stack: Stack) -> bool:
+    """One module called once per layer: ALBERT's card, or blocks made one by the Architecture page's knob."""
+    if found.card.sharing == "all-layers" or "{i}" not in stack.block.path:
+        return True
+    blocks = [module(model, found.path(stack.block.path, i)) for i in range(found.shape(stack.name).layers)]
+    return len({id(b) for b in blocks}) < len(blocks)
 
 
-def _config_dict(model: nn.Module) -> dict[str, object]:
-    config = getattr(model, "config", None)
-    if config is None:
-        raise ExplorerError("This is not a transformers model (it has no config): its hook points are unknown.")
-    return config.to_dict()
-
-
-def _list(model: nn.Module, path: str) -> nn.ModuleList | None:
-    """The non-empty ModuleList at ``path``, or None."""
-    found = module(model, path) if _has(model, path) else None
-    return found if isinstance(found, nn.ModuleList) and len(found) else None
-
-
-def _stack(model: nn.Module) -> tuple[str, int, bool] | None:
-    """(block path template, layers, shared) of the known stacks; None when no known stack is found."""
-    for path in STACKS:
-        if (blocks := _list(model, path)) is not None:
-            return f"{path}.{{i}}", len(blocks), len({id(b) for b in blocks}) < len(blocks)
-    for path in ALBERT_GROUPS:
-        if (groups := _list(model, path)) is not None:
-            cfg = _config_dict(model)
-            if len(groups) != 1 or int(str(cfg.get("inner_group_num", 1))) != 1:
-                return None  # several groups or inner layers: their order is not one module's calls
-            return f"{path}.0.albert_layers.0", int(modeltypes.num_layers(cfg) or 0), True
-    return None
-
-
-def _within(model: nn.Module, block0: str, spellings: tuple[str, ...]) -> str | None:
-    """The first spelling found inside block 0, as a template over layers."""
-    for rel in spellings:
-        if _has(model, f"{block0}.{rel}"):
-            return f"{block0}.{rel}".replace(block0, _template_of(block0), 1)
-    return None
-
-
-def _template_of(block0: str) -> str:
-    """Block 0's path as a template: "model.layers.0" -> "model.layers.{i}" (a shared module keeps its path)."""
-    head, _, last = block0.rpartition(".")
-    return f"{head}.{{i}}" if last == "0" and not block0.endswith("albert_layers.0") else block0
-
-
-def _xlm(model: nn.Module) -> tuple[str, int] | None:
-    for base in XLM_STACKS:
-        prefix = f"{base}." if base else ""
-        if (attentions := _list(model, f"{prefix}attentions")) is not None and _has(model, f"{prefix}ffns"):
-            return prefix, len(attentions)
-    return None
-
-
-def _final_norm(model: nn.Module, block_t: str, model_type: str) -> str | None:
-    parent = block_t.split(".{i}")[0].rpartition(".")[0]
-    names = (FINAL_NORM_OF_TYPE[model_type],) if model_type in FINAL_NORM_OF_TYPE else FINAL_NORMS
-    for name in names:
-        path = f"{parent}.{name}" if parent else name
-        if _has(model, path) and not isinstance(module(model, path), nn.ModuleList):
-            return path
-    return None
-
-
-def _widths(cfg: Mapping[str, object], model: nn.Module, heads_in: str | None, family: str,
-            ) -> tuple[int, int, int, int | None]:
-    """(heads, head width, d_model, d_ff) from the config, the decoder's where it has its own."""
-    stack = cfg.get("decoder") if isinstance(cfg.get("decoder"), Mapping) else cfg
-    assert isinstance(stack, Mapping)
-    width = modeltypes.head_width(stack) or 0
-    heads = modeltypes.config_int(stack, "decoder_attention_heads", *modeltypes.HEAD_FIELDS) \
-        if family == "encoder-decoder" else modeltypes.num_heads(stack)
-    if heads_in and (n := _in_features(module(model, heads_in))) and width:
-        heads = n // width  # what the projection actually concatenates (a decoder with its own head count)
-    d_model = modeltypes.config_int(stack, *modeltypes.HIDDEN_FIELDS) or 0
-    d_ff = modeltypes.config_int(stack, "intermediate_size", "d_ff", "n_inner", "hidden_dim", "decoder_ffn_dim",
-                                 "ffn_dim", "dff")
-    return int(heads or 0), int(width), int(d_model), d_ff
+def _sites(model: nn.Module, found: Located, stack: Stack) -> Sites:
+    block, shape, numbers = stack.block, found.shape(stack.name), found.numbers
+    entry = found.path(stack.entry or block.path, 0)
+    final_norm = found.path(stack.final_norm) if stack.final_norm else None
+    return Sites(str(getattr(model.config, "model_type", found.card.model_type)), found.card.family, shape.layers,
+                 shape.heads, shape.head_width, shape.d_model, shape.d_ff, entry, found.template(block.path),
+                 found.template(block.attn), found.template(block.attention.out), found.template(block.mlp),
+                 found.template(block.neurons), _shared(model, found, stack), final_norm, found.head,
+                 found.head_path, numbers.logits_rescale, numbers.final_softcap)
 
 
 def of(model: nn.Module) -> Sites:
-    """The hook points of a loaded transformers model, or an ExplorerError saying its family is not known."""
-    cfg = _config_dict(model)
-    model_type, family = str(cfg.get("model_type") or "?"), modelkind.config_family(cfg)
-    head, head_path = _head(model, family)
-    stack = _stack(model)
-    xlm = _xlm(model) if stack is None else None
-    if stack is not None:
-        block_t, layers, shared = stack
-        block0 = block_t.format(i=0)
-        entry = block0
-        attn, heads_in = _within(model, block0, ATTN), _within(model, block0, HEADS_IN)
-        mlp, neurons_in = _within(model, block0, MLP), _within(model, block0, NEURONS_IN)
-        final_norm = _final_norm(model, block_t, model_type)
-    elif xlm is not None:
-        prefix, layers = xlm
-        block_t, entry, shared = f"{prefix}layer_norm2.{{i}}", f"{prefix}attentions.0", False
-        attn = heads_in = f"{prefix}attentions.{{i}}.out_lin"
-        mlp, neurons_in, final_norm = f"{prefix}ffns.{{i}}", f"{prefix}ffns.{{i}}.lin2", None
-    else:
-        raise ExplorerError(f"The explorer does not know where the layers of this {model_type} model are, so it "
-                            "cannot read or change them. Pick a model of a catalog family.")
-    heads, width, d_model, d_ff = _widths(cfg, model, heads_in.format(i=0) if heads_in else None, family)
-    return Sites(model_type, family, layers, heads, width, d_model, d_ff, entry, block_t, attn, heads_in, mlp,
-                 neurons_in, shared, final_norm, head, head_path)
+    """The hook points of a loaded transformers model, or an ExplorerError saying its type has no card or its
+    modules do not match it."""
+    found = located.locate(model)
+    return _sites(model, found, found.card.main)
+
+
+def stack_of(model: nn.Module, name: str) -> Sites:
+    """The hook points of one stack ("encoder" or "decoder"), the readout staying the model's own (the decoder's
+    final norm and head)."""
+    found = located.locate(model)
+    if name not in found.stacks:
+        raise ExplorerError(f"This {found.card.label} model has no {name} stack here (it has "
+                            f"{', '.join(found.stacks)}): pick one it has.")
+    main = _sites(model, found, found.card.main)
+    own = _sites(model, found, found.card.stack(name))
+    return replace(own, final_norm=main.final_norm, head=main.head, head_path=main.head_path)
 
 
 def capture(model: nn.Module, sites: Sites, inputs: Mapping[str, torch.Tensor],
