@@ -7,6 +7,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
     "Architecture": [
         ("home.py", "Overview", ":material/home:", "home"),
         ("architecture.py", "Architecture explorer", ":material/account_tree:", "architecture"),
+        ("forward.py", "Forward pass", ":material/conveyor_belt:", "forward"),
         ("compare.py", "Compare variants", ":material/compare_arrows:", "compare"),
         ("results.py", "Published results", ":material/leaderboard:", "results"),
     ],

@@ -50,6 +50,8 @@ def headline(result: Analysis, key: str | None, seq_len: int) -> None:
     if key:
         with st.container(border=True):
             ui.variant_card(key)
+            ui.page_link("forward.py", "See it compute: the forward pass, step by step", ":material/conveyor_belt:",
+                         models=key)
     mem = {k: ui.human_bytes(v) for k, v in result.memory.items()}
     m = st.columns(4)
     m[0].metric("Parameters (with heads)", ui.human(result.params), help=f"{result.params:,} unique, tied counted once")

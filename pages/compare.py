@@ -36,6 +36,8 @@ shown = frame.assign(
 ).drop(columns=["fp32_bytes", "fp16_bytes", "int8_bytes", "key"])
 st.dataframe(shown, hide_index=True, placeholder="—")  # a missing cell (no decoder, no reported budget)
 ui.csv_download(frame, "comparison", key="dl_compare")
+ui.page_link("forward.py", f"See {' and '.join(keys[:2])} compute side by side (the forward pass, step by step)",
+             ":material/conveyor_belt:", models=",".join(keys[:2]))
 
 left, right = st.columns(2)
 with left:

@@ -491,3 +491,16 @@ CASES["tokenization.word_split_figure"] = lambda: tokenization.word_split_figure
 CASES["training.loss_figure"] = lambda: training.loss_figure({"#1 mlm (tiny, seed 0)": RUN, "#2 gpt": RUN})
 CASES["training.heldout_figure"] = lambda: training.heldout_figure({"#1 mlm (tiny, seed 0)": RUN})
 CASES["training.accuracy_figure"] = lambda: training.accuracy_figure({"#1 mlm (tiny, seed 0)": RUN})
+
+
+# The areas added later keep their cases in a file of their own (tests/figure_cases_<area>.py), each adding to
+# CASES when imported: several builders can land at once without editing one file.
+def _more_cases() -> None:
+    import importlib
+    from pathlib import Path
+
+    for path in sorted(Path(__file__).parent.glob("figure_cases_*.py")):
+        importlib.import_module(f"tests.{path.stem}")
+
+
+_more_cases()
