@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import explorer  # noqa: E402,F401  (offline defaults)
 from bench_explain import paired  # noqa: E402
+
+import explorer  # noqa: E402,F401  (offline defaults)
 
 OUT = ROOT / "benchmarks" / "results"
 SHORT = "The capital of France is"

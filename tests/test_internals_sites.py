@@ -10,7 +10,7 @@ import transformers as tf
 
 from explorer.architecture import build
 from explorer.core.errors import ExplorerError
-from explorer.internals import sites
+from explorer.internals import hooked, sites
 from tests.tiny_families import FAMILY_KEYS, bert2bert, inputs, tiny_family
 
 
@@ -29,7 +29,7 @@ def test_the_last_block_read_through_the_head_is_the_models_output(family) -> No
     key, model = family
     s = sites.of(model)
     with torch.no_grad():
-        entered, outs, output = sites.capture(model, s, inputs(model))
+        entered, outs, output = hooked.streams(model, s, inputs(model))
         assert len(outs) == s.layers == 2
         assert entered.shape == outs[0].shape and entered.shape[-1] == s.d_model
         torch.testing.assert_close(s.readout(model, outs[-1]), output.logits, atol=1e-5, rtol=0)
@@ -55,7 +55,7 @@ def test_a_pre_norm_block_adds_its_attention_and_mlp_outputs_to_the_stream() -> 
     hooks = [sites.module(model, p).register_forward_hook(
         lambda _m, _a, out, p=p: seen.__setitem__(p, sites.first(out))) for p in (s.attn(0), s.mlp(0))]
     with torch.no_grad():
-        entered, outs, _ = sites.capture(model, s, inputs(model))
+        entered, outs, _ = hooked.streams(model, s, inputs(model))
     for h in hooks:
         h.remove()
     torch.testing.assert_close(outs[0], entered + seen[s.attn(0)] + seen[s.mlp(0)], atol=1e-6, rtol=0)
@@ -66,12 +66,12 @@ def test_shared_layers_are_one_module_called_once_per_layer() -> None:
     s = sites.of(albert)
     assert s.shared and s.block(0) == s.block(1)
     with torch.no_grad():
-        _, outs, _ = sites.capture(albert, s, inputs(albert))
+        _, outs, _ = hooked.streams(albert, s, inputs(albert))
     assert len(outs) == 2 and not torch.equal(outs[0], outs[1])
     shared = build.share_all_layers(tiny_family("gpt2"))  # the Architecture page's "share layers" knob
     s = sites.of(shared)
     with torch.no_grad():
-        _, outs, output = sites.capture(shared, s, inputs(shared))
+        _, outs, output = hooked.streams(shared, s, inputs(shared))
     assert s.shared and len(outs) == 2
     torch.testing.assert_close(s.readout(shared, outs[-1]), output.logits, atol=1e-5, rtol=0)
 

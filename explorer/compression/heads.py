@@ -39,13 +39,12 @@ import torch
 from explorer.architecture.modeltypes import num_heads
 from explorer.core.errors import ExplorerError
 from explorer.core.limits import HEAD_IMPORTANCE_TEXT_CHARS
+from explorer.internals import sites
 from explorer.training import corpus
 
-__all__ = ["MASK_EVERY", "OUTPUT_PROJECTIONS", "HeadScore", "gradient_scores", "head_norms", "importance_text",
+__all__ = ["MASK_EVERY", "HeadScore", "gradient_scores", "head_norms", "importance_text",
            "masked_copies", "onto", "output_projections", "prune", "require_lm_loss", "scores"]
 
-# Name endings of the attention output projection, per family (BERT/MiniLM, Gemma/Llama, BART/OPT, GPT-NeoX).
-OUTPUT_PROJECTIONS = ("attention.output.dense", "self_attn.o_proj", "self_attn.out_proj", "attention.dense")
 
 
 @dataclass(frozen=True)
@@ -58,9 +57,17 @@ class HeadScore:
 
 
 def output_projections(model: torch.nn.Module) -> dict[str, torch.nn.Linear]:
-    """The attention output projection of every layer, by module name."""
-    return {name: m for name, m in model.named_modules()
-            if isinstance(m, torch.nn.Linear) and name.endswith(OUTPUT_PROJECTIONS)}
+    """The attention output projection of every layer (whose input is the heads concatenated), by module name,
+    from the model's anatomy card (:mod:`explorer.internals.sites`); {} for a model of no known type, or whose
+    projection is not a Linear layer (GPT-2's Conv1D keeps its weight the other way round)."""
+    try:
+        found = sites.of(model)
+    except ExplorerError:
+        return {}
+    if found.heads_in_t is None:
+        return {}
+    layers = {found.heads_in(i): sites.module(model, found.heads_in(i)) for i in range(found.layers)}
+    return {name: m for name, m in layers.items() if isinstance(m, torch.nn.Linear)}
 
 
 def head_norms(layer: torch.nn.Linear, n_heads: int) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """The logit lens: every layer's prediction, read through the model's own final norm and output head.
 
-One forward with hooks (:func:`explorer.internals.sites.capture`) keeps the stream entering the first block
+One hooked forward (:func:`explorer.internals.hooked.streams`) keeps the stream entering the first block
 ("layer 0", the embeddings) and every block's output; each is read through the model's final norm and head
 (``Sites.readout``: a decoder's ``lm_head``, a masked LM's MLM head, T5's rescaling, BART's logits bias), at
 the position whose prediction is asked (a decoder's last token, a masked LM's blank, an encoder-decoder's
@@ -28,7 +28,7 @@ from explorer.explain import target as targets
 from explorer.explain import task as tasks
 from explorer.explain.frame import Frame
 from explorer.explain.scorer import no_logits
-from explorer.internals import sites
+from explorer.internals import hooked, sites
 from explorer.runtime import cancel, loading
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
@@ -109,11 +109,8 @@ def _sites(model: torch.nn.Module, name: str = "This model") -> sites.Sites:
 def streams(model: torch.nn.Module, frame: Frame) -> tuple[sites.Sites, torch.Tensor]:
     """(the sites, the stream at every layer ``(L+1, T, d)``) of the frame's read row (row 0, or its decoder row)."""
     found = _sites(model)
-    with torch.inference_mode():
-        entered, outs, _ = sites.capture(model, found, _inputs(model, frame, input_device(model)))  # type: ignore[arg-type]
-    if len(outs) != found.layers:  # a hook fired for another request's forward at the same moment
-        raise ExplorerError("Another request ran this model at the same moment, so its layers could not be read "
-                            "apart: try again.")
+    with torch.inference_mode():  # on the model's view, its lock held: another request's forward waits its turn
+        entered, outs, _ = hooked.streams(model, found, _inputs(model, frame, input_device(model)))  # type: ignore[arg-type]
     return found, torch.stack([entered[0], *(o[0] for o in outs)])  # (L+1, T, d)
 
 

@@ -26,7 +26,7 @@ from explorer.core.errors import ExplorerError
 from explorer.explain import statistics, translator
 from explorer.explain.scorer import no_logits
 from explorer.explain.translator import Translators
-from explorer.internals import sites
+from explorer.internals import hooked, sites
 from explorer.runtime import fence
 from explorer.runtime.offload import input_device
 from explorer.training.corpus import Corpus
@@ -122,10 +122,8 @@ def _inputs(model: torch.nn.Module, found: sites.Sites, ids: torch.Tensor) -> di
 
 def _streams(model: torch.nn.Module, found: sites.Sites, ids: torch.Tensor) -> torch.Tensor:
     """Every layer's stream ``(L+1, N, d)`` over the batch's tokens (no gradient: the model is frozen)."""
-    with torch.no_grad():
-        entered, outs, _ = sites.capture(model, found, _inputs(model, found, ids))  # type: ignore[arg-type]
-    if len(outs) != found.layers:
-        raise ExplorerError("Another request ran this model at the same moment: train the tuned lens again.")
+    with torch.no_grad():  # on the model's view, its lock held (explorer.internals.hooked)
+        entered, outs, _ = hooked.streams(model, found, _inputs(model, found, ids))  # type: ignore[arg-type]
     stack = torch.stack([entered, *outs])  # (L+1, B, T, d)
     return stack.reshape(stack.shape[0], -1, stack.shape[-1])
 

@@ -33,7 +33,7 @@ from explorer.core.errors import ExplorerError
 from explorer.internals import located
 from explorer.internals.located import Located, module
 
-__all__ = ["Sites", "capture", "first", "module", "of", "stack_of"]
+__all__ = ["Sites", "first", "module", "of", "stack_of"]
 
 
 def first(output: object) -> torch.Tensor:
@@ -180,39 +180,3 @@ def stack_of(model: nn.Module, name: str) -> Sites:
     main = _sites(model, found, found.card.main)
     own = _sites(model, found, found.card.stack(name))
     return replace(own, final_norm=main.final_norm, head=main.head, head_path=main.head_path)
-
-
-def capture(model: nn.Module, sites: Sites, inputs: Mapping[str, torch.Tensor],
-            ) -> tuple[torch.Tensor, list[torch.Tensor], object]:
-    """One forward of ``model(**inputs)`` with hooks: (the stream entering the first block (B, T, d), every
-    block's output in call order [(B, T, d)] * layers, the model's own output).
-
-    A shared block (ALBERT) is hooked once and fires once per layer. Inputs padded inside the model (Longformer
-    pads to its window) come back cut to the input's length.
-    """
-    entered: list[torch.Tensor] = []
-    outs: list[torch.Tensor] = []
-
-    def pre(_m: nn.Module, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
-        if not entered:
-            entered.append(first(args[0] if args else kwargs.get("hidden_states")))
-
-    def post(_m: nn.Module, _args: object, output: object) -> None:
-        outs.append(first(output))
-
-    blocks = {id(m): m for m in (module(model, sites.block(i)) for i in range(sites.layers))}
-    handles = [module(model, sites.entry).register_forward_pre_hook(pre, with_kwargs=True)]
-    handles += [m.register_forward_hook(post) for m in blocks.values()]
-    try:
-        output = model(**inputs)
-    finally:
-        for h in handles:
-            h.remove()
-    length = _length(inputs, sites)
-    return entered[0][:, :length], [o[:, :length] for o in outs], output
-
-
-def _length(inputs: Mapping[str, torch.Tensor], sites: Sites) -> int:
-    key = "decoder_input_ids" if sites.family == "encoder-decoder" and "decoder_input_ids" in inputs else (
-        "input_ids" if "input_ids" in inputs else "inputs_embeds")
-    return int(inputs[key].shape[1])

@@ -8,9 +8,10 @@ it while a trace is open would be routed into that trace (tests/test_interventio
 
 So an :class:`Engine` wraps a *view copy* (:func:`view_copy`): the module tree copied, every parameter and buffer a
 new tensor object over the original's storage (no weights are copied), nnsight's controllers installed on the copy
-only. There is one engine per loaded model per process, dropped with the model (a weak key), and a lock around
-each trace (:meth:`Engine.session`): a wrapper's interleaver is one object, and two traces of it open at once in
-two threads would exchange values. Traces of two different models run in parallel.
+only. There is one engine per loaded model per process, dropped with the model (a weak key), and the model's one
+lock around each trace (:meth:`Engine.session`, :func:`explorer.internals.hooked.lock_of`, the lock every hooked
+run of the model holds): a wrapper's interleaver is one object, and two traces of it open at once in two threads
+would exchange values. Traces of two different models run in parallel.
 
 >>> import torch
 >>> net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
@@ -22,7 +23,6 @@ two threads would exchange values. Traces of two different models run in paralle
 from __future__ import annotations
 
 import contextlib
-import copy
 import inspect
 import threading
 import warnings
@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from explorer.core.errors import ExplorerError
-from explorer.internals import sites
+from explorer.internals import hooked, sites
+from explorer.internals.hooked import view_copy
 
 if TYPE_CHECKING:  # typing only: nnsight imports transformers at its top
     from nnsight import Envoy
@@ -42,19 +43,6 @@ __all__ = ["Engine", "engine_for", "offloaded", "view_copy"]
 
 _ENGINES: weakref.WeakKeyDictionary[torch.nn.Module, Engine] = weakref.WeakKeyDictionary()
 _CREATE = threading.Lock()  # two sessions asking for one model's engine at once build it once
-
-
-def view_copy(model: torch.nn.Module) -> torch.nn.Module:
-    """``model``'s module tree copied with every parameter and buffer a new tensor over the same storage.
-
-    Tied weights stay tied (one original tensor maps to one new one); the copy's parameters need no gradient,
-    so a backward pass on the copy (Michel et al.'s importance) never toggles the shared model's flags."""
-    memo: dict[int, torch.Tensor] = {}
-    for p in model.parameters():
-        memo[id(p)] = torch.nn.Parameter(p.detach(), requires_grad=False)
-    for b in model.buffers():
-        memo[id(b)] = b.detach()
-    return copy.deepcopy(model, memo)
 
 
 def offloaded(model: torch.nn.Module) -> bool:
@@ -74,7 +62,7 @@ class Engine:
             warnings.simplefilter("ignore")
             self.envoy: Envoy = NNsight(self.model)
         self.sites = sites.of(self.model)
-        self.lock = threading.Lock()
+        self.lock = hooked.lock_of(model)  # the model's, shared with the lens, the attention stream, the walk
 
     @property
     def dtype_bytes(self) -> int:

@@ -17,8 +17,8 @@ The lab's models are 2-4 layers deep, so the attention would cost about as much 
 
 Adaptive inference really stops computing: a forward hook on each layer scores the student and, when
 it is sure, raises an exception that unwinds the encoder's forward, so later layers never run. Which
-module list holds the layers is found by running the encoder once with counting hooks (works for
-BERT, RoBERTa, ELECTRA, ALBERT's shared group, DistilBERT, GPT-2, and T5's and BART's encoders).
+module list holds the layers is the encoder's anatomy card's (:mod:`explorer.internals.sites`: BERT, RoBERTa,
+ELECTRA, ALBERT's shared layer, DistilBERT, GPT-2, and T5's and BART's encoders).
 
 >>> round(float(uncertainty(torch.tensor([0.5, 0.5]))), 3), round(float(uncertainty(torch.tensor([1.0, 0.0]))), 3)
 (1.0, 0.0)
@@ -41,10 +41,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from explorer.architecture import modeltypes
+from explorer.architecture import anatomy, modeltypes
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core import persist, userfiles
 from explorer.core.errors import ExplorerError, shorten
+from explorer.internals import sites
 from explorer.training import checkpoint, corpus, downstream, sections, stepmemory, vocab
 from explorer.training.corpus import Corpus
 from explorer.training.downstream import Encoder, Example
@@ -124,26 +125,16 @@ def uncertainty(probs: torch.Tensor) -> torch.Tensor:
     return -(p * p.log()).sum(-1) / math.log(probs.shape[-1])
 
 
-def _find_layers(module: nn.Module, device: torch.device) -> tuple[int, str]:
-    """(how many layers, the module list holding them), from one forward: the layer count is the hidden states
-    the encoder returns less the embeddings; the list is the first whose entries run that many times."""
-    counts: dict[str, int] = {}
-    lists = [(name, m) for name, m in module.named_modules() if isinstance(m, nn.ModuleList) and len(m)]
-    handles = [child.register_forward_hook(lambda *_a, _n=name: counts.__setitem__(_n, counts.get(_n, 0) + 1))
-               for name, found in lists for child in found]
-    try:
-        ids = torch.tensor([[2, 10, 11, 12, 3]], device=device)
-        with torch.no_grad():
-            out = module(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
-    finally:
-        for h in handles:
-            h.remove()
-    layers = len(out.hidden_states) - 1
-    for name, _ in lists:
-        if counts.get(name) == layers:
-            return layers, name
-    raise ExplorerError(f"Cannot find the {layers} layers of a {type(module).__name__} to exit from; add a rule "
-                        "for it in explorer.training.exits._find_layers.")
+def _find_layers(module: nn.Module) -> tuple[int, str]:
+    """(how many layers, the module list holding them), from the encoder's anatomy card; ALBERT's list holds its
+    one shared layer, called once per layer. An encoder-decoder's encoder stack (``get_encoder()``) holds its card's
+    encoder blocks under the stack's own name."""
+    config = getattr(module, "config", None)
+    if config is not None and modeltypes.is_encoder_decoder(config):
+        blocks = anatomy.card_of(config).stack("encoder").blocks.partition(".")[2]
+        return int(modeltypes.num_layers(config, "encoder") or 0), blocks
+    found = sites.of(module)
+    return found.layers, found.block_t.replace(".{i}", ".0").rpartition(".")[0]
 
 
 def wrap(model: nn.Module) -> Exits:
@@ -151,7 +142,7 @@ def wrap(model: nn.Module) -> Exits:
     found = downstream.encoder_of(model)
     module = copy.deepcopy(found.module)
     device = next(module.parameters()).device
-    layers, path = _find_layers(module, device)
+    layers, path = _find_layers(module)
     if layers < 2:
         raise ExplorerError("Early exit needs at least two layers to choose between; this model has one.")
     return Exits(Encoder(module, found.pool, found.hidden_size), layers, path, len(sections.LABELS)).to(device)

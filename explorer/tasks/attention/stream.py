@@ -16,9 +16,8 @@ layer after the pass (memory as before).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -86,13 +85,13 @@ def forward_pass(model: PreTrainedModel, inputs: dict[str, torch.Tensor], output
 
 def _hooked(model: PreTrainedModel, inputs: dict[str, torch.Tensor], length: int, reduce: Reducer,
             layers: Collection[int] | None) -> list[Any]:
-    """Reduce in forward hooks; only the thread that installed them acts (cached models are shared)."""
-    owner, handles = threading.get_ident(), []
+    """Reduce in forward hooks on the model's view, its lock held (explorer.internals.hooked: the cached model is
+    shared, and its other requests neither see these hooks nor wait for them)."""
     kept: list[Any] = []
     errors: list[BaseException] = []
 
     def hook(_module: object, _args: object, output: object, index: int) -> None:
-        if threading.get_ident() != owner or not isinstance(output, tuple) or output[index] is None:
+        if not isinstance(output, tuple) or output[index] is None:
             return
         try:
             layer = len(kept)
@@ -102,14 +101,17 @@ def _hooked(model: PreTrainedModel, inputs: dict[str, torch.Tensor], length: int
             errors.append(err)
             raise
 
-    for module, index in attention_modules(model):
-        handles.append(module.register_forward_hook(
-            lambda m, a, o, index=index: hook(m, a, o, index)))
-    try:
-        forward_pass(model, inputs, output_attentions=False, hook_errors=errors)
-    finally:
-        for handle in handles:
-            handle.remove()
+    from explorer.internals import hooked  # torch at its top: the attention package keeps torch lazy
+
+    with hooked.session(model) as copy:
+        view = cast("PreTrainedModel", copy)  # the same class as the model: a copy of its module tree
+        handles = [module.register_forward_hook(lambda m, a, o, index=index: hook(m, a, o, index))
+                   for module, index in attention_modules(view)]
+        try:
+            forward_pass(view, inputs, output_attentions=False, hook_errors=errors)
+        finally:
+            for handle in handles:
+                handle.remove()
     return kept
 
 
