@@ -30,7 +30,7 @@ def _scores(result: attribution.Attribution) -> np.ndarray:
     return np.array([t.score for t in result.tokens], dtype=float)
 
 
-@pytest.mark.parametrize("method", ["grad-input", "ig", "occlusion"])
+@pytest.mark.parametrize("method", ["grad-input", "ig", "smoothgrad", "occlusion"])
 def test_contrastive_scores_are_the_difference_of_two_single_target_runs(gemma, method) -> None:
     both = attribution.attribute(gemma, "next-token", TEXT, "Paris", method, foil="Rome", steps=16)
     one = attribution.attribute(gemma, "next-token", TEXT, "Paris", method, steps=16)

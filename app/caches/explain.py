@@ -16,6 +16,7 @@ from explorer.architecture import catalog
 from explorer.explain import attribution, lens, parts, served, translator
 from explorer.explain.attribution import Attribution, Steps
 from explorer.explain.lens import Lens
+from explorer.explain.methods import METHODS
 from explorer.runtime import bundled, cancel, workers
 from explorer.runtime.resolve import ModelRef
 from explorer.serving.endpoints import Endpoint
@@ -56,7 +57,7 @@ def attribute(ref: ModelRef, text: str, target: str | None, foil: str | None, pa
               steps: Steps, device: str = "auto", dtype: str = "auto") -> Attribution:
     """``method``'s score of every token: occlusion in parts within the page's budget, continued when asked again
     (:mod:`explorer.explain.parts`); the other methods in one request, refused before work when they cannot fit."""
-    if method != "occlusion":
+    if not METHODS[method].anytime:
         return _attribute(ref, text, target, foil, pair, method, steps, device, dtype, None)
     return parts.in_parts(lambda a, b: _attribute(ref, text, target, foil, pair, method, steps, device, dtype, (a, b)),
                           LOCAL_PART_TOKENS, _budget())

@@ -17,6 +17,7 @@ from explorer.explain import background
 from explorer.explain import task as tasks
 from explorer.explain.attribution import METHOD_NAMES, SERVED_INSIDES, Attribution, Steps
 from explorer.explain.lens import Lens
+from explorer.explain.methods import METHODS
 from explorer.explain.tuning import TuneReport
 from explorer.plots import explain as plots
 from explorer.runtime.placement import PlacementKwargs
@@ -122,7 +123,7 @@ def attribution_cell(ref: ModelRef, method: str, text: str, target: str, foil: s
 
 def served_cell(ep: Endpoint, method: str, text: str, target: str, foil: str, key: str) -> None:
     """A served model: occlusion through its scoring; the gradient methods say why they cannot run."""
-    if method != "occlusion":
+    if not METHODS[method].served:
         ui.notice(INSIDES)
         return
     with ui.guard():

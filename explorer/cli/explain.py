@@ -25,12 +25,12 @@ from explorer.cli.served import add_endpoint_flags, endpoint_from_args
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import texts
 from explorer.explain import task as tasks
+from explorer.explain.methods import METHODS
 from explorer.runtime.resolve import ModelRef, resolve
 from explorer.training import corpus
 
 __all__ = ["cmd_attribute", "cmd_lens", "cmd_tuned_lens_train", "register"]
 
-METHODS = ("grad", "grad-input", "ig", "occlusion")  # explorer.explain.cost.METHODS (torch-free here)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--target", required=True, help="the predicted token or word (a sentence encoder: the second "
                                                    "sentence)")
     a.add_argument("--foil", default=None, help="contrast: score log p(target) - log p(foil)")
-    a.add_argument("--method", choices=METHODS, default="ig", help="how tokens are scored (default ig)")
+    a.add_argument("--method", choices=list(METHODS), default="ig", help="how tokens are scored (default ig)")
     a.add_argument("--steps", type=_ig_steps, default="auto",
                    help="integrated gradients' steps: 1 to 512, or auto (default: raised until the scores sum to "
                         "the difference within 1%%)")

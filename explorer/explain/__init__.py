@@ -8,8 +8,9 @@ One noun per module:
 - :mod:`~explorer.explain.frame` / :mod:`~explorer.explain.framer`: the model's input rows, the tokens shown and
   the log-probabilities summed, and how each task builds them;
 - :mod:`~explorer.explain.scorer`: the explained number from input embeddings, for a batch of inputs;
-- :mod:`~explorer.explain.gradients`, :mod:`~explorer.explain.integrated`, :mod:`~explorer.explain.occlusion`,
-  :mod:`~explorer.explain.served`: the attribution methods (the served one through an engine's scoring);
+- :mod:`~explorer.explain.methods`: one record per attribution method (what it needs, its cost, its run), one file
+  each; :mod:`~explorer.explain.gradients`, :mod:`~explorer.explain.integrated`, :mod:`~explorer.explain.occlusion`,
+  :mod:`~explorer.explain.served`: their computations (the served one through an engine's scoring);
 - :mod:`~explorer.explain.cost`: what an attribution costs, estimated before any work, and its batches;
 - :mod:`~explorer.explain.attribution`: the result and the one entry point of every method;
 - :mod:`~explorer.explain.statistics`: top-k, rank, entropy and KL of a distribution;

@@ -7,6 +7,7 @@ through, the input embedding table excepted) plus ``2 x d x V`` for each positio
 - gradient norm and gradient x input: one forward and one backward (3 passes);
 - integrated gradients at ``n`` steps: ``3 n`` passes, plus 4 forwards (captum reads the embeddings of the input
   and of the baseline, and completeness scores both);
+- SmoothGrad: a backward for each of its noisy copies (3 passes each), and one forward for the number;
 - occlusion: one forward per shown token, and one for the whole text.
 
 Memory: a backward keeps every layer's activations of its rows (``layers x`` what one layer holds,
@@ -30,18 +31,13 @@ import torch
 from explorer.architecture.modeltypes import is_encoder_decoder, num_layers
 from explorer.core.errors import ExplorerError
 from explorer.explain.frame import Frame
+from explorer.explain.methods import method_of
 from explorer.explain.scorer import Embedder
 from explorer.runtime import activations, cancel
 
-__all__ = ["GRADIENT_BYTES", "METHODS", "TYPICAL_CPU_FLOPS", "Cost", "check", "estimate", "record"]
+__all__ = ["GRADIENT_BYTES", "Cost", "check", "estimate", "record"]
 
-METHODS = ("grad", "grad-input", "ig", "occlusion")
 GRADIENT_BYTES = 1 << 30  # one backward's activations at most (beside the weights): a quarter of a 2-core box's share
-# Floating-point operations per second each method reaches on an idle 2-core CPU (Gemma 3 270M, float32, a 14-token
-# contrast): integrated gradients run their steps in large batches and reach about four times a single backward's
-# pace, which one shared figure turned into an estimate of 19 s for a run of 5. This process's own figure of the
-# method replaces it after one run.
-TYPICAL_CPU_FLOPS = {"grad": 15e9, "grad-input": 15e9, "ig": 60e9, "occlusion": 27e9}
 _PACE: dict[tuple[str, str], float] = {}  # (device, method) -> FLOP/s measured by the last such attribution here
 
 
@@ -94,7 +90,7 @@ def _pace(device: str, method: str) -> tuple[float | None, str]:
     if (device, method) in _PACE:
         return _PACE[device, method], "measured on this server"
     if device == "cpu":
-        return TYPICAL_CPU_FLOPS[method], "typical on a 2-core CPU"
+        return method_of(method).typical_flops, "typical on a 2-core CPU"
     return None, "not measured on this device yet"
 
 
@@ -109,24 +105,19 @@ def _row_bytes(model: torch.nn.Module, frame: Frame, backward: bool) -> int:
 
 def estimate(model: torch.nn.Module, frame: Frame, method: str, steps: int = 0, device: str = "cpu") -> Cost:
     """The cost of ``method`` on ``frame`` (``steps``: integrated gradients')."""
-    if method not in METHODS:
-        raise ExplorerError(f"Unknown attribution method {method!r}: use one of {', '.join(METHODS)}.")
+    record = method_of(method)
     body, width, vocab, logits = _sizes(model, frame)
-    passes = {"grad": 3.0, "grad-input": 3.0, "ig": 3.0 * steps + 4, "occlusion": len(frame.shown) + 1.0}[method]
+    passes = record.passes(len(frame.shown), steps)
     flops = passes * 2.0 * (body * frame.tokens + width * vocab * logits)
-    backward = method in ("grad", "grad-input", "ig")
-    per = _row_bytes(model, frame, backward)
+    per = _row_bytes(model, frame, record.backward)
     left = cancel.memory_left()
-    budget = min(GRADIENT_BYTES if backward else activations.FORWARD_BYTES, left if left is not None else 1 << 62)
-    if backward and per > budget:
+    cap = GRADIENT_BYTES if record.backward else activations.FORWARD_BYTES
+    budget = min(cap, left if left is not None else 1 << 62)
+    if record.backward and per > budget:
         raise ExplorerError(f"One gradient pass over this text keeps about {per / 2**20:,.0f} MB of activations; this "
                             f"server allows {budget / 2**20:,.0f} MB for it: shorten the text, or use occlusion "
                             "(forward passes only).")
-    copies = max(1, budget // max(1, per))
-    if method == "ig":
-        copies = min(copies, steps)
-    elif method == "occlusion":
-        copies = min(copies, len(frame.shown))
+    copies = min(max(1, budget // max(1, per)), max(1, record.copies(len(frame.shown), steps)))
     rate, why = _pace(device, method)
     return Cost(method, passes, frame.tokens, body, flops, int(copies) * len(frame.rows), int(per * copies),
                 None if rate is None else flops / rate, why)
@@ -136,7 +127,7 @@ def check(cost: Cost) -> None:
     """Refuse, before any work, a method that cannot stop halfway when its estimate passes the request's time
     left (outside a request, the CLI's, nothing is refused)."""
     left = cancel.seconds_left()
-    if cost.method == "occlusion" or left is None or cost.seconds is None or cost.seconds <= left:
+    if method_of(cost.method).anytime or left is None or cost.seconds is None or cost.seconds <= left:
         return
     raise ExplorerError(f"This attribution would take about {cost.seconds:.0f} s ({cost.said}); a request here may "
                         f"run {left:.0f} s more. Ask for fewer steps or a shorter text, or run it from the command "

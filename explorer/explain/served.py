@@ -20,6 +20,7 @@ from explorer.core.limits import EXPLAIN_TEXT_CHARS
 from explorer.core.notices import Notice
 from explorer.core.userinput import MARKER, split_blanks
 from explorer.explain.attribution import SERVED_INSIDES, Attribution, TokenScore
+from explorer.explain.methods import method_of
 from explorer.explain.occlusion import cut_notice
 from explorer.explain.target import FOIL_IS_TARGET, NOTHING_TO_ATTRIBUTE, check_question, spaced
 from explorer.runtime import cancel
@@ -105,7 +106,7 @@ def attribute(ep: Endpoint, text: str, target: str | None, method: str = "occlus
               span: tuple[int, int] | None = None) -> Attribution:
     """Occlusion of every token of ``text`` for ``target`` (against ``foil``) through ``ep`` (see the module;
     ``span``: the tokens ``first`` to ``last`` only, the others left without a score)."""
-    if method != "occlusion":
+    if not method_of(method).served:
         raise ExplorerError(f"{ep.shown}: {method} needs the model's gradients, and {SERVED_INSIDES}.")
     text, target, foil = check_question(text, target, foil)  # the local path's rules, before any request
     caps = probe.require(ep, "prompt_logprobs", "occlusion (it scores the text with each token left out)")

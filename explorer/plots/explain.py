@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 from explorer.core.labels import safe_label, token_labels
 from explorer.explain.attribution import METHOD_NAMES, Attribution, TokenScore
 from explorer.explain.lens import Lens
+from explorer.explain.methods import METHODS
 from explorer.explain.tuning import TuneReport
 from explorer.plots.style import CELL_FONT, cell_chars, titled
 
@@ -107,7 +108,7 @@ def token_strip(result: Attribution) -> go.Figure:
     fits = cell_chars(width, row_labels=[name for name, _ in rows])
     text = [[safe_label(t.token.strip() or t.token, fits) for t in r] + [""] * (width - len(r)) for _, r in rows]
     whole = [[safe_label(t.token, 40) for t in r] + [""] * (width - len(r)) for _, r in rows]
-    signed = result.method != "grad"
+    signed = METHODS[result.method].signed
     lo, hi = diverging([t.score for t in result.tokens]) if signed else (0.0, max(
         (t.score for t in result.tokens if t.score is not None), default=1.0) or 1.0)
     fig = go.Figure(go.Heatmap(z=z, text=text, customdata=whole, texttemplate="%{text}", textfont={"size": CELL_FONT},
