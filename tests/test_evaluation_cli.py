@@ -47,6 +47,8 @@ def test_evaluate_prints_the_issues_shape_with_the_librarys_numbers(tiny, tmp_pa
     right = [e["choice"] == a for e, a in zip(out["examples"], (0, 0, 2), strict=True)]
     assert out["accuracy"] == pytest.approx(sum(right) / 3, abs=1e-6)
     assert out["interval"][0] <= out["accuracy"] <= out["interval"][1]
+    assert set(out["metrics"]) == {"acc", "acc_norm", "brier_score", "perplexity"}  # every metric of the kind
+    assert out["metrics"]["acc"]["value"] == out["accuracy"] and 0 <= out["metrics"]["brier_score"]["value"] <= 2
 
 
 def test_evaluate_limit_and_the_text_table(tiny, capsys) -> None:

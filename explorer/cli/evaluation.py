@@ -125,6 +125,10 @@ def _task_json(rep: Report, task: Task) -> dict[str, object]:
             "interval": [round(summary.acc.low, 6), round(summary.acc.high, 6)],
             "acc_norm": round(summary.acc_norm.value, 6) if summary.acc_norm else None,
             "perplexity": None if not math.isfinite(summary.perplexity) else round(summary.perplexity, 6),
+            "metrics": {m.metric: {"value": round(m.value, 6) if math.isfinite(m.value) else None,
+                                   "interval": None if m.low is None or m.high is None else [round(m.low, 6),
+                                                                                             round(m.high, 6)],
+                                   "examples": m.examples} for m in summary.measures},
             **{k: v for k, v in body.items() if k not in ("model", "kind")}, "notices": texts(rep.notices)}
 
 
@@ -135,6 +139,12 @@ def _print_task(rep: Report, task: Task) -> None:
     norm = f" · acc_norm {s.acc_norm.value:.3f}" if s.acc_norm is not None else ""
     print(f"{run.model} on {task.name} ({task.kind}): accuracy {s.acc.value:.3f} (95% interval {s.acc.low:.3f}-"
           f"{s.acc.high:.3f}){norm} · {s.scored} of {s.total} examples · {run.seconds:.1f} s")
+    from explorer.evaluation import metrics  # numpy: only when a report is printed
+
+    others = [f"{metrics.METRICS[m.metric].label} {m.value:.3f}" for m in s.measures
+              if metrics.METRICS[m.metric].interval != "wilson" and math.isfinite(m.value)]
+    if others:
+        print(" · ".join(others))
     print(f"scored by {run.method}")
     print("  line  choice  right  scores")
     for ex in run.examples:

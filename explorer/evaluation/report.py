@@ -1,8 +1,9 @@
 """Several models' runs on one task, side by side: accuracy with its interval, and the examples where they differ.
 
 A :class:`Report` is pure arithmetic on :class:`~explorer.evaluation.result.ModelRun`s (nothing runs here): each
-model's accuracy (``acc``), length-normalised accuracy (``acc_norm``, multiple choice) and the perplexity of the
-right continuations, each accuracy with Wilson's 95% interval on the examples that model scored; the paired
+model's metrics (:mod:`explorer.evaluation.metrics`: accuracy, length-normalised accuracy and the Brier score for
+multiple choice, the perplexity of the right continuations), each accuracy with Wilson's 95% interval on the
+examples that model scored; the paired
 bootstrap interval of the difference between the first model and each other one, on the examples both scored;
 and one row per example, those where the models disagree first.
 
@@ -24,13 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.core.notices import Notice
+from explorer.evaluation import metrics
 from explorer.evaluation.interval import paired_difference, wilson
+from explorer.evaluation.metrics import Measure
 from explorer.evaluation.result import ModelRun
-from explorer.evaluation.task import CHOICE, Task
+from explorer.evaluation.task import Task
 
 __all__ = ["Accuracy", "Difference", "Pick", "Report", "Row", "Summary", "build"]
 
-MAX_EXPONENT = math.log(1.7e308)  # exp of more is past float range: such a perplexity is NaN, said as null
 
 
 @dataclass(frozen=True)
@@ -55,15 +57,33 @@ class Accuracy:
 
 @dataclass(frozen=True)
 class Summary:
-    """One model's numbers on the task."""
+    """One model's numbers on the task: every metric of its kind (:mod:`explorer.evaluation.metrics`)."""
 
     model: str
-    acc: Accuracy
-    acc_norm: Accuracy | None  # multiple choice only
-    perplexity: float  # exp(-log-likelihood per token) of the right continuations
+    measures: tuple[Measure, ...]
     scored: int
     total: int
     seconds: float
+
+    def measure(self, name: str) -> Measure | None:
+        return next((m for m in self.measures if m.metric == name), None)
+
+    @property
+    def acc(self) -> Accuracy:
+        m = self.measure("acc")
+        assert m is not None and m.low is not None and m.high is not None  # every kind has an accuracy
+        return Accuracy(m.right or 0, m.examples, m.low, m.high)
+
+    @property
+    def acc_norm(self) -> Accuracy | None:  # multiple choice only
+        m = self.measure("acc_norm")
+        return None if m is None or m.low is None or m.high is None else Accuracy(m.right or 0, m.examples, m.low,
+                                                                                   m.high)
+
+    @property
+    def perplexity(self) -> float:  # exp(-log-likelihood per token) of the right continuations
+        m = self.measure("perplexity")
+        return math.nan if m is None else m.value
 
 
 @dataclass(frozen=True)
@@ -113,24 +133,9 @@ class Report:
     notices: tuple[Notice, ...] = ()
 
 
-def _perplexity(run: ModelRun, task: Task) -> float:
-    """exp(-log-likelihood per token) of the right continuations that have a finite score (NaN when none has, or
-    when it is past float range)."""
-    answers = [(s, task.examples[s.index].answer) for s in run.examples]
-    right = [(s.scores[a], s.tokens[a]) for s, a in answers if math.isfinite(s.scores[a])]
-    lp, n = sum(v for v, _ in right), sum(t for _, t in right)
-    return math.exp(-lp / n) if n and -lp / n < MAX_EXPONENT else math.nan
-
-
 def _summary(run: ModelRun, task: Task) -> Summary:
-    hits = [run.correct(s.index, task.examples[s.index].answer) for s in run.examples]
-    norm = None
-    if task.kind == CHOICE:
-        picks = [(run.norm_choice(s.index, task.examples[s.index].choices), task.examples[s.index].answer)
-                 for s in run.examples]
-        norm = Accuracy.of([None if p is None else p == a for p, a in picks])
-    return Summary(run.model, Accuracy.of(hits), norm, _perplexity(run, task), len(run.examples), run.total,
-                   run.seconds)
+    measures = tuple(m.measure(run, task) for m in metrics.of_kind(task.kind))
+    return Summary(run.model, measures, len(run.examples), run.total, run.seconds)
 
 
 def _pick(run: ModelRun, index: int, answer: int) -> Pick:

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from explorer.core.labels import safe_label
+from explorer.evaluation import metrics
 from explorer.evaluation.perplexity import Perplexity
 from explorer.evaluation.projection import METHODS
 from explorer.evaluation.projector import Projection
@@ -33,17 +34,19 @@ def _err(value: float, low: float, high: float) -> tuple[float, float]:
 
 
 def accuracy_bars(report: Report) -> go.Figure:
-    """Each model's accuracy (and acc_norm for multiple choice) with Wilson's 95% interval as error bars."""
+    """Each model's accuracies (every share metric of the task's kind) with Wilson's 95% interval as error bars."""
     fig = go.Figure()
-    metrics = [("acc", "accuracy")] + ([("acc_norm", "accuracy per character (acc_norm)")]
-                                       if report.kind == "choice" else [])
     names = [safe_label(s.model, 40) for s in report.summaries]
-    for k, (attr, label) in enumerate(metrics):
-        accs = [getattr(s, attr) for s in report.summaries]
-        ups, downs = zip(*(_err(a.value, a.low, a.high) for a in accs), strict=True)
-        fig.add_bar(x=names, y=[a.value for a in accs], name=label, marker_color=PALETTE[k],
+    shares = [m for m in metrics.of_kind(report.kind) if m.share]
+    for k, metric in enumerate(shares):
+        found = [s.measure(metric.name) for s in report.summaries]
+        accs = [m for m in found if m is not None and m.low is not None and m.high is not None]
+        if len(accs) != len(found):
+            continue
+        ups, downs = zip(*(_err(a.value, a.low or 0.0, a.high or 0.0) for a in accs), strict=True)
+        fig.add_bar(x=names, y=[a.value for a in accs], name=metric.label, marker_color=PALETTE[k],
                     error_y={"type": "data", "array": list(ups), "arrayminus": list(downs)},
-                    customdata=[[a.correct, a.total, a.low, a.high] for a in accs],
+                    customdata=[[a.right, a.examples, a.low, a.high] for a in accs],
                     hovertemplate="%{x}<br>%{y:.1%} (%{customdata[0]} of %{customdata[1]})<br>95% interval "
                                   "%{customdata[2]:.1%}-%{customdata[3]:.1%}<extra></extra>")
     untrained = any(r.untrained for r in report.runs)
@@ -54,16 +57,23 @@ def accuracy_bars(report: Report) -> go.Figure:
     return fig
 
 
+def _rounded(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(value, digits)
+
+
 def summary_rows(report: Report) -> list[dict[str, object]]:
-    """One row per model: accuracy, interval, acc_norm, perplexity of the right answers, how much was scored."""
+    """One row per model: every metric of the task's kind (an interval beside those that have one), how much was
+    scored, how long it took and where it ran."""
     rows = []
     for s, run in zip(report.summaries, report.runs, strict=True):
-        rows.append({"model": s.model, "accuracy": round(s.acc.value, 4), "95% low": round(s.acc.low, 4),
-                     "95% high": round(s.acc.high, 4),
-                     "acc_norm": round(s.acc_norm.value, 4) if s.acc_norm else None,
-                     "perplexity of the answers": None if math.isnan(s.perplexity) else round(s.perplexity, 3),
-                     "scored": f"{s.scored} of {s.total}", "seconds": round(s.seconds, 2), "scored by": run.method,
-                     "ran on": run.device_name})
+        row: dict[str, object] = {"model": s.model}
+        for m in s.measures:
+            label = metrics.METRICS[m.metric].label
+            row[label] = _rounded(m.value)
+            if m.low is not None and m.high is not None:
+                row[f"{label}: 95% interval"] = f"{m.low:.3f}-{m.high:.3f}"
+        rows.append(row | {"scored": f"{s.scored} of {s.total}", "seconds": round(s.seconds, 2),
+                           "scored by": run.method, "ran on": run.device_name})
     return rows
 
 
