@@ -2,9 +2,8 @@
 # (install + lint + the whole test suite, browser test included). After every change: `make check`
 # (lint and the quick tests on two workers; the quick tier is still most of the suite).
 PY ?= python3
-# pytest caches each test file with its assertions rewritten, and Python its compiled modules, in __pycache__
-# (git-ignored); a machine that sets PYTHONDONTWRITEBYTECODE (this one does) has every pytest process rewrite the
-# 400 test files again: 10 s of every run's collection.
+# pytest and Python cache compiled test files and modules in __pycache__ (git-ignored); a machine that sets
+# PYTHONDONTWRITEBYTECODE would have every pytest process rewrite the test files again.
 unexport PYTHONDONTWRITEBYTECODE
 PORT ?= 8501
 # localhost: only this machine can open the app. To share it (classroom, lab server) use
@@ -32,8 +31,8 @@ prepare:
 # A real inference engine for served models: llama-cpp-python's OpenAI-compatible server. PyPI ships only its
 # source, which compiles llama.cpp (about 7-13 minutes on 2 cores), so its wheel is built once into the explorer's
 # cache and installed from there afterwards (with the server's extras from PyPI). It is built for a portable x86-64
-# baseline (AVX2, FMA, F16C), not for the building CPU: a virtual machine can report AMX and AVX512-BF16 that its
-# host does not let a process use, and a native build then dies with SIGILL on its first completion (seen here).
+# baseline (AVX2, FMA, F16C), not for the building CPU: a virtual machine can report instructions its host does not
+# let a process use, and a native build then dies with SIGILL.
 LLAMA_CPP ?= 0.3.36
 WHEELS ?= $(HOME)/.cache/transformer-explorer/wheels-portable
 GGML_CPU ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
@@ -109,20 +108,10 @@ tiers:
 	  --dist loadfile -m "not slow"; $(PY) -m tests.tiers .tiers.json
 
 # The whole gate, in three runs: the quick tests (heavy ones too) on the stand-ins on two workers; then the slow
-# ones, one at a time, on the real models, engines and browser (their oracles: real weights, real answers); then
-# the load test, in a process of its own: it drives its own server with Playwright's async API, which cannot
-# share a process with the sync browser fixtures of the other tests. Each prints its slowest tests.
-# -rs lists every skipped test with its reason: on a CPU-only machine the gpu tests say they need CUDA.
-# The slow tier stays serial (26 min since the local engine ranks log-probabilities with numpy; 26-31 before). On
-# two workers (-n 2 --dist loadfile -m "slow and not load and not alone", then -m alone by itself) it passed two
-# runs of the last four, and its gain depends on the machine: 14 and 17 min on one, 19 and 23 min (without the
-# alone module) on another, where each worker's app servers, engines and Chromium fight for the two cores (the
-# lab's browser training test: 204-257 s beside the other worker, 64-98 s serial). The failed runs: a worker's one
-# engine still computing what a page had given up on (a tokenizer test's request waited past its 60 s, now given
-# longer); the attention page's download past its 60 s at a load average of 7 (12.6 s serial). Every browser test
-# on one worker and the other slow tests on the other (--dist loadgroup) took 22 min without the alone module, no
-# gain: the browser tests wait on one page at a time (the run used 1.1 cores on average), the other worker only
-# slowed them, and the same download timed out.
+# ones, one at a time, on the real models, engines and browser; then the load test in a process of its own (it
+# drives its own server with Playwright's async API, which cannot share a process with the sync browser fixtures).
+# The slow tier stays serial: on two workers each worker's app servers, engines and Chromium fight for the two cores
+# and page waits time out (measurements: benchmarks/results/tiers.md). -rs lists every skipped test with its reason.
 test: install-dev engine browser lint prepare
 	EXPLORER_TEST_STAND_INS=1 EXPLORER_REQUIRE_ENGINE=1 $(PY) -m pytest -q -rs -n $(CHECK_WORKERS) --dist loadfile \
 	  -m "not slow" --durations=30
