@@ -74,3 +74,11 @@ def test_the_loader_asks_nothing_again_of_a_resolved_model(bert_dir, monkeypatch
     loaded = loading.load_model(ref, "masked-lm")
     assert loaded.model is not None and calls == {}
     assert isinstance(ref, ModelRef)
+
+
+def test_one_rule_says_how_each_family_loads_when_asked_for_tokens(bert_dir) -> None:
+    assert resolve("gpt2").head_task() == "causal-lm" and resolve("t5-small").head_task() == "seq2seq"
+    assert resolve("bert-base").head_task() == "masked-lm" == resolve("bert-base").head_task(head_optional=True)
+    bare = resolve("all-minilm-l6-v2")  # the bundled MiniLM, saved as BertModel: no masked-LM head
+    assert not bare.predicts_tokens
+    assert bare.head_task(head_optional=True) == "base" and bare.head_task() == "masked-lm"

@@ -5,7 +5,8 @@ rule cannot miss it. The homes:
 
 - what users type for a blank, and the splitting of a text at its blanks: :mod:`explorer.core.userinput`;
 - "does this load as a decoder?": :func:`explorer.runtime.modelkind.is_decoder`, and the loading task a page uses
-  for a model: :meth:`explorer.runtime.resolve.ModelRef.task`; the probe of Apple's MPS:
+  for a model: :meth:`explorer.runtime.resolve.ModelRef.task` and, for a page that asks any family for tokens,
+  :meth:`~explorer.runtime.resolve.ModelRef.head_task`; the probe of Apple's MPS:
   :func:`explorer.runtime.placement.mps_available`;
 - "is this config an encoder-decoder?" and the field names of layer and head counts:
   :mod:`explorer.architecture.modeltypes`;
@@ -87,6 +88,8 @@ def _holders(test, dirs: tuple[str, ...] = LIBRARY) -> set[str]:
     ("num_heads", "explorer/architecture/modeltypes.py"),
     ("token_labels", "explorer/core/labels.py"),
     ("models_dir_env", "explorer/runtime/fence.py"),
+    ("head_task", "explorer/runtime/resolve.py"),
+    ("predicts_tokens", "explorer/runtime/resolve.py"),
 ])
 def test_each_rule_is_defined_once(name: str, home: str) -> None:
     assert _definitions(name) == [home]

@@ -26,9 +26,7 @@ PURPOSE = "scoring a task"
 
 def load_task(ref: ModelRef) -> str:
     """The loading task of a model that scores text: causal-lm, seq2seq or masked-lm, by its family."""
-    if ref.family == "encoder-decoder":
-        return "seq2seq"
-    return ref.task("masked-lm")
+    return ref.head_task()
 
 
 def local_scorer(loaded: LoadedModel) -> Scorer:

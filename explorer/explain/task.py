@@ -37,24 +37,14 @@ DESCRIBED = {
 
 
 def has_head(ref: ModelRef) -> bool:
-    """Whether the model predicts tokens (a decoder, an encoder-decoder, or an encoder saved with its masked-LM
-    head); a sentence encoder saved bare (all-MiniLM-L6-v2 as ``BertModel``) does not."""
-    if ref.family in ("decoder", "encoder-decoder"):
-        return True
-    try:
-        ref.check("masked-lm")
-    except ExplorerError:
-        return False
-    return True
+    """Whether the model predicts tokens (:attr:`~explorer.runtime.resolve.ModelRef.predicts_tokens`)."""
+    return ref.predicts_tokens
 
 
 def loading_task(ref: ModelRef) -> str:
-    """The task :func:`explorer.runtime.loading.load_model` loads ``ref`` with for this page."""
-    if ref.family == "decoder":
-        return "causal-lm"
-    if ref.family == "encoder-decoder":
-        return "seq2seq"
-    return "masked-lm" if has_head(ref) else "base"
+    """The task :func:`explorer.runtime.loading.load_model` loads ``ref`` with for this page (a bare encoder as it
+    is: the lens and attribution read its sentence similarity)."""
+    return ref.head_task(head_optional=True)
 
 
 def of(family: str | None, head: bool, text: str) -> str:

@@ -8,8 +8,8 @@ comes from :func:`explorer.runtime.loading.load_model`, the process-wide cache e
 a view of it, :mod:`explorer.interventions.engine`). A served model is refused in words: an engine's API answers
 with tokens and log-probabilities, never with its layers.
 
->>> TASKS["encoder-decoder"], BUNDLED
-('seq2seq', 'gemma3-270m')
+>>> BUNDLED
+'gemma3-270m'
 >>> check_local("served:llama")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -28,10 +28,9 @@ if TYPE_CHECKING:  # typing only: the loader imports torch at its top
     from explorer.runtime.loading import LoadedModel
     from explorer.runtime.resolve import ModelRef
 
-__all__ = ["BUNDLED", "PURPOSE", "SERVED_PREFIX", "TASKS", "check_local", "load", "local_ref", "options"]
+__all__ = ["BUNDLED", "PURPOSE", "SERVED_PREFIX", "check_local", "load", "local_ref", "options"]
 
 BUNDLED = "gemma3-270m"  # ships with the app: a real decoder, offline
-TASKS = {"decoder": "causal-lm", "encoder": "masked-lm", "encoder-decoder": "seq2seq"}
 SERVED_PREFIX = "served:"
 PURPOSE = "Interventions"
 
@@ -58,8 +57,7 @@ def load(ref: ModelRef, *, device: str | None = None, dtype: str | None = None) 
     from explorer.runtime import loading
 
     check_local(ref.spec)  # a served name resolved by a caller without local_ref still gets the words, not "unknown"
-    task = ref.task("seq2seq" if ref.family == "encoder-decoder" else "masked-lm")
-    return loading.load_model(ref, task, device=device, dtype=dtype, purpose=PURPOSE)
+    return loading.load_model(ref, ref.head_task(), device=device, dtype=dtype, purpose=PURPOSE)
 
 
 def _bare(key: str, models_dir: str | None) -> bool:

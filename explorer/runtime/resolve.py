@@ -70,6 +70,28 @@ class ModelRef:
         fill-mask and span prompts by scoring), any other model with ``encoder_task``."""
         return "causal-lm" if self.decoder else encoder_task
 
+    @property
+    def predicts_tokens(self) -> bool:
+        """Whether it has a head that predicts tokens: a decoder, an encoder-decoder, or an encoder saved with its
+        masked-LM head (a sentence encoder saved bare, all-MiniLM-L6-v2 as ``BertModel``, has none)."""
+        if self.family in ("decoder", "encoder-decoder"):
+            return True
+        try:
+            self.check("masked-lm")
+        except ExplorerError:
+            return False
+        return True
+
+    def head_task(self, head_optional: bool = False) -> str:
+        """The loading task of a page that asks this model for tokens (the one family-to-task rule): a decoder as a
+        causal LM, an encoder-decoder as seq2seq, an encoder with its masked-LM head (``head_optional``: as it is
+        when it has none, for pages that read its layers too)."""
+        if self.family == "encoder-decoder":
+            return "seq2seq"
+        if self.decoder:
+            return "causal-lm"
+        return "masked-lm" if not head_optional or self.predicts_tokens else "base"
+
     def config(self) -> dict[str, Any]:
         """Its configuration as a dict, read without building or loading anything (what checks of layer, head and
         neuron numbers read before any work): the catalog variant's for untrained weights, else its folder's

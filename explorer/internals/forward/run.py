@@ -65,20 +65,10 @@ def check_request(ref: ModelRef, text: object, layer: int | None = None, head: i
     return numbers
 
 
-def _masked(ref: ModelRef) -> bool:
-    try:
-        ref.check("masked-lm")
-    except ExplorerError:
-        return False
-    return True
-
-
 def loading_task(ref: ModelRef) -> str:
     """An encoder loads with its masked-LM head where it has one (a bare sentence encoder as it is); an
     encoder-decoder as seq2seq; a decoder as a causal LM."""
-    if ref.family == "encoder-decoder":
-        return "seq2seq"
-    return ref.task("masked-lm" if _masked(ref) else "base")
+    return ref.head_task(head_optional=True)
 
 
 def run(ref: ModelRef, text: str, *, layer: int | None = None, head: int | None = None, top_k: int = 5,
