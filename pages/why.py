@@ -15,8 +15,8 @@ from explorer.core import limits
 from explorer.explain.attribution import AUTO, DEFAULT_STEPS, MAX_STEPS, METHOD_NAMES, Steps
 from explorer.explain.lens import Lens
 from explorer.explain.target import check_question
-from explorer.runtime.resolve import ModelRef
-from explorer.serving.endpoints import Endpoint
+from explorer.serving import backend
+from explorer.serving.backend import Backend
 
 EXAMPLE, TARGET, PAIR = "The capital of France is", "Paris", "Paris is the capital of France."
 METHODS = list(METHOD_NAMES)
@@ -88,36 +88,27 @@ with ui.guard():  # an empty or over-long text, a foil equal to the target: one 
     typed = check_question(text, target, foil)
 if typed is None:
     st.stop()
-names = [(r.spec, f"m{i}", r) for i, r in enumerate(refs)] + [(e.shown, f"s{i}", e) for i, e in enumerate(served)]
+models_here: list[Backend] = [*(backend.model(r, **where) for r in refs), *map(backend.served, served)]
+cells = [(m, f"m{i}") for i, m in enumerate(models_here)]
 
 
-def row(title: str, local: Callable[[ModelRef, str], object], remote: Callable[[Endpoint, str], object]) -> None:
-    """One row: a cell per model, local ones then served ones."""
+def row(title: str, cell: Callable[[Backend, str], object]) -> None:
+    """One row: a cell per model (here, then served), each asked the same way."""
     st.subheader(title)
-    for col, (name, key, item) in zip(st.columns(max(1, len(names))), names, strict=True):
+    for col, (model, key) in zip(st.columns(max(1, len(cells))), cells, strict=True):
         with col:
-            view.header(name, served=isinstance(item, Endpoint))
-            if isinstance(item, ModelRef):
-                local(item, key)
-            else:
-                remote(item, key)
-
-
-def insides(_item: Endpoint, _key: str) -> None:
-    ui.notice(view.INSIDES)
+            view.header(model)
+            cell(model, key)
 
 
 lenses: list[Lens | None] = []
 row("Every layer's guess (logit lens)",
-    lambda ref, key: lenses.append(view.lens_cell(ref, text, target, position, False, where, key)), insides)
+    lambda model, key: lenses.append(view.lens_cell(model, text, target, position, False, key)))
 view.depth([x for x in lenses if x is not None])
 row("Tuned lens (a translator per layer, trained to match the last layer)",
-    lambda ref, key: view.tuned_cell(ref, text, target, position, where, key), insides)
+    lambda model, key: view.tuned_cell(model, text, target, position, key))
 for method in methods:
-    def local(ref: ModelRef, key: str, m: str = method) -> None:
-        view.attribution_cell(ref, m, text, target, foil, pair, steps, where, key)
+    def attributed(model: Backend, key: str, m: str = method) -> None:
+        view.attribution_cell(model, m, text, target, foil, pair, steps, key)
 
-    def remote(ep: Endpoint, key: str, m: str = method) -> None:
-        view.served_cell(ep, m, text, target, foil, key)
-
-    row(METHOD_NAMES[method].capitalize(), local, remote)
+    row(METHOD_NAMES[method].capitalize(), attributed)

@@ -408,3 +408,12 @@ def test_any_does_not_grow_back_in_the_library() -> None:
     lines = [f"{path.relative_to(ROOT).as_posix()}:{n}" for path in sorted((ROOT / "explorer").rglob("*.py"))
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
     assert len(lines) <= MAX_ANY_LINES, f"{len(lines)} lines name Any (at most {MAX_ANY_LINES}): {lines[-20:]}"
+
+
+def test_no_page_asks_whether_a_model_is_served() -> None:
+    """A page holds backends and asks them all the same way (explorer.serving.backend, explorer.explain.anywhere):
+    no ``isinstance(..., Endpoint)`` in app/ or pages/."""
+    asks = [f"{path}:{node.lineno}" for path, tree in _files(APP) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
+            and len(node.args) == 2 and "Endpoint" in ast.unparse(node.args[1])]
+    assert asks == []

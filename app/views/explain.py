@@ -1,5 +1,6 @@
-"""Drawing "Why this prediction": a model's cell in each row (lens, tuned lens, one row per method), the depth
-figure across models, a served model's cells (Streamlit only; every number comes from explorer.explain)."""
+"""Drawing "Why this prediction": a model's cell in each row (lens, tuned lens, one row per method) and the depth
+figure across models, for any :class:`~explorer.serving.backend.Backend`, here or served (Streamlit only; every
+number comes from explorer.explain)."""
 
 from __future__ import annotations
 
@@ -15,23 +16,33 @@ from explorer.core.labels import escape_markdown
 from explorer.core.notices import Notice
 from explorer.explain import background
 from explorer.explain import task as tasks
-from explorer.explain.attribution import METHOD_NAMES, SERVED_INSIDES, Attribution, Steps
+from explorer.explain.attribution import METHOD_NAMES, Attribution, Steps
 from explorer.explain.lens import Lens
 from explorer.explain.methods import METHODS
 from explorer.explain.tuning import TuneReport
 from explorer.plots import explain as plots
-from explorer.runtime.placement import PlacementKwargs
 from explorer.runtime.resolve import ModelRef
-from explorer.serving.endpoints import Endpoint
+from explorer.serving.backend import Backend
 
-INSIDES = Notice("info", f"Not available: {SERVED_INSIDES}.")
 NO_HEAD = Notice("info", "No lens: this model has no language-model head (it was saved without one, like the "
                          "bundled all-MiniLM-L6-v2), so its layers cannot be read as predictions. Its attributions "
                          "of sentence similarity are below.")
 
 
-def header(name: str, served: bool = False) -> None:
-    st.markdown(f"**{escape_markdown(name)}**" + (" (served)" if served else ""))
+def header(model: Backend) -> None:
+    st.markdown(f"**{escape_markdown(model.shown)}**")
+
+
+def _reads_tokens(model: Backend) -> bool:
+    """Whether the lens can read this model: its insides are here, and it has a language-model head."""
+    why = model.why_not("insides")
+    if why is not None:
+        ui.notice(Notice("info", f"Not available: {why}."))
+        return False
+    if model.ref is None or not tasks.has_head(model.ref):
+        ui.notice(NO_HEAD)
+        return False
+    return True
 
 
 def _layers_table(result: Lens) -> pd.DataFrame:
@@ -40,14 +51,12 @@ def _layers_table(result: Lens) -> pd.DataFrame:
                           "KL to final": x.kl_to_final} for x in result.layers])
 
 
-def lens_cell(ref: ModelRef, text: str, target: str, position: int | None, tuned: bool, where: PlacementKwargs,
-              key: str) -> Lens | None:
+def lens_cell(model: Backend, text: str, target: str, position: int | None, tuned: bool, key: str) -> Lens | None:
     """One model's lens: the grid, and every layer's reading at the target's position as a table."""
-    if not tasks.has_head(ref):
-        ui.notice(NO_HEAD)
+    if not _reads_tokens(model):
         return None
     with ui.guard():
-        result = cache.logit_lens(ref, text, target or None, position, tuned, **where)
+        result = cache.logit_lens(model, text, target or None, position, tuned)
         if result.untrained:
             ui.notice(ui.UNTRAINED)
         ui.notices(result.notices)
@@ -78,16 +87,15 @@ def _job_status(job: background.TuningJob, key: str) -> None:
         background.stop(job)
 
 
-def tuned_cell(ref: ModelRef, text: str, target: str, position: int | None, where: PlacementKwargs,
-               key: str) -> Lens | None:
+def tuned_cell(model: Backend, text: str, target: str, position: int | None, key: str) -> Lens | None:
     """The tuned lens beside the logit lens when one is trained; else a button that trains one in the background
     (progress redrawn every two seconds by a fragment while it runs)."""
-    if not tasks.has_head(ref):
-        ui.notice(NO_HEAD)
+    if not _reads_tokens(model) or model.ref is None:
         return None
+    ref, (device, dtype) = model.ref, model.placement
     card = cache.tuned_card(ref)
     if card is None:
-        job = background.job_for(ref, device=where["device"], dtype=where["dtype"])
+        job = background.job_for(ref, device=device, dtype=dtype)
         if job is not None and job.active:
             st.fragment(lambda: _poll(ref, job, key), run_every=2.0)()
             return None
@@ -98,12 +106,12 @@ def tuned_cell(ref: ModelRef, text: str, target: str, position: int | None, wher
                    f"{spec.seq_len} tokens of the bundled corpus, in the background).")
         with ui.guard():
             if st.button("Train a tuned lens", key=f"why_train_{key}"):
-                background.launch(ref, device=where["device"], dtype=where["dtype"])
+                background.launch(ref, device=device, dtype=dtype)
                 st.rerun()
         return None
     report = TuneReport(**{k: card[k] for k in TuneReport.__dataclass_fields__ if k in card})  # type: ignore[arg-type]
     ui.figure(plots.tuned_figure(report), f"tuned-kl-{key}", key=f"why_tuned_kl_{key}")
-    return lens_cell(ref, text, target, position, True, where, f"{key}-tuned")
+    return lens_cell(model, text, target, position, True, f"{key}-tuned")
 
 
 def _poll(ref: ModelRef, job: background.TuningJob, key: str) -> None:
@@ -113,21 +121,16 @@ def _poll(ref: ModelRef, job: background.TuningJob, key: str) -> None:
         st.rerun()
 
 
-def attribution_cell(ref: ModelRef, method: str, text: str, target: str, foil: str, pair: str, steps: Steps,
-                     where: PlacementKwargs, key: str) -> None:
-    """One model's token strip for one method, with the explained number, completeness and cost."""
-    with ui.guard():
-        result = cache.attribute(ref, text, target or None, foil or None, pair or None, method, steps, **where)
-        _strip(result, key)
-
-
-def served_cell(ep: Endpoint, method: str, text: str, target: str, foil: str, key: str) -> None:
-    """A served model: occlusion through its scoring; the gradient methods say why they cannot run."""
-    if not METHODS[method].served:
-        ui.notice(INSIDES)
+def attribution_cell(model: Backend, method: str, text: str, target: str, foil: str, pair: str, steps: Steps,
+                     key: str) -> None:
+    """One model's token strip for one method, with the explained number, completeness and cost (a served model:
+    occlusion through its scoring; the gradient methods say why they cannot run)."""
+    why = None if METHODS[method].served else model.why_not("insides")
+    if why is not None:
+        ui.notice(Notice("info", f"Not available: {why}, so only occlusion runs on it."))
         return
     with ui.guard():
-        _strip(cache.served_occlusion(ep, text, target or None, foil or None), key)
+        _strip(cache.attribute(model, text, target or None, foil or None, pair or None, method, steps), key)
 
 
 def _strip(result: Attribution, key: str) -> None:

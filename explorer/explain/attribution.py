@@ -33,6 +33,7 @@ from explorer.explain.methods.integrated_gradients import AUTO, AUTO_GAP, AUTO_S
 from explorer.runtime import loading
 from explorer.runtime.placement import ran_on
 from explorer.runtime.resolve import ModelRef
+from explorer.serving.backend import INSIDES
 
 if TYPE_CHECKING:  # typing only: no runtime import of the loader's model types
     from explorer.runtime.loading import LoadedModel
@@ -44,8 +45,7 @@ Steps = int | str  # a number of integrated gradients' steps, or AUTO
 DEFAULT_STEPS: Steps = AUTO
 MAX_STEPS = 512
 METHOD_NAMES = {m.name: m.label for m in METHODS.values()}
-SERVED_INSIDES = ("a served model's insides (its layers and gradients) are not available: the engine sends only "
-                  "text and log-probabilities, so only occlusion runs on it")
+SERVED_INSIDES = INSIDES + ", so only occlusion runs on it"
 
 
 @dataclass(frozen=True)

@@ -65,12 +65,16 @@ if TYPE_CHECKING:
     from explorer.runtime.loading import LoadedModel
     from explorer.runtime.resolve import ModelRef
 
-__all__ = ["CAPABILITIES", "Answer", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder", "local",
-           "model", "served"]
+__all__ = ["CAPABILITIES", "INSIDES", "Answer", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder",
+           "local", "model", "served"]
 
 # What a backend may be asked, and the probe's flag each needs on a server (``fill``: the fill-mask column;
 # ``infill``: span infilling; ``answer``: question answering; ``embed``: embeddings, a similarity matrix, a search).
-CAPABILITIES = ("next_token", "score", "step", "fast", "fill", "infill", "answer", "embed", "tokenize", "attention")
+CAPABILITIES = ("next_token", "score", "step", "fast", "fill", "infill", "answer", "embed", "tokenize", "attention",
+                "insides")
+# What a served model is told when asked for its layers (the lens, gradients, the forward pass, interventions).
+INSIDES = ("a served model's insides (its layers and gradients) are not available: the engine sends only text and "
+           "log-probabilities")
 _SERVER_FLAG = {"next_token": "top_k", "step": "top_k", "fast": "top_k", "score": "prompt_logprobs",
                 "fill": "prompt_logprobs", "infill": "prompt_logprobs", "answer": "top_k", "embed": "embeddings",
                 "tokenize": "tokenizer"}
@@ -112,6 +116,11 @@ class Backend(Protocol):
 
     key: str
     ref: ModelRef | None  # the model resolved once, for a model in this process made from it; None when served
+
+    @property
+    def endpoint(self) -> Endpoint | None: ...  # the served model's endpoint; None in this process
+    @property
+    def placement(self) -> tuple[str | None, str | None]: ...  # (device, dtype) asked of a model here
 
     @property
     def ident(self) -> Hashable: ...
@@ -160,6 +169,14 @@ class LocalBackend:
     def shown(self) -> str:
         path = Path(self.key)  # a directory by its last part, never the whole path; a catalog key as it is
         return path.name if path.is_absolute() else self.key
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        return None
+
+    @property
+    def placement(self) -> tuple[str | None, str | None]:
+        return self._placement
 
     @property
     def loaded(self) -> LoadedModel:
@@ -286,6 +303,14 @@ class ServedBackend:
     def shown(self) -> str:
         return f"{self.ep.shown} (served)"
 
+    @property
+    def endpoint(self) -> Endpoint | None:
+        return self.ep
+
+    @property
+    def placement(self) -> tuple[str | None, str | None]:
+        return None, None
+
     def where(self) -> str:
         return probe.served_on(self.ep, probe.capabilities(self.ep))["device_name"]
 
@@ -295,6 +320,8 @@ class ServedBackend:
         if capability == "attention":
             return ("no inference engine sends attention weights: the Attention maps page runs the model in this "
                     "process")
+        if capability == "insides":
+            return INSIDES
         caps = probe.capabilities(self.ep)
         if not caps.reachable:
             return caps.error
