@@ -411,9 +411,10 @@ def test_any_does_not_grow_back_in_the_library() -> None:
 
 
 def test_no_page_asks_whether_a_model_is_served() -> None:
-    """A page holds backends and asks them all the same way (explorer.serving.backend, explorer.explain.anywhere):
-    no ``isinstance(..., Endpoint)`` in app/ or pages/."""
+    """A page holds backends and asks them all the same way (explorer.serving.backend, explorer.explain.anywhere,
+    explorer.evaluation.scorer.scorer_of): no ``isinstance(..., Endpoint)`` nor ``isinstance(..., ModelRef)`` in
+    app/ or pages/."""
     asks = [f"{path}:{node.lineno}" for path, tree in _files(APP) for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
-            and len(node.args) == 2 and "Endpoint" in ast.unparse(node.args[1])]
+            and len(node.args) == 2 and any(k in ast.unparse(node.args[1]) for k in ("Endpoint", "ModelRef"))]
     assert asks == []

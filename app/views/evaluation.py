@@ -27,10 +27,13 @@ from explorer.evaluation.task import KINDS, Task
 from explorer.plots import evaluation as plots
 from explorer.runtime.placement import Placement
 from explorer.runtime.resolve import ModelRef, resolve
+from explorer.serving import backend
+from explorer.serving.backend import Backend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks.similarity import BI_ENCODER
 
 R = TypeVar("R")
+Progress = Callable[[float, str], None]
 UPLOAD = "upload"
 DEFAULT = "gemma3-270m"
 SOURCES = {"multiple_choice": "Bundled: " + bundled.TASKS["multiple_choice"][1],
@@ -72,11 +75,16 @@ def _task(where: Placement) -> tuple[str, bytes | None, Task] | None:
     return None
 
 
-def _runs(models: Sequence[ModelRef], served: Sequence, run: Callable[..., R], what: str) -> list[R]:
+def _backends(refs: Sequence[ModelRef], served: Sequence[Endpoint], where: Placement) -> list[Backend]:
+    """The models asked, here (on the sidebar's device) then served: each asked the same way from here on."""
+    return [*(backend.model(r, **where.kwargs()) for r in refs), *map(backend.served, served)]
+
+
+def _runs(models: Sequence[Backend], run: Callable[[Backend, Progress], R], what: str) -> list[R]:
     """Each model's result, one request each under a progress bar (a failure: a box, the others go on)."""
     out: list[R] = []
     bar = st.progress(0.0, text=f"{what}…")
-    for model in [*models, *served]:
+    for model in models:
         with ui.guard():
             out.append(run(model, ui.progress_to(bar)))
     bar.empty()
@@ -94,9 +102,8 @@ def task_part(where: Placement, directory: str | None) -> None:
     st.caption(f"{ui.markdown_safe(task.source)} · {KINDS[task.kind]} · {len(task.examples):,} examples · fields: "
                f"{', '.join(task.fields) or 'none'}")
     ui.notices(task.notices)
-    runs = _runs(models, served, lambda m, p: (
-        cache.served_run(m, name, data, p) if not isinstance(m, ModelRef) else
-        cache.local_run(m, name, data, where.device, where.dtype, p)), "Scoring the examples")
+    runs = _runs(_backends(models, served, where), lambda m, p: cache.task_run(m, name, data, p),
+                 "Scoring the examples")
     if served:
         st.caption("A served model answers one request per choice (a CPU engine takes about half a second a "
                    "token): on this page it scores what fits in one request's time; the command line scores all.")
@@ -147,7 +154,8 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
     models = _models("ppl_models", "eval_ppl_models", directory)
     served = served_picker.pick("evaluate_ppl", "prompt_logprobs", "perplexity (the text's own log-probabilities)",
                                 param="ppl_served")
-    results: list[Perplexity] = _runs(models, served, lambda m, p: _perplexity(m, text, where, p), "Scoring the text")
+    results: list[Perplexity] = _runs(_backends(models, served, where), lambda m, p: _perplexity(m, text, p),
+                                      "Scoring the text")
     if not results:
         return
     for r in results:
@@ -161,14 +169,10 @@ def perplexity_part(where: Placement, directory: str | None) -> None:
     ui.csv_download(table, "evaluate_perplexity", key="eval_ppl_csv")
 
 
-def _perplexity(model: ModelRef | Endpoint, text: str, where: Placement, progress: Callable[[float, str], None]
-                ) -> Perplexity:
+def _perplexity(model: Backend, text: str, progress: Progress) -> Perplexity:
     """One model's perplexity of the text, its cost said first (what does not fit the page's time is said too)."""
-    if isinstance(model, ModelRef):
-        ui.notice(cache.perplexity_said(cache.local_perplexity_cost(model, text, **where.kwargs())))
-        return cache.local_perplexity(model, text, **where.kwargs(), progress=progress)
-    ui.notice(cache.perplexity_said(cache.served_perplexity_cost(model, text)))
-    return cache.served_perplexity(model, text, progress)
+    ui.notice(cache.perplexity_said(cache.perplexity_cost(model, text)))
+    return cache.text_perplexity(model, text, progress)
 
 
 def _texts(where: Placement, directory: str | None) -> tuple[tuple[str, ...], Task | None] | None:
@@ -233,37 +237,31 @@ def projector_part(where: Placement, directory: str | None) -> None:
     ui.set_query_list("proj_models", picked)
     served = served_picker.pick("evaluate_proj", "embeddings", "sentence embeddings", param="proj_served")
     method, dims, seed, layer, tokens = _layout_choices()
-    refs = [resolve(m, directory) for m in picked]  # each resolved once: the caches are keyed on the refs
-    sources = [*refs, *served][:2]
+    sources = _backends([resolve(m, directory) for m in picked], served, where)[:2]  # each resolved once
     fields = [*(task.fields if task else ()), *(["right or wrong"] if task else []), "none"]
     colour_by = st.selectbox("Colour by", fields + (["model"] if len(sources) == 2 else []), key="eval_colour")
     query = st.text_input("Nearest neighbours of", key="eval_query", max_chars=EVALUATION_QUERY_CHARS,
                           value="Which animal has eight legs?")
-    projections: list[Projection] = _runs(refs, served[: 2 - len(refs)], lambda m, p: cache.layout(
-        cache.served_vectors(m, texts, p) if not isinstance(m, ModelRef) else
-        cache.local_vectors(m, texts, layer, tokens, where.device, where.dtype, p), method, dims, seed),
+    projections: list[Projection] = _runs(sources, lambda m, p: cache.layout(
+        cache.text_vectors(m, texts, layer, tokens, p), method, dims, seed),
         f"Embedding {len(texts):,} texts")
     if not projections:
         return
-    runs = _runs([resolve(DEFAULT, directory)], [], lambda m, p: cache.local_run(
-        m, "multiple_choice", None, where.device, where.dtype, p), "Scoring") \
-        if colour_by == "right or wrong" else []
-    _draw(projections, sources, texts, task, colour_by, runs, query, layer, tokens, where)
+    runs = _runs(_backends([resolve(DEFAULT, directory)], [], where), lambda m, p: cache.task_run(
+        m, "multiple_choice", None, p), "Scoring") if colour_by == "right or wrong" else []
+    _draw(projections, sources[0], texts, task, colour_by, runs, query, layer, tokens)
 
 
-def _draw(projections: list[Projection], sources: list, texts: tuple[str, ...], task: Task | None, colour_by: str,
-          runs: list[ModelRun], query: str, layer: int | None, tokens: bool, where: Placement) -> None:
+def _draw(projections: list[Projection], src: Backend, texts: tuple[str, ...], task: Task | None, colour_by: str,
+          runs: list[ModelRun], query: str, layer: int | None, tokens: bool) -> None:
     for p in projections:
         ui.notices(p.notices)
         st.caption(f"{ui.markdown_safe(p.model)}: {ui.markdown_safe(p.how)} · {device_picker.ran_caption(p)} · "
                    f"{p.seconds:.1f} s")
     near: tuple = ()
-    src = sources[0]
     with ui.guard():
-        if query.strip() and not isinstance(src, ModelRef):
-            near = cache.served_neighbours(src, texts, query)
-        elif query.strip():
-            near = cache.neighbours(src, texts, query, layer, tokens, **where.kwargs())
+        if query.strip():
+            near = cache.neighbours(src, texts, query, layer, tokens)
     colours = _colours(projections[0], task, colour_by, runs)
     if len(projections) == 2:
         first, second = projections

@@ -28,10 +28,11 @@ from explorer.core.errors import ExplorerError
 from explorer.core.limits import SIMILARITY_LIST_CHARS
 from explorer.core.locks import lock_of
 from explorer.runtime import activations, cancel, modelkind
-from explorer.runtime.loading import LoadedModel
+from explorer.runtime.loading import LoadedModel, load_model
 from explorer.runtime.offload import input_device
 from explorer.runtime.placement import ran_on
 from explorer.serving import embedding, probe
+from explorer.serving.backend import Backend
 from explorer.serving.endpoints import Endpoint
 from explorer.tasks import similarity
 
@@ -191,6 +192,19 @@ def served(ep: Endpoint, texts: Sequence[str], progress: Progress | None = None)
     return Vectors(ep.key, "sentences", np.concatenate(parts).astype(np.float32), tuple(texts),
                    tuple(range(len(texts))), "the server's /v1/embeddings, unit length", None,
                    time.perf_counter() - began, **probe.served_on(ep, caps))
+
+
+def of_model(model: Backend, texts: Sequence[str], layer: int | None = None, per_token: bool = False) -> Vectors:
+    """The vectors of ``texts`` from a backend: a model here gives its sentence embeddings or one layer's states (a
+    decoder loaded as a causal LM, shared with its scoring, any other model bare); a served one its engine's
+    sentence embeddings (``layer`` and ``per_token`` are a model here's)."""
+    if model.endpoint is not None:
+        return served(model.endpoint, texts)
+    if model.ref is None:
+        raise ExplorerError(f"{model.shown} was not resolved here: build its backend from the resolved model.")
+    device, dtype = model.placement
+    loaded = load_model(model.ref, model.ref.task("base"), device=device, dtype=dtype, purpose="the Evaluate page")
+    return (tokens if per_token else sentences)(loaded, texts, layer)
 
 
 def in_parts(make: Callable[[tuple[str, ...]], Vectors], texts: Sequence[str], size: int, budget: float,

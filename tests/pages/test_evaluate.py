@@ -162,6 +162,7 @@ def test_a_served_column_scores_what_fits_in_the_budget_beside_the_local_model(t
     that part (``SERVED_PART`` rows) is scored, whatever the machine's speed; each part's own request keeps a
     budget it cannot run out of."""
     from app.caches import evaluation as cache
+    from explorer.evaluation.scorer import SERVED_PART
 
     monkeypatch.setenv("EXPLORER_ENDPOINT_URL", served_engine.endpoint.base_url)
     monkeypatch.setenv("EXPLORER_ENDPOINT_NAME", "gemma-engine")
@@ -172,7 +173,7 @@ def test_a_served_column_scores_what_fits_in_the_budget_beside_the_local_model(t
     summary = at.dataframe[0].value
     assert list(summary["model"]) == [tiny, "served:gemma-engine"]
     scored = int(summary["scored"][1].split(" of ")[0])
-    assert scored == cache.SERVED_PART and summary["ran on"][1].startswith("llama-cpp-python")
+    assert scored == SERVED_PART and summary["ran on"][1].startswith("llama-cpp-python")
     assert any("scored" in w and "of 22 examples" in w for w in shown(at.warning))
     rows = at.dataframe[1].value
     assert rows["served:gemma-engine: choice"].isna().sum() == 22 - scored
