@@ -23,7 +23,7 @@ from explorer.explain.scorer import Embedder, values
 from explorer.runtime import cancel
 from explorer.runtime.cancel import RequestStopped
 
-__all__ = ["Occluded", "cut_notice", "occlusion"]
+__all__ = ["Occluded", "cut_notice", "in_rounds", "occlusion"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,33 @@ def _no_room(last_batch: float) -> RequestStopped | None:
     return RequestStopped(f"the next batch would take about {last_batch:.1f} s and {left:.1f} s are left.", "time")
 
 
+def in_rounds(score: Callable[[range], list[float]], first: int, last: int, per_round: int,
+              progress: Callable[[float, str], None] | None = None, what: str = "occlusion"
+              ) -> tuple[dict[int, float], tuple[Notice, ...]]:
+    """The scores of the tokens ``first`` to ``last``, ``per_round`` at a time (``score(tokens)``: theirs, here or
+    from a server), anytime: a round that would not fit the time left (judged by the last one) is not started, and a
+    request stopped between rounds keeps what was scored, with a notice saying how many. The one loop of local and
+    served occlusion."""
+    found: dict[int, float] = {}
+    step, last_round = max(1, int(per_round)), 0.0
+    try:
+        for start in range(first, last, step):
+            cancel.check()
+            if (stop := _no_room(last_round)) is not None:
+                raise stop
+            began = cancel.now()
+            tokens = range(start, min(last, start + step))
+            found.update(zip(tokens, score(tokens), strict=True))
+            last_round = cancel.now() - began
+            if progress is not None:
+                progress(len(found) / max(1, last - first), f"{what}: {len(found)} of {last - first} tokens")
+    except RequestStopped as err:
+        if err.reason == "gone":
+            raise
+        return found, (cut_notice(len(found), last - first, err),)
+    return found, ()
+
+
 def occlusion(model: torch.nn.Module, frame: Frame, per_batch: int,
               progress: Callable[[float, str], None] | None = None, span: tuple[int, int] | None = None) -> Occluded:
     """Every shown token (of ``span``) left out in turn, ``per_batch`` frames per forward (see the module)."""
@@ -54,22 +81,7 @@ def occlusion(model: torch.nn.Module, frame: Frame, per_batch: int,
     total = len(frame.shown)
     first, last = (0, total) if span is None else (max(0, span[0]), min(total, span[1]))
     output = float(values(model, [frame], embedder)[0])
-    scores: list[float | None] = [None] * total
-    step, done, last_batch = max(1, int(per_batch)), 0, 0.0
-    try:
-        for start in range(first, last, step):
-            cancel.check()
-            if (stop := _no_room(last_batch)) is not None:
-                raise stop
-            began = cancel.now()
-            ends = range(start, min(last, start + step))
-            for k, v in zip(ends, values(model, [frame.without(k) for k in ends], embedder), strict=True):
-                scores[k] = output - float(v)
-            done, last_batch = done + len(ends), cancel.now() - began
-            if progress is not None:
-                progress(done / max(1, last - first), f"occlusion: {done} of {last - first} tokens")
-    except RequestStopped as err:
-        if err.reason == "gone":
-            raise
-        return Occluded(scores, output, (cut_notice(done, last - first, err),))
-    return Occluded(scores, output)
+    found, notes = in_rounds(lambda ks: [output - float(v) for v in values(model, [frame.without(k) for k in ks],
+                                                                           embedder)], first, last, per_batch,
+                             progress)
+    return Occluded([found.get(k) for k in range(total)], output, notes)

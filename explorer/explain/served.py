@@ -21,10 +21,8 @@ from explorer.core.notices import Notice
 from explorer.core.userinput import MARKER, split_blanks
 from explorer.explain.attribution import SERVED_INSIDES, Attribution, TokenScore
 from explorer.explain.methods import method_of
-from explorer.explain.occlusion import cut_notice
+from explorer.explain.occlusion import in_rounds
 from explorer.explain.target import FOIL_IS_TARGET, NOTHING_TO_ATTRIBUTE, check_question, spaced
-from explorer.runtime import cancel
-from explorer.runtime.cancel import RequestStopped
 from explorer.serving import backend, decoding, probe, scoring
 from explorer.serving.endpoints import Endpoint
 
@@ -80,25 +78,19 @@ def _target(ep: Endpoint, context: str, left: str, target: str | None) -> tuple[
     return top, (Notice("info", f"No target given: {ep.shown}'s own top prediction {top!r} is explained."),)
 
 
-def _rounds(ep: Endpoint, jobs: list[list[tuple[str, str]]], progress: Callable[[float, str], None] | None,
-            ) -> tuple[list[float | None], tuple[Notice, ...]]:
-    """Each job's value (its pairs scored), ``max_concurrent`` jobs' requests at a time; anytime."""
-    done: list[float | None] = []
-    width = max(1, ep.max_concurrent // max(1, len(jobs[0])))
-    try:
-        for start in range(0, len(jobs), width):
-            cancel.check()
-            chunk = jobs[start:start + width]
-            flat = scoring.score_many(ep, [p for job in chunk for p in job])
-            size = len(jobs[0])
-            done += [_value(flat[i:i + size]) for i in range(0, len(flat), size)]
-            if progress is not None:
-                progress(len(done) / len(jobs), f"occlusion on {ep.shown}: {len(done)} of {len(jobs)}")
-    except RequestStopped as err:
-        if err.reason == "gone" or not done:
-            raise
-        return done + [None] * (len(jobs) - len(done)), (cut_notice(len(done) - 1, len(jobs) - 1, err),)
-    return done, ()
+def _occluded(ep: Endpoint, context: str, right: str, scored: list[str], shown: list[Unit], first: int, last: int,
+              progress: Callable[[float, str], None] | None) -> tuple[float, list[float | None], tuple[Notice, ...]]:
+    """(the whole text's value, every unit's score, notices): the text scored once, then each unit left out,
+    ``max_concurrent`` requests at a time (:func:`~explorer.explain.occlusion.in_rounds`, anytime)."""
+    output = _value(scoring.score_many(ep, _pairs(context, right, scored, None)))
+
+    def score(units_: range) -> list[float]:
+        flat = scoring.score_many(ep, [p for u in units_ for p in _pairs(context, right, scored, shown[u])])
+        return [output - _value(flat[i:i + len(scored)]) for i in range(0, len(flat), len(scored))]
+
+    found, notes = in_rounds(score, first, last, max(1, ep.max_concurrent // len(scored)), progress,
+                             f"occlusion on {ep.shown}")
+    return output, [found.get(k) for k in range(len(shown))], notes
 
 
 def attribute(ep: Endpoint, text: str, target: str | None, method: str = "occlusion", *, foil: str | None = None,
@@ -124,13 +116,8 @@ def attribute(ep: Endpoint, text: str, target: str | None, method: str = "occlus
         raise ExplorerError(NOTHING_TO_ATTRIBUTE.format(why="the server reads none of its words besides its blank"))
     first, last = (0, len(shown)) if span is None else (max(0, span[0]), min(len(shown), span[1]))
     started = time.perf_counter()
-    found, cut = _rounds(ep, [_pairs(context, right, scored, None)] + [_pairs(context, right, scored, u)
-                                                                         for u in shown[first:last]], progress)
-    output = found[0]
-    if output is None:
-        raise ExplorerError("The text could not be scored before the request's budget ran out.")
-    left_out = [None] * first + found[1:] + [None] * (len(shown) - last)
-    tokens = tuple(TokenScore(u[3], None if v is None else output - v) for u, v in zip(shown, left_out, strict=True))
+    output, left_out, cut = _occluded(ep, context, right, scored, shown, first, last, progress)
+    tokens = tuple(TokenScore(u[3], v) for u, v in zip(shown, left_out, strict=True))
     said = f"log p({aim!r}" + (" and the words after it" if right else "") + ")"
     return Attribution(ep.key, "occlusion", task, said + (f" minus the same for {scored[1]!r}" if foil else ""),
                        aim, scored[1] if len(scored) > 1 else None, output, None, None, tokens, None,
