@@ -68,11 +68,10 @@ if TYPE_CHECKING:
 __all__ = ["CAPABILITIES", "INSIDES", "Answer", "Backend", "LocalBackend", "ServedBackend", "Stepping", "decoder",
            "local", "model", "served"]
 
-# What a backend may be asked, and the probe's flag each needs on a server (``fill``: the fill-mask column;
-# ``infill``: span infilling; ``answer``: question answering; ``embed``: embeddings, a similarity matrix, a search).
+# What a backend may be asked, and the probe's flag each needs on a server (``fill``: the fill-mask column; ``infill``:
+# span infilling; ``answer``: QA; ``embed``: embeddings, similarity, search; ``insides``: layers, gradients).
 CAPABILITIES = ("next_token", "score", "step", "fast", "fill", "infill", "answer", "embed", "tokenize", "attention",
                 "insides")
-# What a served model is told when asked for its layers (the lens, gradients, the forward pass, interventions).
 INSIDES = ("a served model's insides (its layers and gradients) are not available: the engine sends only text and "
            "log-probabilities")
 _SERVER_FLAG = {"next_token": "top_k", "step": "top_k", "fast": "top_k", "score": "prompt_logprobs",

@@ -8,6 +8,7 @@ import time
 
 from explorer.core.notices import Notice
 from explorer.explain.methods import Method, Scores, Work
+from explorer.runtime import cancel
 
 AUTO = "auto"
 AUTO_STEPS = (16, 32, 64, 128, 256)  # each round about doubles the work: the last decides the time
@@ -17,7 +18,6 @@ AUTO_GAP = 0.01  # the completeness auto asks for: the scores sum to the differe
 def _compute(work: Work) -> Scores:
     from explorer.explain import cost as costs  # torch: only when a method runs
     from explorer.explain import integrated
-    from explorer.runtime import cancel
 
     loaded, frame = work.loaded, work.frame
     rounds = AUTO_STEPS if work.steps == AUTO else (int(work.steps),)
