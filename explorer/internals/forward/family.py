@@ -99,7 +99,8 @@ class Family:
         raise NotImplementedError
 
     def head_points(self, ctx: Ctx) -> list[Point]:
-        """The head's modules whose values :meth:`head` compares with (hooked beside the card's)."""
+        """The modules beyond the card's whose values :meth:`head` (or a family's own steps: DeBERTa's relative
+        table, MobileBERT's bottlenecks) compares with, hooked beside the card's."""
         return []
 
     # ---- one block, as the card's norm placement orders it ---------------------------------------------------
@@ -205,7 +206,7 @@ class Family:
         group = q.shape[0] // k.shape[0]
         k, v = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)  # each query head's key/value head
         rec, name = ctx.rec, stack.name
-        bias = None if cross else self.bias(ctx, stack, i, q.shape[1], k.shape[1])  # computed first, as T5 does
+        bias = None if cross else self.bias(ctx, stack, i, q, k)  # computed first, as T5 does
         scores = rec.add(f"{who}: scores Q·Kᵀ", "scores", q @ k.transpose(-1, -2), stack=name, layer=i,
                          axes=SCORE_AXES)
         scale = self.scale(ctx, stack, i)
@@ -220,13 +221,19 @@ class Family:
             scores = rec.add(f"{who}: scores soft-capped at {cap:g}", "scale", torch.tanh(scores / cap) * cap,
                              stack=name, layer=i, axes=SCORE_AXES)
         allowed = self.allowed(ctx, stack, i, q.shape[1], k.shape[1], cross)
-        rec.add(f"{who}: mask (1 = may attend)", "mask", allowed.float(), stack=name, layer=i, axes=("query", "key"))
+        rec.add(f"{who}: mask (1 = may attend)", "mask", allowed.float(), stack=name, layer=i, axes=("query", "key"),
+                note=self.mask_note(ctx, stack, i, cross))
         probs = rec.add(f"{who}: softmax", "softmax", ops.softmax(scores.masked_fill(~allowed, float("-inf"))),
                         stack=name, layer=i, axes=SCORE_AXES)
         return rec.add(f"{who}: weighted sum of V", "mix", probs @ v, stack=name, layer=i, axes=HEAD_AXES)
 
     def scale(self, ctx: Ctx, stack: Stack, i: int) -> float:
         return ctx.numbers.attention_scale
+
+    def mask_note(self, ctx: Ctx, stack: Stack, i: int, cross: bool) -> str:
+        """What the mask of layer ``i`` stands for, in words, where a family has more to say (a local layer's window,
+        a sparse pattern that ran full); "" by default."""
+        return ""
 
     def allowed(self, ctx: Ctx, stack: Stack, i: int, t: int, s: int, cross: bool) -> torch.Tensor:
         """(T, S) True where a query may attend to a key: causal in a decoder, within a window on local layers."""
@@ -264,8 +271,9 @@ class Family:
                         layer=i, axes=KV_AXES, note=note)
         return q, k
 
-    def bias(self, ctx: Ctx, stack: Stack, i: int, t: int, s: int) -> torch.Tensor | None:
-        """A bias added to the scores (T5's relative buckets): ``(heads, T, S)``; None where the card has none."""
+    def bias(self, ctx: Ctx, stack: Stack, i: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor | None:
+        """A bias added to the scaled scores of queries ``(heads, T, d)`` and keys ``(heads, S, d)`` (T5's relative
+        buckets, DeBERTa's disentangled terms): ``(heads, T, S)``; None where the card has none."""
         return None
 
     # ---- MLP -----------------------------------------------------------------------------------------------------

@@ -68,8 +68,8 @@ class Captured:
 
 
 def _tensor(args: tuple[object, ...], kwargs: dict[str, object]) -> torch.Tensor | None:
-    if args:
-        return first(args[0])
+    if args:  # BigBird-Pegasus's position table is called with the input's shape, not a tensor: nothing to keep
+        return None if isinstance(args[0], torch.Size) else first(args[0])
     found = kwargs.get("hidden_states", next((v for v in kwargs.values() if isinstance(v, torch.Tensor)), None))
     return first(found) if found is not None else None
 

@@ -33,13 +33,23 @@ def _gelu(x: torch.Tensor) -> torch.Tensor:
 
 
 def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
-    """0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
+    """0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), torch's kernel (Gemma's ``gelu_pytorch_tanh``)."""
     return torch.nn.functional.gelu(x, approximate="tanh")
 
 
+def _gelu_new(x: torch.Tensor) -> torch.Tensor:
+    """The same curve written out in the order GPT-2's ``gelu_new`` computes it: torch's kernel rounds otherwise,
+    and 24 layers of GPT-Neo carry that last bit to 1e-4."""
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def _gelu_fast(x: torch.Tensor) -> torch.Tensor:
+    return 0.5 * x * (1.0 + torch.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)))
+
+
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "gelu": _gelu, "gelu_new": _gelu_tanh, "gelu_pytorch_tanh": _gelu_tanh, "gelu_fast": _gelu_tanh,
-    "relu": lambda x: x.clamp(min=0), "silu": lambda x: x * torch.sigmoid(x), "swish": lambda x: x * torch.sigmoid(x),
+    "gelu": _gelu, "gelu_new": _gelu_new, "gelu_pytorch_tanh": _gelu_tanh, "gelu_fast": _gelu_fast,
+    "relu": lambda x: x.clamp(min=0), "silu": torch.nn.functional.silu, "swish": torch.nn.functional.silu,
     "quick_gelu": lambda x: x * torch.sigmoid(1.702 * x), "tanh": torch.tanh,
 }
 

@@ -21,12 +21,12 @@ class T5Family(Family):
         return ctx.rec.add("token embedding", "embed", ctx.table(e.token, ctx.ids[stack.name]), stack=stack.name,
                            point=ctx.point(stack, e.token))
 
-    def bias(self, ctx: Ctx, stack: Stack, i: int, t: int, s: int) -> torch.Tensor | None:
+    def bias(self, ctx: Ctx, stack: Stack, i: int, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor | None:
         """Layer 0's table read at the bucket of each (query, key) distance: ``(heads, T, S)``."""
         table_path = stack.block.bias
         if stack.positions.kind != "relative-buckets" or table_path is None:
             return None
-        numbers, device = ctx.numbers.positions, ctx.ids[stack.name].device
+        numbers, device, t, s = ctx.numbers.positions, ctx.ids[stack.name].device, q.shape[1], k.shape[1]
         relative = torch.arange(s, device=device)[None, :] - torch.arange(t, device=device)[:, None]
         buckets = ops.t5_buckets(relative, bidirectional=stack.name == "encoder", buckets=int(numbers.buckets or 32),
                                  max_distance=int(numbers.max_distance or 128))
