@@ -270,3 +270,12 @@ def test_pickled_checkpoint_over_the_memory_budget_is_refused_not_offloaded(monk
     with pytest.raises(ExplorerError, match="needs about .* Offloading to disk needs safetensors"), \
             pytest.warns(UserWarning, match="only do this for files you trust"):
         loading.load_model(resolve(str(path)), "masked-lm", allow_pickle=True)
+
+
+def test_bert2bert_with_untrained_weights_loads_as_its_two_composed_berts() -> None:
+    """No Auto class builds BERT2BERT from one BERT config: the random-weight path composes it (encoder, and a decoder
+    copy with cross-attention) as the Architecture explorer does."""
+    model, _ = loading._random_model("bert2bert", "seq2seq", "eager")
+    assert type(model).__name__ == "EncoderDecoderModel"
+    assert model.config.decoder.add_cross_attention and model.config.decoder.is_decoder
+    assert model.config.encoder.num_hidden_layers == 12

@@ -174,14 +174,22 @@ def _electra_pair(config: PretrainedConfig, extra: dict | None = None) -> Electr
     return ElectraPair(extra.get("generator_config", config), extra.get("discriminator_config", config))
 
 
-def _bert2bert(config: PretrainedConfig, extra: dict | None = None):
-    from transformers import BertConfig, EncoderDecoderConfig, EncoderDecoderModel
+def bert2bert_config(config: PretrainedConfig) -> PretrainedConfig:
+    """BERT2BERT's composite config from one BERT config: the encoder, and a copy as a decoder with
+    cross-attention (Rothe et al. 2020)."""
+    from transformers import BertConfig, EncoderDecoderConfig
 
     if isinstance(config, EncoderDecoderConfig):
-        return EncoderDecoderModel(config=config)
+        return config
     enc = BertConfig.from_dict(config.to_dict())
     dec = BertConfig.from_dict({**config.to_dict(), "is_decoder": True, "add_cross_attention": True})
-    return EncoderDecoderModel(config=EncoderDecoderConfig.from_encoder_decoder_configs(enc, dec))
+    return EncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)
+
+
+def _bert2bert(config: PretrainedConfig, extra: dict | None = None):
+    from transformers import EncoderDecoderModel
+
+    return EncoderDecoderModel(config=bert2bert_config(config))
 
 
 # Custom variants whose whole module is the "base model" (their published counts include it).

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from explorer.architecture import build, catalog, membudget
+from explorer.architecture import build, catalog, custom_models, membudget
 from explorer.architecture.build import BUILD_LOCK
 from explorer.core.errors import ExplorerError, shorten
 from explorer.core.handles import Tokenizer
@@ -240,6 +240,11 @@ def _random_model(key: str, task: str, attn: str | None):
     kwargs = {"attn_implementation": attn} if attn else {}
     cls = _auto_class(task)
     construct = cls.from_config if hasattr(cls, "from_config") else cls._from_config
+    if task == "seq2seq" and variant.head == "bert2bert":  # two BERTs composed: no Auto class builds it from one
+        from transformers import EncoderDecoderModel
+
+        config = custom_models.bert2bert_config(config)
+        construct = EncoderDecoderModel._from_config
     _require_random_fits(key, construct, config, kwargs)
     try:
         with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
