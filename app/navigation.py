@@ -8,6 +8,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("home.py", "Overview", ":material/home:", "home"),
         ("architecture.py", "Architecture explorer", ":material/account_tree:", "architecture"),
         ("forward.py", "Forward pass", ":material/conveyor_belt:", "forward"),
+        ("positions.py", "Positions & KV cache", ":material/pin_drop:", "positions"),
         ("compare.py", "Compare variants", ":material/compare_arrows:", "compare"),
         ("results.py", "Published results", ":material/leaderboard:", "results"),
     ],

@@ -30,8 +30,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from explorer.architecture import kvcache
 from explorer.architecture.membudget import memory_budget
-from explorer.architecture.modeltypes import num_heads, num_layers
 from explorer.core.memorypolicy import MEMORY_PLAN_SHARE
 
 if TYPE_CHECKING:  # typing only: torch loads when a device is read
@@ -172,16 +172,9 @@ def attention_ceiling(facts: DeviceFacts) -> int:
 
 
 def kv_bytes_per_token(config: object, dtype_bytes: int = 4) -> int | None:
-    """Bytes of KV cache one token takes: 2 (keys, values) x layers x KV heads x head width x dtype."""
-    cfg = getattr(config, "text_config", None) or config
-    layers, heads = num_layers(cfg), num_heads(cfg)
-    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None)
-    head_dim = getattr(cfg, "head_dim", None) or (hidden // heads if hidden and heads else None)
-    if not (isinstance(layers, int) and isinstance(kv_heads, int) and isinstance(head_dim, int)
-            and min(layers, kv_heads, head_dim) > 0):
-        return None
-    return 2 * layers * kv_heads * head_dim * int(dtype_bytes)
+    """Bytes of KV cache one token takes: 2 (keys, values) x layers x KV heads x head width x dtype
+    (:func:`explorer.architecture.kvcache.bytes_per_token`, the one home of the rule)."""
+    return kvcache.bytes_per_token(config, dtype_bytes)
 
 
 def prompt_tokens(facts: DeviceFacts, context: int | None, kv_bytes: int | None) -> Limit:
