@@ -32,6 +32,7 @@ SECTIONS: dict[str, list[tuple[str, str, str, str]]] = {
         ("why.py", "Why this prediction", ":material/psychology_alt:", "why"),
         ("compression.py", "Compression lab", ":material/compress:", "compression"),
         ("interventions.py", "Interventions", ":material/science:", "interventions"),
+        ("features.py", "Features", ":material/category:", "features"),
         ("evaluate.py", "Evaluate", ":material/fact_check:", "evaluate"),
     ],
 }

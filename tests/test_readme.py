@@ -20,7 +20,7 @@ from explorer.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PREFIX = ["python", "-m", "explorer"]
-SLOW = ("gemma3-270m", "prepare", "speed", "--endpoint")
+SLOW = ("gemma3-270m", "prepare", "speed", "--endpoint", "assets/features")  # the shipped SAE reads the real Gemma
 
 
 def block_commands(text: str) -> list[str]:

@@ -28,7 +28,7 @@ __all__ = ["AREAS", "add_model", "add_placement", "build_parser", "print_json", 
 # One module per area; each defines ``register(subparsers) -> None``.
 AREAS = ("architecture", "objectives", "tokenization", "patterns", "attention", "inference", "similarity",
          "results", "generation", "spans", "mechanisms", "compress", "interventions", "doctor", "pretrain",
-         "endpoints", "explain", "evaluation", "forward", "positions")
+         "endpoints", "explain", "evaluation", "forward", "positions", "sae")
 
 
 # A quoted value in one of argparse's own messages ("invalid choice: '<10,000 characters>'").
