@@ -72,6 +72,14 @@ BASE: dict[str, dict[str, object]] = {
     "steer": {"--model": "{gemma}", "--text": "Hello", "--positive": "good", "--negative": "bad", "--layer": "1",
               "--coefficient": "1", "--max-new-tokens": "2"},
     "project": {"--model": "{bert_base}", "--text-file": str(EVALUATION / "sentences.txt"), "--method": "pca"},
+    "positions": {"--model": "gpt2", "--distance-max": "8"},
+    "kv-cache": {"--model": "gpt2", "--context": "16"},
+    "sae train": {"--model": "{gemma}", "--layer": "1", "--width": "16", "--k": "4", "--tokens": "1024",
+                  "--seq-len": "16", "--heldout-tokens": "256", "--out": "sae-out"},
+    "sae evaluate": {"--sae": "{sae}", "--model": "{gemma}", "--tokens": "256"},
+    "sae features": {"--sae": "{sae}", "--model": "{gemma}", "--text": "Hello there"},
+    "sae feature": {"--sae": "{sae}", "--model": "{gemma}", "--id": "0", "--tokens": "256"},
+    "sae steer": {"--sae": "{sae}", "--model": "{gemma}", "--id": "0", "--value": "1", "--text": "Hello there"},
 }
 SLOW = {"mechanism deberta", "mechanism distillation", "prepare"}
 # progress and notes may precede the one error line
@@ -145,7 +153,25 @@ def dirs(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("hostile")
     return {"bert": str(save_tiny("bert", root / "bert")), "bert_base": str(save_tiny("bert-base", root / "bb")),
             "t5": str(save_tiny("t5", root / "t5")), "qa": str(save_tiny("distilbert-qa", root / "qa")),
-            "gemma": str(save_tiny_gemma(root / "gemma"))}
+            "gemma": str(save_tiny_gemma(root / "gemma")), "sae": str(_tiny_sae(root / "sae"))}
+
+
+def _tiny_sae(place: Path) -> Path:
+    """A TopK SAE in SAELens's layout on the tiny Gemma's residual stream after block 1 (32 wide, 16 features)."""
+    import json
+
+    import torch
+    from safetensors.torch import save_file
+
+    place.mkdir(parents=True)
+    g = torch.Generator().manual_seed(0)
+    (place / "cfg.json").write_text(json.dumps({
+        "architecture": "topk", "d_in": 32, "d_sae": 16, "k": 4, "apply_b_dec_to_input": True,
+        "normalize_activations": "none", "metadata": {"model_name": "tiny", "hook_name": "blocks.1.hook_resid_post"}}),
+        encoding="utf-8")
+    save_file({"W_enc": torch.randn(32, 16, generator=g), "W_dec": torch.randn(16, 32, generator=g),
+               "b_enc": torch.zeros(16), "b_dec": torch.zeros(32)}, str(place / "sae_weights.safetensors"))
+    return place
 
 
 def _run(argv: list[str]) -> tuple[int, str]:
@@ -233,7 +259,7 @@ def test_every_typed_option_parses_a_valid_value(command: str) -> None:
     """Each option of each command given a value it must accept parses through the real parser (parse only: no
     command runs), so a flag that refuses every value (``type=seed`` for ``type=seed()``) cannot ship."""
     parser = dict(_leaves(build_parser()))[command]
-    fake = {"bert": "b", "bert_base": "bb", "t5": "t5", "qa": "qa", "gemma": "g"}  # never read: parse only
+    fake = {"bert": "b", "bert_base": "bb", "t5": "t5", "qa": "qa", "gemma": "g", "sae": "s"}  # never read: parse only
     problems = []
     for action in _typed(parser):
         for value in _valid_values(action):

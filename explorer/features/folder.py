@@ -134,7 +134,8 @@ def _as_about(record: dict[str, object], base: About) -> About:
 
 def load(folder: str | Path) -> Saved:
     """The dictionary in ``folder``: ours, SAELens's or Gemma Scope's (whichever its files are)."""
-    place = fence.check(str(folder)) if not isinstance(folder, Path) else folder
+    place = fence.check(fence.check_path_text(str(folder), "dictionary folder")) if not isinstance(folder, Path) \
+        else folder
     if not place.is_dir():
         raise ExplorerError(f"{shorten(str(folder))} is not a folder: name the folder that holds cfg.json and "
                             "sae_weights.safetensors (SAELens), or params.safetensors (Gemma Scope 2).")
