@@ -9,8 +9,7 @@ import pytest
 from explorer.cli import build_parser
 from explorer.core.errors import ExplorerError
 from explorer.explain import attribution, cost, framer
-from explorer.explain.methods import METHODS, Work, method_of
-from explorer.explain.methods import smoothgrad
+from explorer.explain.methods import METHODS, Work, method_of, smoothgrad
 from explorer.plots.explain import token_strip
 from tests.tiny_gemma import load_tiny_gemma
 
