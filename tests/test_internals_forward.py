@@ -268,3 +268,15 @@ def test_the_hooks_see_their_own_threads_forward_only_and_always_come_off(famili
     with pytest.raises(RuntimeError):
         capture(model, points, broken)
     assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+
+
+def test_a_variant_too_big_to_build_whole_is_walked_as_a_scaled_down_copy(monkeypatch) -> None:
+    """Past the memory budget (here a 0.3 GB cap against GPT-2's 0.5 GB), an untrained variant is walked as a copy
+    with fewer layers, said so, and its steps still equal the copy's own intermediates."""
+    from explorer.internals.forward import run as forward_run
+
+    monkeypatch.setenv("EXPLORER_MEMORY_CAP_GB", "0.3")
+    walked = forward_run.run(resolve("gpt2", None, random_weights=True), "Hello there", device="cpu")
+    assert any("scaled-down copy" in n.text for n in walked.notices)
+    assert max(s.layer for s in walked.steps if s.layer is not None) == forward_run.SCALED_LAYERS - 1
+    assert walked.logits_max_abs_error <= 1e-5

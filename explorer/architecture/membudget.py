@@ -165,6 +165,11 @@ def load_budget(device: str = "cpu") -> tuple[int, str]:
     return (gpu[0], f"GPU: {gpu[1]}") if 0 < gpu[0] < cpu[0] else cpu
 
 
+class TooBig(ExplorerError):
+    """A model past the memory budget (an ExplorerError: its message says what to pick instead); a caller that can
+    offer a smaller copy catches this one."""
+
+
 def require_fits(n_params: int, what: str, dtype: str | torch.dtype = "float32", device: str = "cpu",
                  budget: tuple[int, str] | None = None) -> int:
     """Raise before allocating when ``what`` (``n_params`` in ``dtype``) exceeds the budget of ``device``
@@ -172,7 +177,7 @@ def require_fits(n_params: int, what: str, dtype: str | torch.dtype = "float32",
     need = estimate_bytes(n_params, dtype)
     allowed, why = budget if budget is not None else memory_budget(device)
     if need > allowed:
-        raise ExplorerError(
+        raise TooBig(
             f"{what} needs about {need / 1e9:.1f} GB ({n_params / 1e6:,.0f}M parameters in {dtype_label(dtype)}); "
             f"this server allows {allowed / 1e9:.1f} GB ({why}). Pick a smaller model or fewer layers "
             "(EXPLORER_MEMORY_CAP_GB sets the server's cap).")

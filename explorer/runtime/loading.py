@@ -227,12 +227,12 @@ def _require_random_fits(key: str, build: Any, config: Any, kwargs: Mapping[str,
     membudget.require_fits(n_params, f"{key} with random weights")
 
 
-def _random_model(key: str, task: str, attn: str | None):
-    """(untrained model from the variant's config, its shipped tokenizer); reproducible seed."""
+def _random_model(key: str, task: str, attn: str | None, scale: tuple[tuple[str, int], ...] = ()):
+    """(untrained model from the variant's config, scaled by ``scale``, its shipped tokenizer); reproducible seed."""
     variant = _catalog_variant(key)
     if variant is None:
         raise ExplorerError(f"Random-weight mode needs a catalog key, not {shorten(key)!r}: pick a variant.")
-    config = build.make_config(key)
+    config = build.apply_overrides(build.make_config(key), dict(scale)) if scale else build.make_config(key)
     tokenizer = (tokenizers.tokenizer_with_mask if task == "masked-lm" else tokenizers.shipped_tokenizer)(
         variant.tokenizer, variant.model_type)
     if getattr(config, "vocab_size", None) is not None and config.vocab_size < len(tokenizer):
@@ -285,12 +285,13 @@ MODEL_BUILD_LOCK = BUILD_LOCK
 
 
 def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool, allow_pickle: bool,
-                   status: weights.WeightsStatus | None, device: str, dtype: torch.dtype) -> LoadedModel:
+                   status: weights.WeightsStatus | None, device: str, dtype: torch.dtype,
+                   scale: tuple[tuple[str, int], ...] = ()) -> LoadedModel:
     start = time.perf_counter()
     variant = _catalog_variant(name)
     spread = None
     if random_weights:
-        model, tokenizer = _random_model(name, task, attn)
+        model, tokenizer = _random_model(name, task, attn, scale)
     else:
         assert status is not None and status.path is not None
         model, spread = _from_pretrained(status, task, attn, allow_pickle, device, dtype)
@@ -307,13 +308,15 @@ def _load_uncached(name: str, task: str, attn: str | None, random_weights: bool,
 
 def load_model(ref: ModelRef, task: str = "base", *, attn_implementation: str | None = None,
                allow_pickle: bool = False, device: str | None = None, dtype: str | torch.dtype | None = None,
-               purpose: str | None = None) -> LoadedModel:
+               purpose: str | None = None, scale: tuple[tuple[str, int], ...] = ()) -> LoadedModel:
     """A shared, eval-mode model + tokenizer for a model resolved already
     (:func:`explorer.runtime.resolve.resolve`: where its weights are, its kind, untrained or not; nothing about it
     is asked again).
 
     ``device``: auto (None), cpu, cuda or mps; ``dtype``: auto (None), float32, bfloat16 or float16
     (:mod:`explorer.runtime.placement` checks both and says what to pick when this machine cannot).
+    ``scale``: knobs set on an untrained model's config (:data:`explorer.architecture.build.KNOBS`: fewer layers,
+    a narrower width), a scaled-down copy of a variant too big to build whole.
     Missing weights raise ExplorerError at once (no network) naming how to get them; a model of the
     wrong kind for ``task`` (an encoder as a causal LM) is refused before loading, in the words of
     :func:`explorer.runtime.modelkind.check` (``purpose`` names the page or command that needs it). Two
@@ -331,7 +334,7 @@ def load_model(ref: ModelRef, task: str = "base", *, attn_implementation: str | 
     status = None if random_weights else _ready(ref)
     ckey = (name, task, attn_implementation, random_weights, allow_pickle, device,
             status.path if status else None, weights.weights_stamp(status.path if status else None),
-            placement.dtype_name(torch_dtype))
+            placement.dtype_name(torch_dtype), scale)
     if (hit := modelcache.cached(ckey)) is not None:
         return hit
     cancel.check()  # a request out of budget does not start another load (a cache hit above is free)
@@ -342,6 +345,6 @@ def load_model(ref: ModelRef, task: str = "base", *, attn_implementation: str | 
             return hit
         with MODEL_BUILD_LOCK:
             loaded = _load_uncached(name, task, attn_implementation, random_weights, allow_pickle, status, device,
-                                    torch_dtype)
+                                    torch_dtype, scale)
         modelcache.store(ckey, loaded)
     return loaded

@@ -21,18 +21,23 @@ from pathlib import Path
 
 from explorer.architecture import anatomy, catalog
 from explorer.architecture.anatomy import Resolved
+from explorer.architecture.membudget import TooBig
 from explorer.core.errors import ExplorerError
+from explorer.core.notices import Notice
 from explorer.internals.forward import families, inputs
 from explorer.internals.forward.walk import Walk, check_options, check_range, walk
 from explorer.runtime import loading, modelkind
+from explorer.runtime.loading import LoadedModel
 from explorer.runtime.resolve import ModelRef
 
-__all__ = ["check_request", "config_of", "loading_task", "run"]
+__all__ = ["SCALED_LAYERS", "SCALED_WIDTH", "check_request", "config_of", "loading_task", "run", "scaled_down"]
 
 PURPOSE = "the forward pass"
 # The walk recomputes attention as eager attention does; a fused kernel (sdpa) rounds otherwise, which Gemma's
 # residual stream (values near 1e5) shows as 1e-2 where eager's agrees to the last bit. A separate cached copy.
 ATTENTION = "eager"
+SCALED_LAYERS = 2  # blocks a scaled-down copy keeps of each stack
+SCALED_WIDTH = 1024  # its widest hidden size (heads keep their width: fewer of them)
 
 
 def config_of(ref: ModelRef) -> dict[str, object] | None:
@@ -78,8 +83,49 @@ def run(ref: ModelRef, text: str, *, layer: int | None = None, head: int | None 
     (loaded with ``attn_implementation``: eager by default, see :data:`ATTENTION`)."""
     check_options(top_k, temperature)
     check_request(ref, text, layer, head)
-    loaded = loading.load_model(ref, loading_task(ref), attn_implementation=attn_implementation, device=device,
-                                dtype=dtype, purpose=PURPOSE)
+    loaded, scaled = _load(ref, attn_implementation, device, dtype)
     result = walk(loaded, text, layer=layer, head=head, top_k=top_k, temperature=temperature,
                   keep_tensors=keep_tensors)
-    return replace(result, model=ref.spec)
+    return replace(result, model=ref.spec, notices=result.notices + scaled)
+
+
+def scaled_down(config: dict[str, object]) -> tuple[tuple[str, int], ...]:
+    """The knobs of a copy small enough to walk: :data:`SCALED_LAYERS` blocks of each stack, and a width of at most
+    :data:`SCALED_WIDTH` with the same head width (fewer heads) and the same MLP ratio; the layer kinds stay.
+
+    >>> dict(scaled_down({"model_type": "gptj", "n_layer": 28, "n_embd": 4096, "n_head": 16}))
+    {'num_hidden_layers': 2, 'hidden_size': 1024, 'num_attention_heads': 4}
+    """
+    knobs = {"num_hidden_layers": SCALED_LAYERS}
+    width, heads = (_first(config, "hidden_size", "n_embd", "d_model"),
+                    _first(config, "num_attention_heads", "n_head", "num_heads"))
+    if width and heads and width > SCALED_WIDTH and width % heads == 0:
+        per_head, factor = width // heads, width / SCALED_WIDTH
+        knobs |= {"hidden_size": SCALED_WIDTH, "num_attention_heads": max(1, SCALED_WIDTH // per_head)}
+        inner = _first(config, "intermediate_size", "n_inner", "d_ff")
+        if inner:
+            knobs["intermediate_size"] = max(1, int(inner / factor))
+    return tuple(knobs.items())
+
+
+def _first(config: dict[str, object], *names: str) -> int | None:
+    found = next((config[n] for n in names if isinstance(config.get(n), int)), None)
+    return found if isinstance(found, int) else None
+
+
+def _load(ref: ModelRef, attn: str | None, device: str | None, dtype: str | None
+          ) -> tuple[LoadedModel, tuple[Notice, ...]]:
+    """The model, or for an untrained variant too big to build whole, a scaled-down copy of its config, said so."""
+    try:
+        return loading.load_model(ref, loading_task(ref), attn_implementation=attn, device=device, dtype=dtype,
+                                  purpose=PURPOSE), ()
+    except TooBig:
+        if not ref.random_weights:
+            raise
+    scale = scaled_down(config_of(ref) or {})
+    loaded = loading.load_model(ref, loading_task(ref), attn_implementation=attn, device=device, dtype=dtype,
+                                purpose=PURPOSE, scale=scale)
+    said = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in scale)
+    return loaded, (Notice("fallback", f"{ref.spec} is too big to build whole within this server's memory: walked as "
+                                       f"a scaled-down copy of its config ({said}), the same kinds of layers, "
+                                       "untrained. Its steps are the variant's; its sizes are not."),)
