@@ -22,6 +22,7 @@ from pathlib import Path
 from explorer.architecture import anatomy, catalog
 from explorer.architecture.anatomy import Resolved
 from explorer.architecture.membudget import TooBig
+from explorer.architecture.modeltypes import config_int, num_heads
 from explorer.core.errors import ExplorerError
 from explorer.core.notices import Notice
 from explorer.internals.forward import families, inputs
@@ -97,20 +98,14 @@ def scaled_down(config: dict[str, object]) -> tuple[tuple[str, int], ...]:
     {'num_hidden_layers': 2, 'hidden_size': 1024, 'num_attention_heads': 4}
     """
     knobs = {"num_hidden_layers": SCALED_LAYERS}
-    width, heads = (_first(config, "hidden_size", "n_embd", "d_model"),
-                    _first(config, "num_attention_heads", "n_head", "num_heads"))
+    width, heads = config_int(config, "hidden_size", "n_embd", "d_model"), num_heads(config)
     if width and heads and width > SCALED_WIDTH and width % heads == 0:
         per_head, factor = width // heads, width / SCALED_WIDTH
         knobs |= {"hidden_size": SCALED_WIDTH, "num_attention_heads": max(1, SCALED_WIDTH // per_head)}
-        inner = _first(config, "intermediate_size", "n_inner", "d_ff")
+        inner = config_int(config, "intermediate_size", "n_inner", "d_ff")
         if inner:
             knobs["intermediate_size"] = max(1, int(inner / factor))
     return tuple(knobs.items())
-
-
-def _first(config: dict[str, object], *names: str) -> int | None:
-    found = next((config[n] for n in names if isinstance(config.get(n), int)), None)
-    return found if isinstance(found, int) else None
 
 
 def _load(ref: ModelRef, attn: str | None, device: str | None, dtype: str | None
