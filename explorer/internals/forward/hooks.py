@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from explorer.internals.hooked import Point
 from explorer.internals.located import module
 from explorer.internals.sites import first
 
@@ -41,18 +42,6 @@ def lock_of(model: nn.Module) -> threading.Lock:
         return _LOCKS[model]
 
 
-@dataclass(frozen=True)
-class Point:
-    """A module's output (or input, ``io="in"``) at its ``call``-th call in the forward (a shared layer is called
-    once per layer)."""
-
-    path: str
-    io: str = "out"
-    call: int = 0
-
-    @property
-    def label(self) -> str:
-        return self.path if self.io == "out" else f"{self.path} (input)"
 
 
 @dataclass(frozen=True)
